@@ -1,0 +1,19 @@
+include(CMakePackageConfigHelpers)
+
+install(TARGETS talaria_lib EXPORT talariaTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS talaria RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/talaria DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT talariaTargets NAMESPACE talaria::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/talaria)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/talaria-config.cmake.in
+  ${PROJECT_BINARY_DIR}/talaria-config.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/talaria)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/talaria-config-version.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/talaria-config.cmake
+  ${PROJECT_BINARY_DIR}/talaria-config-version.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/talaria)

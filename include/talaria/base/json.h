@@ -1,0 +1,37 @@
+// The one JSON DOM talaria uses: nlohmann::ordered_json (stable key order = stable prompts).
+//
+// Public headers include only this file (json_fwd.hpp); the full json.hpp goes through the
+// precompiled header of each module. Parsing never throws: it returns a Result.
+// Thread-safety: free functions, no shared state.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "talaria/base/status.h"
+
+namespace talaria {
+
+using Json = nlohmann::ordered_json;
+
+// Nesting deeper than this is refused: hostile input must not blow the stack.
+inline constexpr int kMaxJsonDepth = 256;
+
+// Parses `text` as one JSON document. InvalidArgument on a syntax error or excessive nesting;
+// the message names the byte offset.
+Result<Json> ParseJson(std::string_view text);
+
+// Compact serialization (no spaces); invalid UTF-8 in strings is replaced, never thrown on.
+std::string DumpJson(const Json& value);
+
+// Serialization with Python json.dumps' default separators (", " and ": "), for results whose
+// exact text the original produced (models tuned on it see the same bytes).
+std::string DumpJsonPythonStyle(const Json& value);
+
+// Quotes and escapes `s` as a JSON string literal (invalid UTF-8 replaced).
+std::string JsonQuote(std::string_view s);
+
+}  // namespace talaria

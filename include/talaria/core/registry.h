@@ -1,0 +1,158 @@
+// Registry: every tool talaria knows, from built-ins to plugins and MCP servers.
+//
+// Writers serialize on a mutex and publish a new immutable RegistrySnapshot with a bumped
+// generation; readers load the current snapshot atomically and never wait for a writer.
+// Shadowing rules follow the original: a name clash across toolsets is rejected (except
+// mcp-* over mcp-*), re-registration in the same toolset replaces the entry.
+// Thread-safety: thread-safe. Listeners are called after a change is published, outside the
+// registry's lock, on the writer's thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "talaria/base/clock.h"
+#include "talaria/base/status.h"
+#include "talaria/core/tool_entry.h"
+
+namespace talaria {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+// One published state of the registry. Immutable.
+struct RegistrySnapshot {
+  uint64_t generation = 0;
+  // Keys view the entry's own name.
+  std::unordered_map<std::string_view, std::shared_ptr<const ToolEntry>, StringHash,
+                     std::equal_to<>>
+      tools;
+  std::vector<const ToolEntry*> sorted;  // by name, byte-wise
+  // toolset -> the first check_fn seen for it (dropped with the toolset's last tool).
+  std::map<std::string, std::shared_ptr<const CheckFn>, std::less<>> toolset_checks;
+  // alias -> toolset (dropped with the toolset's last tool).
+  std::map<std::string, std::string, std::less<>> toolset_aliases;
+
+  const ToolEntry* Find(std::string_view name) const;
+};
+
+struct RegistryChange {
+  uint64_t generation = 0;
+  std::vector<std::string> added;    // names registered or replaced
+  std::vector<std::string> removed;  // names deregistered
+};
+
+struct RegisterOptions {
+  // Replace a tool of another toolset (an operator's explicit opt-in, e.g. a trusted plugin).
+  bool allow_override = false;
+};
+
+struct Availability {
+  bool available = true;
+  std::string reason;  // why not, when unavailable
+};
+
+// check_fn results are cached this long; a failure within kCheckFailureGrace of the last
+// success is treated as transient (reported available, not cached).
+inline constexpr std::chrono::seconds kCheckCacheTtl{30};
+inline constexpr std::chrono::seconds kCheckFailureGrace{60};
+
+class Registry {
+ public:
+  // The process registry built-in tools register into (a function-local static).
+  static Registry& Global();
+
+  explicit Registry(Clock& clock = SystemClock());
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // InvalidArgument: empty name/toolset, no handler, or a schema that is not an object with
+  // an object-schema "parameters". AlreadyExists: the name belongs to another toolset (the
+  // clash is also logged). REQUIRES nothing else; safe from static initializers.
+  Status Register(ToolSpec spec, RegisterOptions options = {});
+
+  // Removes `name`; false when it was not registered. Deregistering a toolset's last tool also
+  // drops its availability check and the aliases pointing at it.
+  bool Deregister(std::string_view name);
+
+  // Removes every listed name and registers every spec in one published change (MCP refresh).
+  // All-or-nothing: on the first failing spec nothing changes.
+  Status Replace(std::span<const std::string> remove, std::vector<ToolSpec> add,
+                 RegisterOptions options = {});
+
+  // alias -> toolset (e.g. "github" -> "mcp-github").
+  void RegisterToolsetAlias(std::string alias, std::string toolset);
+
+  std::shared_ptr<const RegistrySnapshot> Snapshot() const;
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  // Null when unknown. The returned pointer keeps its snapshot alive.
+  std::shared_ptr<const ToolEntry> GetEntry(std::string_view name) const;
+  std::optional<std::string> ToolsetOf(std::string_view name) const;
+  std::optional<std::string> SchemaOf(std::string_view name) const;
+  std::string EmojiOf(std::string_view name) const;  // kDefaultEmoji for unknown tools
+  std::optional<std::string> ResolveToolsetAlias(std::string_view alias) const;
+  std::vector<std::string> ToolsetNames() const;  // toolsets with ≥1 registered tool, sorted
+  std::vector<std::string> ToolsOfToolset(std::string_view toolset) const;  // sorted
+
+  // requires_env (every variable set and non-empty) and check_fn (cached, see above).
+  Availability CheckAvailability(std::string_view name) const;
+  Availability CheckAvailability(const ToolEntry& entry) const;
+  // True when at least one tool of the toolset is available.
+  bool IsToolsetAvailable(std::string_view toolset) const;
+  // Forget cached check results (after a config change).
+  void InvalidateAvailabilityCache();
+
+  // OpenAI function definitions for `names` as a JSON array text:
+  // [{"type":"function","function":{...schema, "name": <registered name>}}, ...], sorted by
+  // name; unknown and unavailable tools skipped (each check_fn probed once per call).
+  std::string GetDefinitions(std::span<const std::string> names) const;
+
+  // Returns an id for RemoveListener.
+  int AddListener(std::function<void(const RegistryChange&)> listener);
+  void RemoveListener(int id);
+
+ private:
+  struct CheckCacheEntry {
+    Clock::TimePoint checked_at{};
+    Clock::TimePoint last_success{};
+    bool value = false;
+    bool has_value = false;
+    bool ever_succeeded = false;
+  };
+
+  Status ValidateAndBuild(ToolSpec& spec, std::shared_ptr<const ToolEntry>* out) const;
+  Status InsertLocked(RegistrySnapshot& next, std::shared_ptr<const ToolEntry> entry,
+                      const RegisterOptions& options) const;
+  static void RemoveLocked(RegistrySnapshot& next, std::string_view name);
+  void PublishLocked(std::shared_ptr<RegistrySnapshot> next, RegistryChange change,
+                     std::unique_lock<std::mutex>& lock);
+  bool RunCheck(const std::shared_ptr<const CheckFn>& fn) const;
+
+  Clock& clock_;
+  std::mutex write_mu_;  // serializes writers
+  std::atomic<std::shared_ptr<const RegistrySnapshot>> current_;
+  std::atomic<uint64_t> generation_{0};
+
+  mutable std::mutex listeners_mu_;
+  int next_listener_id_ = 1;                                               // Guarded by listeners_mu_.
+  std::map<int, std::shared_ptr<std::function<void(const RegistryChange&)>>> listeners_;  // Guarded by listeners_mu_.
+
+  mutable std::mutex check_mu_;
+  mutable std::unordered_map<const CheckFn*, CheckCacheEntry> check_cache_;  // Guarded by check_mu_.
+};
+
+}  // namespace talaria

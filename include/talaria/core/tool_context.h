@@ -1,0 +1,36 @@
+// ToolContext: everything one call may know about where it runs — ids, cancellation, deadline,
+// and the session's seams. Passed by reference through the whole pipeline; no ambient state.
+// Thread-safety: one context belongs to one call; the cancel token may be triggered from any
+// thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace talaria {
+
+class Workspace;  // safety module (file tools); null until a workspace is attached.
+
+struct ToolContext {
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  std::string session_id;
+  std::string task_id;
+  std::string call_id;
+  std::string user_task;
+
+  // Requested cancellation; handlers poll it (and register stop_callbacks to kill children).
+  std::stop_token cancel;
+  // Absolute deadline for this call; time_point::max() means none.
+  Deadline deadline = Deadline::max();
+
+  // Shared with the session; may be null.
+  std::shared_ptr<Workspace> workspace;
+
+  bool cancelled() const { return cancel.stop_requested(); }
+  bool expired() const { return std::chrono::steady_clock::now() >= deadline; }
+};
+
+}  // namespace talaria

@@ -1,0 +1,137 @@
+// ToolSpec (what a tool declares) and ToolEntry (what the registry keeps).
+//
+// A ToolEntry is immutable once registered and shared between registry snapshots, so it is
+// kept compact: the schema is stored once as compact JSON text (the definition the model sees)
+// and compiled into a coercion plan and validator on first use; rarely used fields live in an
+// out-of-line Extras block.
+// Thread-safety: ToolEntry is immutable and safe to share; its lazily compiled schema is
+// built under std::call_once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/json.h"
+#include "talaria/base/status.h"
+#include "talaria/core/tool_context.h"
+#include "talaria/core/tool_result.h"
+
+namespace talaria {
+
+using SyncHandler = std::function<ToolResult(const Json& args, ToolContext& ctx)>;
+// Async handlers run on the shared executor; the dispatcher waits with the call's deadline.
+using AsyncHandler = std::function<std::future<ToolResult>(Json args, ToolContext& ctx)>;
+// Availability probe. Throwing counts as "unavailable".
+using CheckFn = std::function<bool()>;
+
+// Which calls of one model turn may run at the same time.
+enum class ParallelClass : unsigned char {
+  kNever,       // a barrier: runs alone, in order
+  kSafe,        // may run beside any other safe or path-scoped call
+  kPathScoped,  // may run beside others whose path scopes do not conflict
+};
+
+std::string_view ParallelClassName(ParallelClass c);
+
+// MCP tool annotations (hints; never trusted for security decisions).
+struct ToolAnnotations {
+  bool read_only = false;
+  bool destructive = false;
+  bool idempotent = false;
+  bool open_world = false;
+};
+
+inline constexpr std::string_view kDefaultEmoji = "\xE2\x9A\xA1";  // "⚡"
+inline constexpr int64_t kDefaultMaxResultChars = 100'000;
+
+// The schema of a ToolSpec: JSON text or a DOM, borrowed only for the Register call.
+class SchemaSource {
+ public:
+  SchemaSource() = default;
+  SchemaSource(std::string_view json_text) : text_(json_text) {}  // NOLINT: implicit by design
+  SchemaSource(const char* json_text) : text_(json_text) {}       // NOLINT
+  SchemaSource(const Json& dom) : dom_(&dom) {}                    // NOLINT
+
+  const Json* dom() const { return dom_; }
+  std::string_view text() const { return text_; }
+
+ private:
+  std::string_view text_;
+  const Json* dom_ = nullptr;
+};
+
+// Whether a path argument is read or written by the tool (drives the parallel planner).
+enum class PathAccess : unsigned char { kRead, kWrite };
+
+// What a tool declares about itself; consumed by Registry::Register.
+struct ToolSpec {
+  std::string name;
+  std::string toolset;
+  SchemaSource schema;  // {"name", "description", "parameters": {object schema}}
+  SyncHandler handler;
+  AsyncHandler async_handler;  // set instead of `handler` for async tools
+  CheckFn check_fn;
+  std::vector<std::string> requires_env;
+  std::string description;  // defaults to the schema's description
+  std::string emoji;        // defaults to kDefaultEmoji
+  int64_t max_result_chars = -1;  // -1: the default (100,000)
+  ParallelClass parallel = ParallelClass::kNever;
+  std::vector<std::string> path_args;  // argument names carrying paths (kPathScoped)
+  PathAccess path_access = PathAccess::kRead;
+  ToolAnnotations annotations;
+};
+
+class CompiledSchema;  // coercion plan + validator, core-internal.
+
+class ToolEntry {
+ public:
+  // REQUIRES: `schema_text` is compact JSON of an object schema whose "name" is `spec.name`.
+  ToolEntry(ToolSpec spec, std::string schema_text);
+  ~ToolEntry();
+  ToolEntry(const ToolEntry&) = delete;
+  ToolEntry& operator=(const ToolEntry&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& toolset() const { return toolset_; }
+  // The function schema as the model sees it (compact JSON, "name" forced to name()).
+  const std::string& schema_text() const;
+  std::string_view description() const;
+  std::string_view emoji() const;
+  int64_t max_result_chars() const { return max_result_chars_; }  // -1 = default
+  ParallelClass parallel() const { return parallel_; }
+  PathAccess path_access() const { return path_access_; }
+  ToolAnnotations annotations() const;
+  bool is_async() const;
+
+  const SyncHandler& handler() const { return handler_; }
+  const AsyncHandler& async_handler() const;
+  // Shared so the registry can key its availability cache on the function's identity.
+  const std::shared_ptr<const CheckFn>& check_fn() const;
+  const std::vector<std::string>& requires_env() const;
+  const std::vector<std::string>& path_args() const;
+
+  // The schema compiled for coercion and validation; built once, on first use. Never fails:
+  // a schema that cannot be compiled was refused at registration.
+  const CompiledSchema& compiled() const;
+
+ private:
+  struct Extras;
+  struct Schema;
+
+  std::string name_;
+  std::string toolset_;
+  std::shared_ptr<Schema> schema_;
+  SyncHandler handler_;
+  std::unique_ptr<const Extras> extras_;  // null when every rare field has its default
+  int64_t max_result_chars_ = -1;
+  ParallelClass parallel_ = ParallelClass::kNever;
+  PathAccess path_access_ = PathAccess::kRead;
+  unsigned char annotation_bits_ = 0;
+};
+
+}  // namespace talaria

@@ -1,0 +1,54 @@
+// ToolResult: what one tool call returns to the model — the text, and how the call ended.
+//
+// A failure is data, not an exception: the text is the original's JSON shape
+// ({"error": "..."} plus optional fields) and `status` says which kind of ending it was.
+// Thread-safety: value type.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "talaria/base/json.h"
+
+namespace talaria {
+
+enum class CallStatus : unsigned char {
+  kOk,         // the handler ran and succeeded
+  kError,      // invalid arguments, unknown tool, or the handler reported/threw an error
+  kBlocked,    // a policy or a pre hook refused the call; the handler never ran
+  kCancelled,  // cancelled before or while running
+  kTimedOut,   // the call's deadline passed
+};
+
+std::string_view CallStatusName(CallStatus status);
+
+// Error texts reaching the model are bounded (the original's _MAX_TOOL_ERROR_CHARS).
+inline constexpr size_t kMaxToolErrorChars = 2048;
+inline constexpr std::string_view kTruncationMarker = "\xE2\x80\xA6 [truncated]";  // "… [truncated]"
+
+// Cuts `message` to kMaxToolErrorChars (at a UTF-8 boundary) and appends the marker.
+std::string BoundErrorMessage(std::string_view message);
+
+struct ToolResult {
+  std::string text;
+  CallStatus status = CallStatus::kOk;
+  // Machine-readable reason for non-ok endings (e.g. "plugin_block", "invalid_arguments").
+  std::string error_type;
+
+  bool ok() const { return status == CallStatus::kOk; }
+
+  // A successful result whose text is returned verbatim.
+  static ToolResult Text(std::string text);
+  // A successful result serialized from JSON. A top-level "error" key makes it an error result
+  // (the original classifies results the same way).
+  static ToolResult FromJson(const Json& value);
+  // {"error": "<bounded message>"} with status kError (or `status` when given).
+  static ToolResult Error(std::string_view message, CallStatus status = CallStatus::kError,
+                          std::string error_type = {});
+  // `fields` must be an object; its "error" field is bounded; status kError.
+  static ToolResult ErrorJson(Json fields, CallStatus status = CallStatus::kError,
+                              std::string error_type = {});
+};
+
+}  // namespace talaria

@@ -1,0 +1,85 @@
+// Toolsets: named groups of tools that include other groups, resolved to flat tool lists.
+//
+// Three sources, merged: the static table (BuiltinToolsets(): basic sets sharing one core list,
+// scenario sets, bundles), user toolsets from config.yaml, and registry-only toolsets (plugins,
+// mcp-<server>, and registry aliases). Resolution follows the original: a visited set makes
+// cycles and diamonds terminate without duplicates; "all" and "*" are the union of every
+// toolset. Results are memoized per (registry generation, table version).
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "talaria/base/status.h"
+#include "talaria/core/registry.h"
+
+namespace talaria {
+
+struct ToolsetDef {
+  std::string name;
+  std::string description;
+  std::vector<std::string> tools;
+  std::vector<std::string> includes;
+};
+
+// The shared core tool list every bundle starts from (seed: _HERMES_CORE_TOOLS).
+const std::vector<std::string>& CoreTools();
+// The static toolset table: basic sets, scenario sets ("debugging", "safe") and bundles
+// ("talaria-cli", "talaria-mcp").
+std::vector<ToolsetDef> BuiltinToolsets();
+
+using ToolList = std::shared_ptr<const std::vector<std::string>>;
+
+class Toolsets {
+ public:
+  explicit Toolsets(const Registry& registry, std::vector<ToolsetDef> table = BuiltinToolsets());
+
+  // Adds or replaces a toolset (user toolsets from config). Invalidates the memo.
+  void Define(ToolsetDef def);
+  // Replaces the whole static table (benchmarks and tests).
+  void ResetTable(std::vector<ToolsetDef> table);
+
+  // True for static/user toolsets, registry toolsets and registry aliases, "all" and "*".
+  bool Exists(std::string_view name) const;
+  // Every toolset name (table + registry-only), sorted, without "all"/"*".
+  std::vector<std::string> Names() const;
+  // The definition of a table toolset; registry-only toolsets get a synthesized one.
+  std::optional<ToolsetDef> Find(std::string_view name) const;
+
+  // The sorted, duplicate-free tools of `name`. InvalidArgument for an unknown name; the
+  // message lists the valid ones.
+  Result<ToolList> Resolve(std::string_view name) const;
+
+  // Union of the enabled toolsets (every toolset when `enabled` is empty) minus the disabled
+  // ones, subtracted last. Sorted. InvalidArgument names any unknown toolset.
+  Result<ToolList> ResolveSelection(std::span<const std::string> enabled,
+                                    std::span<const std::string> disabled) const;
+
+  // OpenAI definitions (JSON array text) for a selection, memoized.
+  Result<std::shared_ptr<const std::string>> Definitions(
+      std::span<const std::string> enabled, std::span<const std::string> disabled) const;
+
+  // Drops memoized results (also happens by itself when the registry generation changes).
+  void ClearMemo();
+
+ private:
+  struct Table;
+  std::shared_ptr<const Table> table() const;
+  void CheckMemoGeneration() const;
+
+  const Registry& registry_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Table> table_;  // Guarded by mu_.
+  mutable uint64_t memo_generation_ = 0;  // Guarded by mu_.
+  mutable std::unordered_map<std::string, ToolList> memo_;  // Guarded by mu_.
+  mutable std::unordered_map<std::string, std::shared_ptr<const std::string>> defs_memo_;  // Guarded by mu_.
+};
+
+}  // namespace talaria

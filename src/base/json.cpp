@@ -1,0 +1,98 @@
+#include "talaria/base/json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace talaria {
+namespace {
+
+// Depth is checked by a scan before nlohmann parses, because its recursive parser would
+// otherwise overflow the stack on "[[[[..." long before any error is raised.
+bool NestingWithinLimit(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Json> ParseJson(std::string_view text) {
+  if (!NestingWithinLimit(text)) {
+    return Err(InvalidArgumentError("JSON nesting deeper than " + std::to_string(kMaxJsonDepth)));
+  }
+  Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) {
+    // Re-run with exceptions only on the failure path to get a readable position.
+    try {
+      Json ignored = Json::parse(text.begin(), text.end());
+      (void)ignored;
+    } catch (const Json::parse_error& e) {
+      return Err(InvalidArgumentError(e.what()));
+    }
+    return Err(InvalidArgumentError("invalid JSON"));
+  }
+  return value;
+}
+
+std::string DumpJson(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+namespace {
+
+void AppendPythonStyle(const Json& v, std::string& out) {
+  if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, item] : v.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += JsonQuote(key);
+      out += ": ";
+      AppendPythonStyle(item, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const auto& item : v) {
+      if (!first) out += ", ";
+      first = false;
+      AppendPythonStyle(item, out);
+    }
+    out += ']';
+  } else {
+    out += DumpJson(v);
+  }
+}
+
+}  // namespace
+
+std::string DumpJsonPythonStyle(const Json& value) {
+  std::string out;
+  AppendPythonStyle(value, out);
+  return out;
+}
+
+std::string JsonQuote(std::string_view s) {
+  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace talaria
