@@ -1,1 +1,70 @@
-int main() { return 0; }
+// talaria: the command-line front end. Parses arguments, builds the Runtime from config.yaml,
+// and hands off to one subcommand.
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace {
+
+std::vector<std::string> SplitCommas(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      if (comma > start) out.push_back(item.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace talaria;
+  CLI::App app{"talaria: a fast, safe tool runtime for LLM agents"};
+  app.require_subcommand(1);
+  std::string config_path;
+  app.add_option("--config", config_path, "config file (default: $TALARIA_HOME/config.yaml)");
+
+  cli::ToolsOptions tools_opts;
+  std::vector<std::string> tools_toolsets;
+  CLI::App* tools = app.add_subcommand("tools", "List tools: emoji, name, toolset, availability");
+  tools->add_option("--toolsets", tools_toolsets, "only these toolsets (comma-separated)");
+  tools->add_flag("--json", tools_opts.json, "print OpenAI-format function definitions");
+
+  CLI::App* toolsets = app.add_subcommand("toolsets", "List toolsets, what they include, and their size");
+
+  cli::CallOptions call_opts;
+  CLI::App* call = app.add_subcommand("call", "Run one tool call through the whole pipeline");
+  call->add_option("name", call_opts.name, "tool name")->required();
+  call->add_option("assignments", call_opts.assignments, "arguments as key=value (values are strings; coercion types them)");
+  call->add_option("--args", call_opts.args_json, "arguments as a JSON object (key=value pairs override)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? cli::kExitOk : cli::kExitUsage;
+  }
+
+  RuntimeOptions options;
+  options.config_path = config_path;
+  auto rt = Runtime::Create(options);
+  if (!rt) {
+    std::fprintf(stderr, "talaria: %s\n", rt.error().message().c_str());
+    return cli::kExitUsage;
+  }
+  if (tools->parsed()) {
+    tools_opts.toolsets = SplitCommas(tools_toolsets);
+    return cli::RunTools(**rt, tools_opts);
+  }
+  if (toolsets->parsed()) return cli::RunToolsets(**rt);
+  if (call->parsed()) return cli::RunCall(**rt, call_opts);
+  return cli::kExitUsage;
+}

@@ -71,6 +71,15 @@ using Result = tl::expected<T, Status>;
 inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std::move(s)); }
 
 namespace internal {
+// What TALARIA_RETURN_IF_ERROR / TALARIA_TRY return: converts to Status and to any Result<T>.
+struct ErrorReturn {
+  Status status;
+  operator Status() && { return std::move(status); }  // NOLINT: implicit by design
+  template <typename T>
+  operator Result<T>() && {  // NOLINT
+    return tl::unexpected<Status>(std::move(status));
+  }
+};
 inline Status AsStatus(Status s) { return s; }
 template <typename T>
 Status AsStatus(const Result<T>& r) { return r ? Status() : r.error(); }
@@ -82,14 +91,14 @@ Status AsStatus(const Result<T>& r) { return r ? Status() : r.error(); }
 #define TALARIA_RETURN_IF_ERROR(expr)                                          \
   do {                                                                         \
     ::talaria::Status talaria_status_ = ::talaria::internal::AsStatus((expr)); \
-    if (!talaria_status_.ok()) return ::talaria::Err(std::move(talaria_status_)); \
+    if (!talaria_status_.ok()) return ::talaria::internal::ErrorReturn{std::move(talaria_status_)}; \
   } while (0)
 
 // Unwraps a Result<T>: yields the value, or returns the error from the enclosing function.
 #define TALARIA_TRY(expr)                                          \
   __extension__({                                                  \
     auto talaria_result_ = (expr);                                 \
-    if (!talaria_result_) return ::talaria::Err(std::move(talaria_result_).error()); \
+    if (!talaria_result_) return ::talaria::internal::ErrorReturn{std::move(talaria_result_).error()}; \
     std::move(*talaria_result_);                                   \
   })
 

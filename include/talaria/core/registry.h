@@ -8,6 +8,7 @@
 // registry's lock, on the writer's thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -32,20 +33,40 @@ struct StringHash {
   size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-// One published state of the registry. Immutable.
+// One published state of the registry. Immutable once published.
+//
+// The tool map is split into shards that snapshots share copy-on-write, so a write copies one
+// shard (not the whole map): registering N tools one by one stays O(N * N/kShards), not O(N²).
 struct RegistrySnapshot {
-  uint64_t generation = 0;
+  static constexpr size_t kShards = 64;
   // Keys view the entry's own name.
-  std::unordered_map<std::string_view, std::shared_ptr<const ToolEntry>, StringHash,
-                     std::equal_to<>>
-      tools;
-  std::vector<const ToolEntry*> sorted;  // by name, byte-wise
+  using Shard = std::unordered_map<std::string_view, std::shared_ptr<const ToolEntry>, StringHash,
+                                   std::equal_to<>>;
+
+  RegistrySnapshot();
+  // Copies everything but the lazily sorted view (for the next writer's copy).
+  explicit RegistrySnapshot(const RegistrySnapshot& other);
+  RegistrySnapshot& operator=(const RegistrySnapshot&) = delete;
+
+  static size_t ShardOf(std::string_view name) { return StringHash{}(name) % kShards; }
+
+  uint64_t generation = 0;
+  size_t size = 0;
+  std::array<std::shared_ptr<const Shard>, kShards> shards;
+  std::map<std::string, size_t, std::less<>> toolset_sizes;  // toolset -> number of tools
   // toolset -> the first check_fn seen for it (dropped with the toolset's last tool).
   std::map<std::string, std::shared_ptr<const CheckFn>, std::less<>> toolset_checks;
   // alias -> toolset (dropped with the toolset's last tool).
   std::map<std::string, std::string, std::less<>> toolset_aliases;
 
   const ToolEntry* Find(std::string_view name) const;
+  const std::shared_ptr<const ToolEntry>* FindShared(std::string_view name) const;
+  // Every entry, sorted by name byte-wise; built on first use.
+  const std::vector<const ToolEntry*>& Sorted() const;
+
+ private:
+  mutable std::once_flag sorted_once_;
+  mutable std::vector<const ToolEntry*> sorted_;
 };
 
 struct RegistryChange {
@@ -132,14 +153,16 @@ class Registry {
     bool value = false;
     bool has_value = false;
     bool ever_succeeded = false;
+    std::weak_ptr<const CheckFn> fn;  // guards against a reused address
   };
 
-  Status ValidateAndBuild(ToolSpec& spec, std::shared_ptr<const ToolEntry>* out) const;
-  Status InsertLocked(RegistrySnapshot& next, std::shared_ptr<const ToolEntry> entry,
-                      const RegisterOptions& options) const;
-  static void RemoveLocked(RegistrySnapshot& next, std::string_view name);
-  void PublishLocked(std::shared_ptr<RegistrySnapshot> next, RegistryChange change,
-                     std::unique_lock<std::mutex>& lock);
+  static Result<std::shared_ptr<const ToolEntry>> BuildEntry(ToolSpec spec);
+  static Status Insert(RegistrySnapshot& next, std::shared_ptr<const ToolEntry> entry,
+                       const RegisterOptions& options);
+  static bool Remove(RegistrySnapshot& next, std::string_view name);
+  // Publishes `next` with a bumped generation, releases `lock`, then tells the listeners.
+  void Publish(std::shared_ptr<RegistrySnapshot> next, RegistryChange change,
+               std::unique_lock<std::mutex> lock);
   bool RunCheck(const std::shared_ptr<const CheckFn>& fn) const;
 
   Clock& clock_;

@@ -100,7 +100,7 @@ class ToolEntry {
   const std::string& toolset() const { return toolset_; }
   // The function schema as the model sees it (compact JSON, "name" forced to name()).
   const std::string& schema_text() const;
-  std::string_view description() const;
+  std::string description() const;
   std::string_view emoji() const;
   int64_t max_result_chars() const { return max_result_chars_; }  // -1 = default
   ParallelClass parallel() const { return parallel_; }

@@ -14,7 +14,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "talaria/base/status.h"
@@ -71,15 +70,20 @@ class Toolsets {
 
  private:
   struct Table;
+  struct RegistryIndex;
+  struct Memo;
+
+  static std::shared_ptr<const RegistryIndex> BuildIndex(const RegistrySnapshot& snapshot);
   std::shared_ptr<const Table> table() const;
-  void CheckMemoGeneration() const;
+  // The memo for the current registry generation (a new one when the generation moved).
+  std::shared_ptr<Memo> memo() const;
+  Result<ToolList> ResolveUncached(std::string_view name, const Table& table,
+                                   const RegistryIndex& index) const;
 
   const Registry& registry_;
   mutable std::mutex mu_;
   std::shared_ptr<const Table> table_;  // Guarded by mu_.
-  mutable uint64_t memo_generation_ = 0;  // Guarded by mu_.
-  mutable std::unordered_map<std::string, ToolList> memo_;  // Guarded by mu_.
-  mutable std::unordered_map<std::string, std::shared_ptr<const std::string>> defs_memo_;  // Guarded by mu_.
+  mutable std::shared_ptr<Memo> memo_;  // Guarded by mu_.
 };
 
 }  // namespace talaria

@@ -1,0 +1,13 @@
+// Where talaria keeps its state: $TALARIA_HOME, default ~/.talaria (config.yaml, spill/,
+// audit.jsonl, plugins/, sessions.db, memories/).
+// Thread-safety: reads the environment on every call; no cached state.
+#pragma once
+
+#include <string>
+
+namespace talaria {
+
+// $TALARIA_HOME when set and non-empty, else $HOME/.talaria (else ./.talaria).
+std::string TalariaHome();
+
+}  // namespace talaria

@@ -1,0 +1,61 @@
+// Result budgets: how much of a tool's output reaches the model.
+//
+// Per result: a text over its tool's threshold is written whole to a private spill file and
+// replaced by a <persisted-output> block (size, path, how to page it with read_file, a preview).
+// Per turn: when a batch's results together exceed the turn budget, the largest are spilled
+// first. read_file never spills (that would loop: persist -> read -> persist).
+// Thread-safety: free functions; spill files get unique unpredictable names, so concurrent
+// calls never collide.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "talaria/core/tool_result.h"
+
+namespace talaria {
+
+inline constexpr int64_t kDefaultResultChars = 100'000;
+inline constexpr int64_t kDefaultTurnBudgetChars = 200'000;
+inline constexpr int64_t kDefaultPreviewChars = 1'500;
+inline constexpr int64_t kDefaultMcpResultChars = 50'000;
+inline constexpr int64_t kCharsPerToken = 4;
+
+struct BudgetConfig {
+  int64_t default_result_chars = kDefaultResultChars;
+  int64_t turn_budget_chars = kDefaultTurnBudgetChars;
+  int64_t preview_chars = kDefaultPreviewChars;
+  int64_t mcp_result_chars = kDefaultMcpResultChars;
+  std::map<std::string, int64_t, std::less<>> tool_overrides;
+  std::string spill_dir;  // empty: $TALARIA_HOME/spill
+
+  // Scales both budgets to a model's context window: per result 15 % of it (floor 8,000,
+  // cap 100,000 chars), per turn 30 % (floor 16,000, cap 200,000). tokens <= 0: defaults.
+  static BudgetConfig ForContextWindow(int64_t context_tokens);
+};
+
+// Length as the model counts it: Unicode code points of UTF-8 text.
+int64_t CountChars(std::string_view utf8);
+
+// The threshold for `tool`: pinned (read_file: none, returns -1) -> config override -> MCP
+// prefix -> the tool's registered max (-1 when unset) -> default; each capped at the default.
+int64_t ResultThreshold(const BudgetConfig& config, std::string_view tool, int64_t registered_max);
+
+// Spills `result.text` when it is longer than the threshold for `tool`. Leaves it alone
+// otherwise. When no spill file can be written safely, truncates inline with a note instead.
+void ApplyResultBudget(const BudgetConfig& config, std::string_view tool, int64_t registered_max,
+                       std::string_view call_id, ToolResult& result);
+
+struct TurnResult {
+  std::string_view tool;
+  std::string_view call_id;
+  ToolResult* result;
+};
+
+// Spills the largest results of one turn until their total fits the turn budget.
+void EnforceTurnBudget(const BudgetConfig& config, std::span<TurnResult> results);
+
+}  // namespace talaria

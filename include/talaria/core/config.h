@@ -1,0 +1,45 @@
+// talaria's user configuration: $TALARIA_HOME/config.yaml.
+//
+//   toolsets:            # user toolsets, same shape as the built-in ones
+//     review: {description: "...", tools: [read_file], includes: [web]}
+//   hooks:               # external command hooks (see command_hooks.h)
+//     PreToolUse: [{matcher: "write_file|patch", hooks: [{type: command, command: "...", timeout: 10}]}]
+//   tool_budget:
+//     result_size_chars: 100000
+//     turn_budget_chars: 200000
+//     preview_size_chars: 1500
+//     mcp_result_size_chars: 50000
+//     context_window_tokens: 0      # > 0 scales both budgets to the window
+//     tool_overrides: {terminal: 50000}
+//
+// Only the user-level file is read: project-local config that could run code is not trusted.
+// Thread-safety: value types and free functions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "talaria/base/json.h"
+#include "talaria/base/status.h"
+#include "talaria/core/budget.h"
+#include "talaria/core/toolsets.h"
+
+namespace talaria {
+
+struct Config {
+  std::vector<ToolsetDef> toolsets;
+  std::shared_ptr<const Json> hooks;  // the raw "hooks" section; null when absent
+  BudgetConfig budget;
+  std::shared_ptr<const Json> raw;    // the whole file as JSON (later modules read their part)
+};
+
+// $TALARIA_HOME/config.yaml
+std::string DefaultConfigPath();
+
+// A missing file gives the defaults. InvalidArgument for YAML that does not parse or a section
+// of the wrong shape; the message names the file and the section.
+Result<Config> LoadConfig(const std::string& path);
+Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin = "config");
+
+}  // namespace talaria

@@ -1,0 +1,96 @@
+// Dispatcher: one tool call through the whole pipeline, in ARCHITECTURE.md's order:
+//   parse -> coerce -> validate -> agent-loop routing -> policy -> pre hooks -> read-loop
+//   notification -> execute -> post hooks (exactly once) -> transform_result -> budget.
+// Every ending — bad arguments, unknown tool, block, throw, timeout, cancel — is a ToolResult;
+// nothing a model sends can crash the process.
+// Thread-safety: thread-safe; Dispatch may run concurrently from any number of threads.
+// Configure (SetPolicy, SetAgentLoopRouter, ...) before the first call.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "talaria/base/json.h"
+#include "talaria/core/budget.h"
+#include "talaria/core/hooks.h"
+#include "talaria/core/registry.h"
+#include "talaria/core/tool_context.h"
+#include "talaria/core/tool_result.h"
+
+namespace talaria {
+
+// One policy for every tool (built-in, plugin, MCP). The command guard implements it.
+class Policy {
+ public:
+  struct Decision {
+    bool allowed = true;
+    std::string message;  // why not, when denied
+  };
+  virtual ~Policy() = default;
+  virtual Decision Check(const ToolEntry& tool, const Json& args, const ToolContext& ctx) = 0;
+};
+
+// The file tools' consecutive-read tracker: any other tool resets it.
+class ReadLoopObserver {
+ public:
+  virtual ~ReadLoopObserver() = default;
+  virtual void NotifyOtherToolCall(std::string_view task_id) = 0;
+};
+
+// Runs an agent-loop tool (todo, memory, session_search, delegate_task, clarify) against the
+// loop's own state. nullopt: not handled (the call then gets the "must be handled" error).
+using AgentLoopRouter =
+    std::function<std::optional<ToolResult>(std::string_view name, const Json& args, ToolContext& ctx)>;
+
+// Tools whose state belongs to the agent loop, not the registry.
+bool IsAgentLoopTool(std::string_view name);
+// Newer upstream names accepted at dispatch: todo_list -> todo, process_manage -> process, ...
+std::optional<std::string_view> CanonicalToolName(std::string_view alias);
+
+inline constexpr std::chrono::seconds kDefaultAsyncTimeout{300};
+
+struct DispatcherOptions {
+  BudgetConfig budget;
+  // How long a sync caller waits for an async handler when the call has no earlier deadline.
+  std::chrono::milliseconds async_timeout = kDefaultAsyncTimeout;
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(Registry& registry = Registry::Global(), DispatcherOptions options = {});
+
+  Registry& registry() { return registry_; }
+  HookSet& hooks() { return hooks_; }
+  const DispatcherOptions& options() const { return options_; }
+
+  void SetPolicy(std::shared_ptr<Policy> policy) { policy_ = std::move(policy); }
+  void SetReadLoopObserver(std::shared_ptr<ReadLoopObserver> o) { read_loop_ = std::move(o); }
+  void SetAgentLoopRouter(AgentLoopRouter router) { router_ = std::move(router); }
+
+  // `raw_args` is the model's JSON text; empty or blank text means {}.
+  ToolResult Dispatch(std::string_view name, std::string_view raw_args, ToolContext& ctx,
+                      PreHookMode pre_mode = PreHookMode::kDecide) const;
+  // Arguments already parsed (an object, or the call fails with "Invalid tool arguments").
+  ToolResult DispatchArgs(std::string_view name, Json args, ToolContext& ctx,
+                          PreHookMode pre_mode = PreHookMode::kDecide) const;
+
+ private:
+  ToolResult Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
+                 std::shared_ptr<const ToolEntry>& entry) const;
+  ToolResult Execute(const ToolEntry& entry, Json& args, ToolContext& ctx) const;
+  ToolResult Finish(std::string_view name, const Json& args, ToolResult result, const ToolEntry* entry,
+                    ToolContext& ctx, std::chrono::steady_clock::time_point started) const;
+
+  Registry& registry_;
+  DispatcherOptions options_;
+  HookSet hooks_;
+  std::shared_ptr<Policy> policy_;
+  std::shared_ptr<ReadLoopObserver> read_loop_;
+  AgentLoopRouter router_;
+};
+
+}  // namespace talaria

@@ -1,0 +1,583 @@
+#include "talaria/base/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+extern char** environ;
+
+namespace talaria {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kReadChunk = 64 * 1024;
+// Reads per stream per poll round, so one chatty stream cannot starve the others or the clock.
+constexpr int kMaxReadsPerRound = 16;
+// How long to wait for a SIGKILLed child to become reapable before giving up on it.
+constexpr milliseconds kReapDeadline{5000};
+// Poll period when the kernel offers no pidfd (exit is then detected by polling waitid).
+constexpr milliseconds kFallbackPollPeriod{10};
+// Poll period when no eventfd could be made for cancellation.
+constexpr milliseconds kCancelPollPeriod{50};
+
+std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+Status ErrnoStatus(int err, std::string_view what) {
+  std::string msg = std::string(what) + ": " + ErrnoText(err);
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return NotFoundError(std::move(msg));
+    case EACCES:
+    case EPERM:
+    case ENOEXEC:
+      return PermissionDeniedError(std::move(msg));
+    case EMFILE:
+    case ENFILE:
+    case EAGAIN:
+    case ENOMEM:
+      return ResourceExhaustedError(std::move(msg));
+    default:
+      return InternalError(std::move(msg));
+  }
+}
+
+// Owns one file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) Reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Keeps pipe ends off 0/1/2 so a dup2 onto a standard fd never aliases another pipe end (which
+// happens when the caller runs with a standard fd closed).
+Status MoveAboveStdio(Fd& fd) {
+  if (fd.get() > STDERR_FILENO) return {};
+  int moved = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  if (moved < 0) return ErrnoStatus(errno, "fcntl(F_DUPFD_CLOEXEC)");
+  fd.Reset(moved);
+  return {};
+}
+
+Status MakePipe(Fd& read_end, Fd& write_end) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe2");
+  read_end.Reset(fds[0]);
+  write_end.Reset(fds[1]);
+  if (auto s = MoveAboveStdio(read_end); !s.ok()) return s;
+  return MoveAboveStdio(write_end);
+}
+
+Status SetNonBlocking(const Fd& fd) {
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) < 0) {
+    return ErrnoStatus(errno, "fcntl(O_NONBLOCK)");
+  }
+  return {};
+}
+
+// Length of the UTF-8 sequence introduced by `lead` (1 for ASCII and for stray bytes).
+size_t Utf8SequenceLength(unsigned char lead) {
+  if (lead >= 0xF0 && lead < 0xF8) return 4;
+  if (lead >= 0xE0) return lead < 0xF0 ? 3 : 1;
+  if (lead >= 0xC0) return 2;
+  return 1;
+}
+
+bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Drops an incomplete UTF-8 sequence from the end of `s`.
+void TrimIncompleteUtf8Tail(std::string& s) {
+  const size_t n = s.size();
+  const size_t limit = n >= 4 ? n - 4 : 0;
+  for (size_t i = n; i > limit;) {
+    --i;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (IsContinuation(c)) continue;
+    if (i + Utf8SequenceLength(c) > n) s.erase(i);
+    return;
+  }
+}
+
+// Drops continuation bytes (the rest of a sequence that began before the cut) from the front.
+void TrimOrphanUtf8Head(std::string& s) {
+  size_t skip = 0;
+  while (skip < 3 && skip < s.size() && IsContinuation(static_cast<unsigned char>(s[skip]))) {
+    ++skip;
+  }
+  s.erase(0, skip);
+}
+
+// Keeps the first 40% and the last 60% of a byte stream of any length in fixed memory.
+class HeadTailBuffer {
+ public:
+  explicit HeadTailBuffer(size_t cap) : head_cap_(cap / 5 * 2 + (cap % 5) * 2 / 5),
+                                        tail_cap_(cap - head_cap_) {}
+
+  void Append(std::string_view data) {
+    total_ += data.size();
+    if (head_.size() < head_cap_) {
+      const size_t n = std::min(head_cap_ - head_.size(), data.size());
+      head_.append(data.substr(0, n));
+      data.remove_prefix(n);
+    }
+    if (data.empty() || tail_cap_ == 0) return;
+    if (data.size() >= tail_cap_) {
+      tail_.assign(data.substr(data.size() - tail_cap_));
+      pos_ = 0;
+      return;
+    }
+    if (tail_.size() < tail_cap_) {
+      const size_t n = std::min(tail_cap_ - tail_.size(), data.size());
+      tail_.append(data.substr(0, n));
+      data.remove_prefix(n);
+    }
+    while (!data.empty()) {  // ring is full: overwrite the oldest bytes
+      const size_t n = std::min(tail_cap_ - pos_, data.size());
+      std::memcpy(tail_.data() + pos_, data.data(), n);
+      pos_ = (pos_ + n) % tail_cap_;
+      data.remove_prefix(n);
+    }
+  }
+
+  size_t total() const { return total_; }
+
+  std::string Finish() && {
+    std::string tail = tail_.substr(pos_) + tail_.substr(0, pos_);
+    if (head_.size() + tail.size() == total_) return std::move(head_) + tail;
+    TrimIncompleteUtf8Tail(head_);
+    TrimOrphanUtf8Head(tail);
+    const size_t omitted = total_ - head_.size() - tail.size();
+    return std::move(head_) + "\n... [OUTPUT TRUNCATED - " + std::to_string(omitted) +
+           " chars omitted out of " + std::to_string(total_) + " total] ...\n" + tail;
+  }
+
+ private:
+  size_t head_cap_;
+  size_t tail_cap_;
+  std::string head_;
+  std::string tail_;  // ring buffer once it reaches tail_cap_; oldest byte at pos_
+  size_t pos_ = 0;
+  size_t total_ = 0;
+};
+
+// Blocks SIGPIPE in this thread while stdin is written, so writing to a pipe whose reader is
+// gone yields EPIPE instead of killing the process; on exit consumes the SIGPIPEs our writes
+// raised (unless one was already pending, which belongs to someone else) and restores the mask.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_set_);
+    sigaddset(&pipe_set_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    was_pending_ = ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    ::pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_mask_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      const timespec zero{};
+      while (::sigtimedwait(&pipe_set_, nullptr, &zero) == SIGPIPE) {
+      }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_set_;
+  sigset_t old_mask_;
+  bool was_pending_ = false;
+};
+
+class SpawnFileActions {
+ public:
+  SpawnFileActions() { ok_ = ::posix_spawn_file_actions_init(&fa_) == 0; }
+  ~SpawnFileActions() {
+    if (ok_) ::posix_spawn_file_actions_destroy(&fa_);
+  }
+  SpawnFileActions(const SpawnFileActions&) = delete;
+  SpawnFileActions& operator=(const SpawnFileActions&) = delete;
+  bool ok() const { return ok_; }
+  posix_spawn_file_actions_t* get() { return &fa_; }
+
+ private:
+  posix_spawn_file_actions_t fa_;
+  bool ok_ = false;
+};
+
+class SpawnAttr {
+ public:
+  SpawnAttr() { ok_ = ::posix_spawnattr_init(&attr_) == 0; }
+  ~SpawnAttr() {
+    if (ok_) ::posix_spawnattr_destroy(&attr_);
+  }
+  SpawnAttr(const SpawnAttr&) = delete;
+  SpawnAttr& operator=(const SpawnAttr&) = delete;
+  bool ok() const { return ok_; }
+  posix_spawnattr_t* get() { return &attr_; }
+
+ private:
+  posix_spawnattr_t attr_;
+  bool ok_ = false;
+};
+
+Result<std::vector<char*>> MakeCStringArray(const std::vector<std::string>& strings,
+                                            std::string_view what) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) {
+    if (s.find('\0') != std::string::npos) {
+      return Err(InvalidArgumentError(std::string(what) + " contains a NUL byte"));
+    }
+    out.push_back(const_cast<char*>(s.c_str()));
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+struct StopWaker {
+  int fd;
+  void operator()() const noexcept {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+  }
+};
+
+int PollTimeoutMs(Clock::time_point now, Clock::time_point wake) {
+  if (wake == Clock::time_point::max()) return -1;
+  if (wake <= now) return 0;
+  // Round up so we never wake just before the instant we wait for and spin.
+  const auto ms = std::chrono::ceil<milliseconds>(wake - now).count();
+  return static_cast<int>(std::min<long long>(ms, INT_MAX));
+}
+
+// Spawns the child. On success returns its pid; the child's pipe ends stay with the caller,
+// who closes them.
+Result<pid_t> Spawn(const SpawnOptions& options, const Fd* stdin_read, const Fd& stdout_write,
+                    const Fd& stderr_write) {
+  std::vector<char*> argv = TALARIA_TRY(MakeCStringArray(options.argv, "argv"));
+  std::vector<char*> envp;
+  if (options.env) envp = TALARIA_TRY(MakeCStringArray(*options.env, "env"));
+
+  SpawnFileActions fa;
+  SpawnAttr attr;
+  if (!fa.ok() || !attr.ok()) return Err(InternalError("posix_spawn setup failed"));
+
+  int rc = 0;
+  if (stdin_read != nullptr) {
+    rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdin_read->get(), STDIN_FILENO);
+  } else {
+    rc = ::posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdout_write.get(), STDOUT_FILENO);
+  if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stderr_write.get(), STDERR_FILENO);
+  // Our pipe ends are O_CLOEXEC already; this also keeps descriptors other code opened without
+  // O_CLOEXEC out of the child.
+  if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(fa.get(), STDERR_FILENO + 1);
+  if (rc == 0 && !options.cwd.empty()) {
+    rc = ::posix_spawn_file_actions_addchdir_np(fa.get(), options.cwd.c_str());
+  }
+  if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn file actions"));
+
+  sigset_t empty_mask;
+  sigemptyset(&empty_mask);
+  sigset_t all_default;
+  sigfillset(&all_default);
+  rc = ::posix_spawnattr_setflags(
+      attr.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (rc == 0) rc = ::posix_spawnattr_setpgroup(attr.get(), 0);  // own group, pgid = pid
+  if (rc == 0) rc = ::posix_spawnattr_setsigmask(attr.get(), &empty_mask);
+  if (rc == 0) rc = ::posix_spawnattr_setsigdefault(attr.get(), &all_default);
+  if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn attributes"));
+
+  char* const* env = options.env ? envp.data() : environ;
+  pid_t pid = -1;
+  const std::string& program = options.argv[0];
+  if (program.find('/') != std::string::npos) {
+    rc = ::posix_spawn(&pid, program.c_str(), fa.get(), attr.get(), argv.data(), env);
+  } else {
+    rc = ::posix_spawnp(&pid, program.c_str(), fa.get(), attr.get(), argv.data(), env);
+  }
+  if (rc != 0) return Err(ErrnoStatus(rc, "spawning '" + program + "'"));
+  return pid;
+}
+
+}  // namespace
+
+std::string TruncateHeadTail(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  HeadTailBuffer buffer(max_bytes);
+  buffer.Append(text);
+  return std::move(buffer).Finish();
+}
+
+Result<ProcessResult> RunProcess(const SpawnOptions& options) {
+  if (options.argv.empty() || options.argv[0].empty()) {
+    return Err(InvalidArgumentError("RunProcess: empty argv"));
+  }
+  ProcessResult result;
+  if (options.cancel.stop_requested()) {
+    result.cancelled = true;
+    result.exit_code = kExitCodeCancelled;
+    return result;
+  }
+  if (!options.cwd.empty()) {
+    // posix_spawn reports a bad cwd as ENOENT, indistinguishable from a missing program.
+    struct stat st;
+    if (::stat(options.cwd.c_str(), &st) != 0) {
+      return Err(ErrnoStatus(errno, "working directory '" + options.cwd + "'"));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Err(NotFoundError("working directory '" + options.cwd + "' is not a directory"));
+    }
+  }
+
+  const bool feed_stdin = !options.stdin_data.empty();
+  Fd in_r, in_w, out_r, out_w, err_r, err_w;
+  if (feed_stdin) TALARIA_RETURN_IF_ERROR(MakePipe(in_r, in_w));
+  TALARIA_RETURN_IF_ERROR(MakePipe(out_r, out_w));
+  TALARIA_RETURN_IF_ERROR(MakePipe(err_r, err_w));
+
+  const pid_t pid = TALARIA_TRY(Spawn(options, feed_stdin ? &in_r : nullptr, out_w, err_w));
+  result.pid = pid;
+  in_r.Reset();
+  out_w.Reset();
+  err_w.Reset();
+
+  // From here on the child exists: every path below must kill (if needed) and reap it.
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  const auto kill_group = [pid](int sig) { ::kill(-pid, sig); };  // pid unreaped: no reuse
+
+  Status io_status;
+  for (const Fd* fd : {&in_w, &out_r, &err_r}) {
+    if (fd->valid() && io_status.ok()) io_status = SetNonBlocking(*fd);
+  }
+
+  Fd wake_fd;
+  std::optional<std::stop_callback<StopWaker>> stop_callback;
+  if (options.cancel.stop_possible()) {
+    wake_fd.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (wake_fd.valid()) stop_callback.emplace(options.cancel, StopWaker{wake_fd.get()});
+  }
+  std::optional<ScopedSigpipeBlock> sigpipe_block;
+  if (feed_stdin) sigpipe_block.emplace();
+
+  HeadTailBuffer out_buf(options.max_output_bytes);
+  HeadTailBuffer err_buf(options.max_output_bytes);
+  size_t stdin_offset = 0;
+
+  enum class Ending : unsigned char { kNone, kTimedOut, kCancelled };
+  Ending ending = Ending::kNone;
+  const auto start = Clock::now();
+  const auto deadline =
+      options.timeout.count() > 0 ? start + options.timeout : Clock::time_point::max();
+  Clock::time_point term_sent_at{};  // valid once ending != kNone
+  bool kill_sent = false;
+  bool exited = false;
+  Clock::time_point exited_at{};  // valid once exited
+
+  const auto child_exited = [&]() {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid;
+  };
+  const auto drain = [&](Fd& fd, HeadTailBuffer& buf) {
+    char chunk[kReadChunk];
+    for (int i = 0; i < kMaxReadsPerRound; ++i) {
+      const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+      if (n > 0) {
+        buf.Append(std::string_view(chunk, static_cast<size_t>(n)));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      fd.Reset();  // EOF or a read error: this stream is finished
+      return;
+    }
+  };
+  const auto feed = [&]() {
+    const std::string& data = options.stdin_data;
+    while (stdin_offset < data.size()) {
+      const ssize_t n = ::write(in_w.get(), data.data() + stdin_offset, data.size() - stdin_offset);
+      if (n > 0) {
+        stdin_offset += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        break;  // EPIPE: the child closed stdin; the rest is dropped
+      }
+    }
+    in_w.Reset();  // all written (or undeliverable): the child sees EOF
+  };
+
+  while (io_status.ok()) {
+    const auto now = Clock::now();
+    if (!exited) {
+      if (ending == Ending::kNone) {
+        if (options.cancel.stop_requested()) {
+          ending = Ending::kCancelled;
+        } else if (now >= deadline) {
+          ending = Ending::kTimedOut;
+        }
+        if (ending != Ending::kNone) {
+          term_sent_at = now;
+          if (options.kill_grace.count() > 0) {
+            kill_group(SIGTERM);
+          } else {
+            kill_group(SIGKILL);
+            kill_sent = true;
+          }
+        }
+      } else if (!kill_sent && now >= term_sent_at + options.kill_grace) {
+        kill_group(SIGKILL);
+        kill_sent = true;
+      }
+    } else {
+      if (!out_r.valid() && !err_r.valid()) break;
+      if (now >= exited_at + options.drain_grace) {
+        // A grandchild holds the output open: end it and stop reading.
+        kill_group(SIGKILL);
+        kill_sent = true;
+        break;
+      }
+    }
+
+    auto wake = Clock::time_point::max();
+    if (!exited) {
+      if (ending == Ending::kNone) wake = std::min(wake, deadline);
+      if (ending != Ending::kNone && !kill_sent) {
+        wake = std::min(wake, term_sent_at + options.kill_grace);
+      }
+      if (!pidfd.valid()) wake = std::min(wake, now + kFallbackPollPeriod);
+      if (ending == Ending::kNone && options.cancel.stop_possible() && !wake_fd.valid()) {
+        wake = std::min(wake, now + kCancelPollPeriod);
+      }
+    } else {
+      wake = std::min(wake, exited_at + options.drain_grace);
+    }
+
+    enum Slot { kStdin, kStdout, kStderr, kPidfd, kWake, kSlots };
+    pollfd pfds[kSlots];
+    const auto set = [&](Slot slot, const Fd& fd, short events, bool wanted) {
+      pfds[slot] = pollfd{wanted && fd.valid() ? fd.get() : -1, events, 0};
+    };
+    set(kStdin, in_w, POLLOUT, true);
+    set(kStdout, out_r, POLLIN, true);
+    set(kStderr, err_r, POLLIN, true);
+    set(kPidfd, pidfd, POLLIN, !exited);
+    set(kWake, wake_fd, POLLIN, !exited && ending == Ending::kNone);
+
+    const int rc = ::poll(pfds, kSlots, PollTimeoutMs(now, wake));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      io_status = ErrnoStatus(errno, "poll");
+      break;
+    }
+    if (pfds[kStdin].revents != 0) feed();
+    if (pfds[kStdout].revents != 0) drain(out_r, out_buf);
+    if (pfds[kStderr].revents != 0) drain(err_r, err_buf);
+    if (pfds[kWake].revents != 0) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t n = ::read(wake_fd.get(), &count, sizeof count);
+    }
+    if (!exited && (pidfd.valid() ? pfds[kPidfd].revents != 0 : child_exited())) {
+      exited = true;
+      exited_at = Clock::now();
+      in_w.Reset();  // nobody left we promised to feed
+    }
+  }
+
+  // Timeouts and cancellations take the whole group down, stragglers included; so does an
+  // internal error, since nobody is left to watch the child.
+  if (ending != Ending::kNone || !io_status.ok()) kill_group(SIGKILL);
+  stop_callback.reset();
+  in_w.Reset();
+  out_r.Reset();
+  err_r.Reset();
+
+  if (!exited) {
+    // Only reached on an internal error, after SIGKILL: wait for death with a deadline.
+    const auto reap_deadline = Clock::now() + kReapDeadline;
+    while (!(exited = child_exited()) && Clock::now() < reap_deadline) {
+      if (pidfd.valid()) {
+        pollfd p{pidfd.get(), POLLIN, 0};
+        ::poll(&p, 1, PollTimeoutMs(Clock::now(), reap_deadline));
+      } else {
+        ::usleep(static_cast<useconds_t>(kFallbackPollPeriod.count() * 1000));
+      }
+    }
+  }
+  siginfo_t info{};
+  const int wait_flags = WEXITED | (exited ? 0 : WNOHANG);
+  int wait_rc;
+  do {
+    wait_rc = pidfd.valid() ? ::waitid(P_PIDFD, static_cast<id_t>(pidfd.get()), &info, wait_flags)
+                            : ::waitid(P_PID, static_cast<id_t>(pid), &info, wait_flags);
+  } while (wait_rc < 0 && errno == EINTR);
+  if (wait_rc < 0) {
+    return Err(ErrnoStatus(errno, "reaping child " + std::to_string(pid)));
+  }
+  if (info.si_pid != pid) {
+    return Err(InternalError("child " + std::to_string(pid) + " did not die after SIGKILL"));
+  }
+  if (!io_status.ok()) return Err(io_status.WithContext("RunProcess"));
+
+  if (ending == Ending::kTimedOut) {
+    result.timed_out = true;
+    result.exit_code = kExitCodeTimedOut;
+  } else if (ending == Ending::kCancelled) {
+    result.cancelled = true;
+    result.exit_code = kExitCodeCancelled;
+  } else if (info.si_code == CLD_EXITED) {
+    result.exit_code = info.si_status;
+  } else {
+    result.exit_code = 128 + info.si_status;
+  }
+  result.stdout_total_bytes = out_buf.total();
+  result.stderr_total_bytes = err_buf.total();
+  result.stdout_text = std::move(out_buf).Finish();
+  result.stderr_text = std::move(err_buf).Finish();
+  return result;
+}
+
+}  // namespace talaria

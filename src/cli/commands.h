@@ -1,0 +1,32 @@
+// The `talaria` subcommands. main.cpp parses the command line (CLI11 stays in that one file)
+// and calls one of these; each returns the process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "talaria/core/runtime.h"
+
+namespace talaria::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitToolError = 1;
+inline constexpr int kExitUsage = 2;
+
+struct ToolsOptions {
+  std::vector<std::string> toolsets;  // empty: every toolset
+  bool json = false;
+};
+int RunTools(Runtime& rt, const ToolsOptions& options);
+
+int RunToolsets(Runtime& rt);
+
+struct CallOptions {
+  std::string name;
+  std::vector<std::string> assignments;  // key=value, values arrive as strings
+  std::string args_json;                 // --args
+};
+int RunCall(Runtime& rt, const CallOptions& options);
+
+}  // namespace talaria::cli

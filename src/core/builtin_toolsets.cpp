@@ -1,0 +1,84 @@
+// The static toolset table: plain data, no logic.
+//
+// Every bundle starts from one shared list, CoreTools() (the seed's _HERMES_CORE_TOOLS): add a
+// tool there once and every bundle built on it follows. Basic toolsets group one tool family;
+// scenario toolsets compose basic ones through `includes`; bundles are what a front end enables
+// by default. Tool names are the seed's legacy ones (`todo`, `process`).
+#include <string>
+#include <vector>
+
+#include "talaria/core/toolsets.h"
+
+namespace talaria {
+
+const std::vector<std::string>& CoreTools() {
+  static const std::vector<std::string> kCoreTools = {
+      // Web
+      "web_search",
+      "web_extract",
+      // Terminal and processes
+      "terminal",
+      "process",
+      // Files
+      "read_file",
+      "write_file",
+      "patch",
+      "search_files",
+      // Code execution
+      "execute_code",
+      // Agent-loop tools (planning, memory, recall, the user, subagents)
+      "todo",
+      "memory",
+      "session_search",
+      "clarify",
+      "delegate_task",
+      // Models
+      "mixture_of_agents",
+      "vision_analyze",
+      "image_generate",
+  };
+  return kCoreTools;
+}
+
+std::vector<ToolsetDef> BuiltinToolsets() {
+  return {
+      // Basic toolsets: one tool family each.
+      {"web", "Search the web and extract page content", {"web_search", "web_extract"}, {}},
+      {"search", "Web search only (no page extraction)", {"web_search"}, {}},
+      {"terminal", "Shell commands and background process management", {"terminal", "process"}, {}},
+      {"file",
+       "Read, write, patch and search files in the workspace",
+       {"read_file", "write_file", "patch", "search_files"},
+       {}},
+      {"code_execution", "Run Python scripts that can call other tools", {"execute_code"}, {}},
+      {"todo", "A task list for planning multi-step work", {"todo"}, {}},
+      {"memory", "Persistent memory that survives across sessions", {"memory"}, {}},
+      {"session_search", "Search and read past conversations", {"session_search"}, {}},
+      {"clarify", "Ask the user clarifying questions", {"clarify"}, {}},
+      {"delegation", "Hand tasks to subagents with isolated context", {"delegate_task"}, {}},
+      {"moa", "Mixture of agents: several models on one hard problem", {"mixture_of_agents"}, {}},
+      {"vision", "Analyze images", {"vision_analyze"}, {}},
+      {"image_gen", "Generate images from text prompts", {"image_generate"}, {}},
+
+      // Scenario toolsets: compositions of basic ones.
+      {"debugging",
+       "Debugging: terminal and processes plus web research and file tools",
+       {"terminal", "process"},
+       {"web", "file"}},
+      {"safe",
+       "Safe mode: web research, vision and image generation; no terminal access",
+       {},
+       {"web", "vision", "image_gen"}},
+
+      // Bundles: what a front end enables by default.
+      {"talaria-cli", "The full interactive agent: every core tool", CoreTools(), {}},
+      {"talaria-mcp",
+       "What `talaria mcp` serves by default: file, terminal, code execution and web tools "
+       "(no agent-loop tools, no clarify)",
+       {"read_file", "write_file", "patch", "search_files", "terminal", "process", "execute_code",
+        "web_search", "web_extract"},
+       {}},
+  };
+}
+
+}  // namespace talaria

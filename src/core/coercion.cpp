@@ -1,0 +1,321 @@
+#include "talaria/core/coercion.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compiled_schema.h"
+#include "talaria/core/registry.h"
+
+namespace talaria {
+
+enum class JsonType : unsigned char { kString, kInteger, kNumber, kBoolean, kNull, kArray, kObject };
+
+struct CoercionPlan::Node {
+  std::vector<JsonType> types;  // the declared "type", in declaration order
+  bool allows_null = false;
+  bool object_has_required = false;
+  std::unique_ptr<Node> items;
+  std::vector<std::pair<std::string, Node>> properties;
+  std::vector<Node> branches;  // anyOf / oneOf / allOf
+
+  bool Declares(JsonType t) const {
+    for (JsonType d : types) {
+      if (d == t) return true;
+    }
+    return false;
+  }
+  const Node* Property(std::string_view name) const {
+    for (const auto& [key, node] : properties) {
+      if (key == name) return &node;
+    }
+    return nullptr;
+  }
+};
+
+namespace {
+
+using Node = CoercionPlan::Node;
+
+std::optional<JsonType> TypeFromName(std::string_view name) {
+  if (name == "string") return JsonType::kString;
+  if (name == "integer") return JsonType::kInteger;
+  if (name == "number") return JsonType::kNumber;
+  if (name == "boolean") return JsonType::kBoolean;
+  if (name == "null") return JsonType::kNull;
+  if (name == "array") return JsonType::kArray;
+  if (name == "object") return JsonType::kObject;
+  return std::nullopt;
+}
+
+void CompileNode(const Json& schema, Node& node, int depth) {
+  // Deeper schemas are legal but never need coercion that deep; stopping bounds the work.
+  if (!schema.is_object() || depth > 32) return;
+  if (auto it = schema.find("type"); it != schema.end()) {
+    auto add = [&](const Json& t) {
+      if (!t.is_string()) return;
+      if (auto jt = TypeFromName(t.get_ref<const std::string&>())) {
+        node.types.push_back(*jt);
+        if (*jt == JsonType::kNull) node.allows_null = true;
+      }
+    };
+    if (it->is_array()) {
+      for (const auto& t : *it) add(t);
+    } else {
+      add(*it);
+    }
+  }
+  if (auto it = schema.find("nullable"); it != schema.end() && it->is_boolean() && it->get<bool>()) {
+    node.allows_null = true;
+  }
+  if (auto it = schema.find("required"); it != schema.end() && it->is_array() && !it->empty()) {
+    node.object_has_required = true;
+  }
+  if (auto it = schema.find("items"); it != schema.end() && it->is_object()) {
+    node.items = std::make_unique<Node>();
+    CompileNode(*it, *node.items, depth + 1);
+  }
+  if (auto it = schema.find("properties"); it != schema.end() && it->is_object()) {
+    node.properties.reserve(it->size());
+    for (const auto& [key, sub] : it->items()) {
+      node.properties.emplace_back(key, Node{});
+      CompileNode(sub, node.properties.back().second, depth + 1);
+    }
+  }
+  for (const char* keyword : {"anyOf", "oneOf", "allOf"}) {
+    auto it = schema.find(keyword);
+    if (it == schema.end() || !it->is_array()) continue;
+    for (const auto& branch : *it) {
+      node.branches.emplace_back();
+      CompileNode(branch, node.branches.back(), depth + 1);
+      const Node& b = node.branches.back();
+      if (b.types.size() == 1 && b.types[0] == JsonType::kNull) node.allows_null = true;
+    }
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(kSpace);
+  return s.substr(b, e - b + 1);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
+  if (a.size() != lower.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// Python float() syntax: surrounding whitespace, a sign, digits with single underscores
+// between them, a fraction, an exponent, or inf/infinity/nan in any case. Hex is refused.
+std::optional<double> ParseFloatLikePython(std::string_view text) {
+  std::string_view s = Trim(text);
+  if (s.empty()) return std::nullopt;
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (EqualsIgnoreCase(s, "inf") || EqualsIgnoreCase(s, "infinity")) {
+    return negative ? -std::numeric_limits<double>::infinity()
+                    : std::numeric_limits<double>::infinity();
+  }
+  if (EqualsIgnoreCase(s, "nan")) return std::numeric_limits<double>::quiet_NaN();
+  std::string digits;
+  digits.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '_') {
+      const bool between_digits = i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                                  std::isdigit(static_cast<unsigned char>(s[i + 1]));
+      if (!between_digits) return std::nullopt;
+      continue;
+    }
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' ||
+          c == '+' || c == '-')) {
+      return std::nullopt;
+    }
+    digits += c;
+  }
+  double value = 0;
+  const char* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, value, std::chars_format::general);
+  if (ptr != end) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Python turns overflow into inf only via "inf"; a huge literal is an OverflowError.
+    return std::nullopt;
+  }
+  if (ec != std::errc()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+// Returns true when `value` (a string) was replaced by a coerced value of type `t`.
+bool CoerceStringAs(Json& value, JsonType t, const Node& node) {
+  const std::string& s = value.get_ref<const std::string&>();
+  switch (t) {
+    case JsonType::kInteger:
+    case JsonType::kNumber: {
+      auto f = ParseFloatLikePython(s);
+      if (!f) return false;
+      if (!std::isfinite(*f)) {
+        value = *f;
+        return true;
+      }
+      if (*f == std::floor(*f) && std::fabs(*f) < 9.2e18) {
+        value = static_cast<int64_t>(*f);
+        return true;
+      }
+      if (t == JsonType::kInteger) return false;  // "42.5" for an integer stays a string
+      value = *f;
+      return true;
+    }
+    case JsonType::kBoolean: {
+      std::string_view v = Trim(s);
+      if (EqualsIgnoreCase(v, "true")) {
+        value = true;
+        return true;
+      }
+      if (EqualsIgnoreCase(v, "false")) {
+        value = false;
+        return true;
+      }
+      return false;
+    }
+    case JsonType::kNull:
+      if (EqualsIgnoreCase(Trim(s), "null")) {
+        value = nullptr;
+        return true;
+      }
+      return false;
+    case JsonType::kArray: {
+      auto parsed = ParseJson(s);
+      if (parsed && parsed->is_array()) {
+        value = std::move(*parsed);
+        return true;
+      }
+      // A string is itself acceptable when the schema also allows strings.
+      if (node.Declares(JsonType::kString)) return false;
+      Json wrapped = Json::array();
+      wrapped.push_back(std::move(value));
+      value = std::move(wrapped);
+      return true;
+    }
+    case JsonType::kObject: {
+      if (Trim(s).empty() && !node.object_has_required) {
+        value = Json::object();
+        return true;
+      }
+      auto parsed = ParseJson(s);
+      if (parsed && parsed->is_object()) {
+        value = std::move(*parsed);
+        return true;
+      }
+      return false;
+    }
+    case JsonType::kString:
+      return false;
+  }
+  return false;
+}
+
+void CoerceValue(Json& value, const Node& node, int depth);
+
+void CoerceChildren(Json& value, const Node& node, int depth) {
+  if (value.is_object()) {
+    if (!node.properties.empty()) {
+      for (auto& [key, child] : value.items()) {
+        if (const Node* prop = node.Property(key)) CoerceValue(child, *prop, depth + 1);
+      }
+    }
+    for (const Node& branch : node.branches) {
+      if (!branch.properties.empty()) CoerceChildren(value, branch, depth);
+    }
+  } else if (value.is_array()) {
+    const Node* items = node.items.get();
+    if (items == nullptr) {
+      for (const Node& branch : node.branches) {
+        if (branch.items) {
+          items = branch.items.get();
+          break;
+        }
+      }
+    }
+    if (items != nullptr) {
+      for (auto& element : value) CoerceValue(element, *items, depth + 1);
+    }
+  }
+}
+
+void CoerceValue(Json& value, const Node& node, int depth) {
+  if (depth > 64) return;
+  if (value.is_string()) {
+    if (node.allows_null && EqualsIgnoreCase(Trim(value.get_ref<const std::string&>()), "null")) {
+      value = nullptr;
+      return;
+    }
+    bool changed = false;
+    for (JsonType t : node.types) {
+      if (CoerceStringAs(value, t, node)) {
+        changed = true;
+        break;
+      }
+    }
+    if (!changed && node.types.empty()) {
+      for (const Node& branch : node.branches) {
+        Json candidate = value;
+        CoerceValue(candidate, branch, depth + 1);
+        if (candidate != value) {
+          value = std::move(candidate);
+          return;
+        }
+      }
+    }
+    if (changed) CoerceChildren(value, node, depth);
+    return;
+  }
+  if (!value.is_array() && !value.is_object() && !value.is_null() && node.types.size() == 1 &&
+      node.types[0] == JsonType::kArray) {
+    // A bare scalar where only an array is allowed: the model meant a one-element list.
+    Json wrapped = Json::array();
+    wrapped.push_back(std::move(value));
+    value = std::move(wrapped);
+  }
+  CoerceChildren(value, node, depth);
+}
+
+}  // namespace
+
+CoercionPlan::CoercionPlan(std::unique_ptr<Node> root) : root_(std::move(root)) {}
+CoercionPlan::CoercionPlan(CoercionPlan&&) noexcept = default;
+CoercionPlan& CoercionPlan::operator=(CoercionPlan&&) noexcept = default;
+CoercionPlan::~CoercionPlan() = default;
+
+CoercionPlan CoercionPlan::Compile(const Json& parameters) {
+  auto root = std::make_unique<Node>();
+  CompileNode(parameters, *root, 0);
+  return CoercionPlan(std::move(root));
+}
+
+void CoercionPlan::Coerce(Json& args) const {
+  if (!args.is_object() || root_ == nullptr) return;
+  CoerceChildren(args, *root_, 0);
+}
+
+Json CoerceToolArgs(const Registry& registry, std::string_view tool_name, Json args) {
+  auto entry = registry.GetEntry(tool_name);
+  if (entry) entry->compiled().coercion().Coerce(args);
+  return args;
+}
+
+}  // namespace talaria

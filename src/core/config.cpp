@@ -1,0 +1,144 @@
+#include "talaria/core/config.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "talaria/base/paths.h"
+
+namespace talaria {
+namespace {
+
+Json YamlToJson(const YAML::Node& node, int depth) {
+  if (depth > 64) return nullptr;
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& item : node) out.push_back(YamlToJson(item, depth + 1));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& kv : node) out[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = node.Scalar();
+      if (node.Tag() == "!") return s;  // quoted: always a string
+      if (s == "true" || s == "True" || s == "TRUE") return true;
+      if (s == "false" || s == "False" || s == "FALSE") return false;
+      if (s == "null" || s == "~" || s.empty()) return nullptr;
+      auto number = ParseJson(s);
+      if (number && number->is_number()) return *number;
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+Status ShapeError(std::string_view origin, std::string_view what) {
+  return InvalidArgumentError(std::string(origin) + ": " + std::string(what));
+}
+
+Result<std::vector<std::string>> StringList(const Json& v, std::string_view origin, std::string_view what) {
+  std::vector<std::string> out;
+  if (v.is_null()) return out;
+  if (!v.is_array()) return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
+  for (const auto& item : v) {
+    if (!item.is_string()) return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Status ReadToolsets(const Json& section, std::string_view origin, Config& config) {
+  if (section.is_null()) return Status::Ok();
+  if (!section.is_object()) return ShapeError(origin, "toolsets must be a mapping");
+  for (const auto& [name, body] : section.items()) {
+    if (!body.is_object()) return ShapeError(origin, "toolsets." + name + " must be a mapping");
+    ToolsetDef def;
+    def.name = name;
+    if (auto d = body.find("description"); d != body.end() && d->is_string()) def.description = *d;
+    def.tools = TALARIA_TRY(StringList(body.value("tools", Json()), origin, "toolsets." + name + ".tools"));
+    def.includes =
+        TALARIA_TRY(StringList(body.value("includes", Json()), origin, "toolsets." + name + ".includes"));
+    config.toolsets.push_back(std::move(def));
+  }
+  return Status::Ok();
+}
+
+Status ReadBudget(const Json& section, std::string_view origin, Config& config) {
+  if (section.is_null()) return Status::Ok();
+  if (!section.is_object()) return ShapeError(origin, "tool_budget must be a mapping");
+  auto number = [&](const char* key, int64_t& out) -> Status {
+    auto it = section.find(key);
+    if (it == section.end() || it->is_null()) return Status::Ok();
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return ShapeError(origin, std::string("tool_budget.") + key + " must be a non-negative integer");
+    }
+    out = it->get<int64_t>();
+    return Status::Ok();
+  };
+  int64_t tokens = 0;
+  TALARIA_RETURN_IF_ERROR(number("context_window_tokens", tokens));
+  if (tokens > 0) config.budget = BudgetConfig::ForContextWindow(tokens);
+  TALARIA_RETURN_IF_ERROR(number("result_size_chars", config.budget.default_result_chars));
+  TALARIA_RETURN_IF_ERROR(number("turn_budget_chars", config.budget.turn_budget_chars));
+  TALARIA_RETURN_IF_ERROR(number("preview_size_chars", config.budget.preview_chars));
+  TALARIA_RETURN_IF_ERROR(number("mcp_result_size_chars", config.budget.mcp_result_chars));
+  if (auto it = section.find("tool_overrides"); it != section.end() && !it->is_null()) {
+    if (!it->is_object()) return ShapeError(origin, "tool_budget.tool_overrides must be a mapping");
+    for (const auto& [tool, v] : it->items()) {
+      if (!v.is_number_integer()) {
+        return ShapeError(origin, "tool_budget.tool_overrides." + tool + " must be an integer");
+      }
+      config.budget.tool_overrides[tool] = v.get<int64_t>();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string DefaultConfigPath() { return TalariaHome() + "/config.yaml"; }
+
+Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin) {
+  Json root;
+  try {
+    root = YamlToJson(YAML::Load(std::string(yaml_text)), 0);
+  } catch (const YAML::Exception& e) {
+    return Err(ShapeError(origin, std::string("not valid YAML: ") + e.what()));
+  }
+  Config config;
+  if (root.is_null()) root = Json::object();
+  if (!root.is_object()) return Err(ShapeError(origin, "the top level must be a mapping"));
+  TALARIA_RETURN_IF_ERROR(ReadToolsets(root.value("toolsets", Json()), origin, config));
+  TALARIA_RETURN_IF_ERROR(ReadBudget(root.value("tool_budget", Json()), origin, config));
+  if (auto it = root.find("hooks"); it != root.end() && !it->is_null()) {
+    if (!it->is_object()) return Err(ShapeError(origin, "hooks must be a mapping"));
+    config.hooks = std::make_shared<const Json>(*it);
+  }
+  config.raw = std::make_shared<const Json>(std::move(root));
+  return config;
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Config{};  // no file: defaults
+    return Err(UnavailableError("cannot read " + path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseConfig(buffer.str(), path);
+}
+
+}  // namespace talaria

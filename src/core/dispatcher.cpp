@@ -1,0 +1,239 @@
+#include "talaria/core/dispatcher.h"
+
+#include <cxxabi.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <future>
+#include <stop_token>
+#include <typeinfo>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compiled_schema.h"
+
+namespace talaria {
+namespace {
+
+constexpr std::array<std::string_view, 5> kAgentLoopTools = {"todo", "memory", "session_search",
+                                                             "delegate_task", "clarify"};
+
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kLegacyAliases = {{
+    {"todo_list", "todo"},
+    {"process_manage", "process"},
+    {"cronjob_manage", "cronjob"},
+    {"gui_tour", "tour"},
+    {"show_tip", "tip"},
+}};
+
+constexpr std::array<std::string_view, 2> kReadSearchTools = {"read_file", "search_files"};
+
+template <size_t N>
+bool Contains(const std::array<std::string_view, N>& list, std::string_view name) {
+  for (std::string_view n : list) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+std::string DemangledTypeName(const std::type_info& type) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string out = (status == 0 && name != nullptr) ? name : type.name();
+  std::free(name);
+  return out;
+}
+
+ToolResult InvalidArgumentsResult() {
+  Json body = Json::object();
+  body["error"] = "Invalid tool arguments";
+  body["message"] = "Tool arguments must be a valid JSON object; tool was not executed.";
+  return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "invalid_arguments");
+}
+
+ToolResult ExecutionFailed(std::string_view type, std::string_view what) {
+  return ToolResult::Error("Tool execution failed: " + std::string(type) + ": " + std::string(what),
+                           CallStatus::kError, "exception");
+}
+
+bool IsBlank(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// Handler-made JSON with an oversized "error" field is re-bounded at the boundary.
+void BoundHandlerError(ToolResult& r) {
+  if (r.text.size() <= kMaxToolErrorChars || r.text.front() != '{' ||
+      r.text.find("\"error\"") == std::string::npos) {
+    return;
+  }
+  auto parsed = ParseJson(r.text);
+  if (!parsed || !parsed->is_object()) return;
+  auto it = parsed->find("error");
+  if (it == parsed->end() || !it->is_string() || it->get_ref<const std::string&>().size() <= kMaxToolErrorChars) {
+    return;
+  }
+  *it = BoundErrorMessage(it->get_ref<const std::string&>());
+  r.text = DumpJson(*parsed);
+}
+
+}  // namespace
+
+bool IsAgentLoopTool(std::string_view name) { return Contains(kAgentLoopTools, name); }
+
+std::optional<std::string_view> CanonicalToolName(std::string_view alias) {
+  for (const auto& [from, to] : kLegacyAliases) {
+    if (from == alias) return to;
+  }
+  return std::nullopt;
+}
+
+Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
+    : registry_(registry), options_(std::move(options)) {}
+
+ToolResult Dispatcher::Dispatch(std::string_view name, std::string_view raw_args, ToolContext& ctx,
+                                PreHookMode pre_mode) const {
+  if (IsBlank(raw_args)) return DispatchArgs(name, Json::object(), ctx, pre_mode);
+  auto parsed = ParseJson(raw_args);
+  if (!parsed || !parsed->is_object()) {
+    const auto started = std::chrono::steady_clock::now();
+    Json empty = Json::object();
+    return Finish(name, empty, InvalidArgumentsResult(), nullptr, ctx, started);
+  }
+  return DispatchArgs(name, std::move(*parsed), ctx, pre_mode);
+}
+
+ToolResult Dispatcher::DispatchArgs(std::string_view name, Json args, ToolContext& ctx,
+                                    PreHookMode pre_mode) const {
+  const auto started = std::chrono::steady_clock::now();
+  std::shared_ptr<const ToolEntry> entry;
+  ToolResult result = Run(name, args, ctx, pre_mode, entry);
+  return Finish(name, args, std::move(result), entry.get(), ctx, started);
+}
+
+ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
+                           std::shared_ptr<const ToolEntry>& entry) const {
+  if (!args.is_object()) return InvalidArgumentsResult();
+  entry = registry_.GetEntry(name);
+  if (!entry) {
+    if (auto canonical = CanonicalToolName(name)) {
+      entry = registry_.GetEntry(*canonical);
+      if (entry) name = entry->name();
+    }
+  }
+  if (!entry) return ToolResult::Error("Unknown tool: " + std::string(name), CallStatus::kError, "unknown_tool");
+
+  const CompiledSchema& schema = entry->compiled();
+  schema.coercion().Coerce(args);
+  std::vector<std::string> problems;
+  if (!schema.validator().Validate(args, &problems)) {
+    Json body = Json::object();
+    std::string message = "Invalid arguments for " + std::string(name) + ": ";
+    for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+    body["error"] = std::move(message);
+    body["problems"] = problems;
+    return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "invalid_arguments");
+  }
+
+  if (IsAgentLoopTool(name)) {
+    if (router_) {
+      if (auto routed = router_(name, args, ctx)) return std::move(*routed);
+    }
+    return ToolResult::Error(std::string(name) + " must be handled by the agent loop",
+                             CallStatus::kError, "agent_loop_tool");
+  }
+
+  if (policy_) {
+    Policy::Decision d = policy_->Check(*entry, args, ctx);
+    if (!d.allowed) return ToolResult::Error(d.message, CallStatus::kBlocked, "policy_block");
+  }
+
+  if (hooks_.has_pre()) {
+    PreHookDecision d = hooks_.RunPre(name, args, ctx, pre_mode);
+    if (d.kind == PreHookDecision::Kind::kBlock) {
+      return ToolResult::Error(d.message.empty() ? "Blocked by a pre-tool hook" : d.message,
+                               CallStatus::kBlocked, "plugin_block");
+    }
+    if (d.kind == PreHookDecision::Kind::kModify && d.new_args) {
+      // Hook output is input like any other: it is coerced and validated before the handler.
+      Json modified = *d.new_args;
+      schema.coercion().Coerce(modified);
+      problems.clear();
+      if (!schema.validator().Validate(modified, &problems)) {
+        std::string message = "A pre-tool hook produced invalid arguments for " + std::string(name) + ": ";
+        for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+        return ToolResult::Error(message, CallStatus::kError, "invalid_arguments");
+      }
+      args = std::move(modified);
+    }
+  }
+
+  if (read_loop_ && !Contains(kReadSearchTools, name)) read_loop_->NotifyOtherToolCall(ctx.task_id);
+
+  return Execute(*entry, args, ctx);
+}
+
+ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& ctx) const {
+  if (ctx.cancelled()) {
+    return ToolResult::Error("Tool execution cancelled before " + entry.name() + " started",
+                             CallStatus::kCancelled, "cancelled");
+  }
+  if (ctx.expired()) {
+    return ToolResult::Error("Error executing tool '" + entry.name() + "': deadline passed before it started",
+                             CallStatus::kTimedOut, "timeout");
+  }
+  try {
+    if (!entry.is_async()) {
+      ToolResult r = entry.handler()(args, ctx);
+      BoundHandlerError(r);
+      return r;
+    }
+    // The handler gets its own stop source so a timeout here can stop it, while a cancel
+    // from the caller still reaches it through the forwarding callback.
+    std::stop_source own_stop;
+    std::stop_callback forward(ctx.cancel, [&own_stop] { own_stop.request_stop(); });
+    ToolContext handler_ctx = ctx;
+    handler_ctx.cancel = own_stop.get_token();
+    const auto began = std::chrono::steady_clock::now();
+    const auto limit = std::min(ctx.deadline, began + options_.async_timeout);
+    handler_ctx.deadline = limit;
+    std::future<ToolResult> future = entry.async_handler()(args, handler_ctx);
+    if (!future.valid()) return ToolResult::Error("async handler returned no future");
+    if (future.wait_until(limit) != std::future_status::ready) {
+      own_stop.request_stop();
+      // A cooperative handler ends promptly once stopped; give it a short grace.
+      future.wait_for(std::chrono::seconds(3));
+      if (ctx.cancelled()) {
+        return ToolResult::Error("Tool execution cancelled by user interrupt", CallStatus::kCancelled, "cancelled");
+      }
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.1f", std::chrono::duration<double>(limit - began).count());
+      return ToolResult::Error("Error executing tool '" + entry.name() + "': timed out after " + secs + "s",
+                               CallStatus::kTimedOut, "timeout");
+    }
+    ToolResult r = future.get();
+    BoundHandlerError(r);
+    return r;
+  } catch (const std::exception& e) {
+    return ExecutionFailed(DemangledTypeName(typeid(e)), e.what());
+  } catch (...) {
+    return ExecutionFailed("unknown", "non-standard exception");
+  }
+}
+
+ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResult result,
+                              const ToolEntry* entry, ToolContext& ctx,
+                              std::chrono::steady_clock::time_point started) const {
+  if (hooks_.has_post() || hooks_.has_transform()) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    PostToolEvent event{name, args, result, ms, ctx};
+    hooks_.RunPost(event);
+    if (auto replaced = hooks_.RunTransform(event)) result.text = std::move(*replaced);
+  }
+  ApplyResultBudget(options_.budget, name, entry ? entry->max_result_chars() : -1, ctx.call_id, result);
+  return result;
+}
+
+}  // namespace talaria
