@@ -145,8 +145,10 @@ void RegisterBenchTools(talaria::Registry& registry) {
   }
 }
 
+// The object's storage (a vector of pairs) is sized once, like a dict literal.
 Json StringArgs() {
   Json args = Json::object();
+  args.get_ref<Json::object_t&>().reserve(3);
   args["n"] = "42";
   args["flag"] = "true";
   args["s"] = "x";
@@ -155,6 +157,7 @@ Json StringArgs() {
 
 Json TypedArgs() {
   Json args = Json::object();
+  args.get_ref<Json::object_t&>().reserve(3);
   args["n"] = 42;
   args["flag"] = true;
   args["s"] = "x";

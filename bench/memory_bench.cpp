@@ -9,14 +9,45 @@
 //   every tool) shows what a tool costs once it has been called.
 // * Growth is the difference of live bytes, so transient allocations (the schema compiled and
 //   dropped during Register, replaced registry snapshots) do not count.
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "alloc_counter.h"
 #include "bench_common.h"
+#include "talaria/core/coercion.h"
 #include "talaria/core/dispatcher.h"
+#include "talaria/core/schema_validator.h"
 #include "workloads.h"
 
 namespace talaria_bench {
+namespace {
+
+// Informational breakdown (comment lines; run.sh keeps only METRIC lines).
+void PrintBreakdown(const talaria::Registry& registry) {
+  auto entry = registry.GetEntry("mem_0");
+  if (!entry) return;
+  std::printf("# W8 detail: schema_text size %zu capacity %zu\n", entry->schema_text().size(),
+              entry->schema_text().capacity());
+  const Json schema = BenchSchema("mem_0", 0);
+  const Json& parameters = schema["parameters"];
+  int64_t before = LiveHeapBytes();
+  {
+    const talaria::CoercionPlan plan = talaria::CoercionPlan::Compile(parameters);
+    std::printf("# W8 detail: CoercionPlan %lld bytes\n",
+                static_cast<long long>(LiveHeapBytes() - before));
+  }
+  before = LiveHeapBytes();
+  const uint64_t calls = AllocCalls();
+  {
+    auto validator = talaria::SchemaValidator::Compile(parameters);
+    std::printf("# W8 detail: SchemaValidator %lld bytes in %llu allocations\n",
+                static_cast<long long>(LiveHeapBytes() - before),
+                static_cast<unsigned long long>(AllocCalls() - calls));
+  }
+}
+
+}  // namespace
 
 int RunW8(const Options& opts) {
   Check(AllocCountingActive(), "W8 needs TALARIA_BENCH_COUNT_ALLOC=1 (main re-executes itself)");
@@ -42,8 +73,11 @@ int RunW8(const Options& opts) {
     for (int i = 0; i < tools; ++i) specs.push_back(spec_for("mem_" + std::to_string(i), schemas[i]));
     talaria::Registry registry;
     const int64_t before = LiveHeapBytes();
+    const uint64_t calls = AllocCalls();
     for (auto& spec : specs) Check(registry.Register(std::move(spec)).ok(), "W8: Register failed");
     registry_only = static_cast<double>(LiveHeapBytes() - before) / tools;
+    std::printf("# W8 detail: %.1f allocation calls per Register\n",
+                static_cast<double>(AllocCalls() - calls) / tools);
   }
 
   // 2. Including the schema: name and DOM are built inside the loop and dropped after Register
@@ -68,6 +102,7 @@ int RunW8(const Options& opts) {
       Check(r.ok() && r.text == R"({"ok": true, "n": 42})", "W8: dispatch failed: " + r.text);
     }
     after_call = static_cast<double>(LiveHeapBytes() - before) / tools;
+    PrintBreakdown(registry);
   }
 
   PrintMetric("W8_bytes_per_entry_registry_only", registry_only, "bytes");

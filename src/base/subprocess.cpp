@@ -28,7 +28,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kReadChunk = size_t{64} * 1024;
 // Reads per stream per poll round, so one chatty stream cannot starve the others or the clock.
 constexpr int kMaxReadsPerRound = 16;
 // How long to wait for a SIGKILLed child to become reapable before giving up on it.
@@ -147,8 +147,8 @@ void TrimOrphanUtf8Head(std::string& s) {
 // Keeps the first 40% and the last 60% of a byte stream of any length in fixed memory.
 class HeadTailBuffer {
  public:
-  explicit HeadTailBuffer(size_t cap) : head_cap_(cap / 5 * 2 + (cap % 5) * 2 / 5),
-                                        tail_cap_(cap - head_cap_) {}
+  explicit HeadTailBuffer(size_t cap)
+      : head_cap_(cap / 5 * 2 + (cap % 5) * 2 / 5), tail_cap_(cap - head_cap_) {}
 
   void Append(std::string_view data) {
     total_ += data.size();
@@ -281,6 +281,13 @@ struct StopWaker {
   }
 };
 
+// t + d, saturating at time_point::max() (a caller may pass milliseconds::max() as "forever").
+Clock::time_point AddClamped(Clock::time_point t, milliseconds d) {
+  if (d.count() <= 0) return t;
+  const auto room = std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - t);
+  return d >= room ? Clock::time_point::max() : t + d;
+}
+
 int PollTimeoutMs(Clock::time_point now, Clock::time_point wake) {
   if (wake == Clock::time_point::max()) return -1;
   if (wake <= now) return 0;
@@ -407,8 +414,8 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   enum class Ending : unsigned char { kNone, kTimedOut, kCancelled };
   Ending ending = Ending::kNone;
   const auto start = Clock::now();
-  const auto deadline =
-      options.timeout.count() > 0 ? start + options.timeout : Clock::time_point::max();
+  const auto deadline = options.timeout.count() > 0 ? AddClamped(start, options.timeout)
+                                                    : Clock::time_point::max();
   Clock::time_point term_sent_at{};  // valid once ending != kNone
   bool kill_sent = false;
   bool exited = false;
@@ -468,13 +475,13 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
             kill_sent = true;
           }
         }
-      } else if (!kill_sent && now >= term_sent_at + options.kill_grace) {
+      } else if (!kill_sent && now >= AddClamped(term_sent_at, options.kill_grace)) {
         kill_group(SIGKILL);
         kill_sent = true;
       }
     } else {
       if (!out_r.valid() && !err_r.valid()) break;
-      if (now >= exited_at + options.drain_grace) {
+      if (now >= AddClamped(exited_at, options.drain_grace)) {
         // A grandchild holds the output open: end it and stop reading.
         kill_group(SIGKILL);
         kill_sent = true;
@@ -486,14 +493,14 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
     if (!exited) {
       if (ending == Ending::kNone) wake = std::min(wake, deadline);
       if (ending != Ending::kNone && !kill_sent) {
-        wake = std::min(wake, term_sent_at + options.kill_grace);
+        wake = std::min(wake, AddClamped(term_sent_at, options.kill_grace));
       }
       if (!pidfd.valid()) wake = std::min(wake, now + kFallbackPollPeriod);
       if (ending == Ending::kNone && options.cancel.stop_possible() && !wake_fd.valid()) {
         wake = std::min(wake, now + kCancelPollPeriod);
       }
     } else {
-      wake = std::min(wake, exited_at + options.drain_grace);
+      wake = std::min(wake, AddClamped(exited_at, options.drain_grace));
     }
 
     enum Slot { kStdin, kStdout, kStderr, kPidfd, kWake, kSlots };

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -34,8 +35,7 @@ ProcessResult RunOk(const SpawnOptions& o) {
 }
 
 long ElapsedMs(Clock::time_point start) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(Clock::now() - start).count());
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - start).count());
 }
 
 // True while any non-zombie process is in group `pgid`. kill(-pgid, 0) alone is not enough:
@@ -188,8 +188,14 @@ TEST(RunProcess, CapsHugeOutputKeepingHeadAndTail) {
   // 50 MB between two markers; capture is capped at 10,000 bytes per stream.
   auto o = Shell("printf HEAD; head -c 50000000 /dev/zero | tr '\\0' x; printf TAIL");
   o.max_output_bytes = 10000;
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
   auto r = RunOk(o);
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
   ASSERT_EQ(r.exit_code, 0);
+  // Memory stays flat: the peak RSS must not grow by anything like the 50 MB printed.
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 20 * 1024) << "KiB";
   EXPECT_EQ(r.stdout_total_bytes, 50000008u);
   EXPECT_EQ(r.stdout_text.rfind("HEADxxxx", 0), 0u);
   EXPECT_EQ(r.stdout_text.substr(r.stdout_text.size() - 8), "xxxxTAIL");
@@ -210,7 +216,7 @@ TEST(RunProcess, OutputWithinCapIsUntouched) {
 
 TEST(TruncateHeadTail, CutsOnUtf8Boundaries) {
   std::string text;
-  for (int i = 0; i < 100; ++i) text += "\xC3\xA9";  // "é" x 100 = 200 bytes
+  for (int i = 0; i < 100; ++i) text += "\xC3\xA9";    // "é" x 100 = 200 bytes
   const std::string cut = TruncateHeadTail(text, 51);  // head 20, tail 31 -> odd: must trim
   const size_t open = cut.find("\n... [OUTPUT TRUNCATED - ");
   ASSERT_NE(open, std::string::npos);
@@ -290,7 +296,8 @@ TEST(RunProcess, ChildStartsWithDefaultSignals) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   ::pthread_sigmask(SIG_BLOCK, &set, &old);
-  struct sigaction ign {}, prev{};
+  struct sigaction ign = {};
+  struct sigaction prev = {};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGINT, &ign, &prev);
   auto r = RunOk(Shell("kill -INT $$; sleep 1"));

@@ -172,8 +172,13 @@ bool CoerceStringAs(Json& value, JsonType t, const Node& node) {
         value = *f;
         return true;
       }
-      if (*f == std::floor(*f) && std::fabs(*f) < 9.2e18) {
-        value = static_cast<int64_t>(*f);
+      if (*f == std::floor(*f)) {
+        // Integral: an int, as in the original; beyond int64 the nearest JSON form is a float.
+        if (std::fabs(*f) < 9.2e18) {
+          value = static_cast<int64_t>(*f);
+        } else {
+          value = *f;
+        }
         return true;
       }
       if (t == JsonType::kInteger) return false;  // "42.5" for an integer stays a string

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <re2/re2.h>
+#include <nlohmann/json.hpp>
 
 #include "talaria/base/log.h"
 #include "talaria/base/subprocess.h"
@@ -25,10 +25,11 @@ using std::chrono::milliseconds;
 constexpr std::string_view kPreToolUse = "PreToolUse";
 constexpr std::string_view kPostToolUse = "PostToolUse";
 // Events of the contract talaria does not run (yet); named so the warning can say so.
-constexpr std::string_view kUnsupportedEvents[] = {
-    "PermissionRequest", "PermissionDenied", "PostToolUseFailure", "UserPromptSubmit",
-    "Notification",      "Stop",             "SubagentStop",       "PreCompact",
-    "SessionStart",      "SessionEnd"};
+constexpr std::string_view kUnsupportedEvents[] = {"PermissionRequest",  "PermissionDenied",
+                                                   "PostToolUseFailure", "UserPromptSubmit",
+                                                   "Notification",       "Stop",
+                                                   "SubagentStop",       "PreCompact",
+                                                   "SessionStart",       "SessionEnd"};
 // How much of a failing hook's stderr goes into the warning.
 constexpr size_t kMaxWarnDetail = 500;
 
@@ -118,8 +119,8 @@ std::optional<ProcessResult> RunHookCommand(const CommandSpec& spec, const Json&
                             std::string(tool_name);
   milliseconds timeout = spec.timeout;
   if (ctx.deadline != ToolContext::Deadline::max()) {
-    const auto left = std::chrono::duration_cast<milliseconds>(
-        ctx.deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(ctx.deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       env.Warn(label + ": skipped, the call's deadline has passed");
       return std::nullopt;
@@ -218,8 +219,9 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   }
   if (decision == "ask") {
     // Asking means a human must approve; none is present, so the answer is no.
-    std::string msg = "A PreToolUse hook requires approval for this call and nobody is present "
-                      "to approve it, so it was denied";
+    std::string msg =
+        "A PreToolUse hook requires approval for this call and nobody is present "
+        "to approve it, so it was denied";
     if (!reason.empty()) msg += ": " + reason;
     return PreHookDecision::Block(std::move(msg));
   }
@@ -251,9 +253,9 @@ std::vector<std::string> CollectPostFeedback(const std::vector<MatcherGroup>& gr
       if (!run) continue;
       if (run->exit_code == 2) {
         std::string text = Trim(run->stderr_text);
-        feedback.push_back(text.empty() ? "PostToolUse hook reported a problem: " +
-                                              Shorten(spec.command)
-                                        : std::move(text));
+        feedback.push_back(text.empty()
+                               ? "PostToolUse hook reported a problem: " + Shorten(spec.command)
+                               : std::move(text));
         continue;
       }
       if (run->exit_code != 0) {
@@ -319,8 +321,8 @@ Result<CommandSpec> ParseCommand(const Json& hook, const std::string& where,
   const auto type = hook.find("type");
   if (type == hook.end() || !type->is_string() || *type != "command") {
     const std::string got = type == hook.end() ? "missing" : "'" + DumpJson(*type) + "'";
-    return Err(InvalidArgumentError(where + ": only type \"command\" is supported (type is " +
-                                    got + ")"));
+    return Err(
+        InvalidArgumentError(where + ": only type \"command\" is supported (type is " + got + ")"));
   }
   CommandSpec spec;
   spec.where = where;
@@ -333,7 +335,8 @@ Result<CommandSpec> ParseCommand(const Json& hook, const std::string& where,
   if (auto t = hook.find("timeout"); t != hook.end() && !t->is_null()) {
     const double seconds = t->is_number() ? t->get<double>() : -1;
     if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 86400.0 * 365) {
-      return Err(InvalidArgumentError(where + ": \"timeout\" must be a positive number of seconds"));
+      return Err(
+          InvalidArgumentError(where + ": \"timeout\" must be a positive number of seconds"));
     }
     spec.timeout = milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
   }

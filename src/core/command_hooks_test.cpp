@@ -55,9 +55,8 @@ class CommandHooksTest : public ::testing::Test {
                      double timeout = 0) {
     Json hook = {{"type", "command"}, {"command", command}};
     if (timeout > 0) hook["timeout"] = timeout;
-    return Json{{std::string(event),
-                 Json::array({Json{{"matcher", std::string(matcher)},
-                                   {"hooks", Json::array({hook})}}})}};
+    return Json{{std::string(event), Json::array({Json{{"matcher", std::string(matcher)},
+                                                       {"hooks", Json::array({hook})}}})}};
   }
 
   void Install(const Json& config) {
@@ -101,7 +100,8 @@ class CommandHooksTest : public ::testing::Test {
 const Json kArgs = {{"path", "a.txt"}, {"content", "hi"}};
 
 TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
-  Install(Config("PreToolUse", "write_file", Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
+  Install(Config("PreToolUse", "write_file",
+                 Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
   auto d = Pre("write_file", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "no writes today");
@@ -123,7 +123,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 }
 
 TEST_F(CommandHooksTest, JsonAskFailsClosed) {
-  Install(Config("PreToolUse", "", Script("ask.sh", R"(echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"risky"}}')")));
+  Install(Config(
+      "PreToolUse", "",
+      Script(
+          "ask.sh",
+          R"(echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"risky"}}')")));
   auto d = Pre("terminal", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_NE(d.message.find("approval"), std::string::npos);
@@ -131,21 +135,28 @@ TEST_F(CommandHooksTest, JsonAskFailsClosed) {
 }
 
 TEST_F(CommandHooksTest, ContinueFalseBlocksWithStopReason) {
-  Install(Config("PreToolUse", "", Script("stop.sh", R"(echo '{"continue":false,"stopReason":"halt"}')")));
+  Install(Config("PreToolUse", "",
+                 Script("stop.sh", R"(echo '{"continue":false,"stopReason":"halt"}')")));
   auto d = Pre("terminal", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "halt");
 }
 
 TEST_F(CommandHooksTest, AllowAndEmptyOutputContinue) {
-  Install(Config("PreToolUse", "", Script("allow.sh", R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}')")));
+  Install(Config(
+      "PreToolUse", "",
+      Script("allow.sh", R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}')")));
   Install(Config("PreToolUse", "", Script("quiet.sh", "exit 0")));
   EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(warnings_.empty());
 }
 
 TEST_F(CommandHooksTest, UpdatedInputModifiesArguments) {
-  Install(Config("PreToolUse", "write_file", Script("modify.sh", R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"path":"b.txt","content":"rewritten"}}}')")));
+  Install(Config(
+      "PreToolUse", "write_file",
+      Script(
+          "modify.sh",
+          R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"path":"b.txt","content":"rewritten"}}}')")));
   auto d = Pre("write_file", kArgs);
   ASSERT_EQ(d.kind, PreHookDecision::Kind::kModify);
   ASSERT_TRUE(d.new_args);
@@ -198,7 +209,8 @@ TEST_F(CommandHooksTest, MissingScriptIsIgnored) {
 }
 
 TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {
-  Install(Config("PreToolUse", "", Script("copy.sh", "cat > \"$TALARIA_PROJECT_DIR/event.json\"; pwd -P > cwd.txt")));
+  Install(Config("PreToolUse", "",
+                 Script("copy.sh", "cat > \"$TALARIA_PROJECT_DIR/event.json\"; pwd -P > cwd.txt")));
   EXPECT_EQ(Pre("write_file", kArgs).kind, PreHookDecision::Kind::kContinue);
   auto event = ParseJson(ReadFile("event.json"));
   ASSERT_TRUE(event.has_value()) << ReadFile("event.json");
@@ -229,8 +241,17 @@ TEST_F(CommandHooksTest, PostHookReceivesToolResponse) {
 }
 
 TEST_F(CommandHooksTest, PostHookFeedbackIsAddedToObjectResults) {
-  Install(Config("PostToolUse", "write_file", Script("lint.sh", R"(echo '{"decision":"block","reason":"lint failed: line 3"}')")));
-  Install(Config("PostToolUse", "", Script("ctx.sh", R"(echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"remember to run tests"}}')")));
+  // One config, two groups: all PostToolUse commands share one transform, so feedback merges.
+  Json config =
+      Config("PostToolUse", "write_file",
+             Script("lint.sh", R"(echo '{"decision":"block","reason":"lint failed: line 3"}')"));
+  config["PostToolUse"].push_back(Config(
+      "PostToolUse", "",
+      Script(
+          "ctx.sh",
+          R"(echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"remember to run tests"}}')"))
+                                      ["PostToolUse"][0]);
+  Install(config);
 
   auto text = Post("write_file", kArgs, R"({"bytes_written":2})");
   ASSERT_TRUE(text.has_value());
@@ -249,7 +270,8 @@ TEST_F(CommandHooksTest, PostHookFeedbackIsAddedToObjectResults) {
 }
 
 TEST_F(CommandHooksTest, PostHookExitTwoIsFeedback) {
-  Install(Config("PostToolUse", "", Script("complain.sh", "echo 'formatting changed' >&2; exit 2")));
+  Install(
+      Config("PostToolUse", "", Script("complain.sh", "echo 'formatting changed' >&2; exit 2")));
   auto text = Post("patch", kArgs, R"({"ok":true})");
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ((*ParseJson(*text))["hook_feedback"], "formatting changed");
@@ -292,15 +314,19 @@ TEST_F(CommandHooksTest, InvalidConfigNamesTheEntry) {
   const std::vector<Case> cases = {
       {Json::array(), "hooks"},
       {Json{{"PreToolUse", Json::object()}}, "hooks.PreToolUse"},
-      {Json::parse(R"({"PreToolUse":[{"matcher":"(unclosed","hooks":[{"type":"command","command":"true"}]}]})"),
+      {Json::parse(
+           R"({"PreToolUse":[{"matcher":"(unclosed","hooks":[{"type":"command","command":"true"}]}]})"),
        "hooks.PreToolUse[0].matcher"},
-      {Json::parse(R"({"PreToolUse":[{"hooks":[{"type":"command","command":"true"},{"type":"command"}]}]})"),
+      {Json::parse(
+           R"({"PreToolUse":[{"hooks":[{"type":"command","command":"true"},{"type":"command"}]}]})"),
        "hooks.PreToolUse[0].hooks[1]"},
       {Json::parse(R"({"PostToolUse":[{"hooks":[{"type":"prompt","prompt":"x"}]}]})"),
        "hooks.PostToolUse[0].hooks[0]"},
-      {Json::parse(R"({"PostToolUse":[{},{"hooks":[{"type":"command","command":"true","timeout":-1}]}]})"),
+      {Json::parse(
+           R"({"PostToolUse":[{},{"hooks":[{"type":"command","command":"true","timeout":-1}]}]})"),
        "hooks.PostToolUse[0].hooks"},
-      {Json::parse(R"({"PostToolUse":[{"hooks":[{"type":"command","command":"true","timeout":"5"}]}]})"),
+      {Json::parse(
+           R"({"PostToolUse":[{"hooks":[{"type":"command","command":"true","timeout":"5"}]}]})"),
        "hooks.PostToolUse[0].hooks[0]"},
   };
   for (const auto& c : cases) {

@@ -174,6 +174,21 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
   return Execute(*entry, args, ctx);
 }
 
+namespace {
+
+// A handler that honoured a cancel request returns early with whatever it had; the call still
+// ends as cancelled, with that partial text kept for the model.
+ToolResult MarkCancelledIfStopped(ToolResult r, const ToolContext& ctx) {
+  if (!ctx.cancelled() || r.status == CallStatus::kCancelled || r.status == CallStatus::kTimedOut) return r;
+  Json body = Json::object();
+  body["error"] = "Tool execution cancelled by user interrupt";
+  body["status"] = "cancelled";
+  if (!r.text.empty()) body["partial_output"] = r.text;
+  return ToolResult::ErrorJson(std::move(body), CallStatus::kCancelled, "cancelled");
+}
+
+}  // namespace
+
 ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& ctx) const {
   if (ctx.cancelled()) {
     return ToolResult::Error("Tool execution cancelled before " + entry.name() + " started",
@@ -187,7 +202,7 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     if (!entry.is_async()) {
       ToolResult r = entry.handler()(args, ctx);
       BoundHandlerError(r);
-      return r;
+      return MarkCancelledIfStopped(std::move(r), ctx);
     }
     // The handler gets its own stop source so a timeout here can stop it, while a cancel
     // from the caller still reaches it through the forwarding callback.
@@ -214,7 +229,7 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     }
     ToolResult r = future.get();
     BoundHandlerError(r);
-    return r;
+    return MarkCancelledIfStopped(std::move(r), ctx);
   } catch (const std::exception& e) {
     return ExecutionFailed(DemangledTypeName(typeid(e)), e.what());
   } catch (...) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/core/command_hooks.h"
+
 namespace talaria {
 
 Runtime::Runtime(Registry& registry, Config config)
@@ -17,6 +19,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeOptions options) {
   Config config = TALARIA_TRY(LoadConfig(path));
   Registry& registry = options.registry ? *options.registry : Registry::Global();
   std::unique_ptr<Runtime> rt(new Runtime(registry, std::move(config)));
+  if (options.install_command_hooks && rt->config_.hooks) {
+    TALARIA_RETURN_IF_ERROR(InstallCommandHooks(*rt->config_.hooks, rt->dispatcher_.hooks(), {})
+                                .WithContext(path + ": hooks"));
+  }
   return rt;
 }
 

@@ -14,18 +14,18 @@
 // known, so a schema that refers outside itself gets those documents bundled under
 // "definitions", each carrying its URI as id/$id: a compound document that resolves exactly as
 // the fetched ones would.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
 #include "talaria/core/schema_validator.h"
@@ -212,7 +212,8 @@ std::vector<std::string> ListSuiteFiles() {
 
 std::string TestNameFor(const testing::TestParamInfo<std::string>& info) {
   std::string name = info.param.substr(0, info.param.size() - 5);  // drop ".json"
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
   return name;
 }
 
@@ -250,8 +251,8 @@ TEST_P(SchemaConformance, MatchesSuiteExpectations) {
         excluded_and_failing.insert(group_name + " / " + test_name);
         continue;
       }
-      EXPECT_EQ(valid, expected) << where << "\n  data: " << DumpJson(data) << "\n  errors: "
-                                 << testing::PrintToString(errors);
+      EXPECT_EQ(valid, expected) << where << "\n  data: " << DumpJson(data)
+                                 << "\n  errors: " << testing::PrintToString(errors);
     }
   }
   EXPECT_GT(cases, 0) << file;
@@ -265,7 +266,7 @@ TEST_P(SchemaConformance, MatchesSuiteExpectations) {
   EXPECT_EQ(excluded_and_failing, listed) << "kExclusions names cases that do not exist";
 }
 
-INSTANTIATE_TEST_SUITE_P(Suite, SchemaConformance, testing::ValuesIn(ListSuiteFiles()),
+INSTANTIATE_TEST_SUITE_P(SchemaTestSuite, SchemaConformance, testing::ValuesIn(ListSuiteFiles()),
                          TestNameFor);
 
 TEST(SchemaConformanceSuite, IsInstalledWithBothDrafts) {

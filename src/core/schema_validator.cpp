@@ -10,13 +10,12 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -28,8 +27,6 @@ namespace {
 constexpr int kMaxDepth = 512;
 // Problems listed per Validate call, so one bad array cannot flood a model's context.
 constexpr size_t kMaxIssues = 20;
-// Arrays up to this size are checked for duplicates pairwise, larger ones by hashing.
-constexpr size_t kPairwiseUniqueLimit = 16;
 // anyOf/oneOf failures explain this many alternatives, within this many bytes.
 constexpr size_t kMaxBranchDetails = 3;
 constexpr size_t kMaxDetailBytes = 300;
@@ -73,73 +70,25 @@ std::string Quote(const std::string& s) { return Truncate(JsonQuote(s), kMaxQuot
 
 uint8_t TypeBits(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return kNullBit;
-    case Json::value_t::boolean: return kBooleanBit;
-    case Json::value_t::object: return kObjectBit;
-    case Json::value_t::array: return kArrayBit;
-    case Json::value_t::string: return kStringBit;
+    case Json::value_t::null:
+      return kNullBit;
+    case Json::value_t::boolean:
+      return kBooleanBit;
+    case Json::value_t::object:
+      return kObjectBit;
+    case Json::value_t::array:
+      return kArrayBit;
+    case Json::value_t::string:
+      return kStringBit;
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return kNumberBit | kIntegerBit;
+    case Json::value_t::number_unsigned:
+      return kNumberBit | kIntegerBit;
     case Json::value_t::number_float:
       // Draft 6+ semantics: 1.0 is an integer.
       return IsIntegral(v) ? kNumberBit | kIntegerBit : kNumberBit;
-    default: return 0;
+    default:
+      return 0;
   }
-}
-
-int CompareNumber(const Json& v, const Number& limit) {
-  if (limit.is_int && v.is_number_unsigned()) {
-    if (limit.int_value < 0) return 1;
-    const uint64_t x = v.get<uint64_t>(), l = static_cast<uint64_t>(limit.int_value);
-    return x < l ? -1 : (x > l ? 1 : 0);
-  }
-  if (limit.is_int && v.is_number_integer()) {
-    const int64_t x = v.get<int64_t>();
-    return x < limit.int_value ? -1 : (x > limit.int_value ? 1 : 0);
-  }
-  const double x = v.get<double>();
-  return x < limit.value ? -1 : (x > limit.value ? 1 : 0);
-}
-
-bool IsMultipleOf(const Json& v, const Number& divisor) {
-  if (divisor.is_int && v.is_number_unsigned()) {
-    return v.get<uint64_t>() % static_cast<uint64_t>(divisor.int_value) == 0;
-  }
-  if (divisor.is_int && v.is_number_integer()) return v.get<int64_t>() % divisor.int_value == 0;
-  const double x = v.get<double>();
-  const double quotient = x / divisor.value;
-  if (!std::isfinite(quotient)) return false;
-  // True multiples like 0.0075 / 0.0001 come out a few ulps off an integer.
-  return std::fabs(x - std::round(quotient) * divisor.value) <= 8 * DBL_EPSILON * std::fabs(x);
-}
-
-// The first pair of equal items, if any.
-std::optional<std::pair<size_t, size_t>> FindDuplicate(const Json::array_t& items) {
-  if (items.size() <= kPairwiseUniqueLimit) {
-    for (size_t i = 0; i < items.size(); ++i) {
-      for (size_t j = i + 1; j < items.size(); ++j) {
-        if (JsonEqual(items[i], items[j])) return std::pair{i, j};
-      }
-    }
-    return std::nullopt;
-  }
-  std::vector<std::pair<size_t, size_t>> by_hash;  // (hash, index)
-  by_hash.reserve(items.size());
-  for (size_t i = 0; i < items.size(); ++i) by_hash.emplace_back(JsonHash(items[i]), i);
-  std::sort(by_hash.begin(), by_hash.end());
-  for (size_t start = 0; start < by_hash.size();) {
-    size_t end = start + 1;
-    while (end < by_hash.size() && by_hash[end].first == by_hash[start].first) ++end;
-    for (size_t a = start; a < end; ++a) {
-      for (size_t b = a + 1; b < end; ++b) {
-        if (JsonEqual(items[by_hash[a].second], items[by_hash[b].second])) {
-          return std::pair{by_hash[a].second, by_hash[b].second};
-        }
-      }
-    }
-    start = end;
-  }
-  return std::nullopt;
 }
 
 const PropertySchema* FindProperty(const Node& node, const std::string& key) {
@@ -158,7 +107,7 @@ struct Issue {
 // (up to a cap) to report them all; without one it stops at the first.
 class Evaluator {
  public:
-  Evaluator(const CompiledSchema& schema, std::vector<Issue>* issues, size_t max_issues, int depth)
+  Evaluator(const SchemaGraph& schema, std::vector<Issue>* issues, size_t max_issues, int depth)
       : schema_(schema), issues_(issues), max_issues_(max_issues), depth_(depth) {}
 
   bool Check(NodeId id, const Json& v, const PathStep* path) {
@@ -274,8 +223,7 @@ class Evaluator {
       if (length < n.min_length && !bound("at least", n.min_length)) return false;
       if (length > n.max_length && !bound("at most", n.max_length)) return false;
     }
-    if (n.pattern != nullptr && !RE2::PartialMatch(s, *n.pattern) &&
-        !Fail(ok, path, [&] {
+    if (n.pattern != nullptr && !RE2::PartialMatch(s, *n.pattern) && !Fail(ok, path, [&] {
           return "must match pattern " + Quote(n.pattern->pattern()) + ", got " + Quote(s);
         })) {
       return false;
@@ -286,8 +234,8 @@ class Evaluator {
   bool CheckItemCount(const Node& n, uint64_t size, const PathStep* path, bool& ok) {
     auto bound = [&](std::string_view relation, uint64_t limit) {
       return Fail(ok, path, [&] {
-        return "must have " + std::string(relation) + " " + std::to_string(limit) +
-               " items, got " + std::to_string(size);
+        return "must have " + std::string(relation) + " " + std::to_string(limit) + " items, got " +
+               std::to_string(size);
       });
     };
     if (size < n.min_items && !bound("at least", n.min_items)) return false;
@@ -324,8 +272,7 @@ class Evaluator {
         if (!Keep(ok, Check(n.items, items[i], &step))) return false;
       }
     }
-    if (n.contains != kNoNode && !ContainsMatch(n.contains, items, path) &&
-        !Fail(ok, path, [] {
+    if (n.contains != kNoNode && !ContainsMatch(n.contains, items, path) && !Fail(ok, path, [] {
           return std::string("must contain at least one item matching the \"contains\" schema");
         })) {
       return false;
@@ -390,8 +337,8 @@ class Evaluator {
   }
 
   // properties, patternProperties and additionalProperties for one member.
-  bool CheckMember(const Node& n, const std::string& key, const Json& value,
-                   const PathStep* path, uint64_t& required_seen, bool& ok) {
+  bool CheckMember(const Node& n, const std::string& key, const Json& value, const PathStep* path,
+                   uint64_t& required_seen, bool& ok) {
     const PathStep step{path, &key, 0};
     bool declared = false;
     if (const PropertySchema* p = FindProperty(n, key)) {
@@ -520,7 +467,7 @@ class Evaluator {
     return Truncate(std::move(out), kMaxDetailBytes);
   }
 
-  const CompiledSchema& schema_;
+  const SchemaGraph& schema_;
   std::vector<Issue>* issues_;  // null: stop at the first problem
   size_t max_issues_;
   int depth_;
@@ -529,9 +476,9 @@ class Evaluator {
 
 }  // namespace
 
-bool Evaluate(const CompiledSchema& schema, const Json& instance,
-              std::vector<std::string>* errors) {
-  if (errors == nullptr) return Evaluator(schema, nullptr, 0, 0).Check(schema.root, instance, nullptr);
+bool Evaluate(const SchemaGraph& schema, const Json& instance, std::vector<std::string>* errors) {
+  if (errors == nullptr)
+    return Evaluator(schema, nullptr, 0, 0).Check(schema.root, instance, nullptr);
   std::vector<Issue> issues;
   Evaluator evaluator(schema, &issues, kMaxIssues, 0);
   const bool ok = evaluator.Check(schema.root, instance, nullptr);
@@ -546,7 +493,7 @@ bool Evaluate(const CompiledSchema& schema, const Json& instance,
 }  // namespace schema_internal
 
 struct SchemaValidator::Impl {
-  schema_internal::CompiledSchema schema;
+  schema_internal::SchemaGraph schema;
 };
 
 SchemaValidator::SchemaValidator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -555,7 +502,7 @@ SchemaValidator& SchemaValidator::operator=(SchemaValidator&&) noexcept = defaul
 SchemaValidator::~SchemaValidator() = default;
 
 Result<SchemaValidator> SchemaValidator::Compile(const Json& schema) {
-  auto compiled = schema_internal::CompileSchema(schema);
+  auto compiled = schema_internal::CompileSchemaGraph(schema);
   if (!compiled) return Err(std::move(compiled).error());
   auto impl = std::make_unique<Impl>();
   impl->schema = std::move(*compiled);

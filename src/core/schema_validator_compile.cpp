@@ -1,23 +1,20 @@
 // Compiles a JSON Schema document (drafts 4, 6, 7) into the flat node graph of
 // schema_validator_internal.h.
 //
-// Three passes: index every $id/id so references can resolve by URI; compile keywords into
-// nodes, where a $ref becomes a node index (targets are compiled from a worklist, so cycles need
-// no recursion); then collapse $ref chains and refuse cycles that would revisit the same
-// instance forever.
+// Two passes here: index every $id/id so references can resolve by URI; then compile keywords
+// into nodes, where a $ref becomes a node index (targets are compiled from a worklist, so cycles
+// need no recursion). The graph checks of schema_validator_graph.cpp finish the job.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -87,66 +84,22 @@ Status Invalid(const Where& where, std::string_view keyword, std::string_view pr
   return InvalidArgumentError(std::move(message));
 }
 
-// Calls f(id, kind) on every child reference of `node`; kInPlace edges apply the child to the
-// same instance, kDescend edges to a part of it (or, for propertyNames, to a key).
-enum class EdgeKind { kInPlace, kDescend };
-
-template <typename F>
-void ForEachEdge(Node& node, F&& f) {
-  auto visit = [&](NodeId& id, EdgeKind kind) {
-    if (id != kNoNode) f(id, kind);
-  };
-  visit(node.ref, EdgeKind::kInPlace);
-  for (NodeId& id : node.all_of) visit(id, EdgeKind::kInPlace);
-  for (NodeId& id : node.any_of) visit(id, EdgeKind::kInPlace);
-  for (NodeId& id : node.one_of) visit(id, EdgeKind::kInPlace);
-  visit(node.not_node, EdgeKind::kInPlace);
-  visit(node.if_node, EdgeKind::kInPlace);
-  visit(node.then_node, EdgeKind::kInPlace);
-  visit(node.else_node, EdgeKind::kInPlace);
-  for (Dependency& d : node.dependencies) visit(d.node, EdgeKind::kInPlace);
-  visit(node.items, EdgeKind::kDescend);
-  for (NodeId& id : node.tuple_items) visit(id, EdgeKind::kDescend);
-  visit(node.additional_items, EdgeKind::kDescend);
-  visit(node.contains, EdgeKind::kDescend);
-  for (PropertySchema& p : node.properties) visit(p.node, EdgeKind::kDescend);
-  for (PatternSchema& p : node.pattern_properties) visit(p.node, EdgeKind::kDescend);
-  visit(node.additional_properties, EdgeKind::kDescend);
-  visit(node.property_names, EdgeKind::kDescend);
-}
-
-void SetFamilyFlags(Node& n) {
-  n.has_number_checks = n.minimum || n.maximum || n.exclusive_minimum || n.exclusive_maximum ||
-                        n.multiple_of;
-  n.has_string_checks = n.min_length > 0 || n.max_length != kUnbounded || n.pattern != nullptr;
-  n.has_array_checks = (n.items != kNoNode && n.items != kTrueNode) || n.has_tuple_items ||
-                       n.min_items > 0 || n.max_items != kUnbounded || n.unique_items ||
-                       n.contains != kNoNode;
-  n.has_object_checks = !n.properties.empty() || !n.pattern_properties.empty() ||
-                        n.additional_properties != kNoNode || n.required_mask != 0 ||
-                        !n.required_extra.empty() || n.min_properties > 0 ||
-                        n.max_properties != kUnbounded || !n.dependencies.empty() ||
-                        n.property_names != kNoNode;
-  n.has_generic_checks = n.has_enum || n.const_value || !n.all_of.empty() || !n.any_of.empty() ||
-                         !n.one_of.empty() || n.not_node != kNoNode || n.if_node != kNoNode;
-}
-
 class Compiler {
  public:
   explicit Compiler(const Json& root) : root_(root), id_keyword_(DetectIdKeyword(root)) {}
 
-  Result<CompiledSchema> Run() {
+  Result<SchemaGraph> Run() {
     nodes_.resize(2);
     paths_ = {"true", "false"};
     nodes_[kFalseNode].reject_all = true;
     resources_.emplace("", &root_);
     IndexIds(root_, "", 0);
 
-    CompiledSchema out;
+    SchemaGraph out;
     out.root = TALARIA_TRY(Compile(root_, Where{"#", "", 0}));
     TALARIA_RETURN_IF_ERROR(CompilePendingRefs());
-    out.root = TALARIA_TRY(CollapseRefs(out.root));
-    TALARIA_RETURN_IF_ERROR(RejectInPlaceCycles());
+    out.root = TALARIA_TRY(CollapseRefs(nodes_, paths_, out.root));
+    TALARIA_RETURN_IF_ERROR(RejectInPlaceCycles(nodes_, paths_));
     for (Node& node : nodes_) SetFamilyFlags(node);
     out.nodes = std::move(nodes_);
     out.regexes = std::move(regexes_);
@@ -218,7 +171,8 @@ class Compiler {
 
   Result<NodeId> Compile(const Json& schema, const Where& where) {
     if (schema.is_boolean()) return schema.get<bool>() ? kTrueNode : kFalseNode;
-    if (!schema.is_object()) return Err(Invalid(where, "", "a schema must be an object or a boolean"));
+    if (!schema.is_object())
+      return Err(Invalid(where, "", "a schema must be an object or a boolean"));
     if (where.depth > kMaxSchemaDepth) return Err(Invalid(where, "", "schema nested too deeply"));
     if (const auto it = node_of_.find(&schema); it != node_of_.end()) return it->second;
     const NodeId id = NewNode(&schema, where.path);
@@ -226,11 +180,11 @@ class Compiler {
     return id;
   }
 
-  Result<void> CompileInto(NodeId id, const Json& schema, Where where) {
+  Status CompileInto(NodeId id, const Json& schema, Where where) {
     if (const auto it = base_of_.find(&schema); it != base_of_.end()) where.base = it->second;
     Node node;
     if (const auto ref = schema.find("$ref"); ref != schema.end()) {
-      if (!ref->is_string()) return Err(Invalid(where, "$ref", "must be a string"));
+      if (!ref->is_string()) return Invalid(where, "$ref", "must be a string");
       node.ref = TALARIA_TRY(CompileRef(ref->get_ref<const std::string&>(), where));
     } else {
       TALARIA_RETURN_IF_ERROR(CompileType(schema, where, node));
@@ -272,12 +226,12 @@ class Compiler {
     return target;
   }
 
-  Result<void> CompilePendingRefs() {
+  Status CompilePendingRefs() {
     // Index-based: compiling a target may queue more targets.
     for (size_t i = 0; i < pending_.size(); ++i) {
       const PendingRef p = pending_[i];
       if (!p.target->is_object()) {
-        return Err(Invalid(p.where, "", "a schema must be an object or a boolean"));
+        return Invalid(p.where, "", "a schema must be an object or a boolean");
       }
       TALARIA_RETURN_IF_ERROR(CompileInto(p.id, *p.target, p.where));
     }
@@ -303,11 +257,11 @@ class Compiler {
   }
 
   // {"name": schema, ...}; `out` receives the pairs, or nothing when null.
-  Result<void> CompileSchemaMap(const Json& schema, const char* keyword, const Where& where,
-                                std::vector<std::pair<std::string, NodeId>>* out) {
+  Status CompileSchemaMap(const Json& schema, const char* keyword, const Where& where,
+                          std::vector<std::pair<std::string, NodeId>>* out) {
     const auto it = schema.find(keyword);
     if (it == schema.end()) return {};
-    if (!it->is_object()) return Err(Invalid(where, keyword, "must be an object"));
+    if (!it->is_object()) return Invalid(where, keyword, "must be an object");
     const Where at = where.Child(keyword);
     for (const auto& [name, sub] : it->get_ref<const Json::object_t&>()) {
       const NodeId id = TALARIA_TRY(Compile(sub, at.Child(name)));
@@ -343,8 +297,7 @@ class Compiler {
     return d >= 1.8e19 ? kUnbounded : static_cast<uint64_t>(d);
   }
 
-  Result<const RE2*> CompileRegex(const Json& value, std::string_view keyword,
-                                  const Where& where) {
+  Result<const RE2*> CompileRegex(const Json& value, std::string_view keyword, const Where& where) {
     if (!value.is_string()) return Err(Invalid(where, keyword, "must be a string"));
     RE2::Options options;
     options.set_log_errors(false);
@@ -358,14 +311,14 @@ class Compiler {
     return regexes_.back().get();
   }
 
-  Result<void> CompileType(const Json& schema, const Where& where, Node& node) {
+  Status CompileType(const Json& schema, const Where& where, Node& node) {
     const auto it = schema.find("type");
     if (it == schema.end()) return {};
     node.types = 0;
-    auto add = [&](const Json& name) -> Result<void> {
+    auto add = [&](const Json& name) -> Status {
       const uint8_t bit = name.is_string() ? TypeBitFor(name.get_ref<const std::string&>()) : 0;
       if (bit == 0) {
-        return Err(Invalid(where, "type", "has unknown type " + Truncate(DumpJson(name), 40)));
+        return Invalid(where, "type", "has unknown type " + Truncate(DumpJson(name), 40));
       }
       node.types |= bit;
       if (!node.types_text.empty()) node.types_text += " or ";
@@ -373,15 +326,15 @@ class Compiler {
       return {};
     };
     if (!it->is_array()) return add(*it);
-    if (it->empty()) return Err(Invalid(where, "type", "must not be an empty array"));
+    if (it->empty()) return Invalid(where, "type", "must not be an empty array");
     for (const Json& name : *it) TALARIA_RETURN_IF_ERROR(add(name));
     return {};
   }
 
-  Result<void> CompileGeneric(const Json& schema, const Where& where, Node& node) {
+  Status CompileGeneric(const Json& schema, const Where& where, Node& node) {
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "enum") {
-        if (!value.is_array()) return Err(Invalid(where, key, "must be an array"));
+        if (!value.is_array()) return Invalid(where, key, "must be an array");
         node.has_enum = true;
         node.enum_values = value.get_ref<const Json::array_t&>();
         node.enum_text = Truncate(DumpJsonPythonStyle(value), kMaxEnumTextBytes);
@@ -407,7 +360,7 @@ class Compiler {
     return {};
   }
 
-  Result<void> CompileNumeric(const Json& schema, const Where& where, Node& node) {
+  Status CompileNumeric(const Json& schema, const Where& where, Node& node) {
     bool draft4_exclusive_min = false, draft4_exclusive_max = false;
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "minimum") {
@@ -425,16 +378,18 @@ class Compiler {
       } else if (key == "multipleOf") {
         node.multiple_of = TALARIA_TRY(ReadNumber(value, key, where));
         if (node.multiple_of->value <= 0) {
-          return Err(Invalid(where, key, "must be greater than 0"));
+          return Invalid(where, key, "must be greater than 0");
         }
       }
     }
-    if (draft4_exclusive_min && node.minimum) node.exclusive_minimum = std::exchange(node.minimum, {});
-    if (draft4_exclusive_max && node.maximum) node.exclusive_maximum = std::exchange(node.maximum, {});
+    if (draft4_exclusive_min && node.minimum)
+      node.exclusive_minimum = std::exchange(node.minimum, {});
+    if (draft4_exclusive_max && node.maximum)
+      node.exclusive_maximum = std::exchange(node.maximum, {});
     return {};
   }
 
-  Result<void> CompileString(const Json& schema, const Where& where, Node& node) {
+  Status CompileString(const Json& schema, const Where& where, Node& node) {
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "minLength") {
         node.min_length = TALARIA_TRY(ReadCount(value, key, where));
@@ -447,7 +402,7 @@ class Compiler {
     return {};
   }
 
-  Result<void> CompileArray(const Json& schema, const Where& where, Node& node) {
+  Status CompileArray(const Json& schema, const Where& where, Node& node) {
     NodeId additional_items = kNoNode;
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "items") {
@@ -467,7 +422,7 @@ class Compiler {
       } else if (key == "maxItems") {
         node.max_items = TALARIA_TRY(ReadCount(value, key, where));
       } else if (key == "uniqueItems") {
-        if (!value.is_boolean()) return Err(Invalid(where, key, "must be a boolean"));
+        if (!value.is_boolean()) return Invalid(where, key, "must be a boolean");
         node.unique_items = value.get<bool>();
       } else if (key == "contains") {
         node.contains = TALARIA_TRY(Sub(value, key, where));
@@ -478,7 +433,7 @@ class Compiler {
     return {};
   }
 
-  Result<void> CompileObject(const Json& schema, const Where& where, Node& node) {
+  Status CompileObject(const Json& schema, const Where& where, Node& node) {
     std::vector<std::pair<std::string, NodeId>> properties;
     TALARIA_RETURN_IF_ERROR(CompileSchemaMap(schema, "properties", where, &properties));
     for (auto& [name, id] : properties) node.properties.push_back({std::move(name), id, -1});
@@ -505,8 +460,8 @@ class Compiler {
     return {};
   }
 
-  Result<void> CompilePatternProperties(const Json& value, const Where& where, Node& node) {
-    if (!value.is_object()) return Err(Invalid(where, "patternProperties", "must be an object"));
+  Status CompilePatternProperties(const Json& value, const Where& where, Node& node) {
+    if (!value.is_object()) return Invalid(where, "patternProperties", "must be an object");
     const Where at = where.Child("patternProperties");
     for (const auto& [pattern, sub] : value.get_ref<const Json::object_t&>()) {
       const RE2* regex = TALARIA_TRY(CompileRegex(Json(pattern), "patternProperties", where));
@@ -526,13 +481,14 @@ class Compiler {
     return names;
   }
 
-  Result<void> CompileRequired(const Json& value, const Where& where, Node& node) {
+  Status CompileRequired(const Json& value, const Where& where, Node& node) {
     int next_bit = 0;
     std::vector<std::string> names = TALARIA_TRY(ReadNames(value, "required", where));
     for (std::string& name : names) {
-      const auto it = std::lower_bound(
-          node.properties.begin(), node.properties.end(), name,
-          [](const PropertySchema& p, const std::string& n) { return PropertyNameLess(p.name, n); });
+      const auto it = std::lower_bound(node.properties.begin(), node.properties.end(), name,
+                                       [](const PropertySchema& p, const std::string& n) {
+                                         return PropertyNameLess(p.name, n);
+                                       });
       const bool declared = it != node.properties.end() && it->name == name;
       if (declared && it->required_bit >= 0) continue;  // listed twice
       if (declared && next_bit < kRequiredBits) {
@@ -545,8 +501,8 @@ class Compiler {
     return {};
   }
 
-  Result<void> CompileDependencies(const Json& value, const Where& where, Node& node) {
-    if (!value.is_object()) return Err(Invalid(where, "dependencies", "must be an object"));
+  Status CompileDependencies(const Json& value, const Where& where, Node& node) {
+    if (!value.is_object()) return Invalid(where, "dependencies", "must be an object");
     const Where at = where.Child("dependencies");
     for (const auto& [name, dependency] : value.get_ref<const Json::object_t&>()) {
       Dependency d{name, {}, kNoNode};
@@ -558,60 +514,6 @@ class Compiler {
       node.dependencies.push_back(std::move(d));
     }
     return {};
-  }
-
-  // --- Pass 3: graph checks ---
-
-  // Points every edge past pure "$ref" nodes, so validation does not hop through them.
-  Result<NodeId> CollapseRefs(NodeId root) {
-    std::vector<NodeId> final_of(nodes_.size(), kNoNode);
-    for (NodeId id = 0; id < nodes_.size(); ++id) {
-      NodeId at = id;
-      for (size_t hops = 0; nodes_[at].ref != kNoNode; ++hops) {
-        if (hops > nodes_.size()) {
-          return Err(Invalid(Where{paths_[id], "", 0}, "$ref", "is a cycle of references"));
-        }
-        at = nodes_[at].ref;
-      }
-      final_of[id] = at;
-    }
-    for (Node& node : nodes_) {
-      if (node.ref != kNoNode) continue;  // unreachable now
-      ForEachEdge(node, [&](NodeId& id, EdgeKind) { id = final_of[id]; });
-    }
-    return final_of[root];
-  }
-
-  // A cycle of edges that keep the same instance (allOf -> $ref -> allOf ...) would never
-  // terminate; Kahn's algorithm finds one without recursion.
-  Result<void> RejectInPlaceCycles() {
-    std::vector<std::vector<NodeId>> out_edges(nodes_.size());
-    std::vector<uint32_t> in_degree(nodes_.size(), 0);
-    for (NodeId id = 0; id < nodes_.size(); ++id) {
-      if (nodes_[id].ref != kNoNode) continue;
-      ForEachEdge(nodes_[id], [&](NodeId& to, EdgeKind kind) {
-        if (kind != EdgeKind::kInPlace) return;
-        out_edges[id].push_back(to);
-        ++in_degree[to];
-      });
-    }
-    std::deque<NodeId> ready;
-    for (NodeId id = 0; id < nodes_.size(); ++id) {
-      if (in_degree[id] == 0) ready.push_back(id);
-    }
-    size_t removed = 0;
-    for (; !ready.empty(); ++removed) {
-      const NodeId id = ready.front();
-      ready.pop_front();
-      for (const NodeId to : out_edges[id]) {
-        if (--in_degree[to] == 0) ready.push_back(to);
-      }
-    }
-    if (removed == nodes_.size()) return {};
-    const auto stuck = std::find_if(in_degree.begin(), in_degree.end(),
-                                    [](uint32_t d) { return d > 0; });
-    const Where where{paths_[static_cast<size_t>(stuck - in_degree.begin())], "", 0};
-    return Err(Invalid(where, "$ref", "recursion never descends into the instance"));
   }
 
   const Json& root_;
@@ -628,7 +530,7 @@ class Compiler {
 
 }  // namespace
 
-Result<CompiledSchema> CompileSchema(const Json& schema) {
+Result<SchemaGraph> CompileSchemaGraph(const Json& schema) {
   // nlohmann throws only on misuse; the guard keeps a bug here from crossing the module edge.
   try {
     return Compiler(schema).Run();

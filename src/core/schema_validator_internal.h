@@ -6,16 +6,17 @@
 // many threads.
 #pragma once
 
+#include <re2/re2.h>
+
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <re2/re2.h>
 
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
@@ -121,23 +122,35 @@ struct Node {
   NodeId property_names = kNoNode;
 };
 
-struct CompiledSchema {
+struct SchemaGraph {
   std::vector<Node> nodes;
   NodeId root = kTrueNode;
   std::vector<std::unique_ptr<RE2>> regexes;  // owned here, pointed to by nodes
 };
 
 // Compiles `schema`; InvalidArgument naming keyword and schema location when it is malformed.
-Result<CompiledSchema> CompileSchema(const Json& schema);
+Result<SchemaGraph> CompileSchemaGraph(const Json& schema);
 
 // Short-circuits at the first problem when `errors` is null.
-bool Evaluate(const CompiledSchema& schema, const Json& instance,
-              std::vector<std::string>* errors);
+bool Evaluate(const SchemaGraph& schema, const Json& instance, std::vector<std::string>* errors);
 
 // Length first, so a lookup mostly compares sizes; any strict order would do.
 inline bool PropertyNameLess(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
+
+// --- Graph passes over compiled nodes (schema_validator_graph.cpp); `paths` names each node's
+// schema location for messages ---
+
+// Points every edge past pure "$ref" nodes so validation does not hop through them; returns the
+// new root. InvalidArgument on a cycle made only of references.
+Result<NodeId> CollapseRefs(std::vector<Node>& nodes, const std::vector<std::string>& paths,
+                            NodeId root);
+// InvalidArgument when some recursion keeps applying schemas to the same instance (allOf ->
+// $ref -> allOf ...), which validation could never finish. REQUIRES: CollapseRefs ran.
+Status RejectInPlaceCycles(const std::vector<Node>& nodes, const std::vector<std::string>& paths);
+// Sets the has_*_checks summary flags from the keyword fields.
+void SetFamilyFlags(Node& node);
 
 // --- JSON helpers (schema_validator_json.cpp) ---
 
@@ -153,6 +166,12 @@ std::string DescribeValue(const Json& v);
 std::string Truncate(std::string text, size_t max_bytes);
 // Code points in UTF-8 `s`.
 uint64_t CountCodePoints(std::string_view s);
+// -1, 0 or 1 as number `v` is below, at or above `limit`.
+int CompareNumber(const Json& v, const Number& limit);
+// Whether number `v` is an integer multiple of `divisor` (> 0), tolerating float rounding.
+bool IsMultipleOf(const Json& v, const Number& divisor);
+// The first pair of equal items (JsonEqual), if any.
+std::optional<std::pair<size_t, size_t>> FindDuplicate(const Json::array_t& items);
 
 // --- URI and JSON Pointer helpers (schema_validator_uri.cpp) ---
 

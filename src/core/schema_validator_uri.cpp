@@ -2,10 +2,9 @@
 // no network, no case or percent-encoding normalisation of URIs.
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 

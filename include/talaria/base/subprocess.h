@@ -10,13 +10,13 @@
 // in the calling thread while stdin is written; the process-wide disposition is never changed.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <vector>
 
 #include "talaria/base/status.h"

@@ -1,8 +1,8 @@
 // External command hooks: adapts the `hooks` section of config (the shape other agent tools use
 // in settings.json) into HookSet hooks that run a shell command per matching tool call.
 //
-//   {"PreToolUse":  [{"matcher": "write_file|patch",
-//                     "hooks": [{"type": "command", "command": "/path/x.sh --flag", "timeout": 10}]}],
+//   {"PreToolUse": [{"matcher": "write_file|patch",
+//                    "hooks": [{"type": "command", "command": "/x.sh --flag", "timeout": 10}]}],
 //    "PostToolUse": [...]}
 //
 // Each command runs as `/bin/sh -c <command>` in its own process group (RunProcess), with the

@@ -1,0 +1,51 @@
+# talaria — the commands a newcomer needs. CMake + Ninja underneath.
+BUILD    ?= build
+JOBS     ?= 2
+PREFIX   ?= /usr/local
+BUILD_TYPE ?= RelWithDebInfo
+
+# Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
+DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
+        libcli11-dev libre2-dev libgtest-dev libgmock-dev json-schema-test-suite
+
+.PHONY: deps configure build test run bench install sanitize clean
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+configure: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: configure
+	ninja -C $(BUILD) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure
+
+# The main job: the tool catalogue of this build.
+run: build
+	./$(BUILD)/talaria tools
+
+bench: deps
+	@[ -f build-release/build.ninja ] || cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALARIA_BUILD_TESTS=OFF
+	ninja -C build-release -j$(JOBS) talaria_bench
+	bench/run.sh build-release/bench/talaria_bench
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+sanitize: deps
+	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
+	ninja -C build-asan -j$(JOBS)
+	ctest --test-dir build-asan -L unit -j$(JOBS) --output-on-failure
+
+clean:
+	rm -rf $(BUILD) build-release build-asan

@@ -1,0 +1,110 @@
+#include "talaria/core/config.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/runtime.h"
+
+namespace talaria {
+namespace {
+
+TEST(Config, MissingFileGivesDefaults) {
+  auto config = LoadConfig("/nonexistent/talaria/config.yaml");
+  ASSERT_TRUE(config);
+  EXPECT_TRUE(config->toolsets.empty());
+  EXPECT_EQ(config->hooks, nullptr);
+  EXPECT_EQ(config->budget.default_result_chars, kDefaultResultChars);
+}
+
+TEST(Config, ReadsToolsetsHooksAndBudgets) {
+  auto config = ParseConfig(R"(
+toolsets:
+  review:
+    description: Read-only review
+    tools: [read_file, search_files]
+    includes: [web]
+hooks:
+  PreToolUse:
+    - matcher: "write_file"
+      hooks: [{type: command, command: "true", timeout: 5}]
+tool_budget:
+  result_size_chars: 50000
+  turn_budget_chars: 90000
+  tool_overrides: {terminal: 20000}
+)");
+  ASSERT_TRUE(config) << config.error().message();
+  ASSERT_EQ(config->toolsets.size(), 1u);
+  EXPECT_EQ(config->toolsets[0].name, "review");
+  EXPECT_EQ(config->toolsets[0].tools, (std::vector<std::string>{"read_file", "search_files"}));
+  EXPECT_EQ(config->toolsets[0].includes, std::vector<std::string>{"web"});
+  ASSERT_NE(config->hooks, nullptr);
+  EXPECT_EQ((*config->hooks)["PreToolUse"][0]["hooks"][0]["timeout"], 5);
+  EXPECT_EQ(config->budget.default_result_chars, 50000);
+  EXPECT_EQ(config->budget.turn_budget_chars, 90000);
+  EXPECT_EQ(config->budget.tool_overrides.at("terminal"), 20000);
+}
+
+TEST(Config, ContextWindowScalesTheBudgets) {
+  auto config = ParseConfig("tool_budget: {context_window_tokens: 32000}");
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->budget.default_result_chars, 19200);  // 15 % of 128,000 chars
+  EXPECT_EQ(config->budget.turn_budget_chars, 38400);     // 30 %
+}
+
+TEST(Config, QuotedScalarsStayStrings) {
+  auto config = ParseConfig("toolsets: {x: {tools: [\"true\", \"42\"]}}");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->toolsets[0].tools, (std::vector<std::string>{"true", "42"}));
+}
+
+TEST(Config, BadShapesAreClearErrors) {
+  struct Case {
+    const char* yaml;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"toolsets: [a, b]", "toolsets must be a mapping"},
+      {"toolsets: {x: {tools: read_file}}", "toolsets.x.tools"},
+      {"tool_budget: {result_size_chars: -5}", "result_size_chars"},
+      {"tool_budget: {tool_overrides: {terminal: lots}}", "tool_overrides.terminal"},
+      {"hooks: [1]", "hooks must be a mapping"},
+      {"- just\n- a list", "top level"},
+      {"key: [unclosed", "not valid YAML"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParseConfig(c.yaml, "cfg.yaml");
+    ASSERT_FALSE(config) << c.yaml;
+    EXPECT_NE(config.error().message().find(c.mentions), std::string::npos) << config.error().message();
+    EXPECT_NE(config.error().message().find("cfg.yaml"), std::string::npos);
+  }
+}
+
+TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("talaria-rt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "config.yaml";
+  std::ofstream(path) << "toolsets:\n  mine: {tools: [todo], includes: [memory]}\n";
+  Registry registry;
+  RuntimeOptions options;
+  options.config_path = path.string();
+  options.registry = &registry;
+  auto rt = Runtime::Create(options);
+  ASSERT_TRUE(rt) << rt.error().message();
+  auto mine = (*rt)->toolsets().Resolve("mine");
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(**mine, (std::vector<std::string>{"memory", "todo"}));
+
+  std::ofstream(path) << "hooks:\n  PreToolUse:\n    - matcher: \"(\"\n      hooks: [{type: command, command: x}]\n";
+  auto broken = Runtime::Create(options);
+  ASSERT_FALSE(broken) << "a bad hook regex refuses the whole config";
+  EXPECT_NE(broken.error().message().find("config.yaml"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace talaria

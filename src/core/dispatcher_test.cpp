@@ -1,0 +1,810 @@
+// Dispatcher: one call through parse -> coerce -> validate -> agent-loop routing -> policy -> pre
+// hooks -> read-loop notification -> execute -> post hooks -> transform_result -> budget.
+// Every test uses its own Registry, never Registry::Global().
+#include "talaria/core/dispatcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace talaria {
+
+// Found by argument-dependent lookup, so failures print "cancelled" rather than bytes.
+static void PrintTo(CallStatus status, std::ostream* os) { *os << CallStatusName(status); }
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using namespace std::chrono_literals;
+
+Json J(std::string_view text) {
+  auto parsed = ParseJson(text);
+  EXPECT_TRUE(parsed.has_value()) << text;
+  return parsed ? *parsed : Json();
+}
+
+// The JSON body of a result (every error the dispatcher makes is a JSON object).
+Json Body(const ToolResult& r) {
+  auto parsed = ParseJson(r.text);
+  EXPECT_TRUE(parsed.has_value()) << "result is not JSON: " << r.text;
+  return parsed ? *parsed : Json();
+}
+
+std::string ErrorOf(const ToolResult& r) {
+  Json body = Body(r);
+  if (!body.is_object() || !body.contains("error") || !body["error"].is_string()) {
+    ADD_FAILURE() << "no \"error\" string in " << r.text;
+    return {};
+  }
+  return body["error"].get<std::string>();
+}
+
+// Owns the threads async handlers complete their futures on, so none outlives a test: the
+// jthreads are stopped and joined when the owner goes away.
+class HandlerThreads {
+ public:
+  void Spawn(std::function<void(std::stop_token)> body) {
+    std::lock_guard lock(mu_);
+    threads_.emplace_back(std::move(body));
+  }
+  ~HandlerThreads() {
+    std::vector<std::jthread> threads;
+    {
+      std::lock_guard lock(mu_);
+      threads.swap(threads_);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::jthread> threads_;  // Guarded by mu_.
+};
+
+// One registry and dispatcher per test, plus helpers to register tools into it.
+struct Harness {
+  HandlerThreads threads;  // declared first: joined after the registry and dispatcher are gone
+  Registry registry;
+  Dispatcher dispatcher{registry};
+  std::atomic<int> handler_runs{0};
+
+  // Registers `name` with parameters `params` (an object schema); REQUIRES success.
+  void Add(const std::string& name, std::string_view params, SyncHandler handler,
+           std::string toolset = "test") {
+    const std::string schema = R"({"name":")" + name + R"(","description":"test tool","parameters":)" +
+                               std::string(params) + "}";
+    ToolSpec spec;
+    spec.name = name;
+    spec.toolset = std::move(toolset);
+    spec.schema = std::string_view(schema);
+    spec.handler = std::move(handler);
+    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+  }
+  void AddAsync(const std::string& name, std::string_view params, AsyncHandler handler) {
+    const std::string schema = R"({"name":")" + name + R"(","description":"async test tool","parameters":)" +
+                               std::string(params) + "}";
+    ToolSpec spec;
+    spec.name = name;
+    spec.toolset = "test";
+    spec.schema = std::string_view(schema);
+    spec.async_handler = std::move(handler);
+    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+  }
+  // A tool that counts its runs and echoes the arguments it was given.
+  void AddEcho(const std::string& name, std::string_view params = R"({"type":"object"})",
+               std::string toolset = "test") {
+    Add(
+        name, params,
+        [this](const Json& args, ToolContext&) {
+          ++handler_runs;
+          return ToolResult::Text(DumpJson(args));
+        },
+        std::move(toolset));
+  }
+};
+
+constexpr std::string_view kTypedParams = R"({
+  "type": "object",
+  "properties": {
+    "count": {"type": "integer"},
+    "flag": {"type": "boolean"},
+    "path": {"type": "string"}
+  }
+})";
+
+// --- 1 parse --------------------------------------------------------------------------------
+
+TEST(Dispatcher, RefusesArgumentsThatAreNotAJsonObjectWithoutRunningTheHandler) {
+  Harness h;
+  h.AddEcho("echo");
+  const std::vector<std::string_view> bad = {
+      "{not json", R"({"a": 1)", "[1, 2]", "42", R"("text")", "null", "true", "{} {}",
+  };
+  for (std::string_view raw : bad) {
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.Dispatch("echo", raw, ctx);
+    EXPECT_EQ(r.status, CallStatus::kError) << raw;
+    Json body = Body(r);
+    EXPECT_EQ(body.value("error", ""), "Invalid tool arguments") << raw;
+    ASSERT_TRUE(body.contains("message")) << raw;
+    EXPECT_TRUE(body["message"].is_string()) << raw;
+    EXPECT_FALSE(body["message"].get<std::string>().empty()) << raw;
+  }
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+TEST(Dispatcher, RefusesParsedArgumentsThatAreNotAnObject) {
+  Harness h;
+  h.AddEcho("echo");
+  for (const Json& args : {J("[1]"), J("3"), J("null"), J(R"("s")")}) {
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.DispatchArgs("echo", args, ctx);
+    EXPECT_EQ(r.status, CallStatus::kError) << args.dump();
+    EXPECT_EQ(Body(r).value("error", ""), "Invalid tool arguments") << args.dump();
+  }
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+TEST(Dispatcher, TreatsBlankArgumentTextAsAnEmptyObject) {
+  Harness h;
+  h.AddEcho("echo");
+  for (std::string_view raw : {"", " ", "\n\t \r\n"}) {
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.Dispatch("echo", raw, ctx);
+    EXPECT_EQ(r.status, CallStatus::kOk) << "[" << raw << "] " << r.text;
+    EXPECT_EQ(r.text, "{}");
+  }
+  EXPECT_EQ(h.handler_runs, 3);
+}
+
+TEST(Dispatcher, ReportsAnUnknownToolByName) {
+  Harness h;
+  h.AddEcho("echo");
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("x", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kError);
+  EXPECT_EQ(Body(r), J(R"({"error": "Unknown tool: x"})"));
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+// --- 2 coerce, 3 validate -------------------------------------------------------------------
+
+TEST(Dispatcher, CoercesStringArgumentsBeforeTheHandlerSeesThem) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": "42", "flag": "true", "path": "7"})", ctx);
+  ASSERT_EQ(r.status, CallStatus::kOk) << r.text;
+  Json seen = J(r.text);
+  EXPECT_TRUE(seen["count"].is_number_integer());
+  EXPECT_EQ(seen["count"], 42);
+  EXPECT_TRUE(seen["flag"].is_boolean());
+  EXPECT_EQ(seen["flag"], true);
+  EXPECT_EQ(seen["path"], "7") << "a string field keeps its string";
+}
+
+TEST(Dispatcher, ListsEveryValidationProblemWithItsPathAndSkipsTheHandler) {
+  Harness h;
+  h.AddEcho("strict", R"({
+    "type": "object",
+    "properties": {
+      "path": {"type": "string"},
+      "count": {"type": "integer", "minimum": 1},
+      "todos": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"status": {"enum": ["pending", "done"]}}}}
+    },
+    "required": ["path"]
+  })");
+  ToolContext ctx;
+  ToolResult r =
+      h.dispatcher.Dispatch("strict", R"({"count": "0", "todos": [{"status": "later"}]})", ctx);
+  EXPECT_EQ(r.status, CallStatus::kError);
+  EXPECT_EQ(r.error_type, "invalid_arguments");
+  const std::string error = ErrorOf(r);
+  EXPECT_THAT(error, HasSubstr("strict"));
+  EXPECT_THAT(error, HasSubstr(R"((root): missing required property "path")"));
+  EXPECT_THAT(error, HasSubstr("count: must be >= 1, got 0")) << "coerced before validation";
+  EXPECT_THAT(error, HasSubstr("todos[0].status: must be one of"));
+  Json problems = Body(r)["problems"];
+  ASSERT_TRUE(problems.is_array()) << r.text;
+  EXPECT_EQ(problems.size(), 3u) << r.text;
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+// --- 4 agent-loop routing, aliases ----------------------------------------------------------
+
+constexpr std::array<std::string_view, 5> kAgentLoopNames = {"todo", "memory", "session_search",
+                                                             "delegate_task", "clarify"};
+
+TEST(Dispatcher, LeavesAgentLoopToolsToTheLoopEvenWhenRegistered) {
+  Harness h;
+  for (std::string_view name : kAgentLoopNames) h.AddEcho(std::string(name));
+  for (std::string_view name : kAgentLoopNames) {
+    EXPECT_TRUE(IsAgentLoopTool(name)) << name;
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.Dispatch(name, "{}", ctx);
+    EXPECT_EQ(r.status, CallStatus::kError) << name;
+    EXPECT_EQ(ErrorOf(r), std::string(name) + " must be handled by the agent loop");
+  }
+  EXPECT_FALSE(IsAgentLoopTool("read_file"));
+  EXPECT_EQ(h.handler_runs, 0) << "the registry's handler must never run for an agent-loop tool";
+}
+
+TEST(Dispatcher, HandsAgentLoopToolsToTheRouterWithCoercedArguments) {
+  Harness h;
+  for (std::string_view name : kAgentLoopNames) {
+    h.AddEcho(std::string(name), R"({"type":"object","properties":{"n":{"type":"integer"}}})");
+  }
+  std::vector<std::string> routed;
+  h.dispatcher.SetAgentLoopRouter(
+      [&routed](std::string_view name, const Json& args, ToolContext&) -> std::optional<ToolResult> {
+        routed.emplace_back(name);
+        if (name == "clarify") return std::nullopt;  // this front end cannot reach a user
+        return ToolResult::Text("loop:" + std::string(name) + ":" + DumpJson(args));
+      });
+  ToolContext ctx;
+  ToolResult todo = h.dispatcher.Dispatch("todo", R"({"n": "5"})", ctx);
+  EXPECT_EQ(todo.status, CallStatus::kOk);
+  EXPECT_EQ(todo.text, R"(loop:todo:{"n":5})");
+  ToolResult clarify = h.dispatcher.Dispatch("clarify", "{}", ctx);
+  EXPECT_EQ(ErrorOf(clarify), "clarify must be handled by the agent loop");
+  EXPECT_THAT(routed, ElementsAre("todo", "clarify"));
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+TEST(Dispatcher, ResolvesLegacyAliasesAtDispatch) {
+  Harness h;
+  h.AddEcho("todo");
+  h.AddEcho("process", R"({"type":"object","properties":{"pid":{"type":"integer"}}})");
+  std::vector<std::string> post_names;
+  std::mutex mu;
+  h.dispatcher.hooks().AddPostHook([&](const PostToolEvent& e) {
+    std::lock_guard lock(mu);
+    post_names.emplace_back(e.tool_name);
+  });
+
+  EXPECT_EQ(CanonicalToolName("todo_list"), "todo");
+  EXPECT_EQ(CanonicalToolName("process_manage"), "process");
+  EXPECT_EQ(CanonicalToolName("process"), std::nullopt);
+
+  ToolContext ctx;
+  ToolResult todo = h.dispatcher.Dispatch("todo_list", "{}", ctx);
+  EXPECT_EQ(ErrorOf(todo), "todo must be handled by the agent loop");
+  ToolResult process = h.dispatcher.Dispatch("process_manage", R"({"pid": "12"})", ctx);
+  EXPECT_EQ(process.status, CallStatus::kOk) << process.text;
+  EXPECT_EQ(process.text, R"({"pid":12})") << "the canonical tool's schema coerces the alias call";
+  EXPECT_EQ(h.handler_runs, 1);
+  EXPECT_THAT(post_names, ElementsAre("todo", "process"));
+}
+
+// --- 5 policy ---------------------------------------------------------------------------------
+
+class ScriptedPolicy : public Policy {
+ public:
+  explicit ScriptedPolicy(std::string deny_tool) : deny_tool_(std::move(deny_tool)) {}
+  Decision Check(const ToolEntry& tool, const Json& args, const ToolContext&) override {
+    std::lock_guard lock(mu_);
+    seen_.push_back(tool.name() + " " + DumpJson(args));
+    if (tool.name() == deny_tool_) return {false, "denied by rule: no " + deny_tool_};
+    return {};
+  }
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::string deny_tool_;
+  std::mutex mu_;
+  std::vector<std::string> seen_;  // Guarded by mu_.
+};
+
+TEST(Dispatcher, BlocksWhatThePolicyDeniesWithoutRunningTheHandler) {
+  Harness h;
+  h.AddEcho("terminal", kTypedParams);
+  h.AddEcho("read_file", kTypedParams);
+  auto policy = std::make_shared<ScriptedPolicy>("terminal");
+  h.dispatcher.SetPolicy(policy);
+
+  ToolContext ctx;
+  ToolResult denied = h.dispatcher.Dispatch("terminal", R"({"count": "1"})", ctx);
+  EXPECT_EQ(denied.status, CallStatus::kBlocked);
+  EXPECT_EQ(ErrorOf(denied), "denied by rule: no terminal");
+  EXPECT_EQ(h.handler_runs, 0);
+
+  ToolResult allowed = h.dispatcher.Dispatch("read_file", R"({"count": "2"})", ctx);
+  EXPECT_EQ(allowed.status, CallStatus::kOk);
+  EXPECT_EQ(h.handler_runs, 1);
+  EXPECT_THAT(policy->seen(), ElementsAre(R"(terminal {"count":1})", R"(read_file {"count":2})"))
+      << "the policy judges the coerced arguments";
+}
+
+// --- 6 pre hooks ------------------------------------------------------------------------------
+
+TEST(Dispatcher, FirstBlockingPreHookWinsAndItsMessageIsShown) {
+  Harness h;
+  h.AddEcho("write_file");
+  std::atomic<int> third_ran{0};
+  h.dispatcher.hooks().AddPreHook([](const PreToolEvent&) { return PreHookDecision::Continue(); });
+  h.dispatcher.hooks().AddPreHook(
+      [](const PreToolEvent&) { return PreHookDecision::Block("writes are frozen"); });
+  h.dispatcher.hooks().AddPreHook([&third_ran](const PreToolEvent&) {
+    ++third_ran;
+    return PreHookDecision::Block("second opinion");
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("write_file", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kBlocked);
+  EXPECT_EQ(r.error_type, "plugin_block");
+  EXPECT_EQ(ErrorOf(r), "writes are frozen");
+  EXPECT_EQ(third_ran, 0) << "hooks after the first block do not run";
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+TEST(Dispatcher, PreHookModificationReplacesArgumentsAndIsCoercedAgain) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  h.dispatcher.hooks().AddPreHook([](const PreToolEvent& e) {
+    auto next = std::make_shared<Json>(e.args);
+    (*next)["count"] = "7";  // a hook speaks strings too
+    (*next)["path"] = "/rewritten";
+    return PreHookDecision::Modify(next);
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": 1, "flag": "false"})", ctx);
+  ASSERT_EQ(r.status, CallStatus::kOk) << r.text;
+  EXPECT_EQ(J(r.text), J(R"({"count": 7, "flag": false, "path": "/rewritten"})"));
+}
+
+TEST(Dispatcher, PreHookModificationThatBreaksTheSchemaNeverReachesTheHandler) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  h.dispatcher.hooks().AddPreHook([](const PreToolEvent&) {
+    return PreHookDecision::Modify(std::make_shared<Json>(J(R"({"count": "seven"})")));
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": 1})", ctx);
+  EXPECT_EQ(r.status, CallStatus::kError);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("count"));
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+TEST(Dispatcher, ObserveOnlyPreHooksRunButCannotBlockOrModify) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  std::atomic<int> observed{0};
+  h.dispatcher.hooks().AddPreHook([&observed](const PreToolEvent&) {
+    ++observed;
+    return PreHookDecision::Modify(std::make_shared<Json>(J(R"({"count": 99})")));
+  });
+  h.dispatcher.hooks().AddPreHook([&observed](const PreToolEvent&) {
+    ++observed;
+    return PreHookDecision::Block("would block");
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": "3"})", ctx, PreHookMode::kObserveOnly);
+  EXPECT_EQ(r.status, CallStatus::kOk) << r.text;
+  EXPECT_EQ(J(r.text), J(R"({"count": 3})"));
+  EXPECT_EQ(observed, 2);
+  EXPECT_EQ(h.handler_runs, 1);
+
+  // The same hooks in the default mode do decide.
+  ToolResult decided = h.dispatcher.Dispatch("typed", R"({"count": "3"})", ctx);
+  EXPECT_EQ(decided.status, CallStatus::kBlocked);
+  EXPECT_EQ(ErrorOf(decided), "would block");
+}
+
+// --- read-loop notification -----------------------------------------------------------------
+
+class CountingReadLoop : public ReadLoopObserver {
+ public:
+  void NotifyOtherToolCall(std::string_view task_id) override {
+    std::lock_guard lock(mu_);
+    tasks_.emplace_back(task_id);
+  }
+  std::vector<std::string> tasks() {
+    std::lock_guard lock(mu_);
+    return tasks_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> tasks_;  // Guarded by mu_.
+};
+
+TEST(Dispatcher, NotifiesTheReadLoopForEveryToolButReadFileAndSearchFiles) {
+  Harness h;
+  for (const char* name : {"read_file", "search_files", "write_file", "terminal", "patch"}) {
+    h.AddEcho(name);
+  }
+  auto observer = std::make_shared<CountingReadLoop>();
+  h.dispatcher.SetReadLoopObserver(observer);
+  struct Case {
+    const char* tool;
+    const char* task;
+  };
+  const std::vector<Case> calls = {{"read_file", "t1"},  {"search_files", "t1"}, {"write_file", "t1"},
+                                   {"read_file", "t2"},  {"terminal", "t2"},     {"patch", "t3"},
+                                   {"search_files", "t3"}};
+  for (const Case& c : calls) {
+    ToolContext ctx;
+    ctx.task_id = c.task;
+    ASSERT_EQ(h.dispatcher.Dispatch(c.tool, "{}", ctx).status, CallStatus::kOk) << c.tool;
+  }
+  EXPECT_THAT(observer->tasks(), ElementsAre("t1", "t2", "t3"));
+}
+
+// --- 7 execute: failures ----------------------------------------------------------------------
+
+}  // namespace
+}  // namespace talaria
+
+namespace talaria_test {
+struct QuotaExceeded : std::exception {
+  const char* what() const noexcept override { return "quota gone"; }
+};
+}  // namespace talaria_test
+
+namespace talaria {
+namespace {
+
+TEST(Dispatcher, TurnsEveryKindOfThrowIntoAToolExecutionFailedResult) {
+  struct Case {
+    const char* name;
+    std::function<void()> thrower;
+    std::string type_and_message;  // what follows "Tool execution failed: "
+  };
+  const std::vector<Case> cases = {
+      {"runtime_error", [] { throw std::runtime_error("disk on fire"); }, "std::runtime_error: disk on fire"},
+      {"out_of_range", [] { throw std::out_of_range("index 9"); }, "std::out_of_range: index 9"},
+      {"custom", [] { throw talaria_test::QuotaExceeded(); }, "talaria_test::QuotaExceeded: quota gone"},
+  };
+  for (const Case& c : cases) {
+    Harness h;
+    h.Add("boom", R"({"type":"object"})", [&c](const Json&, ToolContext&) -> ToolResult {
+      c.thrower();
+      return ToolResult::Text("unreachable");
+    });
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.Dispatch("boom", "{}", ctx);
+    EXPECT_EQ(r.status, CallStatus::kError) << c.name;
+    EXPECT_EQ(ErrorOf(r), "Tool execution failed: " + c.type_and_message) << c.name;
+  }
+
+  Harness h;
+  h.Add("boom", R"({"type":"object"})", [](const Json&, ToolContext&) -> ToolResult { throw 42; });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("boom", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kError);
+  const std::string error = ErrorOf(r);
+  EXPECT_THAT(error, StartsWith("Tool execution failed: "));
+  EXPECT_THAT(error.substr(23), HasSubstr(": ")) << "still <Type>: <msg>: " << error;
+}
+
+TEST(Dispatcher, BoundsLongHandlerErrorsWithTheTruncationMarker) {
+  const std::string long_text(5000, 'e');
+  struct Case {
+    const char* name;
+    SyncHandler handler;
+  };
+  const std::vector<Case> cases = {
+      {"raw error JSON",
+       [&](const Json&, ToolContext&) {
+         Json body = Json::object();
+         body["error"] = long_text;
+         body["code"] = 7;
+         return ToolResult{DumpJson(body), CallStatus::kError, {}};
+       }},
+      {"thrown", [&](const Json&, ToolContext&) -> ToolResult { throw std::runtime_error(long_text); }},
+  };
+  for (const Case& c : cases) {
+    Harness h;
+    h.Add("noisy", R"({"type":"object"})", c.handler);
+    ToolContext ctx;
+    ToolResult r = h.dispatcher.Dispatch("noisy", "{}", ctx);
+    EXPECT_EQ(r.status, CallStatus::kError) << c.name;
+    const std::string error = ErrorOf(r);
+    EXPECT_LE(error.size(), kMaxToolErrorChars + kTruncationMarker.size()) << c.name;
+    EXPECT_GT(error.size(), kMaxToolErrorChars / 2) << c.name << ": bounded, not dropped";
+    EXPECT_TRUE(error.ends_with(kTruncationMarker)) << c.name << ": " << error.substr(error.size() - 40);
+  }
+}
+
+TEST(Dispatcher, LeavesShortHandlerErrorsAlone) {
+  Harness h;
+  h.Add("short", R"({"type":"object"})", [](const Json&, ToolContext&) {
+    return ToolResult{R"({"error":"file not found","code":"ENOENT"})", CallStatus::kError, {}};
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("short", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kError);
+  EXPECT_EQ(r.text, R"({"error":"file not found","code":"ENOENT"})");
+}
+
+// --- 7 execute: async, deadlines, cancellation ------------------------------------------------
+
+// An async handler that completes its future on a test-owned thread once its stop token fires
+// (or after 1.5 s at the latest), answering `on_stop`.
+AsyncHandler StoppableHandler(Harness& h, std::atomic<bool>& saw_stop, std::atomic<int>& runs,
+                              ToolResult on_stop) {
+  return [&h, &saw_stop, &runs, on_stop](Json, ToolContext& ctx) {
+    ++runs;
+    auto promise = std::make_shared<std::promise<ToolResult>>();
+    std::future<ToolResult> future = promise->get_future();
+    h.threads.Spawn([promise, call_stop = ctx.cancel, &saw_stop, on_stop](std::stop_token own) {
+      const auto limit = std::chrono::steady_clock::now() + 1500ms;
+      while (!call_stop.stop_requested() && !own.stop_requested() &&
+             std::chrono::steady_clock::now() < limit) {
+        std::this_thread::sleep_for(1ms);
+      }
+      saw_stop = call_stop.stop_requested();
+      promise->set_value(on_stop);
+    });
+    return future;
+  };
+}
+
+TEST(Dispatcher, RunsAnAsyncHandlerAndReturnsItsResult) {
+  Harness h;
+  h.AddAsync("fetch", kTypedParams, [&h](Json args, ToolContext&) {
+    auto promise = std::make_shared<std::promise<ToolResult>>();
+    std::future<ToolResult> future = promise->get_future();
+    h.threads.Spawn([promise, args](std::stop_token) {
+      std::this_thread::sleep_for(20ms);
+      promise->set_value(ToolResult::Text("fetched " + DumpJson(args)));
+    });
+    return future;
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("fetch", R"({"count": "2"})", ctx);
+  EXPECT_EQ(r.status, CallStatus::kOk);
+  EXPECT_EQ(r.text, R"(fetched {"count":2})");
+}
+
+TEST(Dispatcher, TimesOutAnAsyncHandlerAtTheDeadlineAndStopsIt) {
+  Harness h;
+  std::atomic<bool> saw_stop{false};
+  std::atomic<int> runs{0};
+  h.AddAsync("slow", R"({"type":"object"})",
+             StoppableHandler(h, saw_stop, runs, ToolResult::Text("too late")));
+  ToolContext ctx;
+  const auto began = std::chrono::steady_clock::now();
+  ctx.deadline = began + 300ms;
+  ToolResult r = h.dispatcher.Dispatch("slow", "{}", ctx);
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
+  EXPECT_THAT(ErrorOf(r), HasSubstr("timed out"));
+  EXPECT_GE(took, 290ms);
+  EXPECT_LT(took, 1200ms) << "the handler was stopped, not waited out";
+  EXPECT_TRUE(saw_stop) << "the handler's stop token fires on timeout";
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(Dispatcher, CancelFromAnotherThreadStopsAnAsyncHandlerAndEndsCancelled) {
+  Harness h;
+  std::atomic<bool> saw_stop{false};
+  std::atomic<int> runs{0};
+  // A cooperative handler: on stop it returns what it has so far.
+  h.AddAsync("slow", R"({"type":"object"})",
+             StoppableHandler(h, saw_stop, runs, ToolResult::Text("partial output")));
+  std::stop_source cancel;
+  ToolContext ctx;
+  ctx.cancel = cancel.get_token();
+  std::jthread canceller([&cancel] {
+    std::this_thread::sleep_for(100ms);
+    cancel.request_stop();
+  });
+  const auto began = std::chrono::steady_clock::now();
+  ToolResult r = h.dispatcher.Dispatch("slow", "{}", ctx);
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_TRUE(saw_stop) << "the caller's cancel reaches the handler's stop token";
+  EXPECT_LT(took, 1000ms);
+  EXPECT_EQ(r.status, CallStatus::kCancelled) << r.text;
+}
+
+TEST(Dispatcher, NeverRunsAHandlerWhenTheCallIsAlreadyCancelled) {
+  Harness h;
+  h.AddEcho("sync_tool");
+  std::atomic<bool> saw_stop{false};
+  std::atomic<int> async_runs{0};
+  h.AddAsync("async_tool", R"({"type":"object"})",
+             StoppableHandler(h, saw_stop, async_runs, ToolResult::Text("ran")));
+  std::stop_source cancel;
+  cancel.request_stop();
+  for (const char* tool : {"sync_tool", "async_tool"}) {
+    ToolContext ctx;
+    ctx.cancel = cancel.get_token();
+    ToolResult r = h.dispatcher.Dispatch(tool, "{}", ctx);
+    EXPECT_EQ(r.status, CallStatus::kCancelled) << tool << ": " << r.text;
+  }
+  EXPECT_EQ(h.handler_runs, 0);
+  EXPECT_EQ(async_runs, 0);
+}
+
+TEST(Dispatcher, NeverRunsAHandlerWhoseDeadlineHasPassed) {
+  Harness h;
+  h.AddEcho("sync_tool");
+  ToolContext ctx;
+  ctx.deadline = std::chrono::steady_clock::now() - 1ms;
+  ToolResult r = h.dispatcher.Dispatch("sync_tool", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
+  EXPECT_EQ(h.handler_runs, 0);
+}
+
+// --- 8 post hooks, transform_result ---------------------------------------------------------
+
+struct PostRecord {
+  std::string tool;
+  CallStatus status;
+  double duration_ms;
+  std::string call_id;
+};
+
+TEST(Dispatcher, FiresPostHooksExactlyOncePerCallForEveryEnding) {
+  Harness h;
+  h.AddEcho("echo", kTypedParams);
+  h.Add("sleepy", R"({"type":"object"})", [](const Json&, ToolContext&) {
+    std::this_thread::sleep_for(30ms);
+    return ToolResult::Text("rested");
+  });
+  h.Add("failing", R"({"type":"object"})",
+        [](const Json&, ToolContext&) { return ToolResult::Error("no such file"); });
+  h.Add("throwing", R"({"type":"object"})",
+        [](const Json&, ToolContext&) -> ToolResult { throw std::logic_error("bug"); });
+  h.AddEcho("denied");
+  h.AddEcho("hooked");
+  h.AddEcho("todo");
+  std::atomic<bool> saw_stop{false};
+  std::atomic<int> runs{0};
+  h.AddAsync("slow", R"({"type":"object"})", StoppableHandler(h, saw_stop, runs, ToolResult::Text("late")));
+  h.dispatcher.SetPolicy(std::make_shared<ScriptedPolicy>("denied"));
+  h.dispatcher.hooks().AddPreHook([](const PreToolEvent& e) {
+    return e.tool_name == "hooked" ? PreHookDecision::Block("hook says no") : PreHookDecision::Continue();
+  });
+  std::mutex mu;
+  std::vector<PostRecord> records;
+  h.dispatcher.hooks().AddPostHook([&](const PostToolEvent& e) {
+    std::lock_guard lock(mu);
+    records.push_back({std::string(e.tool_name), e.result.status, e.duration_ms, e.ctx.call_id});
+  });
+
+  struct Case {
+    const char* tool;
+    const char* args;
+    CallStatus status;
+    std::chrono::milliseconds deadline_in = 0ms;  // 0: none
+  };
+  const std::vector<Case> cases = {
+      {"echo", R"({"count": "1"})", CallStatus::kOk},
+      {"sleepy", "{}", CallStatus::kOk},
+      {"failing", "{}", CallStatus::kError},
+      {"throwing", "{}", CallStatus::kError},
+      {"denied", "{}", CallStatus::kBlocked},
+      {"hooked", "{}", CallStatus::kBlocked},
+      {"nosuch", "{}", CallStatus::kError},
+      {"echo", "{broken", CallStatus::kError},
+      {"echo", R"({"count": "many"})", CallStatus::kError},
+      {"todo", "{}", CallStatus::kError},
+      {"slow", "{}", CallStatus::kTimedOut, 100ms},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    ToolContext ctx;
+    ctx.call_id = "call_" + std::to_string(i);
+    if (c.deadline_in > 0ms) ctx.deadline = std::chrono::steady_clock::now() + c.deadline_in;
+    ToolResult r = h.dispatcher.Dispatch(c.tool, c.args, ctx);
+    EXPECT_EQ(r.status, c.status) << c.tool << " " << c.args << ": " << r.text;
+
+    std::lock_guard lock(mu);
+    ASSERT_EQ(records.size(), i + 1) << c.tool << " " << c.args << ": exactly one post event per call";
+    const PostRecord& rec = records.back();
+    EXPECT_EQ(rec.tool, c.tool);
+    EXPECT_EQ(rec.status, c.status) << c.tool << " " << c.args;
+    EXPECT_EQ(rec.call_id, ctx.call_id);
+    EXPECT_GE(rec.duration_ms, 0.0) << c.tool;
+  }
+  std::lock_guard lock(mu);
+  EXPECT_GE(records[1].duration_ms, 30.0) << "duration covers the handler";
+  EXPECT_GE(records[10].duration_ms, 100.0) << "duration covers the wait for the deadline";
+}
+
+TEST(Dispatcher, TransformResultReplacesTheTextAndTheFirstReplacementWins) {
+  Harness h;
+  h.AddEcho("echo");
+  h.dispatcher.hooks().AddTransformResult([](const PostToolEvent&) -> std::optional<std::string> {
+    return std::nullopt;  // leaves it alone
+  });
+  h.dispatcher.hooks().AddTransformResult([](const PostToolEvent& e) -> std::optional<std::string> {
+    return "[" + std::string(e.tool_name) + "] " + e.result.text;
+  });
+  h.dispatcher.hooks().AddTransformResult(
+      [](const PostToolEvent&) -> std::optional<std::string> { return "too late"; });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("echo", R"({"a": 1})", ctx);
+  EXPECT_EQ(r.status, CallStatus::kOk);
+  EXPECT_EQ(r.text, R"([echo] {"a":1})");
+}
+
+// --- 9 budget (the dispatcher applies it last) ----------------------------------------------
+
+TEST(Dispatcher, SpillsAnOversizedResultAfterTheTransform) {
+  char dir_template[] = "/tmp/talaria-dispatch-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string base = dir_template;
+  Registry registry;
+  DispatcherOptions options;
+  options.budget.default_result_chars = 1000;
+  options.budget.spill_dir = base + "/spill";
+  Dispatcher dispatcher(registry, options);
+  const std::string schema = R"({"name":"big","description":"d","parameters":{"type":"object"}})";
+  ToolSpec spec;
+  spec.name = "big";
+  spec.toolset = "test";
+  spec.schema = std::string_view(schema);
+  spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text(std::string(5000, 'x')); };
+  ASSERT_TRUE(registry.Register(std::move(spec)).ok());
+  ToolContext ctx;
+  ctx.call_id = "call_big";
+  ToolResult r = dispatcher.Dispatch("big", "{}", ctx);
+  EXPECT_EQ(r.status, CallStatus::kOk);
+  EXPECT_THAT(r.text, StartsWith("<persisted-output>"));
+  EXPECT_THAT(r.text, HasSubstr(base + "/spill/"));
+  std::filesystem::remove_all(base);
+}
+
+// --- concurrency ------------------------------------------------------------------------------
+
+TEST(Dispatcher, ServesEightThreadsOfAThousandCallsEachCorrectly) {
+  Harness h;
+  h.Add("double", R"({"type":"object","properties":{"n":{"type":"integer"},"who":{"type":"string"}},
+                      "required":["n"]})",
+        [](const Json& args, ToolContext& ctx) {
+          return ToolResult::Text(args["who"].get<std::string>() + ":" + ctx.call_id + ":" +
+                                  std::to_string(args["n"].get<int64_t>() * 2));
+        });
+  std::atomic<int> post_events{0};
+  h.dispatcher.hooks().AddPostHook([&post_events](const PostToolEvent&) { ++post_events; });
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 1000;
+  std::atomic<int> wrong{0};
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < kThreads; ++t) {
+      workers.emplace_back([&h, &wrong, t] {
+        for (int i = 0; i < kCalls; ++i) {
+          ToolContext ctx;
+          ctx.call_id = "c" + std::to_string(i);
+          const std::string args =
+              R"({"n": ")" + std::to_string(i) + R"(", "who": "t)" + std::to_string(t) + R"("})";
+          ToolResult r = h.dispatcher.Dispatch("double", args, ctx);
+          const std::string want = "t" + std::to_string(t) + ":c" + std::to_string(i) + ":" + std::to_string(2 * i);
+          if (r.status != CallStatus::kOk || r.text != want) ++wrong;
+        }
+      });
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(post_events, kThreads * kCalls);
+}
+
+}  // namespace
+}  // namespace talaria
