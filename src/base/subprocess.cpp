@@ -414,8 +414,8 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   enum class Ending : unsigned char { kNone, kTimedOut, kCancelled };
   Ending ending = Ending::kNone;
   const auto start = Clock::now();
-  const auto deadline = options.timeout.count() > 0 ? AddClamped(start, options.timeout)
-                                                    : Clock::time_point::max();
+  const auto deadline =
+      options.timeout.count() > 0 ? AddClamped(start, options.timeout) : Clock::time_point::max();
   Clock::time_point term_sent_at{};  // valid once ending != kNone
   bool kill_sent = false;
   bool exited = false;

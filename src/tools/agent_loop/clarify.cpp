@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
+#include "tools/agent_loop/agent_loop_tool.h"
 
 namespace {
 
@@ -55,23 +56,14 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-talaria::ToolResult HandleClarify(const talaria::Json& /*args*/, talaria::ToolContext& /*ctx*/) {
-  return talaria::ToolResult::Error("clarify must be handled by the agent loop");
-}
-
-talaria::ToolSpec MakeSpec() {
-  talaria::ToolSpec spec;
-  spec.name = "clarify";
-  spec.toolset = "clarify";
-  spec.schema = kSchema;
-  spec.handler = HandleClarify;
-  spec.emoji = "\xE2\x9D\x93";  // "❓"
-  // Waits on the user, so never beside other calls; changes nothing itself.
-  spec.parallel = talaria::ParallelClass::kNever;
-  spec.annotations.read_only = true;
-  return spec;
-}
-
 }  // namespace
 
-TALARIA_TOOL(Clarify, MakeSpec());
+// Waits on the user, so never beside other calls; changes nothing itself.
+TALARIA_TOOL(Clarify, talaria::tools::AgentLoopToolSpec({
+                          .name = "clarify",
+                          .toolset = "clarify",
+                          .schema = kSchema,
+                          .emoji = "\xE2\x9D\x93",  // "❓"
+                          .parallel = talaria::ParallelClass::kNever,
+                          .annotations = {.read_only = true},
+                      }));

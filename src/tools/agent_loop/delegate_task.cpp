@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
+#include "tools/agent_loop/agent_loop_tool.h"
 
 namespace {
 
@@ -70,24 +71,14 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-talaria::ToolResult HandleDelegateTask(const talaria::Json& /*args*/,
-                                       talaria::ToolContext& /*ctx*/) {
-  return talaria::ToolResult::Error("delegate_task must be handled by the agent loop");
-}
-
-talaria::ToolSpec MakeSpec() {
-  talaria::ToolSpec spec;
-  spec.name = "delegate_task";
-  spec.toolset = "delegation";
-  spec.schema = kSchema;
-  spec.handler = HandleDelegateTask;
-  spec.emoji = "\xF0\x9F\x94\x80";  // "🔀"
-  // Children act on the world: a barrier in a batch, and not read-only.
-  spec.parallel = talaria::ParallelClass::kNever;
-  spec.annotations.read_only = false;
-  return spec;
-}
-
 }  // namespace
 
-TALARIA_TOOL(DelegateTask, MakeSpec());
+// Children act on the world: a barrier in a batch, and not read-only.
+TALARIA_TOOL(DelegateTask, talaria::tools::AgentLoopToolSpec({
+                          .name = "delegate_task",
+                          .toolset = "delegation",
+                          .schema = kSchema,
+                          .emoji = "\xF0\x9F\x94\x80",  // "🔀"
+                          .parallel = talaria::ParallelClass::kNever,
+                          .annotations = {},
+                      }));

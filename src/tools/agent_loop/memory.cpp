@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
+#include "tools/agent_loop/agent_loop_tool.h"
 
 namespace {
 
@@ -61,23 +62,14 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-talaria::ToolResult HandleMemory(const talaria::Json& /*args*/, talaria::ToolContext& /*ctx*/) {
-  return talaria::ToolResult::Error("memory must be handled by the agent loop");
-}
-
-talaria::ToolSpec MakeSpec() {
-  talaria::ToolSpec spec;
-  spec.name = "memory";
-  spec.toolset = "memory";
-  spec.schema = kSchema;
-  spec.handler = HandleMemory;
-  spec.emoji = "\xF0\x9F\xA7\xA0";  // "🧠"
-  // Writes files shared across sessions: a barrier in a batch, and not read-only.
-  spec.parallel = talaria::ParallelClass::kNever;
-  spec.annotations.read_only = false;
-  return spec;
-}
-
 }  // namespace
 
-TALARIA_TOOL(Memory, MakeSpec());
+// Writes files shared across sessions: a barrier in a batch, and not read-only.
+TALARIA_TOOL(Memory, talaria::tools::AgentLoopToolSpec({
+                          .name = "memory",
+                          .toolset = "memory",
+                          .schema = kSchema,
+                          .emoji = "\xF0\x9F\xA7\xA0",  // "🧠"
+                          .parallel = talaria::ParallelClass::kNever,
+                          .annotations = {},
+                      }));

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
+#include "tools/agent_loop/agent_loop_tool.h"
 
 namespace {
 
@@ -62,25 +63,14 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-talaria::ToolResult HandleSessionSearch(const talaria::Json& /*args*/,
-                                        talaria::ToolContext& /*ctx*/) {
-  return talaria::ToolResult::Error("session_search must be handled by the agent loop");
-}
-
-talaria::ToolSpec MakeSpec() {
-  talaria::ToolSpec spec;
-  spec.name = "session_search";
-  spec.toolset = "session_search";
-  spec.schema = kSchema;
-  spec.handler = HandleSessionSearch;
-  spec.emoji = "\xF0\x9F\x94\x8E";  // "🔎"
-  // Only reads the session database: may run beside other calls of the same turn.
-  spec.parallel = talaria::ParallelClass::kSafe;
-  spec.annotations.read_only = true;
-  spec.annotations.idempotent = true;
-  return spec;
-}
-
 }  // namespace
 
-TALARIA_TOOL(SessionSearch, MakeSpec());
+// Only reads the session database: may run beside other calls of the same turn.
+TALARIA_TOOL(SessionSearch, talaria::tools::AgentLoopToolSpec({
+                          .name = "session_search",
+                          .toolset = "session_search",
+                          .schema = kSchema,
+                          .emoji = "\xF0\x9F\x94\x8E",  // "🔎"
+                          .parallel = talaria::ParallelClass::kSafe,
+                          .annotations = {.read_only = true, .idempotent = true},
+                      }));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
+#include "tools/agent_loop/agent_loop_tool.h"
 
 namespace {
 
@@ -50,23 +51,14 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-talaria::ToolResult HandleTodo(const talaria::Json& /*args*/, talaria::ToolContext& /*ctx*/) {
-  return talaria::ToolResult::Error("todo must be handled by the agent loop");
-}
-
-talaria::ToolSpec MakeSpec() {
-  talaria::ToolSpec spec;
-  spec.name = "todo";
-  spec.toolset = "todo";
-  spec.schema = kSchema;
-  spec.handler = HandleTodo;
-  spec.emoji = "\xF0\x9F\x93\x8B";  // "📋"
-  // Writes agent state: a barrier in a batch, and not read-only.
-  spec.parallel = talaria::ParallelClass::kNever;
-  spec.annotations.read_only = false;
-  return spec;
-}
-
 }  // namespace
 
-TALARIA_TOOL(Todo, MakeSpec());
+// Writes agent state: a barrier in a batch, and not read-only.
+TALARIA_TOOL(Todo, talaria::tools::AgentLoopToolSpec({
+                          .name = "todo",
+                          .toolset = "todo",
+                          .schema = kSchema,
+                          .emoji = "\xF0\x9F\x93\x8B",  // "📋"
+                          .parallel = talaria::ParallelClass::kNever,
+                          .annotations = {},
+                      }));
