@@ -6,7 +6,8 @@ BUILD_TYPE ?= RelWithDebInfo
 
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
-        libcli11-dev libre2-dev libgtest-dev libgmock-dev json-schema-test-suite
+        libcli11-dev libre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
+        libgmock-dev json-schema-test-suite
 
 .PHONY: deps configure build test run bench install sanitize clean
 

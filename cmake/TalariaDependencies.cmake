@@ -4,11 +4,18 @@ find_package(tl-expected REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)  # libcrypto: SHA-256
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (TOML_HEADER_ONLY=0)
+# The embedded interpreter for the Python lint; pkg-config, not FindPython3 (which finds another
+# interpreter on these machines).
+pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
 
 add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)
 
 add_library(talaria_deps_private INTERFACE)
-target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 Threads::Threads)
+target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 Threads::Threads
+  tomlplusplus::tomlplusplus PkgConfig::PYTHON_EMBED
+  OpenSSL::Crypto)

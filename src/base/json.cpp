@@ -37,18 +37,17 @@ Result<Json> ParseJson(std::string_view text) {
   if (!NestingWithinLimit(text)) {
     return Err(InvalidArgumentError("JSON nesting deeper than " + std::to_string(kMaxJsonDepth)));
   }
-  Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
+  // nlohmann throws some errors (number overflow) even with allow_exceptions=false.
+  try {
+    Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) return value;
     // Re-run with exceptions only on the failure path to get a readable position.
-    try {
-      Json ignored = Json::parse(text.begin(), text.end());
-      (void)ignored;
-    } catch (const Json::parse_error& e) {
-      return Err(InvalidArgumentError(e.what()));
-    }
-    return Err(InvalidArgumentError("invalid JSON"));
+    Json ignored = Json::parse(text.begin(), text.end());
+    (void)ignored;
+  } catch (const Json::exception& e) {
+    return Err(InvalidArgumentError(e.what()));
   }
-  return value;
+  return Err(InvalidArgumentError("invalid JSON"));
 }
 
 std::string DumpJson(const Json& value) {

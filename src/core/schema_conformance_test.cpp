@@ -1,6 +1,7 @@
 // Conformance: the official JSON-Schema-Test-Suite (Debian package json-schema-test-suite),
 // drafts 4 and 7. Every case of every file directly under tests/draft4 and tests/draft7 is
-// asserted against its "valid" expectation, one ctest per file.
+// asserted against its "valid" expectation, one ctest per file
+// (SchemaTestSuite/SchemaConformance.MatchesSuiteExpectations/draft7_ref, ...).
 //
 // Not run: the optional/ folders. format is an annotation here (by design, see
 // schema_validator.h); bignum needs arbitrary precision; ecmascript-regex needs ECMA-262
@@ -9,23 +10,25 @@
 // annotation-only in draft 7.
 //
 // Remote references: SchemaValidator resolves references only inside the schema document (its
-// API takes no resolver, and tool schemas must not fetch anything). The suite's own harness
-// serves tests/../remotes at http://localhost:1234/ and expects the draft's meta-schema to be
-// known, so a schema that refers outside itself gets those documents bundled under
+// API takes no resolver, and tool schemas must not fetch anything). The suite expects the files
+// of its remotes/ folder to be served at http://localhost:1234/ and the draft's meta-schema to
+// be known, so a schema that refers outside itself gets those documents bundled under
 // "definitions", each carrying its URI as id/$id: a compound document that resolves exactly as
-// the fetched ones would.
-#include <gtest/gtest.h>
+// the fetched ones would. Thus refRemote.json and the meta-schema cases of ref.json and
+// definitions.json run in full.
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
 #include "talaria/core/schema_validator.h"
@@ -212,8 +215,8 @@ std::vector<std::string> ListSuiteFiles() {
 
 std::string TestNameFor(const testing::TestParamInfo<std::string>& info) {
   std::string name = info.param.substr(0, info.param.size() - 5);  // drop ".json"
-  std::replace_if(
-      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  const auto not_alnum = [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); };
+  std::replace_if(name.begin(), name.end(), not_alnum, '_');
   return name;
 }
 

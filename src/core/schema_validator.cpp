@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <nlohmann/json.hpp>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -52,15 +54,14 @@ std::string RenderPath(const PathStep* step) {
   std::vector<const PathStep*> steps;
   for (; step != nullptr; step = step->parent) steps.push_back(step);
   std::string out;
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-    const PathStep& s = **it;
-    if (s.key == nullptr) {
-      out += "[" + std::to_string(s.index) + "]";
-    } else if (IsPlainKey(*s.key)) {
+  for (const PathStep* s : std::views::reverse(steps)) {
+    if (s->key == nullptr) {
+      out += "[" + std::to_string(s->index) + "]";
+    } else if (IsPlainKey(*s->key)) {
       if (!out.empty()) out += '.';
-      out += *s.key;
+      out += *s->key;
     } else {
-      out += "[" + Truncate(JsonQuote(*s.key), kMaxQuotedBytes) + "]";
+      out += "[" + Truncate(JsonQuote(*s->key), kMaxQuotedBytes) + "]";
     }
   }
   return out;
@@ -91,11 +92,23 @@ uint8_t TypeBits(const Json& v) {
   }
 }
 
+// Below this many properties a scan beats binary search: most candidates differ in length.
+constexpr size_t kLinearPropertyScan = 16;
+
 const PropertySchema* FindProperty(const Node& node, const std::string& key) {
+  const std::vector<PropertySchema>& properties = node.properties;
+  if (properties.size() <= kLinearPropertyScan) {
+    for (const PropertySchema& p : properties) {
+      if (p.name.size() < key.size()) continue;
+      if (p.name.size() > key.size()) break;  // sorted by length first
+      if (p.name == key) return &p;
+    }
+    return nullptr;
+  }
   const auto it = std::lower_bound(
-      node.properties.begin(), node.properties.end(), key,
+      properties.begin(), properties.end(), key,
       [](const PropertySchema& p, const std::string& k) { return PropertyNameLess(p.name, k); });
-  return it != node.properties.end() && it->name == key ? &*it : nullptr;
+  return it != properties.end() && it->name == key ? &*it : nullptr;
 }
 
 struct Issue {
@@ -125,6 +138,14 @@ class Evaluator {
   bool truncated() const { return truncated_; }
 
  private:
+  // Leaves such as {"type": "integer"} dominate tool schemas; passing ones are settled inline,
+  // without a call or depth bookkeeping. Failures take the full path to be reported.
+  bool CheckChild(NodeId id, const Json& v, const PathStep* path) {
+    const Node& n = schema_.nodes[id];
+    if (n.type_only && (n.types & TypeBits(v)) != 0) return true;
+    return Check(id, v, path);
+  }
+
   bool Collecting() const { return issues_ != nullptr && !truncated_; }
 
   // Records a problem (the message is built only when someone will read it). Returns whether
@@ -160,7 +181,11 @@ class Evaluator {
     }
     if (n.ref != kNoNode) return Check(n.ref, v, path);
     if ((n.types & TypeBits(v)) == 0) {
-      Fail(ok, path, [&] { return "expected " + n.types_text + ", got " + DescribeValue(v); });
+      // Only a non-JSON value (binary, discarded) can fail a node without "type".
+      Fail(ok, path, [&] {
+        const std::string& expected = n.types_text.empty() ? "a JSON value" : n.types_text;
+        return "expected " + expected + ", got " + DescribeValue(v);
+      });
       return false;  // the other keywords would only repeat the mismatch
     }
     switch (v.type()) {
@@ -251,7 +276,7 @@ class Evaluator {
       const size_t tuple_size = n.tuple_items.size();
       for (size_t i = 0; i < items.size() && i < tuple_size; ++i) {
         const PathStep step{path, nullptr, i};
-        if (!Keep(ok, Check(n.tuple_items[i], items[i], &step))) return false;
+        if (!Keep(ok, CheckChild(n.tuple_items[i], items[i], &step))) return false;
       }
       if (items.size() > tuple_size && n.additional_items == kFalseNode) {
         if (!Fail(ok, path, [&] {
@@ -263,13 +288,13 @@ class Evaluator {
       } else if (n.additional_items != kNoNode) {
         for (size_t i = tuple_size; i < items.size(); ++i) {
           const PathStep step{path, nullptr, i};
-          if (!Keep(ok, Check(n.additional_items, items[i], &step))) return false;
+          if (!Keep(ok, CheckChild(n.additional_items, items[i], &step))) return false;
         }
       }
     } else if (n.items != kNoNode && n.items != kTrueNode) {
       for (size_t i = 0; i < items.size(); ++i) {
         const PathStep step{path, nullptr, i};
-        if (!Keep(ok, Check(n.items, items[i], &step))) return false;
+        if (!Keep(ok, CheckChild(n.items, items[i], &step))) return false;
       }
     }
     if (n.contains != kNoNode && !ContainsMatch(n.contains, items, path) && !Fail(ok, path, [] {
@@ -344,18 +369,18 @@ class Evaluator {
     if (const PropertySchema* p = FindProperty(n, key)) {
       declared = true;
       if (p->required_bit >= 0) required_seen |= uint64_t{1} << p->required_bit;
-      if (p->node != kTrueNode && !Keep(ok, Check(p->node, value, &step))) return false;
+      if (p->node != kTrueNode && !Keep(ok, CheckChild(p->node, value, &step))) return false;
     }
     for (const PatternSchema& pattern : n.pattern_properties) {
       if (!RE2::PartialMatch(key, *pattern.regex)) continue;
       declared = true;
-      if (!Keep(ok, Check(pattern.node, value, &step))) return false;
+      if (!Keep(ok, CheckChild(pattern.node, value, &step))) return false;
     }
     if (declared || n.additional_properties == kNoNode) return true;
     if (n.additional_properties == kFalseNode) {
       return Fail(ok, path, [&] { return "unexpected property " + Quote(key); });
     }
-    return Keep(ok, Check(n.additional_properties, value, &step));
+    return Keep(ok, CheckChild(n.additional_properties, value, &step));
   }
 
   bool CheckDependencies(const Node& n, const Json& v, const PathStep* path) {
@@ -477,8 +502,9 @@ class Evaluator {
 }  // namespace
 
 bool Evaluate(const SchemaGraph& schema, const Json& instance, std::vector<std::string>* errors) {
-  if (errors == nullptr)
+  if (errors == nullptr) {
     return Evaluator(schema, nullptr, 0, 0).Check(schema.root, instance, nullptr);
+  }
   std::vector<Issue> issues;
   Evaluator evaluator(schema, &issues, kMaxIssues, 0);
   const bool ok = evaluator.Check(schema.root, instance, nullptr);

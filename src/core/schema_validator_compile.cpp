@@ -9,12 +9,13 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -171,8 +172,9 @@ class Compiler {
 
   Result<NodeId> Compile(const Json& schema, const Where& where) {
     if (schema.is_boolean()) return schema.get<bool>() ? kTrueNode : kFalseNode;
-    if (!schema.is_object())
+    if (!schema.is_object()) {
       return Err(Invalid(where, "", "a schema must be an object or a boolean"));
+    }
     if (where.depth > kMaxSchemaDepth) return Err(Invalid(where, "", "schema nested too deeply"));
     if (const auto it = node_of_.find(&schema); it != node_of_.end()) return it->second;
     const NodeId id = NewNode(&schema, where.path);
@@ -227,8 +229,8 @@ class Compiler {
   }
 
   Status CompilePendingRefs() {
-    // Index-based: compiling a target may queue more targets.
-    for (size_t i = 0; i < pending_.size(); ++i) {
+    // Index-based: compiling a target may queue more targets (and reallocate pending_).
+    for (size_t i = 0; i < pending_.size(); ++i) {  // NOLINT(modernize-loop-convert)
       const PendingRef p = pending_[i];
       if (!p.target->is_object()) {
         return Invalid(p.where, "", "a schema must be an object or a boolean");
@@ -382,10 +384,12 @@ class Compiler {
         }
       }
     }
-    if (draft4_exclusive_min && node.minimum)
-      node.exclusive_minimum = std::exchange(node.minimum, {});
-    if (draft4_exclusive_max && node.maximum)
-      node.exclusive_maximum = std::exchange(node.maximum, {});
+    if (draft4_exclusive_min && node.minimum) {
+      node.exclusive_minimum = std::exchange(node.minimum, std::nullopt);
+    }
+    if (draft4_exclusive_max && node.maximum) {
+      node.exclusive_maximum = std::exchange(node.maximum, std::nullopt);
+    }
     return {};
   }
 

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -118,6 +119,8 @@ void SetFamilyFlags(Node& n) {
                         n.property_names != kNoNode;
   n.has_generic_checks = n.has_enum || n.const_value || !n.all_of.empty() || !n.any_of.empty() ||
                          !n.one_of.empty() || n.not_node != kNoNode || n.if_node != kNoNode;
+  n.type_only = n.ref == kNoNode && !n.reject_all && !n.has_number_checks && !n.has_string_checks &&
+                !n.has_array_checks && !n.has_object_checks && !n.has_generic_checks;
 }
 
 }  // namespace talaria::schema_internal

@@ -6,17 +6,17 @@
 // many threads.
 #pragma once
 
-#include <re2/re2.h>
-
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <re2/re2.h>
+#include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
@@ -84,6 +84,7 @@ struct Node {
   bool has_array_checks = false;
   bool has_object_checks = false;
   bool has_generic_checks = false;  // enum, const and the applicators
+  bool type_only = false;           // no keyword but "type": settled by one mask test
 
   // Any type.
   bool has_enum = false;

@@ -1,14 +1,15 @@
 #include "talaria/core/schema_validator.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/schema_validator_internal.h"
 #include "talaria/base/json.h"
 
 namespace talaria {
@@ -258,7 +259,8 @@ TEST(SchemaValidator, ResolvesRefsToDefsAnchorsAndIds) {
   const SchemaValidator ids = MustCompile(R"({
     "$id": "http://example.com/root.json",
     "definitions": {"b": {"$id": "other.json", "type": "boolean"}},
-    "properties": {"flag": {"$ref": "other.json"}, "again": {"$ref": "root.json#/properties/flag"}}})");
+    "properties": {"flag": {"$ref": "other.json"},
+                   "again": {"$ref": "root.json#/properties/flag"}}})");
   EXPECT_TRUE(ids.Validate(J(R"({"flag": true, "again": false})")));
   EXPECT_FALSE(ids.Validate(J(R"({"again": 1})")));
 }
@@ -369,6 +371,45 @@ TEST(SchemaValidator, MoveKeepsTheCompiledSchema) {
   EXPECT_TRUE(moved.Validate(J(R"({"n": 1})")));
   original = std::move(moved);
   EXPECT_FALSE(original.Validate(J("{}")));
+}
+
+struct UriCase {
+  std::string_view base, ref, resolved;
+};
+
+TEST(SchemaUri, ResolvesReferencesAgainstBase) {
+  const UriCase cases[] = {
+      {"", "#/definitions/a", "#/definitions/a"},
+      {"", "node", "node"},
+      {"http://localhost:1234/", "folder/", "http://localhost:1234/folder/"},
+      {"http://localhost:1234/folder/", "folderInteger.json",
+       "http://localhost:1234/folder/folderInteger.json"},
+      {"http://localhost:1234/tree", "node", "http://localhost:1234/node"},
+      {"http://x/a/b/c", "../d", "http://x/a/d"},
+      {"http://x/a/b", "./c/./d/../e", "http://x/a/c/e"},
+      {"http://x/a/b", "/d#frag", "http://x/d#frag"},
+      {"http://x/a", "//y/z", "http://y/z"},
+      {"http://x/a?q=1", "#f", "http://x/a?q=1#f"},
+      {"http://x/a#old", "b", "http://x/b"},
+      {"urn:uuid:1234", "#foo", "urn:uuid:1234#foo"},
+      {"http://x/a", "https://other/b", "https://other/b"},
+  };
+  for (const UriCase& c : cases) {
+    EXPECT_EQ(schema_internal::ResolveUri(c.base, c.ref), c.resolved) << c.base << " + " << c.ref;
+  }
+}
+
+TEST(SchemaUri, FollowsEscapedJsonPointers) {
+  const Json doc = J(R"({"a/b": {"c~d": [10, 20]}, "%": 1})");
+  const Json* found = schema_internal::FollowPointer(doc, "/a~1b/c~0d/1");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(*found, 20);
+  EXPECT_EQ(schema_internal::FollowPointer(doc, ""), &doc);
+  EXPECT_EQ(*schema_internal::FollowPointer(doc, schema_internal::PercentDecode("/%25")), 1);
+  for (const char* missing :
+       {"/a~1b/c~0d/2", "/a~1b/c~0d/01", "/a~1b/c~0d/-", "/x", "/a~2b", "a"}) {
+    EXPECT_EQ(schema_internal::FollowPointer(doc, missing), nullptr) << missing;
+  }
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 // no network, no case or percent-encoding normalisation of URIs.
 #include <algorithm>
 #include <cctype>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "core/schema_validator_internal.h"
 
@@ -57,9 +58,7 @@ std::string RemoveDotSegments(std::string_view in) {
   while (!in.empty()) {
     if (in.starts_with("../")) {
       in.remove_prefix(3);
-    } else if (in.starts_with("./")) {
-      in.remove_prefix(2);
-    } else if (in.starts_with("/./")) {
+    } else if (in.starts_with("./") || in.starts_with("/./")) {
       in.remove_prefix(2);
     } else if (in == "/.") {
       in = "/";

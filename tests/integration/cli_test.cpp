@@ -1,0 +1,447 @@
+// The `talaria` binary as a user runs it: a real process, with TALARIA_HOME (and HOME) pointing
+// at a fresh directory, so no state of the machine leaks in.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/json.h"
+#include "talaria/base/subprocess.h"
+#include "talaria/core/registry.h"
+#include "talaria/core/toolsets.h"
+
+extern char** environ;
+
+namespace talaria {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A fresh TALARIA_HOME, removed at the end of the test.
+class TempHome {
+ public:
+  TempHome() {
+    char tmpl[] = "/tmp/talaria-cli-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempHome() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string config_path() const { return path_ + "/config.yaml"; }
+  void WriteConfig(std::string_view yaml) const { std::ofstream(config_path()) << yaml; }
+
+ private:
+  std::string path_;
+};
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `talaria args...` with TALARIA_HOME and HOME set to `home`.
+CliRun Talaria(const TempHome& home, const std::vector<std::string>& args) {
+  SpawnOptions options;
+  options.argv = {TALARIA_CLI_PATH};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    if (kv.starts_with("TALARIA_HOME=") || kv.starts_with("HOME=")) continue;
+    env.emplace_back(kv);
+  }
+  env.push_back("TALARIA_HOME=" + home.path());
+  env.push_back("HOME=" + home.path());
+  options.env = std::move(env);
+  options.timeout = std::chrono::seconds(10);
+  CliRun run;
+  auto result = RunProcess(options);
+  if (!result) {
+    ADD_FAILURE() << "could not run " << TALARIA_CLI_PATH << ": " << result.error().message();
+    return run;
+  }
+  EXPECT_FALSE(result->timed_out) << "talaria hung";
+  run.exit_code = result->exit_code;
+  run.out = std::move(result->stdout_text);
+  run.err = std::move(result->stderr_text);
+  return run;
+}
+
+std::string Describe(const std::vector<std::string>& args, const CliRun& run) {
+  std::string cmd = "talaria";
+  for (const auto& a : args) cmd += " " + a;
+  return cmd + "\n  exit " + std::to_string(run.exit_code) + "\n  stdout: " + run.out.substr(0, 600) +
+         "\n  stderr: " + run.err.substr(0, 600);
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Words(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Table rows (after the header) keyed by the word at `key_column`.
+std::map<std::string, std::vector<std::string>> RowsBy(const std::string& table, size_t key_column) {
+  std::map<std::string, std::vector<std::string>> rows;
+  const auto lines = SplitLines(table);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto words = Words(lines[i]);
+    if (words.size() > key_column) rows[words[key_column]] = words;
+  }
+  return rows;
+}
+
+struct AgentLoopTool {
+  std::string name;
+  std::string toolset;
+};
+const std::vector<AgentLoopTool> kAgentLoopTools = {
+    {"clarify", "clarify"}, {"delegate_task", "delegation"}, {"memory", "memory"},
+    {"session_search", "session_search"}, {"todo", "todo"},
+};
+
+// --- talaria tools --------------------------------------------------------------------------
+
+TEST(Cli, ToolsListsTheAgentLoopToolsWithEmojiToolsetAndStatus) {
+  TempHome home;
+  CliRun run = Talaria(home, {"tools"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"tools"}, run);
+  const auto lines = SplitLines(run.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(Words(lines[0]), (std::vector<std::string>{"tool", "toolset", "status"})) << lines[0];
+  const auto rows = RowsBy(run.out, 1);
+  for (const auto& tool : kAgentLoopTools) {
+    auto it = rows.find(tool.name);
+    ASSERT_NE(it, rows.end()) << tool.name << " missing from\n" << run.out;
+    const auto& row = it->second;
+    ASSERT_EQ(row.size(), 4u) << run.out;
+    EXPECT_EQ(row[0], Registry::Global().EmojiOf(tool.name)) << tool.name;
+    EXPECT_GE(static_cast<unsigned char>(row[0][0]), 0x80u) << tool.name << ": an emoji, not text";
+    EXPECT_EQ(row[2], tool.toolset) << tool.name;
+    EXPECT_EQ(row[3], "available") << tool.name;
+  }
+  EXPECT_EQ(rows.at("clarify")[0], "\xE2\x9D\x93");  // ❓
+}
+
+TEST(Cli, ToolsJsonPrintsOpenAiFunctionDefinitionsSortedByName) {
+  TempHome home;
+  CliRun run = Talaria(home, {"tools", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"tools", "--json"}, run);
+  auto parsed = ParseJson(run.out);
+  ASSERT_TRUE(parsed.has_value()) << run.out.substr(0, 300);
+  ASSERT_TRUE(parsed->is_array());
+  std::vector<std::string> names;
+  for (const Json& def : *parsed) {
+    ASSERT_TRUE(def.is_object());
+    EXPECT_EQ(def.value("type", ""), "function");
+    ASSERT_TRUE(def.contains("function")) << def.dump().substr(0, 200);
+    const Json& fn = def["function"];
+    ASSERT_TRUE(fn.contains("name") && fn["name"].is_string());
+    EXPECT_TRUE(fn.contains("description") && fn["description"].is_string()) << fn["name"];
+    ASSERT_TRUE(fn.contains("parameters")) << fn["name"];
+    EXPECT_EQ(fn["parameters"].value("type", ""), "object") << fn["name"];
+    names.push_back(fn["name"].get<std::string>());
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const auto& tool : kAgentLoopTools) {
+    EXPECT_NE(std::find(names.begin(), names.end(), tool.name), names.end()) << tool.name;
+  }
+}
+
+TEST(Cli, ToolsFilteredByToolsetsListsOnlyTheirTools) {
+  TempHome home;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"tools", "--toolsets", "todo,clarify"},
+        std::vector<std::string>{"tools", "--toolsets", "todo", "--toolsets", "clarify"}}) {
+    CliRun run = Talaria(home, args);
+    ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+    const auto rows = RowsBy(run.out, 1);
+    std::vector<std::string> names;
+    for (const auto& [name, row] : rows) names.push_back(name);
+    EXPECT_EQ(names, (std::vector<std::string>{"clarify", "todo"})) << Describe(args, run);
+  }
+}
+
+TEST(Cli, ToolsWithAnUnknownToolsetExitsTwoListingTheValidOnes) {
+  TempHome home;
+  CliRun run = Talaria(home, {"tools", "--toolsets", "nope"});
+  EXPECT_EQ(run.exit_code, 2) << Describe({"tools", "--toolsets", "nope"}, run);
+  EXPECT_THAT(run.err, HasSubstr("nope"));
+  EXPECT_THAT(run.err, HasSubstr("valid toolsets"));
+  for (const char* valid : {"talaria-cli", "talaria-mcp", "debugging", "safe", "todo"}) {
+    EXPECT_THAT(run.err, HasSubstr(valid));
+  }
+  EXPECT_EQ(run.out, "");
+}
+
+// --- talaria toolsets -----------------------------------------------------------------------
+
+TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
+  TempHome home;
+  CliRun run = Talaria(home, {"toolsets"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+  const auto lines = SplitLines(run.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_THAT(lines[0], HasSubstr("toolset"));
+  EXPECT_THAT(lines[0], HasSubstr("includes"));
+  EXPECT_THAT(lines[0], HasSubstr("tools"));
+  const auto rows = RowsBy(run.out, 0);
+  struct Want {
+    std::string name;
+    std::string includes;
+    std::string count;
+  };
+  const std::vector<Want> wants = {
+      {"talaria-cli", "-", std::to_string(CoreTools().size())},
+      {"talaria-mcp", "-", "9"},
+      {"debugging", "web,file", "8"},       // terminal, process + web (2) + file (4)
+      {"safe", "web,vision,image_gen", "4"},  // web (2) + vision (1) + image_gen (1)
+      {"todo", "-", "1"},
+  };
+  for (const Want& want : wants) {
+    auto it = rows.find(want.name);
+    ASSERT_NE(it, rows.end()) << want.name << " missing from\n" << run.out;
+    ASSERT_GE(it->second.size(), 3u);
+    EXPECT_EQ(it->second[1], want.includes) << want.name;
+    EXPECT_EQ(it->second[2], want.count) << want.name;
+  }
+}
+
+TEST(Cli, UserToolsetsFromConfigShowUpInToolsetsAndSelectTools) {
+  TempHome home;
+  home.WriteConfig(
+      "toolsets:\n"
+      "  review:\n"
+      "    description: Code review helpers\n"
+      "    tools: [read_file, clarify]\n"
+      "    includes: [web]\n");
+  CliRun run = Talaria(home, {"toolsets"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+  const auto rows = RowsBy(run.out, 0);
+  auto it = rows.find("review");
+  ASSERT_NE(it, rows.end()) << run.out;
+  EXPECT_EQ(it->second[1], "web");
+  EXPECT_EQ(it->second[2], "4");  // read_file, clarify, web_search, web_extract
+  EXPECT_THAT(run.out, HasSubstr("Code review helpers"));
+
+  CliRun tools = Talaria(home, {"tools", "--toolsets", "review"});
+  ASSERT_EQ(tools.exit_code, 0) << Describe({"tools", "--toolsets", "review"}, tools);
+  const auto tool_rows = RowsBy(tools.out, 1);
+  EXPECT_TRUE(tool_rows.contains("clarify")) << tools.out;
+  EXPECT_FALSE(tool_rows.contains("todo")) << tools.out;
+}
+
+TEST(Cli, ReadsTheConfigNamedByTheConfigOption) {
+  TempHome home;
+  const std::string other = home.path() + "/other.yaml";
+  std::ofstream(other) << "toolsets:\n  elsewhere:\n    tools: [todo]\n";
+  CliRun run = Talaria(home, {"--config", other, "toolsets"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"--config", other, "toolsets"}, run);
+  EXPECT_TRUE(RowsBy(run.out, 0).contains("elsewhere")) << run.out;
+}
+
+TEST(Cli, BrokenConfigExitsTwoWithAMessageNamingTheFile) {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    const char* detail;  // also in the message
+  };
+  const std::vector<Case> cases = {
+      {"not YAML", "toolsets: [unclosed\n", "YAML"},
+      {"wrong shape", "toolsets: 5\n", "toolsets"},
+      {"bad tool list", "toolsets:\n  review:\n    tools: 7\n", "toolsets.review.tools"},
+      {"bad budget", "tool_budget:\n  result_size_chars: lots\n", "tool_budget.result_size_chars"},
+      {"bad hook matcher",
+       "hooks:\n  PreToolUse:\n    - matcher: \"(unclosed\"\n      hooks: [{type: command, command: \"true\"}]\n",
+       "matcher"},
+  };
+  for (const Case& c : cases) {
+    TempHome home;
+    home.WriteConfig(c.yaml);
+    for (const char* sub : {"toolsets", "tools"}) {
+      CliRun run = Talaria(home, {sub});
+      EXPECT_EQ(run.exit_code, 2) << c.name << "\n" << Describe({sub}, run);
+      EXPECT_THAT(run.err, HasSubstr(home.config_path())) << c.name;
+      EXPECT_THAT(run.err, HasSubstr(c.detail)) << c.name;
+    }
+  }
+}
+
+// Regression: YAML scalars are typed through ParseJson, which let nlohmann's out_of_range (406)
+// escape for "1e999", so such a config aborted the CLI instead of loading or being refused.
+TEST(Cli, ConfigWithANumberBeyondDoubleRangeLoadsOrIsRefusedNeverCrashes) {
+  {
+    TempHome home;
+    home.WriteConfig("toolsets:\n  big:\n    description: 1e999\n    tools: [todo]\n");
+    CliRun run = Talaria(home, {"toolsets"});
+    EXPECT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+    EXPECT_TRUE(RowsBy(run.out, 0).contains("big")) << Describe({"toolsets"}, run);
+  }
+  {
+    TempHome home;
+    home.WriteConfig("tool_budget:\n  result_size_chars: 1e999\n");
+    CliRun run = Talaria(home, {"toolsets"});
+    EXPECT_EQ(run.exit_code, 2) << Describe({"toolsets"}, run);
+    EXPECT_THAT(run.err, HasSubstr(home.config_path())) << Describe({"toolsets"}, run);
+    EXPECT_THAT(run.err, HasSubstr("tool_budget.result_size_chars")) << Describe({"toolsets"}, run);
+  }
+}
+
+// --- talaria call ---------------------------------------------------------------------------
+
+TEST(Cli, CallOfAnAgentLoopToolExitsOneWithTheAgentLoopError) {
+  TempHome home;
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"call", "todo"}, "todo must be handled by the agent loop"},
+      {{"call", "todo_list"}, "todo must be handled by the agent loop"},  // legacy alias
+      {{"call", "memory", "action=add", "target=memory", "content=x"},
+       "memory must be handled by the agent loop"},
+      {{"call", "clarify", "question=hi"}, "clarify must be handled by the agent loop"},
+  };
+  for (const Case& c : cases) {
+    CliRun run = Talaria(home, c.args);
+    EXPECT_EQ(run.exit_code, 1) << Describe(c.args, run);
+    auto body = ParseJson(run.out);
+    ASSERT_TRUE(body.has_value()) << Describe(c.args, run);
+    EXPECT_EQ(body->value("error", ""), c.error) << Describe(c.args, run);
+  }
+}
+
+TEST(Cli, CallOfAnUnknownToolExitsOne) {
+  TempHome home;
+  CliRun run = Talaria(home, {"call", "nosuch"});
+  EXPECT_EQ(run.exit_code, 1) << Describe({"call", "nosuch"}, run);
+  auto body = ParseJson(run.out);
+  ASSERT_TRUE(body.has_value()) << run.out;
+  EXPECT_EQ(*body, Json::object({{"error", "Unknown tool: nosuch"}}));
+}
+
+TEST(Cli, CallLetsCoercionTypeKeyValueStrings) {
+  TempHome home;
+  // "TRUE" coerces to a boolean, so validation passes and routing answers.
+  CliRun typed = Talaria(home, {"call", "clarify", "multi_select=TRUE", "question=hi"});
+  EXPECT_EQ(typed.exit_code, 1);
+  EXPECT_THAT(typed.out, HasSubstr("clarify must be handled by the agent loop")) << typed.out;
+  // "maybe" does not, and the validation error names the argument.
+  CliRun untyped = Talaria(home, {"call", "clarify", "multi_select=maybe"});
+  EXPECT_EQ(untyped.exit_code, 1);
+  auto body = ParseJson(untyped.out);
+  ASSERT_TRUE(body.has_value()) << untyped.out;
+  EXPECT_THAT(body->value("error", ""), HasSubstr("multi_select")) << untyped.out;
+  EXPECT_THAT(untyped.out, Not(HasSubstr("agent loop")));
+  // key=value pairs override --args.
+  CliRun both = Talaria(home, {"call", "clarify", "--args", R"({"multi_select": "maybe"})", "multi_select=false"});
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_THAT(both.out, HasSubstr("clarify must be handled by the agent loop")) << both.out;
+}
+
+TEST(Cli, CallWithMalformedArgumentsIsAUsageError) {
+  TempHome home;
+  const std::vector<std::vector<std::string>> cases = {
+      {"call", "x", "badassignment"},
+      {"call", "x", "=value"},
+      {"call", "x", "--args", "[1, 2]"},
+      {"call", "x", "--args", "{oops"},
+      {"call"},
+  };
+  for (const auto& args : cases) {
+    CliRun run = Talaria(home, args);
+    EXPECT_EQ(run.exit_code, 2) << Describe(args, run);
+    EXPECT_EQ(run.out, "") << Describe(args, run) << ": nothing was dispatched";
+  }
+}
+
+// Regression: a number beyond the range of a double made ParseJson throw (nlohmann
+// out_of_range 406 is not a parse_error), and `talaria call` died with SIGABRT.
+TEST(Cli, CallWithANumberBeyondDoubleRangeIsAUsageErrorNotACrash) {
+  TempHome home;
+  const std::vector<std::string> args = {"call", "todo", "--args", R"({"n": 1e999})"};
+  CliRun run = Talaria(home, args);
+  EXPECT_EQ(run.exit_code, 2) << Describe(args, run);
+  EXPECT_THAT(run.err, HasSubstr("--args")) << Describe(args, run);
+}
+
+// No tool built into the CLI today reaches the pre hooks: every registered tool is an agent-loop
+// tool, and (as in the original) agent-loop routing answers before any PreToolUse hook runs.
+TEST(Cli, AgentLoopRoutingAnswersBeforeAPreToolUseHookRuns) {
+  TempHome home;
+  const std::string marker = home.path() + "/hook-ran";
+  home.WriteConfig(
+      "hooks:\n"
+      "  PreToolUse:\n"
+      "    - matcher: \".*\"\n"
+      "      hooks:\n"
+      "        - type: command\n"
+      "          command: \"touch " + marker + "; echo 'no clarifying today' >&2; exit 2\"\n"
+      "          timeout: 5\n");
+  const std::vector<std::string> args = {"call", "clarify", "question=hi"};
+  CliRun run = Talaria(home, args);
+  EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
+  EXPECT_THAT(run.out, HasSubstr("clarify must be handled by the agent loop")) << Describe(args, run);
+  EXPECT_THAT(run.out, Not(HasSubstr("no clarifying today")));
+  EXPECT_FALSE(fs::exists(marker)) << "the hook ran for a call the agent loop owns";
+}
+
+// --- help and usage -------------------------------------------------------------------------
+
+TEST(Cli, HelpWorksForTheProgramAndEverySubcommand) {
+  TempHome home;
+  struct Case {
+    std::vector<std::string> args;
+    std::string mentions;
+  };
+  const std::vector<Case> cases = {
+      {{"--help"}, "tools"},
+      {{"-h"}, "toolsets"},
+      {{"tools", "--help"}, "--json"},
+      {{"toolsets", "--help"}, "toolsets"},
+      {{"call", "--help"}, "--args"},
+  };
+  for (const Case& c : cases) {
+    CliRun run = Talaria(home, c.args);
+    EXPECT_EQ(run.exit_code, 0) << Describe(c.args, run);
+    EXPECT_THAT(run.out, HasSubstr("Usage")) << Describe(c.args, run);
+    EXPECT_THAT(run.out, HasSubstr(c.mentions)) << Describe(c.args, run);
+  }
+}
+
+TEST(Cli, MissingOrUnknownSubcommandIsAUsageError) {
+  TempHome home;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, std::vector<std::string>{"frobnicate"},
+        std::vector<std::string>{"tools", "--no-such-flag"}}) {
+    CliRun run = Talaria(home, args);
+    EXPECT_EQ(run.exit_code, 2) << Describe(args, run);
+  }
+}
+
+}  // namespace
+}  // namespace talaria
