@@ -6,7 +6,7 @@ BUILD_TYPE ?= RelWithDebInfo
 
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
-        libcli11-dev libre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
+        libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
         libgmock-dev json-schema-test-suite
 
 .PHONY: deps configure build test run bench install sanitize clean
@@ -34,10 +34,11 @@ test: build
 run: build
 	./$(BUILD)/talaria tools
 
+# Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes).
 bench: deps
-	@[ -f build-release/build.ninja ] || cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALARIA_BUILD_TESTS=OFF
-	ninja -C build-release -j$(JOBS) talaria_bench
-	bench/run.sh build-release/bench/talaria_bench
+	@[ -f build-bench/build.ninja ] || cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTALARIA_BUILD_TESTS=OFF
+	ninja -C build-bench -j$(JOBS)
+	bench/run.sh --bin build-bench/bench/talaria_bench
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
@@ -49,4 +50,4 @@ sanitize: deps
 	ctest --test-dir build-asan -L unit -j$(JOBS) --output-on-failure
 
 clean:
-	rm -rf $(BUILD) build-release build-asan
+	rm -rf $(BUILD) build-bench build-asan

@@ -7,6 +7,7 @@ find_package(Threads REQUIRED)
 find_package(OpenSSL REQUIRED)  # libcrypto: SHA-256
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # search_files content search
 find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (TOML_HEADER_ONLY=0)
 # The embedded interpreter for the Python lint; pkg-config, not FindPython3 (which finds another
 # interpreter on these machines).
@@ -16,6 +17,6 @@ add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)
 
 add_library(talaria_deps_private INTERFACE)
-target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 Threads::Threads
+target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
   tomlplusplus::tomlplusplus PkgConfig::PYTHON_EMBED
   OpenSSL::Crypto)

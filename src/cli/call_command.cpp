@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "talaria/tools/session.h"
 
 namespace talaria::cli {
 
@@ -27,10 +28,14 @@ int RunCall(Runtime& rt, const CallOptions& options) {
     }
     args[assignment.substr(0, eq)] = assignment.substr(eq + 1);
   }
-  ToolContext ctx;
-  ctx.session_id = "cli";
-  ctx.task_id = "cli";
-  ctx.call_id = "cli_" + std::to_string(::getpid());
+  tools::SessionOptions session_options;
+  session_options.roots = options.session.roots;
+  auto session = tools::OpenSession(std::move(session_options));
+  if (!session) {
+    std::fprintf(stderr, "talaria call: %s\n", session.error().message().c_str());
+    return kExitUsage;
+  }
+  ToolContext ctx = (*session)->NewContext("cli_" + std::to_string(::getpid()));
   ToolResult result = rt.dispatcher().DispatchArgs(options.name, std::move(args), ctx);
   std::printf("%s\n", result.text.c_str());
   return result.ok() ? kExitOk : kExitToolError;

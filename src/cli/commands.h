@@ -22,7 +22,13 @@ int RunTools(Runtime& rt, const ToolsOptions& options);
 
 int RunToolsets(Runtime& rt);
 
+// Where the file tools may work: --root DIR (repeatable; default: the current directory).
+struct SessionFlags {
+  std::vector<std::string> roots;
+};
+
 struct CallOptions {
+  SessionFlags session;
   std::string name;
   std::vector<std::string> assignments;  // key=value, values arrive as strings
   std::string args_json;                 // --args

@@ -111,7 +111,8 @@ TEST(Budget, SpillsAnOversizedResultToAPrivateFileHoldingTheFullText) {
   TempDir dir;
   const BudgetConfig config = ConfigIn(dir);
   // Over the 100,000-char default, with multi-byte text in the middle.
-  const std::string text = Lines(1000) + Lines(400, "\xC3\xA9") + Lines(400, "\xF0\x9F\x98\x80") + Lines(200);
+  const std::string text =
+      Lines(1000) + Lines(400, "\xC3\xA9") + Lines(400, "\xF0\x9F\x98\x80") + Lines(200);
   ASSERT_GT(CountChars(text), kDefaultResultChars);
   ToolResult r = ToolResult::Text(text);
   ApplyResultBudget(config, "terminal", -1, "call_1", r);
@@ -159,9 +160,9 @@ TEST(Budget, KeepsSpillFilesInsideTheSpillDirectoryWhateverTheCallId) {
     EXPECT_EQ(fs::path(path).parent_path(), fs::path(config.spill_dir)) << path;
     const std::string name = fs::path(path).filename().string();
     EXPECT_FALSE(name.starts_with(".")) << name;
-    EXPECT_EQ(name.find_first_not_of(
-                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"),
-              std::string::npos)
+    EXPECT_EQ(
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"),
+        std::string::npos)
         << name;
     EXPECT_EQ(ReadWhole(path).size(), 120'000u);
   }
@@ -231,9 +232,11 @@ TEST(Budget, PreviewIsAtMostFifteenHundredCharsAndEndsAtALineEnd) {
       {"ascii lines", Lines(2000)},
       {"two-byte lines", Lines(2000, "\xC3\xA9")},
       {"emoji lines", Lines(3000, "\xF0\x9F\x98\x80", 37)},
-      {"uneven lines", [] {
+      {"uneven lines",
+       [] {
          std::string t;
-         for (int i = 0; i < 20000; ++i) t += std::string(static_cast<size_t>(i * 7 % 97), 'k') + "\n";
+         for (int i = 0; i < 20000; ++i)
+           t += std::string(static_cast<size_t>(i * 7 % 97), 'k') + "\n";
          return t;
        }()},
   };
@@ -298,7 +301,12 @@ TEST(Budget, ResolvesThresholdsInTheReferenceOrderCappedAtTheDefault) {
       {"override of another tool", "terminal", 30'000, {{"patch", 20'000}}, 100'000, 30'000},
       {"mcp prefix", "mcp_github_search", -1, {}, 100'000, 50'000},
       {"mcp prefix beats registered", "mcp_github_search", 10'000, {}, 100'000, 50'000},
-      {"override beats mcp prefix", "mcp_github_search", -1, {{"mcp_github_search", 5'000}}, 100'000, 5'000},
+      {"override beats mcp prefix",
+       "mcp_github_search",
+       -1,
+       {{"mcp_github_search", 5'000}},
+       100'000,
+       5'000},
       {"mcp capped by a smaller default", "mcp_docs_fetch", -1, {}, 40'000, 40'000},
       {"registered capped by a smaller default", "web_extract", 90'000, {}, 40'000, 40'000},
       {"not an mcp prefix", "mcpx_tool", -1, {}, 100'000, 100'000},
@@ -350,9 +358,9 @@ TEST(Budget, CountCharsCountsCodePoints) {
   const std::vector<Case> cases = {
       {"", 0},
       {"abc", 3},
-      {"\xC3\xA9", 1},                                   // é
-      {"\xE6\x97\xA5\xE6\x9C\xAC", 2},                   // 日本
-      {"\xF0\x9F\x98\x80", 1},                           // 😀
+      {"\xC3\xA9", 1},                  // é
+      {"\xE6\x97\xA5\xE6\x9C\xAC", 2},  // 日本
+      {"\xF0\x9F\x98\x80", 1},          // 😀
       {"a\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80z", 5},
       {"line\nnext\ttab", 13},
       {std::string_view("nul\0x", 5), 5},
@@ -445,14 +453,11 @@ TEST(Budget, ScalesBothBudgetsToTheContextWindow) {
     int64_t per_turn;
   };
   const std::vector<Case> cases = {
-      {0, 100'000, 200'000},          // unknown window: defaults
-      {-1, 100'000, 200'000},
-      {4'000, 8'000, 16'000},         // 16,000 chars: both floors
-      {16'000, 9'600, 19'200},        // 64,000 chars: 15 % / 30 %
-      {32'000, 19'200, 38'400},
-      {128'000, 76'800, 153'600},
-      {160'000, 96'000, 192'000},
-      {200'000, 100'000, 200'000},    // 800,000 chars: both caps
+      {0, 100'000, 200'000},                                  // unknown window: defaults
+      {-1, 100'000, 200'000},        {4'000, 8'000, 16'000},  // 16,000 chars: both floors
+      {16'000, 9'600, 19'200},                                // 64,000 chars: 15 % / 30 %
+      {32'000, 19'200, 38'400},      {128'000, 76'800, 153'600},
+      {160'000, 96'000, 192'000},    {200'000, 100'000, 200'000},  // 800,000 chars: both caps
       {1'000'000, 100'000, 200'000},
   };
   for (const Case& c : cases) {
@@ -468,7 +473,8 @@ TEST(Budget, ScalesBothBudgetsToTheContextWindow) {
   EXPECT_EQ(ResultThreshold(small, "terminal", 50'000), 9'600);
 }
 
-// --- when no spill file can be written -------------------------------------------------------------
+// --- when no spill file can be written
+// -------------------------------------------------------------
 
 TEST(Budget, TruncatesInlineWhenTheSpillDirectoryCannotBeUsed) {
   enum class Kind { kRegularFile, kSymlinkToDir, kDanglingSymlink };
@@ -492,9 +498,11 @@ TEST(Budget, TruncatesInlineWhenTheSpillDirectoryCannotBeUsed) {
     ToolResult r = ToolResult::Text(text);
     ApplyResultBudget(config, "terminal", -1, "call_x", r);
     const auto label = static_cast<int>(kind);
-    EXPECT_EQ(r.text.find("<persisted-output>"), std::string::npos) << label << ": " << Head(r.text);
-    EXPECT_NE(r.text.find("[Truncated: tool response was " + std::to_string(CountChars(text)) + " chars"),
-              std::string::npos)
+    EXPECT_EQ(r.text.find("<persisted-output>"), std::string::npos)
+        << label << ": " << Head(r.text);
+    EXPECT_NE(
+        r.text.find("[Truncated: tool response was " + std::to_string(CountChars(text)) + " chars"),
+        std::string::npos)
         << label << ": " << r.text.substr(r.text.size() > 300 ? r.text.size() - 300 : 0);
     EXPECT_LT(CountChars(r.text), 2 * kDefaultPreviewChars) << label;
     const std::string head = r.text.substr(0, r.text.find("\n...\n"));
@@ -515,7 +523,8 @@ TEST(Budget, TruncatesInlineWhenTheSpillDirectoryCannotBeUsed) {
   }
 }
 
-// --- MCP envelopes ------------------------------------------------------------------------------------
+// --- MCP envelopes
+// ------------------------------------------------------------------------------------
 
 TEST(Budget, UnwrapsAnMcpEnvelopeToPageableTextBeforeSpilling) {
   TempDir dir;
@@ -547,7 +556,8 @@ TEST(Budget, SpillsAnMcpResultThatIsNotAnEnvelopeAsItIs) {
       // Regression: a number beyond the range of a double made the JSON parser throw out of
       // ParseJson (nlohmann out_of_range 406), through the budget and the dispatcher.
       {"a number beyond double range", R"({"result": "x", "n": 1e999, "pad": ")" + pad + R"("})"},
-      {"a huge integer", R"({"result": "x", "n": )" + std::string(400, '9') + R"(, "pad": ")" + pad + R"("})"},
+      {"a huge integer",
+       R"({"result": "x", "n": )" + std::string(400, '9') + R"(, "pad": ")" + pad + R"("})"},
   };
   for (const Case& c : cases) {
     TempDir dir;

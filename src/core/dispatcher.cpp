@@ -169,7 +169,10 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
     }
   }
 
-  if (read_loop_ && !Contains(kReadSearchTools, name)) read_loop_->NotifyOtherToolCall(ctx.task_id);
+  if (!Contains(kReadSearchTools, name)) {
+    if (read_loop_) read_loop_->NotifyOtherToolCall(ctx.task_id);
+    if (ctx.read_tracker) ctx.read_tracker->NotifyOtherToolCall(ctx.task_id);
+  }
 
   return Execute(*entry, args, ctx);
 }
@@ -215,7 +218,13 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     handler_ctx.deadline = limit;
     std::future<ToolResult> future = entry.async_handler()(args, handler_ctx);
     if (!future.valid()) return ToolResult::Error("async handler returned no future");
-    if (future.wait_until(limit) != std::future_status::ready) {
+    // Waits in short slices so a cancel wakes the wait even when the handler ignores its token.
+    bool ready = false;
+    while (!ready && !ctx.cancelled() && std::chrono::steady_clock::now() < limit) {
+      ready = future.wait_until(std::min(limit, std::chrono::steady_clock::now() + std::chrono::milliseconds(20))) ==
+              std::future_status::ready;
+    }
+    if (!ready) {
       own_stop.request_stop();
       // A cooperative handler ends promptly once stopped; give it a short grace.
       future.wait_for(std::chrono::seconds(3));

@@ -40,7 +40,8 @@ Json J(std::string_view text) {
 // The JSON body of a result (every error the dispatcher makes is a JSON object).
 Json Body(const ToolResult& r) {
   auto parsed = ParseJson(r.text);
-  EXPECT_TRUE(parsed.has_value() && parsed->is_object()) << "result is not a JSON object: " << r.text;
+  EXPECT_TRUE(parsed.has_value() && parsed->is_object())
+      << "result is not a JSON object: " << r.text;
   return parsed && parsed->is_object() ? *parsed : Json::object();
 }
 
@@ -84,7 +85,8 @@ struct Harness {
   // Registers `name` with parameters `params` (an object schema); REQUIRES success.
   void Add(const std::string& name, std::string_view params, SyncHandler handler,
            std::string toolset = "test") {
-    const std::string schema = R"({"name":")" + name + R"(","description":"test tool","parameters":)" +
+    const std::string schema = R"({"name":")" + name +
+                               R"(","description":"test tool","parameters":)" +
                                std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
@@ -94,7 +96,8 @@ struct Harness {
     ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
   }
   void AddAsync(const std::string& name, std::string_view params, AsyncHandler handler) {
-    const std::string schema = R"({"name":")" + name + R"(","description":"async test tool","parameters":)" +
+    const std::string schema = R"({"name":")" + name +
+                               R"(","description":"async test tool","parameters":)" +
                                std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
@@ -206,7 +209,8 @@ TEST(Dispatcher, CoercesStringArgumentsBeforeTheHandlerSeesThem) {
   Harness h;
   h.AddEcho("typed", kTypedParams);
   ToolContext ctx;
-  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": "42", "flag": "true", "path": "7"})", ctx);
+  ToolResult r =
+      h.dispatcher.Dispatch("typed", R"({"count": "42", "flag": "true", "path": "7"})", ctx);
   ASSERT_EQ(r.status, CallStatus::kOk) << r.text;
   Json seen = J(r.text);
   EXPECT_TRUE(seen["count"].is_number_integer());
@@ -270,12 +274,12 @@ TEST(Dispatcher, HandsAgentLoopToolsToTheRouterWithCoercedArguments) {
     h.AddEcho(std::string(name), R"({"type":"object","properties":{"n":{"type":"integer"}}})");
   }
   std::vector<std::string> routed;
-  h.dispatcher.SetAgentLoopRouter(
-      [&routed](std::string_view name, const Json& args, ToolContext&) -> std::optional<ToolResult> {
-        routed.emplace_back(name);
-        if (name == "clarify") return std::nullopt;  // this front end cannot reach a user
-        return ToolResult::Text("loop:" + std::string(name) + ":" + DumpJson(args));
-      });
+  h.dispatcher.SetAgentLoopRouter([&routed](std::string_view name, const Json& args,
+                                            ToolContext&) -> std::optional<ToolResult> {
+    routed.emplace_back(name);
+    if (name == "clarify") return std::nullopt;  // this front end cannot reach a user
+    return ToolResult::Text("loop:" + std::string(name) + ":" + DumpJson(args));
+  });
   ToolContext ctx;
   ToolResult todo = h.dispatcher.Dispatch("todo", R"({"n": "5"})", ctx);
   EXPECT_EQ(todo.status, CallStatus::kOk);
@@ -416,7 +420,8 @@ TEST(Dispatcher, ObserveOnlyPreHooksRunButCannotBlockOrModify) {
     return PreHookDecision::Block("would block");
   });
   ToolContext ctx;
-  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": "3"})", ctx, PreHookMode::kObserveOnly);
+  ToolResult r =
+      h.dispatcher.Dispatch("typed", R"({"count": "3"})", ctx, PreHookMode::kObserveOnly);
   EXPECT_EQ(r.status, CallStatus::kOk) << r.text;
   EXPECT_EQ(J(r.text), J(R"({"count": 3})"));
   EXPECT_EQ(observed, 2);
@@ -457,9 +462,9 @@ TEST(Dispatcher, NotifiesTheReadLoopForEveryToolButReadFileAndSearchFiles) {
     const char* tool;
     const char* task;
   };
-  const std::vector<Case> calls = {{"read_file", "t1"},  {"search_files", "t1"}, {"write_file", "t1"},
-                                   {"read_file", "t2"},  {"terminal", "t2"},     {"patch", "t3"},
-                                   {"search_files", "t3"}};
+  const std::vector<Case> calls = {
+      {"read_file", "t1"}, {"search_files", "t1"}, {"write_file", "t1"},  {"read_file", "t2"},
+      {"terminal", "t2"},  {"patch", "t3"},        {"search_files", "t3"}};
   for (const Case& c : calls) {
     ToolContext ctx;
     ctx.task_id = c.task;
@@ -489,9 +494,11 @@ TEST(Dispatcher, TurnsEveryKindOfThrowIntoAToolExecutionFailedResult) {
     std::string type_and_message;  // what follows "Tool execution failed: "
   };
   const std::vector<Case> cases = {
-      {"runtime_error", [] { throw std::runtime_error("disk on fire"); }, "std::runtime_error: disk on fire"},
+      {"runtime_error", [] { throw std::runtime_error("disk on fire"); },
+       "std::runtime_error: disk on fire"},
       {"out_of_range", [] { throw std::out_of_range("index 9"); }, "std::out_of_range: index 9"},
-      {"custom", [] { throw talaria_test::QuotaExceeded(); }, "talaria_test::QuotaExceeded: quota gone"},
+      {"custom", [] { throw talaria_test::QuotaExceeded(); },
+       "talaria_test::QuotaExceeded: quota gone"},
   };
   for (const Case& c : cases) {
     Harness h;
@@ -529,7 +536,8 @@ TEST(Dispatcher, BoundsLongHandlerErrorsWithTheTruncationMarker) {
          body["code"] = 7;
          return ToolResult{DumpJson(body), CallStatus::kError, {}};
        }},
-      {"thrown", [&](const Json&, ToolContext&) -> ToolResult { throw std::runtime_error(long_text); }},
+      {"thrown",
+       [&](const Json&, ToolContext&) -> ToolResult { throw std::runtime_error(long_text); }},
   };
   for (const Case& c : cases) {
     Harness h;
@@ -540,7 +548,8 @@ TEST(Dispatcher, BoundsLongHandlerErrorsWithTheTruncationMarker) {
     const std::string error = ErrorOf(r);
     EXPECT_LE(error.size(), kMaxToolErrorChars + kTruncationMarker.size()) << c.name;
     EXPECT_GT(error.size(), kMaxToolErrorChars / 2) << c.name << ": bounded, not dropped";
-    EXPECT_TRUE(error.ends_with(kTruncationMarker)) << c.name << ": " << error.substr(error.size() - 40);
+    EXPECT_TRUE(error.ends_with(kTruncationMarker))
+        << c.name << ": " << error.substr(error.size() - 40);
   }
 }
 
@@ -642,7 +651,8 @@ TEST(Dispatcher, CancelFromAnotherThreadEndsASyncHandlerCancelled) {
   std::atomic<bool> saw_stop{false};
   h.Add("poller", R"({"type":"object"})", [&saw_stop](const Json&, ToolContext& ctx) {
     const auto limit = std::chrono::steady_clock::now() + 1500ms;
-    while (!ctx.cancelled() && std::chrono::steady_clock::now() < limit) std::this_thread::sleep_for(1ms);
+    while (!ctx.cancelled() && std::chrono::steady_clock::now() < limit)
+      std::this_thread::sleep_for(1ms);
     saw_stop = ctx.cancelled();
     return ToolResult::Text("stopped after some work");
   });
@@ -712,10 +722,12 @@ TEST(Dispatcher, FiresPostHooksExactlyOncePerCallForEveryEnding) {
   h.AddEcho("todo");
   std::atomic<bool> saw_stop{false};
   std::atomic<int> runs{0};
-  h.AddAsync("slow", R"({"type":"object"})", StoppableHandler(h, saw_stop, runs, ToolResult::Text("late")));
+  h.AddAsync("slow", R"({"type":"object"})",
+             StoppableHandler(h, saw_stop, runs, ToolResult::Text("late")));
   h.dispatcher.SetPolicy(std::make_shared<ScriptedPolicy>("denied"));
   h.dispatcher.hooks().AddPreHook([](const PreToolEvent& e) {
-    return e.tool_name == "hooked" ? PreHookDecision::Block("hook says no") : PreHookDecision::Continue();
+    return e.tool_name == "hooked" ? PreHookDecision::Block("hook says no")
+                                   : PreHookDecision::Continue();
   });
   std::mutex mu;
   std::vector<PostRecord> records;
@@ -752,7 +764,8 @@ TEST(Dispatcher, FiresPostHooksExactlyOncePerCallForEveryEnding) {
     EXPECT_EQ(r.status, c.status) << c.tool << " " << c.args << ": " << r.text;
 
     std::lock_guard lock(mu);
-    ASSERT_EQ(records.size(), i + 1) << c.tool << " " << c.args << ": exactly one post event per call";
+    ASSERT_EQ(records.size(), i + 1)
+        << c.tool << " " << c.args << ": exactly one post event per call";
     const PostRecord& rec = records.back();
     EXPECT_EQ(rec.tool, c.tool);
     EXPECT_EQ(rec.status, c.status) << c.tool << " " << c.args;
@@ -843,7 +856,8 @@ TEST(Dispatcher, ServesEightThreadsOfAThousandCallsEachCorrectly) {
           const std::string args =
               R"({"n": ")" + std::to_string(i) + R"(", "who": "t)" + std::to_string(t) + R"("})";
           ToolResult r = h.dispatcher.Dispatch("double", args, ctx);
-          const std::string want = "t" + std::to_string(t) + ":c" + std::to_string(i) + ":" + std::to_string(2 * i);
+          const std::string want =
+              "t" + std::to_string(t) + ":c" + std::to_string(i) + ":" + std::to_string(2 * i);
           if (r.status != CallStatus::kOk || r.text != want) ++wrong;
         }
       });

@@ -12,6 +12,7 @@ void HookSet::AddPreHook(PreHook hook) {
   auto next = std::make_shared<Lists>(*lists_);
   next->pre.push_back(std::move(hook));
   lists_ = std::move(next);
+  has_pre_ = true;
 }
 
 void HookSet::AddPostHook(PostHook hook) {
@@ -19,6 +20,7 @@ void HookSet::AddPostHook(PostHook hook) {
   auto next = std::make_shared<Lists>(*lists_);
   next->post.push_back(std::move(hook));
   lists_ = std::move(next);
+  has_post_ = true;
 }
 
 void HookSet::AddTransformResult(TransformResultHook hook) {
@@ -26,6 +28,7 @@ void HookSet::AddTransformResult(TransformResultHook hook) {
   auto next = std::make_shared<Lists>(*lists_);
   next->transform.push_back(std::move(hook));
   lists_ = std::move(next);
+  has_transform_ = true;
 }
 
 std::shared_ptr<const HookSet::Lists> HookSet::lists() const {
@@ -33,9 +36,9 @@ std::shared_ptr<const HookSet::Lists> HookSet::lists() const {
   return lists_;
 }
 
-bool HookSet::has_pre() const { return !lists()->pre.empty(); }
-bool HookSet::has_post() const { return !lists()->post.empty(); }
-bool HookSet::has_transform() const { return !lists()->transform.empty(); }
+bool HookSet::has_pre() const { return has_pre_.load(std::memory_order_acquire); }
+bool HookSet::has_post() const { return has_post_.load(std::memory_order_acquire); }
+bool HookSet::has_transform() const { return has_transform_.load(std::memory_order_acquire); }
 
 PreHookDecision HookSet::RunPre(std::string_view tool_name, const Json& args,
                                 const ToolContext& ctx, PreHookMode mode) const {

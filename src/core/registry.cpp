@@ -38,7 +38,7 @@ const ToolEntry* RegistrySnapshot::Find(std::string_view name) const {
   return found ? found->get() : nullptr;
 }
 
-const std::vector<const ToolEntry*>& RegistrySnapshot::Sorted() const {
+void RegistrySnapshot::BuildSortedView() const {
   std::call_once(sorted_once_, [this] {
     sorted_.reserve(size);
     for (const auto& shard : shards) {
@@ -46,8 +46,19 @@ const std::vector<const ToolEntry*>& RegistrySnapshot::Sorted() const {
     }
     std::sort(sorted_.begin(), sorted_.end(),
               [](const ToolEntry* a, const ToolEntry* b) { return a->name() < b->name(); });
+    rank_.reserve(sorted_.size());
+    for (uint32_t i = 0; i < sorted_.size(); ++i) rank_.emplace(sorted_[i], i);
   });
+}
+
+const std::vector<const ToolEntry*>& RegistrySnapshot::Sorted() const {
+  BuildSortedView();
   return sorted_;
+}
+
+uint32_t RegistrySnapshot::RankOf(const ToolEntry* entry) const {
+  BuildSortedView();
+  return rank_.at(entry);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -61,12 +72,16 @@ ToolRegistrar::ToolRegistrar(ToolSpec spec) {
 }
 }  // namespace internal
 
+namespace {
+std::atomic<uint64_t> g_next_registry_id{1};
+}  // namespace
+
 Registry& Registry::Global() {
   static Registry registry;
   return registry;
 }
 
-Registry::Registry(Clock& clock) : clock_(clock) {
+Registry::Registry(Clock& clock) : clock_(clock), id_(g_next_registry_id.fetch_add(1)) {
   current_.store(std::make_shared<const RegistrySnapshot>());
 }
 
@@ -131,6 +146,7 @@ Result<std::shared_ptr<const ToolEntry>> Registry::BuildEntry(ToolSpec spec) {
     copy["name"] = spec.name;
     text = DumpJson(copy);
   }
+  text.shrink_to_fit();  // dump() grows by doubling; entries live long, keep them tight
   spec.schema = SchemaSource();
   return std::shared_ptr<const ToolEntry>(std::make_shared<ToolEntry>(std::move(spec), std::move(text)));
 }
@@ -264,10 +280,34 @@ void Registry::RegisterToolsetAlias(std::string alias, std::string toolset) {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const { return current_.load(); }
+namespace {
+
+// Each thread remembers the last snapshot it loaded. atomic<shared_ptr>::load takes a short
+// spinlock in libstdc++; with many readers on few cores a preempted holder stalls the rest, so
+// readers go to it only when the generation moved.
+struct SnapshotCache {
+  uint64_t registry_id = 0;
+  uint64_t generation = 0;
+  std::shared_ptr<const RegistrySnapshot> snapshot;
+};
+thread_local SnapshotCache t_snapshot_cache;
+
+}  // namespace
+
+std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
+  SnapshotCache& cache = t_snapshot_cache;
+  if (cache.registry_id == id_ && cache.generation == generation_.load(std::memory_order_acquire)) {
+    return cache.snapshot;
+  }
+  auto snapshot = current_.load();
+  cache.registry_id = id_;
+  cache.generation = snapshot->generation;
+  cache.snapshot = snapshot;
+  return snapshot;
+}
 
 std::shared_ptr<const ToolEntry> Registry::GetEntry(std::string_view name) const {
-  auto snapshot = current_.load();
+  auto snapshot = Snapshot();
   const ToolEntry* entry = snapshot->Find(name);
   if (entry == nullptr) return nullptr;
   // Aliasing: the entry lives as long as the snapshot that holds it; no second refcount.
@@ -392,17 +432,16 @@ void Registry::InvalidateAvailabilityCache() {
 
 std::string Registry::GetDefinitions(std::span<const std::string> names) const {
   auto snapshot = Snapshot();
-  std::vector<const ToolEntry*> entries;
-  entries.reserve(names.size());
-  size_t bytes = 2;
+  // Sorting small integers (each entry's rank in the snapshot's sorted view) is far cheaper
+  // than sorting by name.
+  std::vector<uint32_t> ranks;
+  ranks.reserve(names.size());
   for (const auto& name : names) {
-    const ToolEntry* e = snapshot->Find(name);
-    if (e == nullptr) continue;
-    entries.push_back(e);
+    if (const ToolEntry* e = snapshot->Find(name)) ranks.push_back(snapshot->RankOf(e));
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const ToolEntry* a, const ToolEntry* b) { return a->name() < b->name(); });
-  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const auto& sorted = snapshot->Sorted();
   // One probe per distinct check_fn per call, as the original does.
   std::vector<std::pair<const CheckFn*, bool>> probed;
   auto available = [&](const ToolEntry& e) {
@@ -419,16 +458,17 @@ std::string Registry::GetDefinitions(std::span<const std::string> names) const {
     probed.emplace_back(fn.get(), ok);
     return ok;
   };
-  std::erase_if(entries, [&](const ToolEntry* e) { return !available(*e); });
+  std::erase_if(ranks, [&](uint32_t r) { return !available(*sorted[r]); });
   static constexpr std::string_view kPrefix = "{\"type\":\"function\",\"function\":";
-  for (const ToolEntry* e : entries) bytes += kPrefix.size() + e->schema_text().size() + 2;
+  size_t bytes = 2;
+  for (uint32_t r : ranks) bytes += kPrefix.size() + sorted[r]->schema_text().size() + 2;
   std::string out;
   out.reserve(bytes);
   out += '[';
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
     if (i > 0) out += ',';
     out += kPrefix;
-    out += entries[i]->schema_text();
+    out += sorted[ranks[i]]->schema_text();
     out += '}';
   }
   out += ']';

@@ -1,5 +1,7 @@
 #include "talaria/core/tool_result.h"
 
+#include <ostream>
+
 #include <nlohmann/json.hpp>
 
 namespace talaria {
@@ -14,6 +16,8 @@ std::string_view CallStatusName(CallStatus status) {
   }
   return "error";
 }
+
+std::ostream& operator<<(std::ostream& os, CallStatus status) { return os << CallStatusName(status); }
 
 std::string BoundErrorMessage(std::string_view message) {
   if (message.size() <= kMaxToolErrorChars) return std::string(message);

@@ -7,12 +7,32 @@
 
 namespace talaria {
 
+// The static table compiled for resolution: every tool name gets an id in sorted order, each
+// toolset's tools and includes become ids, so resolving is a walk over integers into a bitset
+// whose iteration order is already the sorted output.
 struct Toolsets::Table {
   std::vector<ToolsetDef> defs;
   std::unordered_map<std::string_view, size_t, StringHash, std::equal_to<>> index;
+  std::vector<std::string_view> universe;  // sorted, unique; views into defs
+  std::unordered_map<std::string_view, uint32_t, StringHash, std::equal_to<>> universe_id;
+  std::vector<std::vector<uint32_t>> tool_ids;     // per def
+  std::vector<std::vector<int32_t>> include_defs;  // per def: index into defs, or -1
 
   explicit Table(std::vector<ToolsetDef> d) : defs(std::move(d)) {
     for (size_t i = 0; i < defs.size(); ++i) index[defs[i].name] = i;
+    for (const auto& def : defs) universe.insert(universe.end(), def.tools.begin(), def.tools.end());
+    std::sort(universe.begin(), universe.end());
+    universe.erase(std::unique(universe.begin(), universe.end()), universe.end());
+    for (uint32_t i = 0; i < universe.size(); ++i) universe_id.emplace(universe[i], i);
+    tool_ids.resize(defs.size());
+    include_defs.resize(defs.size());
+    for (size_t i = 0; i < defs.size(); ++i) {
+      for (const auto& t : defs[i].tools) tool_ids[i].push_back(universe_id.at(t));
+      for (const auto& inc : defs[i].includes) {
+        auto it = index.find(inc);
+        include_defs[i].push_back(it == index.end() ? -1 : static_cast<int32_t>(it->second));
+      }
+    }
   }
   Table(const Table&) = delete;
   const ToolsetDef* Find(std::string_view name) const {
@@ -20,6 +40,48 @@ struct Toolsets::Table {
     return it == index.end() ? nullptr : &defs[it->second];
   }
 };
+
+namespace {
+
+// The tools collected by one resolution: table tools as bits, registry-only names aside.
+class ToolAccumulator {
+ public:
+  explicit ToolAccumulator(const Toolsets::Table& table) : table_(table), bits_((table.universe.size() + 63) / 64) {}
+  void AddId(uint32_t id) { bits_[id / 64] |= uint64_t{1} << (id % 64); }
+  void AddName(std::string_view name) {
+    auto it = table_.universe_id.find(name);
+    if (it != table_.universe_id.end()) {
+      AddId(it->second);
+    } else {
+      extra_.push_back(name);
+    }
+  }
+  void AddAllTableTools() {
+    for (uint32_t i = 0; i < table_.universe.size(); ++i) AddId(i);
+  }
+  ToolList Finish() {
+    std::sort(extra_.begin(), extra_.end());
+    extra_.erase(std::unique(extra_.begin(), extra_.end()), extra_.end());
+    auto out = std::make_shared<std::vector<std::string>>();
+    auto extra = extra_.begin();
+    for (size_t word = 0; word < bits_.size(); ++word) {
+      for (uint64_t w = bits_[word]; w != 0; w &= w - 1) {
+        std::string_view name = table_.universe[word * 64 + static_cast<size_t>(__builtin_ctzll(w))];
+        for (; extra != extra_.end() && *extra < name; ++extra) out->emplace_back(*extra);
+        out->emplace_back(name);
+      }
+    }
+    for (; extra != extra_.end(); ++extra) out->emplace_back(*extra);
+    return out;
+  }
+
+ private:
+  const Toolsets::Table& table_;
+  std::vector<uint64_t> bits_;
+  std::vector<std::string_view> extra_;
+};
+
+}  // namespace
 
 // The registry's tools grouped by toolset, for one registry generation.
 struct Toolsets::RegistryIndex {
@@ -139,47 +201,61 @@ std::optional<ToolsetDef> Toolsets::Find(std::string_view name) const {
 
 Result<ToolList> Toolsets::ResolveUncached(std::string_view name, const Table& table,
                                            const RegistryIndex& index) const {
-  std::unordered_set<std::string_view> tools;
-  auto add_all = [&](const std::vector<std::string>* list) {
-    if (list == nullptr) return;
-    for (const auto& t : *list) tools.insert(t);
+  ToolAccumulator tools(table);
+  auto add_registry_tools = [&](std::string_view toolset) {
+    if (const auto* list = index.ToolsOf(toolset)) {
+      for (const auto& t : *list) tools.AddName(t);
+    }
   };
   if (IsAllName(name)) {
     // Every toolset resolves at least to its own tools, so the union over all toolsets is the
     // union of every direct tool list plus every registered tool: no per-toolset recursion.
-    for (const auto& def : table.defs) {
-      for (const auto& t : def.tools) tools.insert(t);
+    tools.AddAllTableTools();
+    for (const auto& [toolset, list] : index.by_toolset) add_registry_tools(toolset);
+    return tools.Finish();
+  }
+  const bool known = table.Find(name) != nullptr || index.ToolsOf(name) != nullptr ||
+                     index.aliases.contains(name);
+  if (!known) {
+    std::string msg = "unknown toolset '" + std::string(name) + "'; valid toolsets: all";
+    for (const auto& n : Names()) msg += ", " + n;
+    return Err(InvalidArgumentError(std::move(msg)));
+  }
+  // Depth-first with one visited set: cycles and diamonds end without duplicates. Table
+  // toolsets are visited by index; registry toolsets and aliases by name.
+  struct Item {
+    int32_t def;
+    std::string_view name;
+  };
+  std::vector<char> visited_defs(table.defs.size(), 0);
+  std::unordered_set<std::string_view> visited_names;
+  auto find_def = [&](std::string_view n) {
+    auto it = table.index.find(n);
+    return it == table.index.end() ? int32_t{-1} : static_cast<int32_t>(it->second);
+  };
+  std::vector<Item> stack{{find_def(name), name}};
+  while (!stack.empty()) {
+    const Item item = stack.back();
+    stack.pop_back();
+    if (item.def >= 0) {
+      if (visited_defs[item.def]) continue;
+      visited_defs[item.def] = 1;
+    } else if (!visited_names.insert(item.name).second) {
+      continue;
     }
-    for (const auto& [toolset, list] : index.by_toolset) add_all(&list);
-  } else {
-    const bool known = table.Find(name) != nullptr || index.ToolsOf(name) != nullptr ||
-                       index.aliases.contains(name);
-    if (!known) {
-      std::string msg = "unknown toolset '" + std::string(name) + "'; valid toolsets: all";
-      for (const auto& n : Names()) msg += ", " + n;
-      return Err(InvalidArgumentError(std::move(msg)));
+    add_registry_tools(item.name);
+    if (auto alias = index.aliases.find(item.name); alias != index.aliases.end()) {
+      stack.push_back({find_def(alias->second), alias->second});
     }
-    // Depth-first with one visited set: cycles and diamonds end without duplicates.
-    std::unordered_set<std::string_view> visited;
-    std::vector<std::string_view> stack{name};
-    while (!stack.empty()) {
-      std::string_view current = stack.back();
-      stack.pop_back();
-      if (!visited.insert(current).second) continue;
-      add_all(index.ToolsOf(current));
-      if (auto alias = index.aliases.find(current); alias != index.aliases.end()) {
-        stack.push_back(alias->second);
-      }
-      const ToolsetDef* def = table.Find(current);
-      if (def == nullptr) continue;
-      for (const auto& t : def->tools) tools.insert(t);
-      // Reverse so includes are visited in list order.
-      for (auto it = def->includes.rbegin(); it != def->includes.rend(); ++it) stack.push_back(*it);
+    if (item.def < 0) continue;
+    for (uint32_t id : table.tool_ids[item.def]) tools.AddId(id);
+    const ToolsetDef& def = table.defs[item.def];
+    // Reverse so includes are visited in list order.
+    for (size_t i = def.includes.size(); i-- > 0;) {
+      stack.push_back({table.include_defs[item.def][i], def.includes[i]});
     }
   }
-  auto out = std::make_shared<std::vector<std::string>>(tools.begin(), tools.end());
-  std::sort(out->begin(), out->end());
-  return ToolList(std::move(out));
+  return tools.Finish();
 }
 
 Result<ToolList> Toolsets::Resolve(std::string_view name) const {

@@ -131,7 +131,8 @@ std::vector<int> MapOldLinesToNew(std::string_view old_text, std::string_view ne
   const size_t budget_d = max_work / width;
   const int max_d = static_cast<int>(std::min<size_t>(budget_d, kMaxEditDistance));
   MyersMatch(HashedLines{sa, ha}, HashedLines{sb, hb}, max_d, [&](int i, int j) {
-    map[prefix + static_cast<size_t>(i) + 1] = static_cast<int>(prefix + static_cast<size_t>(j) + 1);
+    map[prefix + static_cast<size_t>(i) + 1] =
+        static_cast<int>(prefix + static_cast<size_t>(j) + 1);
   });
   return map;
 }

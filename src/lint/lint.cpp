@@ -8,6 +8,7 @@
 
 #include "lint/line_diff.h"
 #include "lint/linters.h"
+#include "lint/stack.h"
 
 namespace talaria {
 namespace {
@@ -48,8 +49,8 @@ std::string JoinIssues(const std::vector<LintIssue>& issues) {
 
 // The issues of `content` (BOM already stripped, size checked) for `type`; Unavailable when the
 // Python interpreter cannot run.
-Result<std::vector<LintIssue>> FindIssues(FileType type, std::string_view path,
-                                          std::string_view content) {
+Result<std::vector<LintIssue>> FindIssuesHere(FileType type, std::string_view path,
+                                              std::string_view content) {
   std::vector<LintIssue> issues;
   switch (type) {
     case FileType::kJson:
@@ -74,6 +75,14 @@ Result<std::vector<LintIssue>> FindIssues(FileType type, std::string_view path,
   });
   if (issues.size() > kMaxIssues) issues.resize(kMaxIssues);
   return issues;
+}
+
+// FindIssuesHere with enough stack for hostile nesting, whatever thread the caller is on.
+Result<std::vector<LintIssue>> FindIssues(FileType type, std::string_view path,
+                                          std::string_view content) {
+  Result<std::vector<LintIssue>> result;
+  lint_internal::RunWithStackHeadroom([&] { result = FindIssuesHere(type, path, content); });
+  return result;
 }
 
 // Message text compared across the edit: "line <n>" references inside messages (Python's
@@ -158,8 +167,8 @@ LintReport LintContent(std::string_view path, std::string_view content) {
   }
   content = StripBom(content);
   if (content.size() > kMaxLintBytes) {
-    return Skipped("File too large to lint (" + std::to_string(content.size()) +
-                   " bytes; limit " + std::to_string(kMaxLintBytes >> 20) + " MiB)");
+    return Skipped("File too large to lint (" + std::to_string(content.size()) + " bytes; limit " +
+                   std::to_string(kMaxLintBytes >> 20) + " MiB)");
   }
   Result<std::vector<LintIssue>> issues = FindIssues(type, path, content);
   if (!issues) {
@@ -209,7 +218,9 @@ LintReport LintDelta(std::string_view path, std::optional<std::string_view> old_
     report.issues = std::move(post.issues);
     return report;
   }
-  report.output = std::string(kNewLintErrorsHeader) + "\n" + JoinIssues(introduced);
+  report.output = kNewLintErrorsHeader;
+  report.output += '\n';
+  report.output += JoinIssues(introduced);
   report.issues = std::move(introduced);
   return report;
 }

@@ -61,10 +61,12 @@ Status ErrnoStatus(int err, std::string_view op, std::string_view shown) {
     case ENOENT:
       return NotFoundError("File not found: " + p);
     case ENOTDIR:
-      return NotFoundError("File not found: " + p + " (a component of the path is not a directory)");
+      return NotFoundError("File not found: " + p +
+                           " (a component of the path is not a directory)");
     case EXDEV:
       return PermissionDeniedError("Access denied: " + p +
-                                   " resolves outside the workspace (through a symlink)");
+                                   " resolves outside the workspace (through a symlink; "
+                                   "absolute symlinks are never followed inside the workspace)");
     case ELOOP:
       return PermissionDeniedError("Access denied: " + p +
                                    " goes through a symlink that is not allowed here (a loop, a "
@@ -122,29 +124,47 @@ Result<std::optional<std::string_view>> PseudoFsName(int fd) {
     return Err(InternalError(std::string("fstatfs: ") + std::strerror(errno)));
   }
   switch (static_cast<unsigned long>(sfs.f_type)) {
-    case kProcSuperMagic: return std::optional<std::string_view>("procfs");
-    case kSysfsMagic: return std::optional<std::string_view>("sysfs");
-    case kDevptsSuperMagic: return std::optional<std::string_view>("devpts");
-    case kDebugfsMagic: return std::optional<std::string_view>("debugfs");
-    case kTracefsMagic: return std::optional<std::string_view>("tracefs");
-    case kSecurityfsMagic: return std::optional<std::string_view>("securityfs");
-    case kEfivarfsMagic: return std::optional<std::string_view>("efivarfs");
-    case kConfigfsMagic: return std::optional<std::string_view>("configfs");
-    case kBpfFsMagic: return std::optional<std::string_view>("bpffs");
-    default: return std::optional<std::string_view>();
+    case kProcSuperMagic:
+      return std::optional<std::string_view>("procfs");
+    case kSysfsMagic:
+      return std::optional<std::string_view>("sysfs");
+    case kDevptsSuperMagic:
+      return std::optional<std::string_view>("devpts");
+    case kDebugfsMagic:
+      return std::optional<std::string_view>("debugfs");
+    case kTracefsMagic:
+      return std::optional<std::string_view>("tracefs");
+    case kSecurityfsMagic:
+      return std::optional<std::string_view>("securityfs");
+    case kEfivarfsMagic:
+      return std::optional<std::string_view>("efivarfs");
+    case kConfigfsMagic:
+      return std::optional<std::string_view>("configfs");
+    case kBpfFsMagic:
+      return std::optional<std::string_view>("bpffs");
+    default:
+      return std::optional<std::string_view>();
   }
 }
 
 std::string_view FileTypeName(mode_t mode) {
   switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFIFO: return "a FIFO (named pipe)";
-    case S_IFSOCK: return "a socket";
-    case S_IFLNK: return "a symbolic link";
-    default: return "a special file";
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFIFO:
+      return "a FIFO (named pipe)";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "a special file";
   }
 }
 

@@ -16,24 +16,24 @@ bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
 }
 
 // Directories directly under home whose whole subtree is write-denied (credentials).
-constexpr std::array<std::string_view, 6> kHomeCredentialDirs = {
-    ".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure"};
+constexpr std::array<std::string_view, 6> kHomeCredentialDirs = {".ssh",  ".aws",    ".gnupg",
+                                                                 ".kube", ".docker", ".azure"};
 // Under ~/.config.
 constexpr std::array<std::string_view, 2> kConfigCredentialDirs = {"gh", "gcloud"};
-constexpr std::array<std::string_view, 5> kHomeCredentialFiles = {
-    ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials"};
+constexpr std::array<std::string_view, 5> kHomeCredentialFiles = {".netrc", ".pgpass", ".npmrc",
+                                                                  ".pypirc", ".git-credentials"};
 constexpr std::array<std::string_view, 11> kShellRcFiles = {
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-    ".zprofile",   ".zshenv",      ".login",     ".cshrc",     ".tcshrc"};
+    ".bashrc",   ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zprofile", ".zshenv",       ".login",      ".cshrc",       ".tcshrc"};
 constexpr std::array<std::string_view, 9> kTalariaStateFiles = {
-    "config.yaml",  "audit.jsonl", "sessions.db", "sessions.db-wal", "sessions.db-shm",
-    "sessions.db-journal", ".env", "auth.json", "auth.lock"};
+    "config.yaml",         "audit.jsonl", "sessions.db", "sessions.db-wal", "sessions.db-shm",
+    "sessions.db-journal", ".env",        "auth.json",   "auth.lock"};
 constexpr std::array<std::string_view, 3> kTalariaStateDirs = {"spill", "plugins", "mcp-tokens"};
 constexpr std::array<std::string_view, 7> kEnvFiles = {
-    ".env", ".env.local", ".env.development", ".env.production", ".env.test", ".env.staging",
-    ".envrc"};
+    ".env",         ".env.local", ".env.development", ".env.production", ".env.test",
+    ".env.staging", ".envrc"};
 constexpr std::array<std::string_view, 3> kTalariaCredentialFiles = {".env", "auth.json",
-                                                                      "auth.lock"};
+                                                                     "auth.lock"};
 
 std::string Quote(std::string_view shown) { return "'" + std::string(shown) + "'"; }
 
@@ -190,8 +190,7 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
   for (const Components& t : talaria_homes_) {
     std::optional<Components> r = Beneath(t, p);
     if (!r || r->empty()) continue;
-    if ((r->size() == 1 && OneOf((*r)[0], kTalariaCredentialFiles)) ||
-        (*r)[0] == "mcp-tokens") {
+    if ((r->size() == 1 && OneOf((*r)[0], kTalariaCredentialFiles)) || (*r)[0] == "mcp-tokens") {
       return "Read denied: " + Quote(shown) + " holds talaria credentials.";
     }
   }

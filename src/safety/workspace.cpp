@@ -94,7 +94,8 @@ Status WriteFully(int fd, std::string_view data, std::string_view shown) {
 }
 
 bool SameInode(int a, int b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -164,6 +165,7 @@ struct Workspace::Impl {
   std::string home;  // normalized absolute, or empty
   internal::SensitivePaths sensitive{{}, {}};
   Durability durability = Durability::kFsync;
+  std::function<void(std::string_view)> before_commit;
   std::shared_ptr<PathLock::Table> locks = std::make_shared<PathLock::Table>();
 
   mutable std::mutex cwd_mu;
@@ -174,7 +176,7 @@ struct Workspace::Impl {
     ResolvedPath target;
     std::string parent_rel;  // beneath the root; "" = the root
     std::string leaf;
-    UniqueFd fd;             // O_PATH directory fd; invalid in kCheckOnly when missing
+    UniqueFd fd;  // O_PATH directory fd; invalid in kCheckOnly when missing
     std::vector<std::string> dirs_created;
   };
 
@@ -188,8 +190,7 @@ struct Workspace::Impl {
   Result<std::string> ResolveDirectory(std::string_view path) const;
   Result<UniqueFd> OpenBeneath(const ResolvedPath& r, std::string_view rel, uint64_t flags,
                                std::string_view shown) const;
-  Result<UniqueFd> OpenForRead(std::string_view path, ResolvedPath* resolved,
-                               FileInfo* info) const;
+  Result<UniqueFd> OpenForRead(std::string_view path, ResolvedPath* resolved, FileInfo* info) const;
   Status CheckReadableFd(int fd, std::string_view shown, bool want_dir) const;
   Result<Parent> OpenParent(std::string_view path, CreateParents create) const;
   Status CheckWriteReal(int parent_fd, std::string_view leaf, std::string_view shown) const;
@@ -301,7 +302,7 @@ Result<UniqueFd> Workspace::Impl::OpenForRead(std::string_view path, ResolvedPat
 // Opens (and with kYes creates) the parent directory of the write target `path`, applying the
 // lexical write rules before anything is created and the real-path rules before each mkdir.
 Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view path,
-                                                           CreateParents create) const {
+                                                            CreateParents create) const {
   Parent out;
   out.target = TALARIA_TRY(Resolve(path));
   if (out.target.relative.empty()) {
@@ -331,8 +332,7 @@ Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view pat
   const size_t n_parent = comps.size() - 1;
   for (size_t i = 0; i < n_parent; ++i) {
     const std::string prefix = JoinRelative(comps, 0, i + 1);
-    fd = Openat2(root.fd.get(), prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                 root.resolve);
+    fd = Openat2(root.fd.get(), prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, root.resolve);
     if (fd >= 0) {
       cur.reset(fd);
       continue;
@@ -340,12 +340,12 @@ Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view pat
     if (errno != ENOENT) return Err(ErrnoStatus(errno, "open parent directory of", path));
     // About to create comps[i] inside `cur`: judge the real destination first.
     const std::string cur_real = TALARIA_TRY(FdRealPath(cur.get()));
-    const std::string would_be = internal::NormalizeAbsolute(
-        cur_real + "/" + JoinRelative(comps, i, comps.size()));
+    const std::string would_be =
+        internal::NormalizeAbsolute(cur_real + "/" + JoinRelative(comps, i, comps.size()));
     if (auto why = sensitive.WriteDenial(would_be, path)) return Err(PermissionDeniedError(*why));
     if (std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(cur.get()))) {
-      return Err(PermissionDeniedError("Write denied: " + Quote(path) + " is on " +
-                                       std::string(*pseudo)));
+      return Err(
+          PermissionDeniedError("Write denied: " + Quote(path) + " is on " + std::string(*pseudo)));
     }
     if (create == CreateParents::kCheckOnly) return out;  // out.fd stays invalid
     bool made = true;
@@ -359,8 +359,8 @@ Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view pat
                    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
       out.dirs_created.push_back(DisplayJoin(root.given, prefix));
     } else {
-      fd = Openat2(root.fd.get(), prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                   root.resolve);
+      fd =
+          Openat2(root.fd.get(), prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, root.resolve);
     }
     if (fd < 0) return Err(ErrnoStatus(errno, "open created directory for", path));
     cur.reset(fd);
@@ -446,7 +446,8 @@ Result<WriteResult> Workspace::Impl::Write(std::string_view path, std::string_vi
       return Err(ErrnoStatus(errno, "create temporary file for", path));
     }
   }
-  if (!tmp) return Err(InternalError("could not create a unique temporary file for " + Quote(path)));
+  if (!tmp)
+    return Err(InternalError("could not create a unique temporary file for " + Quote(path)));
 
   // From here on, failure removes the temp file (through the held directory fd).
   bool renamed = false;
@@ -472,6 +473,7 @@ Result<WriteResult> Workspace::Impl::Write(std::string_view path, std::string_vi
   if (durability == Durability::kFsync && ::fsync(tmp.get()) != 0) {
     return Err(ErrnoStatus(errno, "fsync", path));
   }
+  if (before_commit) before_commit(p.target.display);
   TALARIA_RETURN_IF_ERROR(VerifyParent(p, path));
   if (::renameat(p.fd.get(), tmp_name.c_str(), p.fd.get(), p.leaf.c_str()) != 0) {
     return Err(ErrnoStatus(errno, "rename temporary file onto", path));
@@ -500,6 +502,7 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
   }
   auto impl = std::make_unique<Impl>();
   impl->durability = options.durability;
+  impl->before_commit = std::move(options.before_commit_for_testing);
 
   for (const std::string& given : options.roots) {
     TALARIA_RETURN_IF_ERROR(internal::ValidatePathString(given));
@@ -779,8 +782,11 @@ PathLock Workspace::LockPaths(std::vector<std::string> paths) const {
 }
 
 bool Workspace::IsSensitiveForRead(std::string_view display_path) const {
-  if (display_path.empty() || display_path[0] != '/') return false;
-  return impl_->sensitive.ReadDenial(internal::NormalizeAbsolute(display_path), display_path)
+  if (display_path.empty()) return false;
+  // A relative string still gets the name rules (.env anywhere).
+  const std::string absolute =
+      display_path[0] == '/' ? std::string(display_path) : "/" + std::string(display_path);
+  return impl_->sensitive.ReadDenial(internal::NormalizeAbsolute(absolute), display_path)
       .has_value();
 }
 

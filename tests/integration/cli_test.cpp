@@ -86,8 +86,8 @@ CliRun Talaria(const TempHome& home, const std::vector<std::string>& args) {
 std::string Describe(const std::vector<std::string>& args, const CliRun& run) {
   std::string cmd = "talaria";
   for (const auto& a : args) cmd += " " + a;
-  return cmd + "\n  exit " + std::to_string(run.exit_code) + "\n  stdout: " + run.out.substr(0, 600) +
-         "\n  stderr: " + run.err.substr(0, 600);
+  return cmd + "\n  exit " + std::to_string(run.exit_code) +
+         "\n  stdout: " + run.out.substr(0, 600) + "\n  stderr: " + run.err.substr(0, 600);
 }
 
 std::vector<std::string> SplitLines(const std::string& text) {
@@ -105,7 +105,8 @@ std::vector<std::string> Words(const std::string& line) {
 }
 
 // Table rows (after the header) keyed by the word at `key_column`.
-std::map<std::string, std::vector<std::string>> RowsBy(const std::string& table, size_t key_column) {
+std::map<std::string, std::vector<std::string>> RowsBy(const std::string& table,
+                                                       size_t key_column) {
   std::map<std::string, std::vector<std::string>> rows;
   const auto lines = SplitLines(table);
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -120,8 +121,9 @@ struct AgentLoopTool {
   std::string toolset;
 };
 const std::vector<AgentLoopTool> kAgentLoopTools = {
-    {"clarify", "clarify"}, {"delegate_task", "delegation"}, {"memory", "memory"},
-    {"session_search", "session_search"}, {"todo", "todo"},
+    {"clarify", "clarify"}, {"delegate_task", "delegation"},
+    {"memory", "memory"},   {"session_search", "session_search"},
+    {"todo", "todo"},
 };
 
 // --- talaria tools --------------------------------------------------------------------------
@@ -218,7 +220,7 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
   const std::vector<Want> wants = {
       {"talaria-cli", "-", std::to_string(CoreTools().size())},
       {"talaria-mcp", "-", "9"},
-      {"debugging", "web,file", "8"},       // terminal, process + web (2) + file (4)
+      {"debugging", "web,file", "8"},         // terminal, process + web (2) + file (4)
       {"safe", "web,vision,image_gen", "4"},  // web (2) + vision (1) + image_gen (1)
       {"todo", "-", "1"},
   };
@@ -276,7 +278,8 @@ TEST(Cli, BrokenConfigExitsTwoWithAMessageNamingTheFile) {
       {"bad tool list", "toolsets:\n  review:\n    tools: 7\n", "toolsets.review.tools"},
       {"bad budget", "tool_budget:\n  result_size_chars: lots\n", "tool_budget.result_size_chars"},
       {"bad hook matcher",
-       "hooks:\n  PreToolUse:\n    - matcher: \"(unclosed\"\n      hooks: [{type: command, command: \"true\"}]\n",
+       "hooks:\n  PreToolUse:\n    - matcher: \"(unclosed\"\n      hooks: [{type: command, "
+       "command: \"true\"}]\n",
        "matcher"},
   };
   for (const Case& c : cases) {
@@ -358,7 +361,8 @@ TEST(Cli, CallLetsCoercionTypeKeyValueStrings) {
   EXPECT_THAT(body->value("error", ""), HasSubstr("multi_select")) << untyped.out;
   EXPECT_THAT(untyped.out, Not(HasSubstr("agent loop")));
   // key=value pairs override --args.
-  CliRun both = Talaria(home, {"call", "clarify", "--args", R"({"multi_select": "maybe"})", "multi_select=false"});
+  CliRun both = Talaria(
+      home, {"call", "clarify", "--args", R"({"multi_select": "maybe"})", "multi_select=false"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_THAT(both.out, HasSubstr("clarify must be handled by the agent loop")) << both.out;
 }
@@ -400,14 +404,51 @@ TEST(Cli, AgentLoopRoutingAnswersBeforeAPreToolUseHookRuns) {
       "    - matcher: \".*\"\n"
       "      hooks:\n"
       "        - type: command\n"
-      "          command: \"touch " + marker + "; echo 'no clarifying today' >&2; exit 2\"\n"
+      "          command: \"touch " +
+      marker +
+      "; echo 'no clarifying today' >&2; exit 2\"\n"
       "          timeout: 5\n");
   const std::vector<std::string> args = {"call", "clarify", "question=hi"};
   CliRun run = Talaria(home, args);
   EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
-  EXPECT_THAT(run.out, HasSubstr("clarify must be handled by the agent loop")) << Describe(args, run);
+  EXPECT_THAT(run.out, HasSubstr("clarify must be handled by the agent loop"))
+      << Describe(args, run);
   EXPECT_THAT(run.out, Not(HasSubstr("no clarifying today")));
   EXPECT_FALSE(fs::exists(marker)) << "the hook ran for a call the agent loop owns";
+}
+
+// read_file is not an agent-loop tool, so its calls reach the PreToolUse hooks of config.yaml:
+// the hook sees the event on stdin (after coercion) and its exit 2 blocks with its stderr.
+TEST(Cli, PreToolUseCommandHookBlocksACallWithItsMessage) {
+  TempHome home;
+  const std::string event_file = home.path() + "/event.json";
+  home.WriteConfig(
+      "hooks:\n"
+      "  PreToolUse:\n"
+      "    - matcher: \"read_file|write_file\"\n"
+      "      hooks:\n"
+      "        - type: command\n"
+      "          command: \"cat > " +
+      event_file +
+      "; echo 'no reading today' >&2; exit 2\"\n"
+      "          timeout: 5\n");
+  const std::vector<std::string> args = {"call", "read_file", "path=notes.txt", "limit=5"};
+  CliRun run = Talaria(home, args);
+  EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
+  auto body = ParseJson(run.out);
+  ASSERT_TRUE(body.has_value()) << Describe(args, run);
+  EXPECT_EQ(body->value("error", ""), "no reading today") << Describe(args, run);
+
+  std::ifstream in(event_file);
+  std::stringstream event_text;
+  event_text << in.rdbuf();
+  auto event = ParseJson(event_text.str());
+  ASSERT_TRUE(event.has_value() && event->is_object()) << "hook stdin: " << event_text.str();
+  EXPECT_EQ(event->value("hook_event_name", ""), "PreToolUse");
+  EXPECT_EQ(event->value("tool_name", ""), "read_file");
+  ASSERT_TRUE(event->contains("tool_input"));
+  EXPECT_EQ((*event)["tool_input"], Json::object({{"path", "notes.txt"}, {"limit", 5}}))
+      << "the hook sees the coerced arguments";
 }
 
 // --- help and usage -------------------------------------------------------------------------
@@ -419,10 +460,8 @@ TEST(Cli, HelpWorksForTheProgramAndEverySubcommand) {
     std::string mentions;
   };
   const std::vector<Case> cases = {
-      {{"--help"}, "tools"},
-      {{"-h"}, "toolsets"},
-      {{"tools", "--help"}, "--json"},
-      {{"toolsets", "--help"}, "toolsets"},
+      {{"--help"}, "tools"},           {{"-h"}, "toolsets"},
+      {{"tools", "--help"}, "--json"}, {{"toolsets", "--help"}, "toolsets"},
       {{"call", "--help"}, "--args"},
   };
   for (const Case& c : cases) {

@@ -34,13 +34,6 @@ class Policy {
   virtual Decision Check(const ToolEntry& tool, const Json& args, const ToolContext& ctx) = 0;
 };
 
-// The file tools' consecutive-read tracker: any other tool resets it.
-class ReadLoopObserver {
- public:
-  virtual ~ReadLoopObserver() = default;
-  virtual void NotifyOtherToolCall(std::string_view task_id) = 0;
-};
-
 // Runs an agent-loop tool (todo, memory, session_search, delegate_task, clarify) against the
 // loop's own state. nullopt: not handled (the call then gets the "must be handled" error).
 using AgentLoopRouter =
@@ -68,6 +61,7 @@ class Dispatcher {
   const DispatcherOptions& options() const { return options_; }
 
   void SetPolicy(std::shared_ptr<Policy> policy) { policy_ = std::move(policy); }
+  // A process-wide observer, told in addition to the session's ctx.read_tracker.
   void SetReadLoopObserver(std::shared_ptr<ReadLoopObserver> o) { read_loop_ = std::move(o); }
   void SetAgentLoopRouter(AgentLoopRouter router) { router_ = std::move(router); }
 

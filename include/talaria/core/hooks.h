@@ -8,6 +8,7 @@
 // hook must be thread-safe itself.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -85,6 +86,10 @@ class HookSet {
   };
   std::shared_ptr<const Lists> lists() const;
 
+  // Read on every call without taking mu_: most dispatchers have no hooks at all.
+  std::atomic<bool> has_pre_{false};
+  std::atomic<bool> has_post_{false};
+  std::atomic<bool> has_transform_{false};
   mutable std::mutex mu_;
   std::shared_ptr<const Lists> lists_ = std::make_shared<Lists>();  // Guarded by mu_.
 };

@@ -63,10 +63,14 @@ struct RegistrySnapshot {
   const std::shared_ptr<const ToolEntry>* FindShared(std::string_view name) const;
   // Every entry, sorted by name byte-wise; built on first use.
   const std::vector<const ToolEntry*>& Sorted() const;
+  // Position of `entry` (which must belong to this snapshot) in Sorted().
+  uint32_t RankOf(const ToolEntry* entry) const;
 
  private:
+  void BuildSortedView() const;
   mutable std::once_flag sorted_once_;
   mutable std::vector<const ToolEntry*> sorted_;
+  mutable std::unordered_map<const ToolEntry*, uint32_t> rank_;
 };
 
 struct RegistryChange {
@@ -166,6 +170,7 @@ class Registry {
   bool RunCheck(const std::shared_ptr<const CheckFn>& fn) const;
 
   Clock& clock_;
+  const uint64_t id_;  // distinguishes registries in per-thread snapshot caches
   std::mutex write_mu_;  // serializes writers
   std::atomic<std::shared_ptr<const RegistrySnapshot>> current_;
   std::atomic<uint64_t> generation_{0};

@@ -8,10 +8,22 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 
 namespace talaria {
 
-class Workspace;  // safety module (file tools); null until a workspace is attached.
+namespace safety {
+class Workspace;  // file tools resolve every path through it; null when none is attached
+class AuditLog;   // one JSON line per mutation; null: mutations are not audited
+}
+
+// The file tools' consecutive-read tracker: any other tool resets it. The dispatcher calls it;
+// the file tools keep their per-session read state behind it.
+class ReadLoopObserver {
+ public:
+  virtual ~ReadLoopObserver() = default;
+  virtual void NotifyOtherToolCall(std::string_view task_id) = 0;
+};
 
 struct ToolContext {
   using Deadline = std::chrono::steady_clock::time_point;
@@ -27,7 +39,9 @@ struct ToolContext {
   Deadline deadline = Deadline::max();
 
   // Shared with the session; may be null.
-  std::shared_ptr<Workspace> workspace;
+  std::shared_ptr<safety::Workspace> workspace;
+  std::shared_ptr<ReadLoopObserver> read_tracker;
+  std::shared_ptr<const safety::AuditLog> audit_log;
 
   bool cancelled() const { return cancel.stop_requested(); }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline; }

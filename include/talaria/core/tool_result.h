@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,8 @@ enum class CallStatus : unsigned char {
 };
 
 std::string_view CallStatusName(CallStatus status);
+// For test failure messages and logs.
+std::ostream& operator<<(std::ostream& os, CallStatus status);
 
 // Error texts reaching the model are bounded (the original's _MAX_TOOL_ERROR_CHARS).
 inline constexpr size_t kMaxToolErrorChars = 2048;

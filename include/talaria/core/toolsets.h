@@ -68,8 +68,10 @@ class Toolsets {
   // Drops memoized results (also happens by itself when the registry generation changes).
   void ClearMemo();
 
+ public:
+  struct Table;  // compiled static table (toolsets.cpp)
+
  private:
-  struct Table;
   struct RegistryIndex;
   struct Memo;
 

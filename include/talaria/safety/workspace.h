@@ -42,14 +42,17 @@
 // Error codes used by the methods below (each method lists the subset it can return):
 //   InvalidArgument    empty path, NUL byte, too long, names a directory where a file is needed
 //                      (or a file where a directory is needed), the root itself as a write target
-//   NotFound           the file or a parent directory does not exist
+//   NotFound           the file or a parent directory does not exist, or a component of the
+//                      path is not a directory
 //   PermissionDenied   outside the workspace (lexically or via a symlink), sensitive path, special
 //                      file or pseudo file system, symlink leaf on write, symlink loop or magic
 //                      link, a directory swapped during a write, the OS said EACCES/EPERM/EROFS
 //   AlreadyExists      Rename onto an existing destination
 //   ResourceExhausted  ReadAll over max_bytes, out of fds, disk full, quota
 //   Unavailable        the kernel lacks openat2 (Linux < 5.6) — from Open only
-//   Internal           any other unexpected errno (message carries strerror)
+//   FailedPrecondition rare OS refusals (ETXTBSY, ENOTEMPTY)
+//   Internal           any other unexpected errno (message carries strerror), or /proc not
+//                      mounted (real paths cannot be checked, so the call fails closed)
 //
 // Thread-safety: thread-safe. All methods may be called concurrently; the roots are immutable
 // after Open, the cwd and the lock table are guarded by internal mutexes. Concurrent writes to
@@ -61,6 +64,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +92,10 @@ struct WorkspaceOptions {
   // talaria's state dir for the talaria_home deny rules. Empty = TalariaHome().
   std::string talaria_home;
   Durability durability = Durability::kFsync;
+  // Testing seam: when set, WriteAtomic calls it with the display path after the temp file is
+  // written and before the parent is re-verified and the rename commits. Lets tests swap a
+  // directory at the worst moment deterministically. Leave empty outside tests.
+  std::function<void(std::string_view)> before_commit_for_testing;
 };
 
 struct ResolvedPath {
@@ -230,8 +238,9 @@ class Workspace {
 
   // Moves a file (or symlink) within the workspace; the destination's parent directories are
   // created; an existing destination is refused (renameat2 RENAME_NOREPLACE). Both ends obey
-  // the write rules. Errors: as WriteAtomic, plus AlreadyExists (destination exists) and
-  // NotFound (source missing).
+  // the write rules, and a read-denied source (a .env file) is refused: moving it under another
+  // name would launder it past the read rules. Errors: as WriteAtomic, plus AlreadyExists
+  // (destination exists) and NotFound (source missing).
   Status Rename(std::string_view from, std::string_view to) const;
 
   // Locks the given paths (each resolved to its display path when possible, deduplicated,
@@ -241,7 +250,8 @@ class Workspace {
   PathLock LockPaths(std::vector<std::string> paths) const;
 
   // Lexical check of an absolute display path (as in ResolvedPath::display) against the
-  // read-deny rules, for search to omit files without opening them. Thread-safe, no I/O.
+  // read-deny rules, for search to omit files without opening them (a relative string gets the
+  // name rules only). Thread-safe, no I/O.
   bool IsSensitiveForRead(std::string_view display_path) const;
 
  private:

@@ -3,11 +3,23 @@
 // line endings, Unicode punctuation, unchanged lines kept byte for byte).
 //
 // The chain, tried in order, stops at the first matcher that finds anything:
-//   exact, line_trimmed, whitespace_normalized, indentation_flexible, escape_normalized,
-//   trimmed_boundary, unicode_normalized   (exact-ish: similarity 1.0)
-//   block_anchor, context_aware            (similarity-based: similarity in [0, 1))
-// Unlike the original, every match names its matcher and similarity, and a similarity-based
-// match below kMinApplySimilarity is refused (the best candidate is shown), never applied.
+//   exact                  byte equality (CRLF in the file read as LF when old_string has no CR)
+//   line_trimmed           whole lines equal once trimmed, indented like old_string up to one
+//                          uniform shift (a block moved in or out, trailing blanks differing)
+//   whitespace_normalized  runs of spaces/tabs read as one space
+//   indentation_flexible   whole lines equal once their indentation is dropped (non-uniform
+//                          indentation differences; trailing whitespace must agree)
+//   escape_normalized      literal \n \t \r in old_string read as the control characters
+//   trimmed_boundary       first and last lines trimmed, the lines between exact
+//   unicode_normalized     smart quotes, dashes, minus, ellipsis, NBSP and other Zs spaces read
+//                          as ASCII, then exact or trimmed-line equality
+//   block_anchor           first and last lines equal (trimmed, Unicode-normalized); similarity
+//                          of the lines between; 3+ lines
+//   context_aware          same line count, at least half the lines >= 0.8 similar; similarity
+//                          of the aligned lines as a whole; 2+ non-blank lines
+// The first seven are exact-ish (similarity 1.0); the last two are similarity-based. Unlike the
+// original, every match names its matcher and similarity, and a similarity-based match below
+// kMinApplySimilarity is refused (the best candidate is shown), never applied.
 //
 // Pure functions over strings: no I/O, no shared state; thread-safe.
 #pragma once
@@ -76,6 +88,9 @@ std::string BuildReplacement(std::string_view content, const TextMatch& match,
                              MatchStrategy strategy, std::string_view old_string,
                              std::string_view new_string,
                              std::vector<std::string>* notes = nullptr);
+
+// `text` with its bare "\n" turned into "\r\n" when most of `content`'s lines end in CRLF.
+std::string FitLineEndings(std::string_view content, std::string_view text);
 
 // Refuses new_string carrying \' or \" that old_string also carries but the matched regions do
 // not: a transport escaping artifact that would be written literally. FailedPrecondition.

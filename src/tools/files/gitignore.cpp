@@ -53,9 +53,15 @@ IgnoreVerdict IgnoreRules::Check(std::string_view path, bool is_dir) const {
 }
 
 bool IsIgnored(const IgnoreNode* node, std::string_view rel_path, bool is_dir) {
+  std::string outer;
   for (; node != nullptr; node = node->parent.get()) {
     if (node->rules.empty() || rel_path.size() <= node->prefix_len) continue;
-    switch (node->rules.Check(rel_path.substr(node->prefix_len), is_dir)) {
+    std::string_view path = rel_path.substr(node->prefix_len);
+    if (!node->outer_prefix.empty()) {
+      outer.assign(node->outer_prefix).append(rel_path);
+      path = outer;
+    }
+    switch (node->rules.Check(path, is_dir)) {
       case IgnoreVerdict::kIgnore:
         return true;
       case IgnoreVerdict::kWhitelist:

@@ -43,12 +43,15 @@ class IgnoreRules {
   std::vector<Rule> rules_;
 };
 
-// One directory's rules plus a link to its parent's; `prefix_len` is the length of the
-// directory's path relative to the search root including the trailing '/' ("" for the root).
+// One directory's rules plus a link to its parent's. For a directory at or below the search
+// root, `prefix_len` is the length of its path relative to the root including the trailing
+// '/' (0 for the root). For a directory above the root, `outer_prefix` is the path from it down
+// to the root plus '/' (e.g. "src/app/"), prepended to paths before matching.
 struct IgnoreNode {
   std::shared_ptr<const IgnoreNode> parent;
   IgnoreRules rules;
   size_t prefix_len = 0;
+  std::string outer_prefix;
 };
 
 // True when `rel_path` (relative to the search root) is ignored by the chain ending at `node`

@@ -241,8 +241,8 @@ std::string UnifiedDiff(std::string_view old_text, std::string_view new_text,
       break;
     }
     // Hunk bounds with leading and trailing context.
-    const size_t lead = first > 0 ? std::min(ctx, runs[first - 1].a_end - runs[first - 1].a_begin)
-                                  : 0;
+    const size_t lead =
+        first > 0 ? std::min(ctx, runs[first - 1].a_end - runs[first - 1].a_begin) : 0;
     const size_t trail =
         last + 1 < runs.size() ? std::min(ctx, runs[last + 1].a_end - runs[last + 1].a_begin) : 0;
     const size_t a_start = runs[first].a_begin - lead;

@@ -1,0 +1,78 @@
+#include "tools/files/file_tracker.h"
+
+namespace talaria::tools {
+
+FileTracker::Task& FileTracker::TaskFor(std::string_view task) {
+  auto it = tasks_.find(task);
+  if (it == tasks_.end()) it = tasks_.emplace(std::string(task), Task{}).first;
+  return it->second;
+}
+
+int FileTracker::Bump(Task& t, std::string_view key) {
+  if (t.last_key == key) {
+    ++t.streak;
+  } else {
+    t.last_key = std::string(key);
+    t.streak = 1;
+  }
+  return t.streak;
+}
+
+FileTracker::ReadVerdict FileTracker::RecordRead(std::string_view task, std::string_view path,
+                                                 std::string_view region, int64_t mtime_ns) {
+  std::lock_guard lock(mu_);
+  Task& t = TaskFor(task);
+  std::string key(path);
+  key += '\0';
+  key += region;
+  ReadVerdict v;
+  v.consecutive = Bump(t, "r:" + key);
+  auto it = t.regions.find(key);
+  if (it != t.regions.end() && it->second.mtime_ns == mtime_ns) {
+    v.unchanged = true;
+    v.unchanged_stubs = ++it->second.stubs;
+  } else {
+    if (t.regions.size() >= kMaxPathsPerTask) t.regions.clear();
+    t.regions[key] = Region{mtime_ns, 0};
+  }
+  if (t.seen.size() >= kMaxPathsPerTask) t.seen.clear();
+  t.seen[std::string(path)] = mtime_ns;
+  return v;
+}
+
+int FileTracker::RecordSearch(std::string_view task, std::string_view key) {
+  std::lock_guard lock(mu_);
+  return Bump(TaskFor(task), "s:" + std::string(key));
+}
+
+void FileTracker::NoteWrite(std::string_view task, std::string_view path, int64_t mtime_ns) {
+  std::lock_guard lock(mu_);
+  Task& t = TaskFor(task);
+  std::string prefix(path);
+  prefix += '\0';
+  for (auto it = t.regions.lower_bound(prefix); it != t.regions.end() && it->first.starts_with(prefix);) {
+    it = t.regions.erase(it);
+  }
+  t.seen[std::string(path)] = mtime_ns;
+}
+
+std::optional<int64_t> FileTracker::LastSeen(std::string_view task, std::string_view path) const {
+  std::lock_guard lock(mu_);
+  auto t = tasks_.find(task);
+  if (t == tasks_.end()) return std::nullopt;
+  auto it = t->second.seen.find(path);
+  if (it == t->second.seen.end()) return std::nullopt;
+  return it->second;
+}
+
+void FileTracker::NotifyOtherToolCall(std::string_view task_id) {
+  std::lock_guard lock(mu_);
+  auto t = tasks_.find(task_id);
+  if (t == tasks_.end()) return;
+  t->second.last_key.clear();
+  t->second.streak = 0;
+}
+
+FileTracker* TrackerOf(const ToolContext& ctx) { return dynamic_cast<FileTracker*>(ctx.read_tracker.get()); }
+
+}  // namespace talaria::tools

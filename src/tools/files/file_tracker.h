@@ -1,0 +1,65 @@
+// Per-session memory of what the file tools read, for the original's read guardrails:
+//   - dedup: re-reading an unchanged (path, offset, limit) returns a stub instead of content;
+//     after two stubs for the same region the read is blocked;
+//   - consecutive reads: the same region or search read 3 times in a row warns, 4 times blocks;
+//     any other tool resets the streak (the dispatcher calls NotifyOtherToolCall);
+//   - staleness: write_file/patch warn when a file changed since this session last read it.
+// State is kept per task id, bounded (the original's caps: 500 history, 1,000 dedup keys).
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "talaria/core/tool_context.h"
+
+namespace talaria::tools {
+
+class FileTracker final : public ReadLoopObserver {
+ public:
+  struct ReadVerdict {
+    int consecutive = 1;        // how many times in a row this exact read was made
+    bool unchanged = false;     // same region read before and the file has not changed
+    int unchanged_stubs = 0;    // stubs already returned for this region (incl. this one)
+  };
+
+  // Records a read of `region` (path + window) of a file whose change cookie is `mtime_ns`.
+  ReadVerdict RecordRead(std::string_view task, std::string_view path, std::string_view region,
+                         int64_t mtime_ns);
+  // Records a search (keyed by its arguments) for the consecutive-read rule.
+  int RecordSearch(std::string_view task, std::string_view key);
+  // A write landed: dedup for that path is reset, and its new mtime becomes "last seen".
+  void NoteWrite(std::string_view task, std::string_view path, int64_t mtime_ns);
+  // The mtime this task last saw for `path` (by read or its own write); nullopt if never.
+  std::optional<int64_t> LastSeen(std::string_view task, std::string_view path) const;
+
+  void NotifyOtherToolCall(std::string_view task_id) override;
+
+  static constexpr size_t kMaxPathsPerTask = 1000;
+
+ private:
+  struct Region {
+    int64_t mtime_ns = 0;
+    int stubs = 0;
+  };
+  struct Task {
+    std::string last_key;
+    int streak = 0;
+    std::map<std::string, Region, std::less<>> regions;    // path + '\0' + window
+    std::map<std::string, int64_t, std::less<>> seen;       // path -> mtime
+  };
+  Task& TaskFor(std::string_view task);
+  int Bump(Task& t, std::string_view key);
+
+  mutable std::mutex mu_;
+  std::map<std::string, Task, std::less<>> tasks_;  // Guarded by mu_.
+};
+
+// The session's tracker, or null when the context has none (then no guardrail applies).
+FileTracker* TrackerOf(const ToolContext& ctx);
+
+}  // namespace talaria::tools

@@ -1,0 +1,252 @@
+// read_file: a window of a text file with an `N|line` gutter, as the original shows it.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/budget.h"
+#include "talaria/core/tool_registration.h"
+#include "tools/files/file_support.h"
+#include "tools/files/file_tracker.h"
+#include "tools/files/similar_names.h"
+#include "tools/files/text_decode.h"
+
+namespace talaria::tools {
+namespace {
+
+constexpr std::string_view kSchema = R"json({
+  "name": "read_file",
+  "description": "Read a text file with line numbers. Output lines look like 'N|content' (the number and '|' are not part of the file). Reads 500 lines by default; use offset and limit to page through large files (the result tells you the next offset). Binary files are refused with their type named. Prefer search_files to locate code in large files first.",
+  "parameters": {
+    "type": "object",
+    "properties": {
+      "path": {"type": "string", "description": "File to read: relative to the working directory, or absolute inside the workspace."},
+      "offset": {"type": "integer", "minimum": 1, "default": 1, "description": "1-based line number to start reading from (default 1)."},
+      "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "default": 500, "description": "Maximum number of lines to return (default 500, max 2000)."}
+    },
+    "required": ["path"]
+  }
+})json";
+
+constexpr size_t kMaxLineChars = 2000;
+constexpr size_t kSafetyLimitChars = 100'000;
+constexpr size_t kLargeFileBytes = 512 * 1024;
+constexpr size_t kMaxUtf16Bytes = 64 << 20;
+
+// Appends `line` to `out` as "N|line", clipping it at kMaxLineChars code points.
+void AppendNumbered(std::string& out, int64_t number, std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  out += std::to_string(number);
+  out += '|';
+  size_t chars = 0;
+  size_t cut = line.size();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80 && chars++ == kMaxLineChars) {
+      cut = i;
+      break;
+    }
+  }
+  out.append(line.substr(0, cut));
+  if (cut < line.size()) out += "... [truncated]";
+  out += '\n';
+}
+
+struct Window {
+  std::string content;
+  int64_t total_lines = 0;
+  int64_t shown_from = 0;
+  int64_t shown_to = 0;
+};
+
+// Streams `text` chunks: counts every line, keeps only [offset, offset + limit).
+class WindowCollector {
+ public:
+  WindowCollector(int64_t offset, int64_t limit) : first_(offset), last_(offset + limit - 1) {}
+  void Feed(std::string_view chunk) {
+    size_t start = 0;
+    while (start < chunk.size()) {
+      const size_t nl = chunk.find('\n', start);
+      const std::string_view piece = chunk.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      if (InWindow()) partial_.append(piece);
+      if (nl == std::string_view::npos) {
+        open_line_ = true;
+        return;
+      }
+      EndLine();
+      start = nl + 1;
+    }
+  }
+  Window Finish() {
+    if (open_line_) EndLine();
+    if (w_.shown_to > 0 && !w_.content.empty() && w_.content.back() == '\n') w_.content.pop_back();
+    return std::move(w_);
+  }
+
+ private:
+  bool InWindow() const { return w_.total_lines + 1 >= first_ && w_.total_lines + 1 <= last_; }
+  void EndLine() {
+    const int64_t number = ++w_.total_lines;
+    if (number >= first_ && number <= last_) {
+      if (w_.shown_from == 0) w_.shown_from = number;
+      w_.shown_to = number;
+      AppendNumbered(w_.content, number, partial_);
+    }
+    partial_.clear();
+    open_line_ = false;
+  }
+
+  int64_t first_;
+  int64_t last_;
+  Window w_;
+  std::string partial_;
+  bool open_line_ = false;
+};
+
+ToolResult NotFound(const safety::Workspace& ws, std::string_view path) {
+  Json body = Json::object();
+  body["error"] = "File not found: " + std::string(path);
+  body["similar_files"] = SimilarFiles(ws, path, 5);
+  return ToolResult::ErrorJson(std::move(body));
+}
+
+ToolResult ReadFile(const Json& args, ToolContext& ctx) {
+  const safety::Workspace* ws = WorkspaceOf(ctx);
+  if (ws == nullptr) return NoWorkspaceResult();
+  const std::string path = args["path"].get<std::string>();
+  const int64_t offset = args.value("offset", int64_t{1});
+  const int64_t limit = args.value("limit", int64_t{500});
+
+  safety::ResolvedPath resolved;
+  safety::FileInfo info;
+  auto fd = ws->OpenRead(path, &resolved, &info);
+  if (!fd) {
+    if (fd.error().code() == StatusCode::kNotFound) return NotFound(*ws, path);
+    return ErrorFromStatus(fd.error());
+  }
+
+  FileTracker* tracker = TrackerOf(ctx);
+  FileTracker::ReadVerdict verdict;
+  if (tracker != nullptr) {
+    verdict = tracker->RecordRead(ctx.task_id, resolved.display,
+                                  std::to_string(offset) + ":" + std::to_string(limit), info.mtime_ns);
+    if (verdict.consecutive >= 4) {
+      Json body = Json::object();
+      body["error"] = "BLOCKED: You have read this exact file region " + std::to_string(verdict.consecutive) +
+                      " times in a row. The content has not changed. Use the content you already have, "
+                      "or read a different region.";
+      body["already_read"] = verdict.consecutive;
+      return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "read_loop");
+    }
+    if (verdict.unchanged && verdict.unchanged_stubs > 2) {
+      return ToolResult::Error("BLOCKED: " + resolved.display +
+                                   " has not changed since you last read it, and you were already told twice. "
+                                   "Use the content from the earlier read.",
+                               CallStatus::kError, "read_loop");
+    }
+  }
+  auto with_warning = [&](Json body) {
+    if (verdict.consecutive == 3) {
+      body["_warning"] = "You have read this exact file region 3 times in a row. If you need it again, "
+                         "use the content you already have.";
+    }
+    return body;
+  };
+  if (verdict.unchanged) {
+    Json body = Json::object();
+    body["status"] = "unchanged";
+    body["message"] = "File unchanged since last read. The content from the earlier read_file result is still "
+                      "current; refer to it instead of re-reading.";
+    body["path"] = resolved.display;
+    body["dedup"] = true;
+    body["content_returned"] = false;
+    return ToolResult::FromJson(with_warning(std::move(body)));
+  }
+
+  // The first block decides encoding and binary-ness; the rest streams.
+  std::string head(8192, '\0');
+  ssize_t got = ::pread(fd->get(), head.data(), head.size(), 0);
+  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  const TextEncoding encoding = DetectEncoding(head);
+  if (auto kind = DescribeBinary(head, encoding)) {
+    return ToolResult::Error(BinaryFileMessage(*kind, info.size), CallStatus::kError, "binary_file");
+  }
+
+  WindowCollector collector(offset, limit);
+  if (encoding == TextEncoding::kUtf16Le || encoding == TextEncoding::kUtf16Be) {
+    auto bytes = ws->ReadAll(path, kMaxUtf16Bytes);
+    if (!bytes) return ErrorFromStatus(bytes.error());
+    collector.Feed(Utf16ToUtf8(std::string_view(*bytes).substr(2), encoding == TextEncoding::kUtf16Be));
+  } else {
+    std::string buffer(64 * 1024, '\0');
+    off_t pos = encoding == TextEncoding::kUtf8Bom ? 3 : 0;
+    for (;;) {
+      if (ctx.cancelled()) return ToolResult::Error("read_file cancelled", CallStatus::kCancelled, "cancelled");
+      const ssize_t n = ::pread(fd->get(), buffer.data(), buffer.size(), pos);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ToolResult::Error("Read failed: " + std::string(std::strerror(errno)));
+      if (n == 0) break;
+      collector.Feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      pos += n;
+    }
+  }
+  Window w = collector.Finish();
+
+  const size_t chars = static_cast<size_t>(CountChars(w.content));
+  if (chars > kSafetyLimitChars) {
+    Json body = Json::object();
+    body["error"] = "Read produced " + std::to_string(chars) +
+                    " characters which exceeds the safety limit (100,000 chars). Use offset and limit to read a "
+                    "smaller range.";
+    body["path"] = resolved.display;
+    body["total_lines"] = w.total_lines;
+    body["file_size"] = info.size;
+    return ToolResult::ErrorJson(std::move(body));
+  }
+
+  Json body = Json::object();
+  body["content"] = std::move(w.content);
+  body["total_lines"] = w.total_lines;
+  body["file_size"] = info.size;
+  if (info.size == 0) {
+    body["hint"] = "File is empty (0 bytes).";
+  } else if (offset > w.total_lines) {
+    body["hint"] = "Offset " + std::to_string(offset) + " is past the end of the file (" +
+                   std::to_string(w.total_lines) + " lines).";
+  } else if (w.shown_to < w.total_lines) {
+    body["truncated"] = true;
+    body["hint"] = "Use offset=" + std::to_string(w.shown_to + 1) + " to continue reading (showing " +
+                   std::to_string(w.shown_from) + "-" + std::to_string(w.shown_to) + " of " +
+                   std::to_string(w.total_lines) + " lines)";
+  }
+  if (info.size > kLargeFileBytes && limit > 200) {
+    body["_hint"] = "This file is large (" + HumanBytes(info.size) +
+                    "); locate the part you need with search_files, then read it with offset and limit.";
+  }
+  return ToolResult::FromJson(with_warning(std::move(body)));
+}
+
+ToolSpec MakeSpec() {
+  ToolSpec spec;
+  spec.name = "read_file";
+  spec.toolset = "file";
+  spec.schema = kSchema;
+  spec.handler = ReadFile;
+  spec.emoji = "\xF0\x9F\x93\x96";  // "📖"
+  spec.parallel = ParallelClass::kPathScoped;
+  spec.path_args = {"path"};
+  spec.path_access = PathAccess::kRead;
+  spec.annotations.read_only = true;
+  spec.annotations.idempotent = true;
+  return spec;
+}
+
+}  // namespace
+}  // namespace talaria::tools
+
+TALARIA_TOOL(ReadFile, talaria::tools::MakeSpec());

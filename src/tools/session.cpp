@@ -1,0 +1,66 @@
+#include "talaria/tools/session.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include "talaria/base/log.h"
+#include "talaria/safety/audit_log.h"
+#include "talaria/safety/workspace.h"
+#include "tools/files/file_tracker.h"
+
+namespace talaria::tools {
+namespace {
+
+std::string RandomId() {
+  unsigned char bytes[6] = {};
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return "session";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "sess_";
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+std::string CurrentDirectory() {
+  char buf[PATH_MAX];
+  return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string(".");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
+  safety::WorkspaceOptions ws;
+  ws.roots = options.roots.empty() ? std::vector<std::string>{CurrentDirectory()} : options.roots;
+  ws.cwd = options.cwd;
+  std::shared_ptr<Session> session(new Session());
+  session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
+  session->id_ = options.session_id.empty() ? RandomId() : options.session_id;
+  session->tracker_ = std::make_shared<FileTracker>();
+  if (options.audit) {
+    auto audit = safety::AuditLog::Open(options.audit_log_path);
+    if (audit) {
+      session->audit_ = std::shared_ptr<const safety::AuditLog>(std::move(*audit));
+    } else {
+      // Not fatal: the tools still work, but say loudly that mutations go unrecorded.
+      LogWarn("audit log unavailable, mutations are not recorded: " + audit.error().message());
+    }
+  }
+  return session;
+}
+
+ToolContext Session::NewContext(std::string call_id, std::string task_id) const {
+  ToolContext ctx;
+  ctx.session_id = id_;
+  ctx.task_id = std::move(task_id);
+  ctx.call_id = std::move(call_id);
+  ctx.workspace = workspace_;
+  ctx.read_tracker = tracker_;
+  ctx.audit_log = audit_;
+  return ctx;
+}
+
+}  // namespace talaria::tools
