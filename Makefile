@@ -30,8 +30,9 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure
 
-# The main job: the tool catalogue of this build.
-run: build
+# The main job: the tool catalogue of this build (only the CLI is built, not the tests).
+run: configure
+	ninja -C $(BUILD) -j$(JOBS) talaria
 	./$(BUILD)/talaria tools
 
 # Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes).

@@ -2,6 +2,12 @@
 
 namespace talaria::tools {
 
+uint64_t FileTracker::Cookie(const safety::FileInfo& info) {
+  uint64_t h = static_cast<uint64_t>(info.mtime_ns);
+  h = (h ^ info.size) * 0x9E3779B97F4A7C15ULL;
+  return h ^ (static_cast<uint64_t>(info.ino) + (h << 6) + (h >> 2));
+}
+
 FileTracker::Task& FileTracker::TaskFor(std::string_view task) {
   auto it = tasks_.find(task);
   if (it == tasks_.end()) it = tasks_.emplace(std::string(task), Task{}).first;
@@ -19,7 +25,7 @@ int FileTracker::Bump(Task& t, std::string_view key) {
 }
 
 FileTracker::ReadVerdict FileTracker::RecordRead(std::string_view task, std::string_view path,
-                                                 std::string_view region, int64_t mtime_ns) {
+                                                 std::string_view region, uint64_t cookie) {
   std::lock_guard lock(mu_);
   Task& t = TaskFor(task);
   std::string key(path);
@@ -28,15 +34,15 @@ FileTracker::ReadVerdict FileTracker::RecordRead(std::string_view task, std::str
   ReadVerdict v;
   v.consecutive = Bump(t, "r:" + key);
   auto it = t.regions.find(key);
-  if (it != t.regions.end() && it->second.mtime_ns == mtime_ns) {
+  if (it != t.regions.end() && it->second.cookie == cookie) {
     v.unchanged = true;
     v.unchanged_stubs = ++it->second.stubs;
   } else {
     if (t.regions.size() >= kMaxPathsPerTask) t.regions.clear();
-    t.regions[key] = Region{mtime_ns, 0};
+    t.regions[key] = Region{cookie, 0};
   }
   if (t.seen.size() >= kMaxPathsPerTask) t.seen.clear();
-  t.seen[std::string(path)] = mtime_ns;
+  t.seen[std::string(path)] = cookie;
   return v;
 }
 
@@ -45,7 +51,7 @@ int FileTracker::RecordSearch(std::string_view task, std::string_view key) {
   return Bump(TaskFor(task), "s:" + std::string(key));
 }
 
-void FileTracker::NoteWrite(std::string_view task, std::string_view path, int64_t mtime_ns) {
+void FileTracker::NoteWrite(std::string_view task, std::string_view path, uint64_t cookie) {
   std::lock_guard lock(mu_);
   Task& t = TaskFor(task);
   std::string prefix(path);
@@ -53,10 +59,10 @@ void FileTracker::NoteWrite(std::string_view task, std::string_view path, int64_
   for (auto it = t.regions.lower_bound(prefix); it != t.regions.end() && it->first.starts_with(prefix);) {
     it = t.regions.erase(it);
   }
-  t.seen[std::string(path)] = mtime_ns;
+  t.seen[std::string(path)] = cookie;
 }
 
-std::optional<int64_t> FileTracker::LastSeen(std::string_view task, std::string_view path) const {
+std::optional<uint64_t> FileTracker::LastSeen(std::string_view task, std::string_view path) const {
   std::lock_guard lock(mu_);
   auto t = tasks_.find(task);
   if (t == tasks_.end()) return std::nullopt;

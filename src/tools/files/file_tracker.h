@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_context.h"
+#include "talaria/safety/workspace.h"
 
 namespace talaria::tools {
 
@@ -27,15 +28,19 @@ class FileTracker final : public ReadLoopObserver {
     int unchanged_stubs = 0;    // stubs already returned for this region (incl. this one)
   };
 
-  // Records a read of `region` (path + window) of a file whose change cookie is `mtime_ns`.
+  // What identifies one version of a file: mtime alone misses a rewrite within the same coarse
+  // clock tick, so size and inode (atomic writes replace the inode) take part.
+  static uint64_t Cookie(const safety::FileInfo& info);
+
+  // Records a read of `region` (path + window) of a file whose change cookie is `cookie`.
   ReadVerdict RecordRead(std::string_view task, std::string_view path, std::string_view region,
-                         int64_t mtime_ns);
+                         uint64_t cookie);
   // Records a search (keyed by its arguments) for the consecutive-read rule.
   int RecordSearch(std::string_view task, std::string_view key);
   // A write landed: dedup for that path is reset, and its new mtime becomes "last seen".
-  void NoteWrite(std::string_view task, std::string_view path, int64_t mtime_ns);
-  // The mtime this task last saw for `path` (by read or its own write); nullopt if never.
-  std::optional<int64_t> LastSeen(std::string_view task, std::string_view path) const;
+  void NoteWrite(std::string_view task, std::string_view path, uint64_t cookie);
+  // The cookie this task last saw for `path` (by read or its own write); nullopt if never.
+  std::optional<uint64_t> LastSeen(std::string_view task, std::string_view path) const;
 
   void NotifyOtherToolCall(std::string_view task_id) override;
 
@@ -43,14 +48,14 @@ class FileTracker final : public ReadLoopObserver {
 
  private:
   struct Region {
-    int64_t mtime_ns = 0;
+    uint64_t cookie = 0;
     int stubs = 0;
   };
   struct Task {
     std::string last_key;
     int streak = 0;
     std::map<std::string, Region, std::less<>> regions;    // path + '\0' + window
-    std::map<std::string, int64_t, std::less<>> seen;       // path -> mtime
+    std::map<std::string, uint64_t, std::less<>> seen;      // path -> cookie
   };
   Task& TaskFor(std::string_view task);
   int Bump(Task& t, std::string_view key);

@@ -148,7 +148,7 @@ std::string StaleWarning(const ToolContext& ctx, const std::string& display,
   FileTracker* tracker = TrackerOf(ctx);
   if (tracker == nullptr) return {};
   auto seen = tracker->LastSeen(ctx.task_id, display);
-  if (!seen || *seen == info.mtime_ns) return {};
+  if (!seen || *seen == FileTracker::Cookie(info)) return {};
   return display +
          " was modified since you last read it; the edit was applied to its current "
          "content.";
@@ -239,7 +239,7 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
   AuditMutation(ctx, kTool, written->resolved_path, written->bytes_written, ShaOf(before),
                 ShaOf(after), "ok");
   if (FileTracker* tracker = TrackerOf(ctx)) {
-    tracker->NoteWrite(ctx.task_id, display, written->after.mtime_ns);
+    tracker->NoteWrite(ctx.task_id, display, FileTracker::Cookie(written->after));
   }
   if (Status s = VerifyWritten(ws, *path, after); !s.ok()) return FailureFromStatus(s);
 
@@ -460,7 +460,7 @@ class PatchRun {
                       "ok");
         done_.push_back(&step);
         if (FileTracker* tracker = TrackerOf(ctx_)) {
-          tracker->NoteWrite(ctx_.task_id, path, written->after.mtime_ns);
+          tracker->NoteWrite(ctx_.task_id, path, FileTracker::Cookie(written->after));
         }
         return VerifyWritten(ws_, path, content);
       }

@@ -16,72 +16,16 @@
 #include "talaria/core/registry.h"
 #include "talaria/safety/audit_log.h"
 #include "talaria/safety/workspace.h"
-#include "tools/files/file_tracker.h"
+#include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class PatchTool : public ::testing::Test {
+class PatchTool : public testing::FileToolTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "talaria-patch-tool-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    base_ = fs::canonical(tmpl).string();
-    root_ = base_ + "/ws";
-    fs::create_directories(root_);
-    safety::WorkspaceOptions options;
-    options.roots = {root_};
-    options.home = base_ + "/home";
-    options.talaria_home = base_ + "/home/.talaria";
-    options.durability = safety::Durability::kNone;
-    auto ws = safety::Workspace::Open(options);
-    ASSERT_TRUE(ws) << ws.error().ToString();
-    ctx_.workspace = *ws;
-    ctx_.task_id = "t1";
-    ctx_.session_id = "s1";
-    tracker_ = std::make_shared<FileTracker>();
-    ctx_.read_tracker = tracker_;
-    auto log = safety::AuditLog::Open(base_ + "/audit.jsonl");
-    ASSERT_TRUE(log) << log.error().ToString();
-    ctx_.audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(base_, ec);
-  }
-
-  void Write(const std::string& rel, const std::string& content) {
-    const fs::path p = fs::path(root_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-  }
-  std::string Read(const std::string& rel) const {
-    std::ifstream in(fs::path(root_) / rel, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  bool Exists(const std::string& rel) const { return fs::exists(fs::path(root_) / rel); }
-  std::map<std::string, std::string> Snapshot() const {
-    std::map<std::string, std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(root_)) {
-      if (e.is_regular_file()) out[e.path().string()] = Read(fs::relative(e.path(), root_));
-    }
-    return out;
-  }
-  std::vector<Json> AuditLines() const {
-    std::ifstream in(base_ + "/audit.jsonl");
-    std::vector<Json> out;
-    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
-    return out;
-  }
-
-  Json Call(const Json& args) {
-    last_ = dispatcher_.Dispatch("patch", args.dump(), ctx_);
-    return Json::parse(last_.text);
-  }
+  Json Call(const Json& args) { return FileToolTest::Call("patch", args); }
   Json Replace(const std::string& path, const std::string& old_string,
                const std::string& new_string, bool replace_all = false) {
     return Call({{"mode", "replace"},
@@ -91,13 +35,6 @@ class PatchTool : public ::testing::Test {
                  {"replace_all", replace_all}});
   }
   Json Patch(const std::string& patch) { return Call({{"mode", "patch"}, {"patch", patch}}); }
-
-  std::string base_;
-  std::string root_;
-  ToolContext ctx_;
-  std::shared_ptr<FileTracker> tracker_;
-  Dispatcher dispatcher_;
-  ToolResult last_;
 };
 
 TEST_F(PatchTool, IsRegisteredWithTheReferenceSchema) {

@@ -134,7 +134,7 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   FileTracker::ReadVerdict verdict;
   if (tracker != nullptr) {
     verdict = tracker->RecordRead(ctx.task_id, resolved.display,
-                                  std::to_string(offset) + ":" + std::to_string(limit), info.mtime_ns);
+                                  std::to_string(offset) + ":" + std::to_string(limit), FileTracker::Cookie(info));
     if (verdict.consecutive >= 4) {
       Json body = Json::object();
       body["error"] = "BLOCKED: You have read this exact file region " + std::to_string(verdict.consecutive) +

@@ -10,55 +10,20 @@
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/safety/workspace.h"
-#include "tools/files/file_tracker.h"
+#include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class SearchFilesTool : public ::testing::Test {
+class SearchFilesTool : public testing::FileToolTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "talaria-search-tool-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = fs::canonical(tmpl).string();
-    safety::WorkspaceOptions options;
-    options.roots = {root_};
-    options.home = root_ + "/home";
-    options.talaria_home = root_ + "/home/.talaria";
-    options.durability = safety::Durability::kNone;
-    auto ws = safety::Workspace::Open(options);
-    ASSERT_TRUE(ws) << ws.error().ToString();
-    ctx_.workspace = *ws;
-    tracker_ = std::make_shared<FileTracker>();
-    ctx_.read_tracker = tracker_;
-    ctx_.task_id = "t1";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-
-  void Write(const std::string& rel, const std::string& content) {
-    const fs::path p = fs::path(root_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-  }
-
-  ToolResult Call(const Json& args) {
-    return dispatcher_.Dispatch("search_files", args.dump(), ctx_);
-  }
+  ToolResult Call(const Json& args) { return CallRaw("search_files", args); }
   static Json Body(const ToolResult& r) {
     const std::string& t = r.text;
-    const size_t hint = t.find("\n\n[Hint:");
-    return Json::parse(t.substr(0, hint));
+    return Json::parse(t.substr(0, t.find("\n\n[Hint:")));
   }
-
-  std::string root_;
-  ToolContext ctx_;
-  std::shared_ptr<FileTracker> tracker_;
-  Dispatcher dispatcher_;
 };
 
 TEST_F(SearchFilesTool, IsRegisteredWithTheOriginalsSchema) {

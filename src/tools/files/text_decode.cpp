@@ -24,7 +24,7 @@ constexpr std::array<Magic, 14> kMagics = {{
     {"\xFD" "7zXZ", "XZ compressed data"},
     {"7z\xBC\xAF\x27\x1C", "7-zip archive data"},
     {"SQLite format 3", "SQLite database"},
-    {"\x00\x61\x73\x6D", "WebAssembly binary"},
+    {std::string_view("\0asm", 4), "WebAssembly binary"},  // a literal would stop at the NUL
     {"RIFF", "RIFF data (audio/video)"},
 }};
 

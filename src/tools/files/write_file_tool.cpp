@@ -80,7 +80,7 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   std::string warning;
   if (FileTracker* tracker = TrackerOf(ctx); tracker != nullptr && old) {
     auto seen = tracker->LastSeen(ctx.task_id, resolved->display);
-    if (seen && *seen != before_info.mtime_ns) {
+    if (seen && *seen != FileTracker::Cookie(before_info)) {
       warning = resolved->display + " was modified since you last read it; the write replaced those changes.";
     }
   }
@@ -94,7 +94,7 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
     return ErrorFromStatus(written.error());
   }
   AuditMutation(ctx, "write_file", written->resolved_path, written->bytes_written, sha_before, sha_after, "ok");
-  if (FileTracker* tracker = TrackerOf(ctx)) tracker->NoteWrite(ctx.task_id, resolved->display, written->after.mtime_ns);
+  if (FileTracker* tracker = TrackerOf(ctx)) tracker->NoteWrite(ctx.task_id, resolved->display, FileTracker::Cookie(written->after));
 
   Json body = Json::object();
   body["bytes_written"] = written->bytes_written;
