@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
   call->add_option("name", call_opts.name, "tool name")->required();
   call->add_option("assignments", call_opts.assignments, "arguments as key=value (values are strings; coercion types them)");
   call->add_option("--args", call_opts.args_json, "arguments as a JSON object (key=value pairs override)");
-  call->add_option("--root", call_opts.session.roots, "directory the file tools may use (repeatable; default: .)");
+  call->add_option("--root", call_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   try {
     app.parse(argc, argv);

@@ -55,9 +55,10 @@ struct CliRun {
   std::string err;
 };
 
-// Runs `talaria args...` with TALARIA_HOME and HOME set to `home`.
-CliRun Talaria(const TempHome& home, const std::vector<std::string>& args) {
+// Runs `talaria args...` with TALARIA_HOME and HOME set to `home`, in `cwd` (default: ours).
+CliRun Talaria(const TempHome& home, const std::vector<std::string>& args, const std::string& cwd = "") {
   SpawnOptions options;
+  options.cwd = cwd;
   options.argv = {TALARIA_CLI_PATH};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   std::vector<std::string> env;
@@ -449,6 +450,43 @@ TEST(Cli, PreToolUseCommandHookBlocksACallWithItsMessage) {
   ASSERT_TRUE(event->contains("tool_input"));
   EXPECT_EQ((*event)["tool_input"], Json::object({{"path", "notes.txt"}, {"limit", 5}}))
       << "the hook sees the coerced arguments";
+}
+
+// The file tools with the CLI's default root, the current directory.
+TEST(Cli, CallReadFileReadsAWindowOfAFileInTheCurrentDirectory) {
+  TempHome home;
+  const std::string dir = home.path() + "/project";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/README.md") << "# title\nline two\nline three\nline four\nline five\n";
+  const std::vector<std::string> args = {"call", "read_file", "path=README.md", "offset=2", "limit=3"};
+  CliRun run = Talaria(home, args, dir);
+  ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+  auto body = ParseJson(run.out);
+  ASSERT_TRUE(body.has_value()) << run.out;
+  EXPECT_EQ(body->value("content", ""), "2|line two\n3|line three\n4|line four");
+  EXPECT_EQ(body->value("total_lines", 0), 5);
+
+  // Outside the default root: an error result, exit 1.
+  CliRun outside = Talaria(home, {"call", "read_file", "path=../config.yaml"}, dir);
+  EXPECT_EQ(outside.exit_code, 1) << outside.out;
+  EXPECT_THAT(outside.out, HasSubstr("\"error\""));
+}
+
+TEST(Cli, CallWriteFileWritesUnderAnExplicitRootOnly) {
+  TempHome home;
+  const std::string root = home.path() + "/ws";
+  fs::create_directories(root);
+  const std::vector<std::string> args = {"call", "write_file", "--root", root, "path=" + root + "/new/a.json",
+                                         "content={\"a\": 1}"};
+  CliRun run = Talaria(home, args, home.path());
+  ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+  std::ifstream in(root + "/new/a.json");
+  std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written, "{\"a\": 1}");
+  CliRun refused = Talaria(home, {"call", "write_file", "--root", root, "path=" + home.path() + "/x.txt", "content=x"},
+                           home.path());
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_FALSE(fs::exists(home.path() + "/x.txt"));
 }
 
 // --- help and usage -------------------------------------------------------------------------
