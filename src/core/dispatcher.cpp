@@ -125,6 +125,8 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
   if (!entry) return ToolResult::Error("Unknown tool: " + std::string(name), CallStatus::kError, "unknown_tool");
 
   const CompiledSchema& schema = entry->compiled();
+  const ArgNormalizer normalize = entry->normalize_args();
+  if (normalize != nullptr) normalize(args);
   schema.coercion().Coerce(args);
   std::vector<std::string> problems;
   if (!schema.validator().Validate(args, &problems)) {
@@ -158,6 +160,7 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
     if (d.kind == PreHookDecision::Kind::kModify && d.new_args) {
       // Hook output is input like any other: it is coerced and validated before the handler.
       Json modified = *d.new_args;
+      if (normalize != nullptr && modified.is_object()) normalize(modified);
       schema.coercion().Coerce(modified);
       problems.clear();
       if (!schema.validator().Validate(modified, &problems)) {

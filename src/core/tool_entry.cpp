@@ -26,6 +26,7 @@ struct ToolEntry::Extras {
   std::vector<std::string> path_args;
   std::string description;  // only when it differs from the schema's
   std::string emoji;        // only when not the default
+  ArgNormalizer normalize_args = nullptr;
 };
 
 struct ToolEntry::Schema {
@@ -61,6 +62,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
                                                 (a.open_world ? kOpenWorld : 0));
   const bool needs_extras = spec.async_handler || spec.check_fn || !spec.requires_env.empty() ||
                             !spec.path_args.empty() || !spec.description.empty() ||
+                            spec.normalize_args != nullptr ||
                             (!spec.emoji.empty() && spec.emoji != kDefaultEmoji);
   if (needs_extras) {
     auto extras = std::make_unique<Extras>();
@@ -69,6 +71,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
     extras->requires_env = std::move(spec.requires_env);
     extras->path_args = std::move(spec.path_args);
     extras->description = std::move(spec.description);
+    extras->normalize_args = spec.normalize_args;
     if (spec.emoji != kDefaultEmoji) extras->emoji = std::move(spec.emoji);
     extras_ = std::move(extras);
   }
@@ -118,6 +121,8 @@ const std::vector<std::string>& ToolEntry::path_args() const {
   static const std::vector<std::string> kNone;
   return extras_ ? extras_->path_args : kNone;
 }
+
+ArgNormalizer ToolEntry::normalize_args() const { return extras_ ? extras_->normalize_args : nullptr; }
 
 const CompiledSchema& ToolEntry::compiled() const {
   std::call_once(schema_->once, [this] {

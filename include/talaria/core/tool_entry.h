@@ -28,6 +28,9 @@ using SyncHandler = std::function<ToolResult(const Json& args, ToolContext& ctx)
 using AsyncHandler = std::function<std::future<ToolResult>(Json args, ToolContext& ctx)>;
 // Availability probe. Throwing counts as "unavailable".
 using CheckFn = std::function<bool()>;
+// Rewrites spellings a tool accepts besides its schema's (e.g. an enum value's old alias) in
+// place, before coercion and validation see the arguments. Must not throw.
+using ArgNormalizer = void (*)(Json& args);
 
 // Which calls of one model turn may run at the same time.
 enum class ParallelClass : unsigned char {
@@ -84,6 +87,7 @@ struct ToolSpec {
   std::vector<std::string> path_args;  // argument names carrying paths (kPathScoped)
   PathAccess path_access = PathAccess::kRead;
   ToolAnnotations annotations;
+  ArgNormalizer normalize_args = nullptr;
 };
 
 class CompiledSchema;  // coercion plan + validator, core-internal.
@@ -114,6 +118,7 @@ class ToolEntry {
   const std::shared_ptr<const CheckFn>& check_fn() const;
   const std::vector<std::string>& requires_env() const;
   const std::vector<std::string>& path_args() const;
+  ArgNormalizer normalize_args() const;  // null when the tool has none
 
   // The schema compiled for coercion and validation; built once, on first use. Never fails:
   // a schema that cannot be compiled was refused at registration.

@@ -71,6 +71,24 @@ std::optional<uint64_t> FileTracker::LastSeen(std::string_view task, std::string
   return it->second;
 }
 
+int FileTracker::RecordPatchMiss(std::string_view task, std::string_view path) {
+  std::lock_guard lock(mu_);
+  Task& t = TaskFor(task);
+  auto it = t.patch_misses.find(path);
+  if (it == t.patch_misses.end()) {
+    if (t.patch_misses.size() >= kMaxPatchMissPaths) t.patch_misses.clear();
+    it = t.patch_misses.emplace(std::string(path), 0).first;
+  }
+  return ++it->second;
+}
+
+void FileTracker::ClearPatchMisses(std::string_view task, std::string_view path) {
+  std::lock_guard lock(mu_);
+  auto t = tasks_.find(task);
+  if (t == tasks_.end()) return;
+  if (auto it = t->second.patch_misses.find(path); it != t->second.patch_misses.end()) t->second.patch_misses.erase(it);
+}
+
 void FileTracker::NotifyOtherToolCall(std::string_view task_id) {
   std::lock_guard lock(mu_);
   auto t = tasks_.find(task_id);

@@ -42,9 +42,15 @@ class FileTracker final : public ReadLoopObserver {
   // The cookie this task last saw for `path` (by read or its own write); nullopt if never.
   std::optional<uint64_t> LastSeen(std::string_view task, std::string_view path) const;
 
+  // A replace in `path` could not find old_string: returns how many times in a row that has
+  // happened for this path (the original escalates its hint at 3). A success clears it.
+  int RecordPatchMiss(std::string_view task, std::string_view path);
+  void ClearPatchMisses(std::string_view task, std::string_view path);
+
   void NotifyOtherToolCall(std::string_view task_id) override;
 
   static constexpr size_t kMaxPathsPerTask = 1000;
+  static constexpr size_t kMaxPatchMissPaths = 64;
 
  private:
   struct Region {
@@ -56,6 +62,7 @@ class FileTracker final : public ReadLoopObserver {
     int streak = 0;
     std::map<std::string, Region, std::less<>> regions;    // path + '\0' + window
     std::map<std::string, uint64_t, std::less<>> seen;      // path -> cookie
+    std::map<std::string, int, std::less<>> patch_misses;   // path -> consecutive misses
   };
   Task& TaskFor(std::string_view task);
   int Bump(Task& t, std::string_view key);

@@ -175,6 +175,18 @@ std::optional<std::string> StringArg(const Json& args, const char* name) {
 // ---------------------------------------------------------------------------------------------
 // mode "replace"
 
+// The hint after the `misses`-th failure in a row to find old_string in `display`: gentle at
+// first, then (from the 3rd, as the original) a firm redirect away from guessing.
+std::string MissHint(int misses, std::string_view display) {
+  if (misses < 3) {
+    return "Re-read the file with read_file and copy old_string exactly (or use write_file to rewrite "
+           "the file).";
+  }
+  return "This is failure #" + std::to_string(misses) + " in a row to find old_string in " + std::string(display) +
+         ". Stop retrying with remembered text: read the exact region again with read_file, copy a longer, "
+         "unique anchor verbatim (whitespace included), or rewrite the whole file with write_file.";
+}
+
 ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& ws) {
   std::optional<std::string> path = StringArg(args, "path");
   std::optional<std::string> old_string = StringArg(args, "old_string");
@@ -205,14 +217,17 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
   }
   const FileText& file = **read;
 
+  FileTracker* tracker = TrackerOf(ctx);
   auto outcome = FuzzyReplace(file.text, *old_string, *new_string, replace_all);
   if (!outcome) {
-    const bool not_found = outcome.error().code() == StatusCode::kNotFound;
-    return Failure(outcome.error().message(), std::string(StatusCodeName(outcome.error().code())),
-                   not_found ? "Re-read the file with read_file and copy old_string exactly "
-                               "(or use write_file to rewrite the file)."
-                             : std::string_view{});
+    std::string hint;
+    if (outcome.error().code() == StatusCode::kNotFound) {
+      const int misses = tracker != nullptr ? tracker->RecordPatchMiss(ctx.task_id, display) : 1;
+      hint = MissHint(misses, display);
+    }
+    return Failure(outcome.error().message(), std::string(StatusCodeName(outcome.error().code())), hint);
   }
+  if (tracker != nullptr) tracker->ClearPatchMisses(ctx.task_id, display);
   if (outcome->no_change) {
     Json body = Json::object();
     body["success"] = true;
@@ -238,9 +253,7 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
   }
   AuditMutation(ctx, kTool, written->resolved_path, written->bytes_written, ShaOf(before),
                 ShaOf(after), "ok");
-  if (FileTracker* tracker = TrackerOf(ctx)) {
-    tracker->NoteWrite(ctx.task_id, display, FileTracker::Cookie(written->after));
-  }
+  if (tracker != nullptr) tracker->NoteWrite(ctx.task_id, display, FileTracker::Cookie(written->after));
   if (Status s = VerifyWritten(ws, *path, after); !s.ok()) return FailureFromStatus(s);
 
   Json body = Json::object();

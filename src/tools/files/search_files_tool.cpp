@@ -129,9 +129,7 @@ std::vector<SearchRequest::ParentIgnore> ParentIgnores(const safety::Workspace& 
 
 ToolResult SearchFiles(const Json& args, ToolContext& ctx) {
   const std::string pattern = StringArg(args, "pattern", "");
-  std::string target = StringArg(args, "target", "content");
-  if (target == "grep") target = "content";  // the original's aliases
-  if (target == "find") target = "files";
+  const std::string target = StringArg(args, "target", "content");
   std::string path = StringArg(args, "path", ".");
   if (path.empty()) path = ".";
   const std::string file_glob = StringArg(args, "file_glob", "");
@@ -283,6 +281,14 @@ ToolResult SearchFiles(const Json& args, ToolContext& ctx) {
   return ToolResult::Text(std::move(text));
 }
 
+// The original also accepts target "grep" and "find"; they are rewritten before validation.
+void NormalizeTargetAlias(Json& args) {
+  auto it = args.find("target");
+  if (it == args.end() || !it->is_string()) return;
+  if (*it == "grep") *it = "content";
+  if (*it == "find") *it = "files";
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "search_files";
@@ -296,6 +302,7 @@ ToolSpec MakeSpec() {
   spec.path_access = PathAccess::kRead;
   spec.annotations.read_only = true;
   spec.annotations.idempotent = true;
+  spec.normalize_args = NormalizeTargetAlias;
   return spec;
 }
 

@@ -134,16 +134,17 @@ TEST_F(SearchFilesTool, FileSearchWithAliasesAndBareNames) {
   // A bare name matches as a suffix, like the original's "*name" glob.
   auto bare = Call({{"pattern", "config.py"}, {"target", "files"}});
   EXPECT_EQ(bare.text, R"({"total_count":2,"files":["./src/app_config.py","./src/config.py"]})");
-  // The original's aliases find/grep are normalized by the handler. (The schema's enum makes
-  // the validator refuse them before the handler runs; the handler still accepts them for
-  // callers that bypass validation.)
-  auto entry = Registry::Global().GetEntry("search_files");
-  ASSERT_NE(entry, nullptr);
-  auto find =
-      entry->handler()(Json{{"pattern", "*.py"}, {"target", "find"}, {"path", "src"}}, ctx_);
+  // The original's aliases find/grep are accepted through the whole pipeline: they are
+  // rewritten before the schema's enum is checked.
+  auto find = Call({{"pattern", "*.py"}, {"target", "find"}, {"path", "src"}});
   EXPECT_EQ(find.text, R"({"total_count":2,"files":["src/app_config.py","src/config.py"]})");
-  auto grep = entry->handler()(Json{{"pattern", "nothing"}, {"target", "grep"}}, ctx_);
-  EXPECT_EQ(grep.text, R"({"total_count":0})");
+  Write("src/hit.txt", "needle\n");
+  auto grep = Call({{"pattern", "needle"}, {"target", "grep"}, {"path", "src"}});
+  EXPECT_EQ(grep.text, R"({"total_count":1,"matches":[{"path":"src/hit.txt","line":1,"content":"needle"}]})");
+  // Anything else is still refused by the enum.
+  auto other = Call({{"pattern", "x"}, {"target", "everything"}});
+  EXPECT_FALSE(other.ok());
+  EXPECT_NE(other.text.find("target"), std::string::npos) << other.text;
 }
 
 TEST_F(SearchFilesTool, SensitiveFilesAreOmittedAndCounted) {
