@@ -2,7 +2,7 @@
 BUILD    ?= build
 JOBS     ?= 2
 PREFIX   ?= /usr/local
-BUILD_TYPE ?= RelWithDebInfo
+BUILD_TYPE ?= Release
 
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
@@ -35,7 +35,8 @@ run: configure
 	ninja -C $(BUILD) -j$(JOBS) talaria
 	./$(BUILD)/talaria tools
 
-# Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes).
+# Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes);
+# built with symbols so a profiler can read them.
 bench: deps
 	@[ -f build-bench/build.ninja ] || cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTALARIA_BUILD_TESTS=OFF
 	ninja -C build-bench -j$(JOBS)
@@ -47,7 +48,7 @@ install: build
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: deps
 	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
-	ninja -C build-asan -j$(JOBS)
+	ninja -C build-asan -j$(JOBS) unit_tests
 	ctest --test-dir build-asan -L unit -j$(JOBS) --output-on-failure
 
 clean:

@@ -619,6 +619,8 @@ class Search {
         const char* name = d->d_name;
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
         if (std::strcmp(name, ".git") == 0) continue;
+        // The temp file of an atomic write in flight (or one a crash left behind).
+        if (name[0] == '.' && std::strstr(name, ".talaria-tmp-") != nullptr) continue;
         if (std::strcmp(name, ".gitignore") == 0) has_gitignore = true;
         if (std::strcmp(name, ".ignore") == 0) has_ignore = true;
         entries.push_back({name, d->d_type});

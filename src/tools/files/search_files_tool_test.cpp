@@ -239,5 +239,14 @@ TEST_F(SearchFilesTool, ConsecutiveIdenticalSearchesWarnThenBlock) {
   EXPECT_FALSE(Body(Call(args)).contains("_warning"));
 }
 
+TEST_F(SearchFilesTool, TempFilesOfAtomicWritesAreNeverResults) {
+  Write("a.txt", "needle\n");
+  Write(".a.txt.talaria-tmp-0123456789abcdef", "needle half-written\n");
+  auto content = Call({{"pattern", "needle"}});
+  EXPECT_EQ(content.text, R"({"total_count":1,"matches":[{"path":"./a.txt","line":1,"content":"needle"}]})");
+  auto files = Call({{"pattern", "*a.txt*"}, {"target", "files"}});
+  EXPECT_EQ(files.text, R"({"total_count":1,"files":["./a.txt"]})");
+}
+
 }  // namespace
 }  // namespace talaria::tools
