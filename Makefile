@@ -9,7 +9,7 @@ DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev liby
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
         libgmock-dev json-schema-test-suite
 
-.PHONY: deps configure build test run bench install sanitize clean
+.PHONY: deps configure build test run bench bench-search install sanitize clean
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -41,6 +41,12 @@ bench: deps
 	@[ -f build-bench/build.ninja ] || cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTALARIA_BUILD_TESTS=OFF
 	ninja -C build-bench -j$(JOBS)
 	bench/run.sh --bin build-bench/bench/talaria_bench
+	build-bench/bench/talaria_file_bench
+	build-bench/bench/talaria_lint_bench
+
+# search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
+bench-search: bench
+	build-bench/bench/talaria_search_bench
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
