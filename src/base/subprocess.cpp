@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,10 +19,13 @@
 #include <system_error>
 #include <utility>
 
-extern char** environ;
+#include "base/spawn_internal.h"
+#include "talaria/base/unique_fd.h"
 
 namespace talaria {
 namespace {
+
+using base_internal::ErrnoStatus;
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -37,80 +39,6 @@ constexpr milliseconds kReapDeadline{5000};
 constexpr milliseconds kFallbackPollPeriod{10};
 // Poll period when no eventfd could be made for cancellation.
 constexpr milliseconds kCancelPollPeriod{50};
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-Status ErrnoStatus(int err, std::string_view what) {
-  std::string msg = std::string(what) + ": " + ErrnoText(err);
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return NotFoundError(std::move(msg));
-    case EACCES:
-    case EPERM:
-    case ENOEXEC:
-      return PermissionDeniedError(std::move(msg));
-    case EMFILE:
-    case ENFILE:
-    case EAGAIN:
-    case ENOMEM:
-      return ResourceExhaustedError(std::move(msg));
-    default:
-      return InternalError(std::move(msg));
-  }
-}
-
-// Owns one file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) Reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { Reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-// Keeps pipe ends off 0/1/2 so a dup2 onto a standard fd never aliases another pipe end (which
-// happens when the caller runs with a standard fd closed).
-Status MoveAboveStdio(Fd& fd) {
-  if (fd.get() > STDERR_FILENO) return {};
-  int moved = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-  if (moved < 0) return ErrnoStatus(errno, "fcntl(F_DUPFD_CLOEXEC)");
-  fd.Reset(moved);
-  return {};
-}
-
-Status MakePipe(Fd& read_end, Fd& write_end) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe2");
-  read_end.Reset(fds[0]);
-  write_end.Reset(fds[1]);
-  if (auto s = MoveAboveStdio(read_end); !s.ok()) return s;
-  return MoveAboveStdio(write_end);
-}
-
-Status SetNonBlocking(const Fd& fd) {
-  int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) < 0) {
-    return ErrnoStatus(errno, "fcntl(O_NONBLOCK)");
-  }
-  return {};
-}
 
 // Length of the UTF-8 sequence introduced by `lead` (1 for ASCII and for stray bytes).
 size_t Utf8SequenceLength(unsigned char lead) {
@@ -227,52 +155,6 @@ class ScopedSigpipeBlock {
   bool was_pending_ = false;
 };
 
-class SpawnFileActions {
- public:
-  SpawnFileActions() { ok_ = ::posix_spawn_file_actions_init(&fa_) == 0; }
-  ~SpawnFileActions() {
-    if (ok_) ::posix_spawn_file_actions_destroy(&fa_);
-  }
-  SpawnFileActions(const SpawnFileActions&) = delete;
-  SpawnFileActions& operator=(const SpawnFileActions&) = delete;
-  bool ok() const { return ok_; }
-  posix_spawn_file_actions_t* get() { return &fa_; }
-
- private:
-  posix_spawn_file_actions_t fa_;
-  bool ok_ = false;
-};
-
-class SpawnAttr {
- public:
-  SpawnAttr() { ok_ = ::posix_spawnattr_init(&attr_) == 0; }
-  ~SpawnAttr() {
-    if (ok_) ::posix_spawnattr_destroy(&attr_);
-  }
-  SpawnAttr(const SpawnAttr&) = delete;
-  SpawnAttr& operator=(const SpawnAttr&) = delete;
-  bool ok() const { return ok_; }
-  posix_spawnattr_t* get() { return &attr_; }
-
- private:
-  posix_spawnattr_t attr_;
-  bool ok_ = false;
-};
-
-Result<std::vector<char*>> MakeCStringArray(const std::vector<std::string>& strings,
-                                            std::string_view what) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) {
-    if (s.find('\0') != std::string::npos) {
-      return Err(InvalidArgumentError(std::string(what) + " contains a NUL byte"));
-    }
-    out.push_back(const_cast<char*>(s.c_str()));
-  }
-  out.push_back(nullptr);
-  return out;
-}
-
 struct StopWaker {
   int fd;
   void operator()() const noexcept {
@@ -296,57 +178,6 @@ int PollTimeoutMs(Clock::time_point now, Clock::time_point wake) {
   return static_cast<int>(std::min<long long>(ms, INT_MAX));
 }
 
-// Spawns the child. On success returns its pid; the child's pipe ends stay with the caller,
-// who closes them.
-Result<pid_t> Spawn(const SpawnOptions& options, const Fd* stdin_read, const Fd& stdout_write,
-                    const Fd& stderr_write) {
-  std::vector<char*> argv = TALARIA_TRY(MakeCStringArray(options.argv, "argv"));
-  std::vector<char*> envp;
-  if (options.env) envp = TALARIA_TRY(MakeCStringArray(*options.env, "env"));
-
-  SpawnFileActions fa;
-  SpawnAttr attr;
-  if (!fa.ok() || !attr.ok()) return Err(InternalError("posix_spawn setup failed"));
-
-  int rc = 0;
-  if (stdin_read != nullptr) {
-    rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdin_read->get(), STDIN_FILENO);
-  } else {
-    rc = ::posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  }
-  if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdout_write.get(), STDOUT_FILENO);
-  if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stderr_write.get(), STDERR_FILENO);
-  // Our pipe ends are O_CLOEXEC already; this also keeps descriptors other code opened without
-  // O_CLOEXEC out of the child.
-  if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(fa.get(), STDERR_FILENO + 1);
-  if (rc == 0 && !options.cwd.empty()) {
-    rc = ::posix_spawn_file_actions_addchdir_np(fa.get(), options.cwd.c_str());
-  }
-  if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn file actions"));
-
-  sigset_t empty_mask;
-  sigemptyset(&empty_mask);
-  sigset_t all_default;
-  sigfillset(&all_default);
-  rc = ::posix_spawnattr_setflags(
-      attr.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (rc == 0) rc = ::posix_spawnattr_setpgroup(attr.get(), 0);  // own group, pgid = pid
-  if (rc == 0) rc = ::posix_spawnattr_setsigmask(attr.get(), &empty_mask);
-  if (rc == 0) rc = ::posix_spawnattr_setsigdefault(attr.get(), &all_default);
-  if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn attributes"));
-
-  char* const* env = options.env ? envp.data() : environ;
-  pid_t pid = -1;
-  const std::string& program = options.argv[0];
-  if (program.find('/') != std::string::npos) {
-    rc = ::posix_spawn(&pid, program.c_str(), fa.get(), attr.get(), argv.data(), env);
-  } else {
-    rc = ::posix_spawnp(&pid, program.c_str(), fa.get(), attr.get(), argv.data(), env);
-  }
-  if (rc != 0) return Err(ErrnoStatus(rc, "spawning '" + program + "'"));
-  return pid;
-}
-
 }  // namespace
 
 std::string TruncateHeadTail(std::string_view text, size_t max_bytes) {
@@ -366,42 +197,38 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
     result.exit_code = kExitCodeCancelled;
     return result;
   }
-  if (!options.cwd.empty()) {
-    // posix_spawn reports a bad cwd as ENOENT, indistinguishable from a missing program.
-    struct stat st;
-    if (::stat(options.cwd.c_str(), &st) != 0) {
-      return Err(ErrnoStatus(errno, "working directory '" + options.cwd + "'"));
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      return Err(NotFoundError("working directory '" + options.cwd + "' is not a directory"));
-    }
-  }
+  // posix_spawn reports a bad cwd as ENOENT, indistinguishable from a missing program.
+  TALARIA_RETURN_IF_ERROR(base_internal::CheckWorkingDirectory(options.cwd));
 
   const bool feed_stdin = !options.stdin_data.empty();
-  Fd in_r, in_w, out_r, out_w, err_r, err_w;
-  if (feed_stdin) TALARIA_RETURN_IF_ERROR(MakePipe(in_r, in_w));
-  TALARIA_RETURN_IF_ERROR(MakePipe(out_r, out_w));
-  TALARIA_RETURN_IF_ERROR(MakePipe(err_r, err_w));
+  UniqueFd in_r, in_w, out_r, out_w, err_r, err_w;
+  if (feed_stdin) TALARIA_RETURN_IF_ERROR(base_internal::MakePipe(in_r, in_w));
+  TALARIA_RETURN_IF_ERROR(base_internal::MakePipe(out_r, out_w));
+  if (!options.merge_stderr) TALARIA_RETURN_IF_ERROR(base_internal::MakePipe(err_r, err_w));
 
-  const pid_t pid = TALARIA_TRY(Spawn(options, feed_stdin ? &in_r : nullptr, out_w, err_w));
+  base_internal::ChildStdio stdio;
+  stdio.stdin_fd = feed_stdin ? in_r.get() : -1;
+  stdio.stdout_fd = out_w.get();
+  stdio.stderr_fd = options.merge_stderr ? out_w.get() : err_w.get();
+  const pid_t pid = TALARIA_TRY(base_internal::SpawnChild(options, stdio));
   result.pid = pid;
-  in_r.Reset();
-  out_w.Reset();
-  err_w.Reset();
+  in_r.reset();
+  out_w.reset();
+  err_w.reset();
 
   // From here on the child exists: every path below must kill (if needed) and reap it.
-  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   const auto kill_group = [pid](int sig) { ::kill(-pid, sig); };  // pid unreaped: no reuse
 
   Status io_status;
-  for (const Fd* fd : {&in_w, &out_r, &err_r}) {
-    if (fd->valid() && io_status.ok()) io_status = SetNonBlocking(*fd);
+  for (const UniqueFd* fd : {&in_w, &out_r, &err_r}) {
+    if (fd->valid() && io_status.ok()) io_status = base_internal::SetNonBlocking(fd->get());
   }
 
-  Fd wake_fd;
+  UniqueFd wake_fd;
   std::optional<std::stop_callback<StopWaker>> stop_callback;
   if (options.cancel.stop_possible()) {
-    wake_fd.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    wake_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (wake_fd.valid()) stop_callback.emplace(options.cancel, StopWaker{wake_fd.get()});
   }
   std::optional<ScopedSigpipeBlock> sigpipe_block;
@@ -426,7 +253,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
     return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
            info.si_pid == pid;
   };
-  const auto drain = [&](Fd& fd, HeadTailBuffer& buf) {
+  const auto drain = [&](UniqueFd& fd, HeadTailBuffer& buf) {
     char chunk[kReadChunk];
     for (int i = 0; i < kMaxReadsPerRound; ++i) {
       const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
@@ -436,7 +263,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-      fd.Reset();  // EOF or a read error: this stream is finished
+      fd.reset();  // EOF or a read error: this stream is finished
       return;
     }
   };
@@ -454,7 +281,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
         break;  // EPIPE: the child closed stdin; the rest is dropped
       }
     }
-    in_w.Reset();  // all written (or undeliverable): the child sees EOF
+    in_w.reset();  // all written (or undeliverable): the child sees EOF
   };
 
   while (io_status.ok()) {
@@ -505,7 +332,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
 
     enum Slot { kStdin, kStdout, kStderr, kPidfd, kWake, kSlots };
     pollfd pfds[kSlots];
-    const auto set = [&](Slot slot, const Fd& fd, short events, bool wanted) {
+    const auto set = [&](Slot slot, const UniqueFd& fd, short events, bool wanted) {
       pfds[slot] = pollfd{wanted && fd.valid() ? fd.get() : -1, events, 0};
     };
     set(kStdin, in_w, POLLOUT, true);
@@ -530,7 +357,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
     if (!exited && (pidfd.valid() ? pfds[kPidfd].revents != 0 : child_exited())) {
       exited = true;
       exited_at = Clock::now();
-      in_w.Reset();  // nobody left we promised to feed
+      in_w.reset();  // nobody left we promised to feed
     }
   }
 
@@ -538,9 +365,9 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   // internal error, since nobody is left to watch the child.
   if (ending != Ending::kNone || !io_status.ok()) kill_group(SIGKILL);
   stop_callback.reset();
-  in_w.Reset();
-  out_r.Reset();
-  err_r.Reset();
+  in_w.reset();
+  out_r.reset();
+  err_r.reset();
 
   if (!exited) {
     // Only reached on an internal error, after SIGKILL: wait for death with a deadline.

@@ -45,6 +45,9 @@ struct SpawnOptions {
   // Per-stream capture cap in bytes: the first 40% and the last 60% are kept, the middle is
   // replaced by a marker naming the omitted count.
   size_t max_output_bytes = size_t{1} << 20;
+  // stderr goes into stdout (one interleaved stream, as a terminal shows it); stderr_text
+  // stays empty.
+  bool merge_stderr = false;
   // After SIGTERM on timeout/cancel: how long the group gets before SIGKILL.
   std::chrono::milliseconds kill_grace{2000};
   // After the child exits: how long a grandchild may keep stdout/stderr open before the group

@@ -1,0 +1,57 @@
+// The command guard: decides whether a shell command line may run as is (allow), needs a
+// human's approval (approve, the "dangerous" tier) or must never run (block, the "hardline"
+// tier, not even in yolo mode).
+//
+// The command is parsed (not grepped) into simple commands — also those inside subshells,
+// groups, control structures, $( ), backticks and process substitutions — and each one is
+// judged on its own after peeling wrappers (sudo, env, nice, timeout, xargs, busybox, ...).
+// Code handed to another program is judged too: `bash -c STRING`, eval, heredocs fed to a
+// shell, find -exec, git -c core.pager=..., and so on. Quoted arguments of harmless commands
+// are data: `echo "rm -rf /"` is allowed. Input that does not parse is dangerous; input past the
+// parser's limits, and raw control characters, are hardline (fail closed).
+//
+// Reasons carry a stable `rule` id and a stable `description`; both are fit to key approvals
+// ("allow this rule for the session").
+// Thread-safety: JudgeCommand is thread-safe (no mutable state; patterns compiled once).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace talaria::safety {
+
+enum class GuardTier : unsigned char { kNone = 0, kDangerous = 1, kHardline = 2 };
+enum class GuardDecision : unsigned char { kAllow = 0, kApprove = 1, kBlock = 2 };
+
+struct GuardReason {
+  std::string rule;         // stable id, e.g. "recursive_delete_root"
+  std::string description;  // stable human text, e.g. "recursive delete of the root directory"
+  std::string segment;      // the simple command (or payload) that triggered it
+  GuardTier tier = GuardTier::kDangerous;
+};
+
+struct GuardVerdict {
+  GuardDecision decision = GuardDecision::kAllow;
+  GuardTier tier = GuardTier::kNone;  // the highest tier among the reasons
+  std::vector<GuardReason> reasons;   // one per (rule, segment); empty when allowed
+};
+
+struct GuardOptions {
+  // The user's home directory (absolute), so "/home/u/.ssh" is judged like "~/.ssh". Taken
+  // from here, never from the environment of the judging process. Empty: only ~ and $HOME
+  // spellings are recognised.
+  std::string home;
+  // $TALARIA_HOME (absolute; typically <home>/.talaria): its config.yaml and .env are
+  // protected.
+  std::string talaria_home;
+};
+
+// Judges one command line (what a `terminal` call would hand to bash -c). Never throws.
+GuardVerdict JudgeCommand(std::string_view command, const GuardOptions& options);
+
+// "allow" | "approve" | "block" and "none" | "dangerous" | "hardline".
+std::string_view GuardDecisionName(GuardDecision decision);
+std::string_view GuardTierName(GuardTier tier);
+
+}  // namespace talaria::safety
