@@ -1,0 +1,93 @@
+// The background processes of one session (the original's process registry): each has an id
+// ("proc_" + 12 hex digits), a rolling window of its interleaved output, and its exit status
+// once it ends. A watcher thread per process drains its output so a chatty child never blocks
+// and never grows memory past the window.
+//
+// Limits as the original's: 64 processes (the oldest finished one is dropped to make room;
+// when all are running, Add fails), 200,000 bytes of output kept per process, finished
+// processes forgotten after 30 minutes. Destroying the table ends every process group it holds.
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/spawn.h"
+#include "talaria/base/status.h"
+
+namespace talaria::env {
+
+struct ProcessTableOptions {
+  size_t max_processes = 64;
+  size_t max_output_bytes = 200'000;
+  std::chrono::seconds keep_finished{1800};
+  std::chrono::milliseconds kill_grace{2000};
+};
+
+struct ProcessSnapshot {
+  std::string id;
+  std::string command;
+  pid_t pid = -1;
+  bool running = true;
+  std::optional<int> exit_code;  // once exited: the code, or 128 + signal
+  double uptime_seconds = 0;     // until now, or until it exited
+  bool pty = false;
+  std::string output;            // the kept window (only when asked for)
+  size_t output_total_bytes = 0;
+};
+
+class ProcessTable {
+ public:
+  explicit ProcessTable(ProcessTableOptions options = {});
+  ~ProcessTable();
+  ProcessTable(const ProcessTable&) = delete;
+  ProcessTable& operator=(const ProcessTable&) = delete;
+
+  // Takes ownership of `child`. Errors: ResourceExhausted when max_processes are all running.
+  Result<std::string> Add(StartedProcess child, std::string command, bool pty);
+
+  // The full id for an id or a unique prefix of at least 4 characters of its hex part.
+  // Errors: NotFound, InvalidArgument (too short or ambiguous).
+  Result<std::string> Resolve(std::string_view id_or_prefix) const;
+
+  std::vector<ProcessSnapshot> List() const;
+  Result<ProcessSnapshot> Get(std::string_view id, bool with_output) const;
+  // Waits until the process exits, `timeout` passes or `cancel` is requested; the snapshot says
+  // which (running = still running).
+  Result<ProcessSnapshot> Wait(std::string_view id, std::chrono::milliseconds timeout, std::stop_token cancel);
+  // Writes to its stdin (its terminal with pty). Errors: FailedPrecondition when stdin is
+  // closed or the process has exited.
+  Status Write(std::string_view id, std::string_view data);
+  Status CloseStdin(std::string_view id);
+  // SIGTERM to its group, then SIGKILL after the grace; returns the final snapshot.
+  Result<ProcessSnapshot> Kill(std::string_view id);
+  // Kills if needed and forgets the process.
+  Status Remove(std::string_view id);
+
+ private:
+  struct Entry;
+  using EntryMap = std::map<std::string, std::shared_ptr<Entry>, std::less<>>;
+  void Watch(std::shared_ptr<Entry> entry);
+  void PruneLocked();
+  EntryMap::iterator Forget(EntryMap::iterator it);  // a finished entry; mu_ held
+  std::shared_ptr<Entry> Find(std::string_view id) const;
+  ProcessSnapshot SnapshotLocked(const Entry& e, bool with_output) const;
+
+  const ProcessTableOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  EntryMap entries_;  // Guarded by mu_.
+};
+
+}  // namespace talaria::env

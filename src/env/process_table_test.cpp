@@ -1,0 +1,157 @@
+// The background process table with real children: output windows, wait/kill/write, id
+// prefixes, the process limit and cleanup of whole groups.
+#include "talaria/env/process_table.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+namespace talaria::env {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A started bash child; a failure to start throws out of the test (value() of an error).
+StartedProcess Start(const std::string& script, bool stdin_pipe = false, bool pty = false) {
+  SpawnOptions options;
+  options.argv.push_back("/bin/bash");
+  options.argv.push_back("-c");
+  options.argv.push_back(script);
+  return StartProcess(options, {.stdin_pipe = stdin_pipe, .pty = pty}).value();
+}
+
+TEST(ProcessTable, CollectsOutputAndTheExitCode) {
+  ProcessTable table;
+  auto id = table.Add(Start("echo one; echo two >&2; exit 4"), "demo", false);
+  ASSERT_TRUE(id) << id.error().ToString();
+  EXPECT_EQ(id->rfind("proc_", 0), 0u);
+  EXPECT_EQ(id->size(), 17u);
+  auto done = table.Wait(*id, 10s, {});
+  ASSERT_TRUE(done);
+  EXPECT_FALSE(done->running);
+  EXPECT_EQ(done->exit_code, 4);
+  // Output may still be draining just after the exit.
+  for (int i = 0; i < 100 && table.Get(*id, true)->output != "one\ntwo\n"; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(table.Get(*id, true)->output, "one\ntwo\n");
+  EXPECT_EQ(table.List().size(), 1u);
+}
+
+TEST(ProcessTable, WaitTimesOutOnARunningProcessAndKillEndsItsGroup) {
+  ProcessTable table({.kill_grace = 300ms});
+  auto id = table.Add(Start("trap '' TERM; sleep 60 & sleep 60"), "sleepers", false);
+  ASSERT_TRUE(id);
+  auto waited = table.Wait(*id, 100ms, {});
+  ASSERT_TRUE(waited);
+  EXPECT_TRUE(waited->running);
+  const pid_t pid = waited->pid;
+  auto killed = table.Kill(*id);
+  ASSERT_TRUE(killed);
+  EXPECT_FALSE(killed->running);
+  for (int i = 0; i < 300 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_NE(::kill(-pid, 0), 0) << "a member of the group survived";
+}
+
+TEST(ProcessTable, WaitReturnsEarlyOnCancellation) {
+  ProcessTable table;
+  auto id = table.Add(Start("sleep 30"), "sleep", false);
+  ASSERT_TRUE(id);
+  std::stop_source stop;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(100ms);
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto waited = table.Wait(*id, 20s, stop.get_token());
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  ASSERT_TRUE(waited);
+  EXPECT_TRUE(waited->running);
+}
+
+TEST(ProcessTable, WriteFeedsStdinAndCloseSendsEof) {
+  ProcessTable table;
+  auto id = table.Add(Start("while read -r line; do echo \"got:$line\"; done; echo bye", true), "reader", false);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(table.Write(*id, "a\nb\n").ok());
+  ASSERT_TRUE(table.CloseStdin(*id).ok());
+  auto done = table.Wait(*id, 10s, {});
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->exit_code, 0);
+  for (int i = 0; i < 100 && table.Get(*id, true)->output.find("bye") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(table.Get(*id, true)->output, "got:a\ngot:b\nbye\n");
+  EXPECT_FALSE(table.Write(*id, "late\n").ok());
+}
+
+TEST(ProcessTable, PtyProcessesSeeATerminal) {
+  ProcessTable table;
+  auto id = table.Add(Start("read -r x; [ -t 0 ] && echo \"tty:$x\"", false, true), "pty", true);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(table.Write(*id, "hi\n").ok());
+  auto done = table.Wait(*id, 10s, {});
+  ASSERT_TRUE(done);
+  for (int i = 0; i < 100 && table.Get(*id, true)->output.find("tty:hi") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_NE(table.Get(*id, true)->output.find("tty:hi"), std::string::npos) << table.Get(*id, true)->output;
+}
+
+TEST(ProcessTable, OutputWindowStaysBounded) {
+  ProcessTable table({.max_output_bytes = 1000});
+  auto id = table.Add(Start("head -c 5000000 /dev/zero | tr '\\0' y; echo; echo tail-end"), "chatty", false);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(table.Wait(*id, 20s, {}));
+  for (int i = 0; i < 200 && table.Get(*id, true)->output.find("tail-end") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  auto snap = table.Get(*id, true);
+  EXPECT_EQ(snap->output.size(), 1000u);
+  EXPECT_EQ(snap->output.substr(snap->output.size() - 9), "tail-end\n");
+  EXPECT_EQ(snap->output_total_bytes, 5'000'000u + 1 + 9);
+}
+
+TEST(ProcessTable, IdsResolveFromUniquePrefixesOfFourOrMore) {
+  ProcessTable table;
+  auto id = table.Add(Start("true"), "t", false);
+  ASSERT_TRUE(id);
+  const std::string hex = id->substr(5);
+  EXPECT_EQ(*table.Resolve(hex.substr(0, 4)), *id);
+  EXPECT_EQ(*table.Resolve("proc_" + hex.substr(0, 6)), *id);
+  EXPECT_EQ(table.Resolve(hex.substr(0, 3)).error().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(table.Resolve("ffffffffffff").error().code(), StatusCode::kNotFound);
+}
+
+TEST(ProcessTable, LimitDropsTheOldestFinishedAndRefusesWhenAllRun) {
+  ProcessTable table({.max_processes = 2});
+  auto first = table.Add(Start("true"), "first", false);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(table.Wait(*first, 10s, {}));
+  for (int i = 0; i < 100 && table.List().front().running; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(50ms);  // its output reaches EOF
+  auto second = table.Add(Start("sleep 30"), "second", false);
+  auto third = table.Add(Start("sleep 30"), "third", false);
+  ASSERT_TRUE(second);
+  ASSERT_TRUE(third) << third.error().ToString();
+  EXPECT_EQ(table.Get(*first, false).error().code(), StatusCode::kNotFound);
+  auto fourth = table.Add(Start("sleep 30"), "fourth", false);
+  ASSERT_FALSE(fourth);
+  EXPECT_EQ(fourth.error().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(ProcessTable, DestroyingTheTableEndsEveryGroup) {
+  pid_t pid;
+  {
+    ProcessTable table;
+    auto id = table.Add(Start("sleep 60 & sleep 60"), "bg", false);
+    ASSERT_TRUE(id);
+    pid = table.Get(*id, false)->pid;
+  }
+  for (int i = 0; i < 300 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_NE(::kill(-pid, 0), 0);
+}
+
+}  // namespace
+}  // namespace talaria::env

@@ -1,0 +1,117 @@
+// Private pieces of the command guard shared by command_guard.cpp and the guard_rules_*.cpp
+// files: the Judge (collects reasons while walking parsed commands), the peeled command view,
+// path resolution, and the per-command rule table.
+// Thread-safety: a Judge is used by one thread for one JudgeCommand call.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safety/shell_parser.h"
+#include "talaria/safety/command_guard.h"
+
+namespace talaria::safety::guard {
+
+// A command after wrapper peeling: its program name (basename) and its arguments.
+struct CommandView {
+  std::string name;                    // "rm" for /bin/rm, \rm, 'r'm, sudo rm, ...
+  const ShellWord* name_word = nullptr;
+  std::vector<const ShellWord*> args;  // argv[1..] of the peeled command
+  const SimpleCommand* cmd = nullptr;  // the simple command it came from (redirections, pipe)
+  const ParsedScript* script = nullptr;
+  bool stdin_is_data = false;          // stdin is a pipe, heredoc or here-string
+};
+
+// A path operand after tilde/$HOME expansion and lexical normalisation.
+struct ResolvedPath {
+  std::string abs;        // normalized absolute path; empty when relative
+  std::string rel;        // the text as given when relative
+  bool in_home = false;   // abs is the home directory or beneath it
+  std::string home_rest;  // "" for home itself, else "a/b" beneath home
+  bool in_talaria_home = false;
+  std::string talaria_rest;
+  bool glob = false;      // unquoted glob characters
+  bool dynamic = false;   // parameter expansion or substitution left in the text
+};
+
+class Judge {
+ public:
+  Judge(const GuardOptions& options, GuardVerdict& out) : options_(options), out_(out) {}
+
+  // Parses and judges `text`; `depth` counts payload nesting (bash -c "bash -c ...").
+  void JudgeScript(std::string_view text, int depth);
+  void JudgeParsed(const ParsedScript& script, int depth);
+  // Judges argv as a command of `origin` (find -exec, xargs, env -S payloads).
+  void JudgeArgv(const CommandView& view, int depth);
+
+  void Add(std::string_view rule, std::string_view description, GuardTier tier);
+  void Add(std::string_view rule, std::string_view description, GuardTier tier,
+           std::string_view segment);
+
+  ResolvedPath Resolve(const ShellWord& word) const;
+  ResolvedPath ResolveText(std::string_view text, uint8_t flags) const;
+
+  // Owns words synthesized while peeling (env -S, find -exec {} ...). Stable addresses.
+  const ShellWord* Own(ShellWord w) {
+    owned_.push_back(std::move(w));
+    return &owned_.back();
+  }
+
+  const GuardOptions& options() const { return options_; }
+  std::string_view segment() const { return segment_; }
+  const ParsedScript* script() const { return script_; }
+
+ private:
+  void JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, int depth);
+  void JudgeRedirections(const SimpleCommand& cmd, int depth);
+
+  const GuardOptions& options_;
+  GuardVerdict& out_;
+  std::deque<ShellWord> owned_;
+  std::deque<ParsedScript> owned_scripts_;
+  std::string segment_;
+  const ParsedScript* script_ = nullptr;
+};
+
+inline constexpr int kMaxPayloadDepth = 8;
+
+// Peels wrappers (sudo, env, nice, timeout, xargs, busybox, ...) off `view` in place; judges
+// string payloads of wrappers (su -c, flock -c, watch, ssh host CMD) itself. Returns false
+// when nothing is left to judge.
+bool PeelWrappers(Judge& judge, CommandView& view, int depth);
+
+// Rule families; each inspects `view` when its name matches and adds reasons.
+void JudgeDeleteRules(Judge& judge, const CommandView& view, int depth);
+void JudgeDiskRules(Judge& judge, const CommandView& view);
+void JudgeSystemRules(Judge& judge, const CommandView& view);
+void JudgeExecRules(Judge& judge, const CommandView& view, int depth);
+void JudgeWriteRules(Judge& judge, const CommandView& view);
+void JudgeVcsRules(Judge& judge, const CommandView& view, int depth);
+// Rules over the whole script: pipelines into shells, chmod +x then run, fork bombs.
+void JudgeScriptRules(Judge& judge, const ParsedScript& script, int depth);
+
+// Paths (guard_paths.cpp).
+bool IsBlockDevice(const ResolvedPath& p);
+// Rule id + description when writing to `p` needs approval (or is hardline for devices).
+struct WriteFinding {
+  std::string_view rule;
+  std::string_view description;
+  GuardTier tier;
+};
+std::optional<WriteFinding> ClassifyWrite(const ResolvedPath& p);
+void CheckWriteTarget(Judge& judge, const ShellWord& word);
+
+// Helpers.
+std::string_view Basename(std::string_view path);
+bool IsShell(std::string_view name);
+bool IsInterpreter(std::string_view name);
+bool IsNetworkTool(std::string_view name);
+bool StartsWith(std::string_view s, std::string_view prefix);
+// Short flags of a "-abc" cluster (not "--long"); empty for non-flags.
+bool ShortFlagsContain(std::string_view arg, char flag);
+bool IsOption(std::string_view arg);
+
+}  // namespace talaria::safety::guard
