@@ -6,6 +6,8 @@
 #include <climits>
 
 #include "talaria/base/log.h"
+#include "talaria/env/environment.h"
+#include "talaria/env/process_table.h"
 #include "talaria/safety/audit_log.h"
 #include "talaria/safety/workspace.h"
 #include "tools/files/file_tracker.h"
@@ -40,6 +42,11 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? RandomId() : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>();
+  env::LocalOptions local;
+  local.initial_cwd = session->workspace_->cwd();
+  local.env_passthrough = std::move(options.env_passthrough);
+  session->environment_ = TALARIA_TRY(env::OpenLocal(std::move(local)));
+  session->processes_ = std::make_shared<env::ProcessTable>();
   if (options.audit) {
     auto audit = safety::AuditLog::Open(options.audit_log_path);
     if (audit) {
@@ -60,6 +67,8 @@ ToolContext Session::NewContext(std::string call_id, std::string task_id) const 
   ctx.workspace = workspace_;
   ctx.read_tracker = tracker_;
   ctx.audit_log = audit_;
+  ctx.environment = environment_;
+  ctx.processes = processes_;
   return ctx;
 }
 

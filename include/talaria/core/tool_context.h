@@ -16,6 +16,10 @@ namespace safety {
 class Workspace;  // file tools resolve every path through it; null when none is attached
 class AuditLog;   // one JSON line per mutation; null: mutations are not audited
 }
+namespace env {
+class Environment;   // where terminal commands run (a shell session); null: no terminal
+class ProcessTable;  // the session's background processes
+}
 
 // The file tools' consecutive-read tracker: any other tool resets it. The dispatcher calls it;
 // the file tools keep their per-session read state behind it.
@@ -42,6 +46,8 @@ struct ToolContext {
   std::shared_ptr<safety::Workspace> workspace;
   std::shared_ptr<ReadLoopObserver> read_tracker;
   std::shared_ptr<const safety::AuditLog> audit_log;
+  std::shared_ptr<env::Environment> environment;
+  std::shared_ptr<env::ProcessTable> processes;
 
   bool cancelled() const { return cancel.stop_requested(); }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline; }

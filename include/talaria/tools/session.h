@@ -1,5 +1,6 @@
-// A tool session: the per-conversation state the file tools share — the workspace (roots and
-// cwd), the read tracker behind the read guardrails, and the audit log of mutations.
+// A tool session: the per-conversation state the tools share — the workspace (roots and cwd),
+// the read tracker behind the read guardrails, the audit log of mutations, the shell session
+// terminal commands run in (local, starting in the workspace cwd) and its background processes.
 //
 //   talaria::tools::SessionOptions options;
 //   options.roots = {"/srv/project"};
@@ -25,6 +26,8 @@ struct SessionOptions {
   std::string session_id;          // empty: a random id
   std::string audit_log_path;      // empty: $TALARIA_HOME/audit.jsonl
   bool audit = true;
+  // Terminal: variables kept in commands' environment although their names look secret.
+  std::vector<std::string> env_passthrough;
 };
 
 class Session {
@@ -44,6 +47,8 @@ class Session {
   std::shared_ptr<safety::Workspace> workspace_;
   std::shared_ptr<ReadLoopObserver> tracker_;
   std::shared_ptr<const safety::AuditLog> audit_;
+  std::shared_ptr<env::Environment> environment_;
+  std::shared_ptr<env::ProcessTable> processes_;
 };
 
 inline Result<std::shared_ptr<Session>> OpenSession(SessionOptions options) {

@@ -1,0 +1,189 @@
+// terminal and process through the dispatcher, on a real Session: real bash children, shell
+// state across calls, timeouts, cancellation, bounded and cleaned output, background processes.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/registry.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::tools {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TerminalTool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-terminal-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = std::filesystem::canonical(tmpl).string();
+    SessionOptions options;
+    options.roots = {root_};
+    options.audit = false;
+    auto session = Session::Open(options);
+    ASSERT_TRUE(session) << session.error().ToString();
+    session_ = *session;
+    ctx_ = session_->NewContext("call");
+  }
+  void TearDown() override {
+    session_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  Json Call(std::string_view tool, const Json& args) {
+    last_ = dispatcher_.Dispatch(tool, args.dump(), ctx_);
+    return Json::parse(last_.text);
+  }
+  Json Run(const std::string& command) { return Call("terminal", {{"command", command}}); }
+
+  std::string root_;
+  std::shared_ptr<Session> session_;
+  ToolContext ctx_;
+  Dispatcher dispatcher_;
+  ToolResult last_;
+};
+
+TEST_F(TerminalTool, AreRegisteredInTheTerminalToolset) {
+  for (const char* name : {"terminal", "process"}) {
+    auto entry = Registry::Global().GetEntry(name);
+    ASSERT_NE(entry, nullptr) << name;
+    EXPECT_EQ(entry->toolset(), "terminal");
+    EXPECT_EQ(entry->parallel(), ParallelClass::kNever);
+  }
+  const Json params = Json::parse(Registry::Global().GetEntry("terminal")->schema_text())["parameters"];
+  EXPECT_EQ(params["required"], Json::array({"command"}));
+  std::vector<std::string> names;
+  for (const auto& [name, _] : params["properties"].items()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"command", "background", "timeout", "workdir", "pty",
+                                             "notify_on_complete", "watch_patterns"}));
+}
+
+TEST_F(TerminalTool, RunsACommandAndReportsItsExitCode) {
+  Json r = Run("echo hi; echo there >&2");
+  EXPECT_EQ(r, (Json{{"output", "hi\nthere\n"}, {"exit_code", 0}, {"error", nullptr}}));
+  EXPECT_TRUE(last_.ok());
+  r = Run("grep nothing /dev/null");
+  EXPECT_EQ(r["exit_code"], 1);
+  EXPECT_EQ(r["exit_code_meaning"], "No matches found (not an error)");
+  EXPECT_TRUE(last_.ok()) << "a failing command is a successful tool call";
+}
+
+TEST_F(TerminalTool, ShellStateCarriesOverAndFileToolsFollowTheCwd) {
+  std::filesystem::create_directories(root_ + "/pkg");
+  std::ofstream(root_ + "/pkg/notes.txt") << "inside pkg\n";
+  Run("cd pkg && export STAGE=two");
+  EXPECT_EQ(Run("pwd; echo $STAGE")["output"], root_ + "/pkg\ntwo\n");
+  Json read = Call("read_file", {{"path", "notes.txt"}});
+  EXPECT_EQ(read["content"], "1|inside pkg") << read.dump();
+}
+
+TEST_F(TerminalTool, TimeoutKeepsPartialOutputAndExits124) {
+  Json r = Call("terminal", {{"command", "echo started; sleep 20"}, {"timeout", 1}});
+  EXPECT_EQ(r["exit_code"], 124);
+  EXPECT_EQ(r["error"], "Command timed out after 1 seconds");
+  EXPECT_EQ(r["output"].get<std::string>().rfind("started\n", 0), 0u);
+  EXPECT_FALSE(last_.ok());
+}
+
+TEST_F(TerminalTool, CancellationKillsTheCommand) {
+  std::stop_source stop;
+  ctx_.cancel = stop.get_token();
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  Json r = Run("sleep 30");
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_EQ(r["exit_code"], 130);
+  EXPECT_EQ(last_.status, CallStatus::kCancelled);
+}
+
+TEST_F(TerminalTool, RefusesLongForegroundTimeoutsAndOddWorkdirs) {
+  Json r = Call("terminal", {{"command", "true"}, {"timeout", 601}});
+  EXPECT_NE(r["error"].get<std::string>().find("background=true"), std::string::npos);
+  r = Call("terminal", {{"command", "true"}, {"workdir", "/tmp; rm -rf ~"}});
+  EXPECT_EQ(r["status"], "blocked");
+  EXPECT_EQ(last_.status, CallStatus::kBlocked);
+  r = Call("terminal", {{"command", "  "}});
+  EXPECT_EQ(r["error"], "command is empty");
+}
+
+TEST_F(TerminalTool, OutputIsBoundedStrippedAndRedacted) {
+  Json r = Run("printf '\\033[31mred\\033[0m\\n'; echo OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz");
+  EXPECT_EQ(r["output"], "red\nOPENAI_API_KEY=[REDACTED]\n");
+  r = Run("echo BEGIN; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo END");
+  const std::string out = r["output"];
+  EXPECT_LT(out.size(), 50'200u);
+  EXPECT_EQ(out.rfind("BEGIN\n", 0), 0u);
+  EXPECT_NE(out.find("[OUTPUT TRUNCATED - "), std::string::npos);
+  EXPECT_EQ(out.substr(out.size() - 4), "END\n");
+}
+
+TEST_F(TerminalTool, PtyGivesTheCommandATerminal) {
+  Json r = Call("terminal", {{"command", "[ -t 1 ] && echo on-a-tty || echo no-tty"}, {"pty", true}});
+  EXPECT_NE(r["output"].get<std::string>().find("on-a-tty"), std::string::npos) << r.dump();
+  r = Run("[ -t 1 ] && echo on-a-tty || echo no-tty");
+  EXPECT_EQ(r["output"], "no-tty\n");
+}
+
+TEST_F(TerminalTool, BackgroundProcessesAreManagedWithTheProcessTool) {
+  Json started = Call("terminal", {{"command", "echo ready; while read -r l; do echo \"echo:$l\"; done"},
+                                   {"background", true}});
+  ASSERT_EQ(started["output"], "Background process started") << started.dump();
+  const std::string id = started["session_id"];
+  EXPECT_EQ(id.rfind("proc_", 0), 0u);
+  const std::string prefix = id.substr(5, 4);
+
+  Json list = Call("process", {{"action", "list"}});
+  ASSERT_EQ(list["processes"].size(), 1u);
+  EXPECT_EQ(list["processes"][0]["status"], "running");
+
+  EXPECT_EQ(Call("process", {{"action", "submit"}, {"session_id", prefix}, {"data", "ping"}})["status"], "ok");
+  Json poll;
+  for (int i = 0; i < 200; ++i) {
+    poll = Call("process_manage", {{"action", "poll"}, {"session_id", id}});  // the newer name works too
+    if (poll["output_preview"].get<std::string>().find("echo:ping") != std::string::npos) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(poll["output_preview"], "ready\necho:ping\n");
+  EXPECT_EQ(poll["status"], "running");
+
+  Json log = Call("process", {{"action", "log"}, {"session_id", prefix}, {"offset", 1}, {"limit", 5}});
+  EXPECT_EQ(log["output"], "echo:ping\n");
+  EXPECT_EQ(log["total_lines"], 2);
+
+  Json waited = Call("process", {{"action", "wait"}, {"session_id", prefix}, {"timeout", 1}});
+  EXPECT_EQ(waited["status"], "timeout");
+  EXPECT_EQ(Call("process", {{"action", "close"}, {"session_id", prefix}})["status"], "stdin_closed");
+  waited = Call("process", {{"action", "wait"}, {"session_id", prefix}, {"timeout", 10}});
+  EXPECT_EQ(waited["status"], "exited");
+  EXPECT_EQ(waited["exit_code"], 0);
+}
+
+TEST_F(TerminalTool, KillEndsABackgroundProcessAndBadIdsAreReported) {
+  Json started = Call("terminal", {{"command", "sleep 60"}, {"background", true}});
+  const std::string id = started["session_id"];
+  Json killed = Call("process", {{"action", "kill"}, {"session_id", id}});
+  EXPECT_EQ(killed["status"], "killed");
+  EXPECT_EQ(Call("process", {{"action", "poll"}, {"session_id", id}})["status"], "exited");
+  Json missing = Call("process", {{"action", "poll"}, {"session_id", "ffffffff"}});
+  EXPECT_EQ(missing["status"], "not_found");
+  Json no_id = Call("process", {{"action", "poll"}});
+  EXPECT_NE(no_id["error"].get<std::string>().find("session_id is required"), std::string::npos);
+  Json bad = Call("process", {{"action", "explode"}, {"session_id", id}});
+  EXPECT_TRUE(bad.contains("error"));
+  EXPECT_FALSE(last_.ok());
+}
+
+}  // namespace
+}  // namespace talaria::tools
