@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/tty_prompter.h"
+#include "talaria/tools/command_policy.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::cli {
@@ -27,6 +29,11 @@ int RunCall(Runtime& rt, const CallOptions& options) {
       return kExitUsage;
     }
     args[assignment.substr(0, eq)] = assignment.substr(eq + 1);
+  }
+  // Commands are judged by the guard; a dangerous one is asked about on the terminal (mode ask).
+  if (Status s = tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), MakeTtyPrompter()); !s.ok()) {
+    std::fprintf(stderr, "talaria call: %s\n", s.message().c_str());
+    return kExitUsage;
   }
   tools::SessionOptions session_options;
   session_options.roots = options.session.roots;

@@ -17,6 +17,17 @@
 namespace talaria {
 namespace {
 
+// A JSON object result gets "approval": note; any other result gets the note appended as text.
+void AddApprovalNote(ToolResult& result, const std::string& note) {
+  auto body = ParseJson(result.text);
+  if (body && body->is_object()) {
+    (*body)["approval"] = note;
+    result.text = DumpJson(*body);
+  } else {
+    result.text += "\n[" + note + "]";
+  }
+}
+
 constexpr std::array<std::string_view, 5> kAgentLoopTools = {"todo", "memory", "session_search",
                                                              "delegate_task", "clarify"};
 
@@ -146,9 +157,11 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
                              CallStatus::kError, "agent_loop_tool");
   }
 
+  std::string approval_note;
   if (policy_) {
     Policy::Decision d = policy_->Check(*entry, args, ctx);
     if (!d.allowed) return ToolResult::Error(d.message, CallStatus::kBlocked, "policy_block");
+    approval_note = std::move(d.note);
   }
 
   if (hooks_.has_pre()) {
@@ -168,6 +181,12 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
         for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
         return ToolResult::Error(message, CallStatus::kError, "invalid_arguments");
       }
+      // What a hook changed is judged again: a hook must not smuggle a command past the policy.
+      if (policy_) {
+        Policy::Decision again = policy_->Check(*entry, modified, ctx);
+        if (!again.allowed) return ToolResult::Error(again.message, CallStatus::kBlocked, "policy_block");
+        if (!again.note.empty()) approval_note = std::move(again.note);
+      }
       args = std::move(modified);
     }
   }
@@ -177,7 +196,9 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
     if (ctx.read_tracker) ctx.read_tracker->NotifyOtherToolCall(ctx.task_id);
   }
 
-  return Execute(*entry, args, ctx);
+  ToolResult result = Execute(*entry, args, ctx);
+  if (!approval_note.empty()) AddApprovalNote(result, approval_note);
+  return result;
 }
 
 namespace {

@@ -323,7 +323,7 @@ class ScriptedPolicy : public Policy {
   Decision Check(const ToolEntry& tool, const Json& args, const ToolContext&) override {
     std::lock_guard lock(mu_);
     seen_.push_back(tool.name() + " " + DumpJson(args));
-    if (tool.name() == deny_tool_) return {false, "denied by rule: no " + deny_tool_};
+    if (tool.name() == deny_tool_) return {false, "denied by rule: no " + deny_tool_, ""};
     return {};
   }
   std::vector<std::string> seen() {
@@ -355,6 +355,41 @@ TEST(Dispatcher, BlocksWhatThePolicyDeniesWithoutRunningTheHandler) {
   EXPECT_EQ(h.handler_runs, 1);
   EXPECT_THAT(policy->seen(), ElementsAre(R"(terminal {"count":1})", R"(read_file {"count":2})"))
       << "the policy judges the coerced arguments";
+}
+
+// Denies calls whose "path" is /forbidden; allows others with a note.
+class PathPolicy : public Policy {
+ public:
+  Decision Check(const ToolEntry&, const Json& args, const ToolContext&) override {
+    if (args.value("path", "") == "/forbidden") return {false, "no /forbidden", ""};
+    return {true, "", "approved by the test"};
+  }
+};
+
+TEST(Dispatcher, APolicyNoteIsAddedToTheResultAsApproval) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  h.dispatcher.SetPolicy(std::make_shared<PathPolicy>());
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"count": 1})", ctx);
+  ASSERT_EQ(r.status, CallStatus::kOk) << r.text;
+  EXPECT_EQ(J(r.text), J(R"({"count": 1, "approval": "approved by the test"})"));
+}
+
+TEST(Dispatcher, ArgumentsAPreHookRewroteAreJudgedByThePolicyAgain) {
+  Harness h;
+  h.AddEcho("typed", kTypedParams);
+  h.dispatcher.SetPolicy(std::make_shared<PathPolicy>());
+  h.dispatcher.hooks().AddPreHook([](const PreToolEvent& e) {
+    auto next = std::make_shared<Json>(e.args);
+    (*next)["path"] = "/forbidden";  // smuggled in after the first check
+    return PreHookDecision::Modify(next);
+  });
+  ToolContext ctx;
+  ToolResult r = h.dispatcher.Dispatch("typed", R"({"path": "/fine"})", ctx);
+  EXPECT_EQ(r.status, CallStatus::kBlocked);
+  EXPECT_EQ(ErrorOf(r), "no /forbidden");
+  EXPECT_EQ(h.handler_runs, 0);
 }
 
 // --- 6 pre hooks ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ struct ToolEntry::Extras {
   std::string description;  // only when it differs from the schema's
   std::string emoji;        // only when not the default
   ArgNormalizer normalize_args = nullptr;
+  std::string command_arg;
 };
 
 struct ToolEntry::Schema {
@@ -62,7 +63,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
                                                 (a.open_world ? kOpenWorld : 0));
   const bool needs_extras = spec.async_handler || spec.check_fn || !spec.requires_env.empty() ||
                             !spec.path_args.empty() || !spec.description.empty() ||
-                            spec.normalize_args != nullptr ||
+                            spec.normalize_args != nullptr || !spec.command_arg.empty() ||
                             (!spec.emoji.empty() && spec.emoji != kDefaultEmoji);
   if (needs_extras) {
     auto extras = std::make_unique<Extras>();
@@ -72,6 +73,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
     extras->path_args = std::move(spec.path_args);
     extras->description = std::move(spec.description);
     extras->normalize_args = spec.normalize_args;
+    extras->command_arg = std::move(spec.command_arg);
     if (spec.emoji != kDefaultEmoji) extras->emoji = std::move(spec.emoji);
     extras_ = std::move(extras);
   }
@@ -120,6 +122,11 @@ const std::vector<std::string>& ToolEntry::requires_env() const {
 const std::vector<std::string>& ToolEntry::path_args() const {
   static const std::vector<std::string> kNone;
   return extras_ ? extras_->path_args : kNone;
+}
+
+const std::string& ToolEntry::command_arg() const {
+  static const std::string kNone;
+  return extras_ ? extras_->command_arg : kNone;
 }
 
 ArgNormalizer ToolEntry::normalize_args() const { return extras_ ? extras_->normalize_args : nullptr; }

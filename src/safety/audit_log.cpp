@@ -13,9 +13,8 @@
 #include "talaria/base/paths.h"
 
 namespace talaria::safety {
-namespace {
 
-std::string Iso8601Utc(std::chrono::system_clock::time_point t) {
+std::string AuditTimestamp(std::chrono::system_clock::time_point t) {
   using namespace std::chrono;
   const auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
@@ -31,6 +30,8 @@ std::string Iso8601Utc(std::chrono::system_clock::time_point t) {
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
   return buf;
 }
+
+namespace {
 
 // mkdir -p with 0700 for the directories it creates.
 Status MakeDirs(const std::string& dir) {
@@ -57,7 +58,7 @@ std::string AuditRecordToJsonLine(const AuditRecord& record) {
   const auto t = record.time == std::chrono::system_clock::time_point{}
                      ? std::chrono::system_clock::now()
                      : record.time;
-  j["time"] = Iso8601Utc(t);
+  j["time"] = AuditTimestamp(t);
   j["session"] = record.session;
   j["tool"] = record.tool;
   j["path"] = record.path;
@@ -94,8 +95,9 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(std::string path) {
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(path), std::move(owned)));
 }
 
-Status AuditLog::Append(const AuditRecord& record) const {
-  const std::string line = AuditRecordToJsonLine(record);
+Status AuditLog::Append(const AuditRecord& record) const { return AppendLine(AuditRecordToJsonLine(record)); }
+
+Status AuditLog::AppendLine(std::string_view line) const {
   ssize_t n;
   do {
     n = ::write(fd_.get(), line.data(), line.size());  // the ONE write of this record

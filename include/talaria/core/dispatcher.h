@@ -29,6 +29,9 @@ class Policy {
   struct Decision {
     bool allowed = true;
     std::string message;  // why not, when denied
+    // When allowed: added to a JSON object result as "approval" (e.g. "Command required
+    // approval (...) and was approved by the user.").
+    std::string note;
   };
   virtual ~Policy() = default;
   virtual Decision Check(const ToolEntry& tool, const Json& args, const ToolContext& ctx) = 0;

@@ -88,6 +88,9 @@ struct ToolSpec {
   PathAccess path_access = PathAccess::kRead;
   ToolAnnotations annotations;
   ArgNormalizer normalize_args = nullptr;
+  // The argument that carries a shell command line (terminal: "command"): the policy stage
+  // judges it with the command guard. Empty: the tool runs no commands.
+  std::string command_arg;
 };
 
 class CompiledSchema;  // coercion plan + validator, core-internal.
@@ -119,6 +122,7 @@ class ToolEntry {
   const std::vector<std::string>& requires_env() const;
   const std::vector<std::string>& path_args() const;
   ArgNormalizer normalize_args() const;  // null when the tool has none
+  const std::string& command_arg() const;  // empty when the tool runs no commands
 
   // The schema compiled for coercion and validation; built once, on first use. Never fails:
   // a schema that cannot be compiled was refused at registration.

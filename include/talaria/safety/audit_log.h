@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "talaria/base/status.h"
 #include "talaria/base/unique_fd.h"
@@ -35,6 +36,9 @@ struct AuditRecord {
   std::string outcome;
 };
 
+// "2024-05-01T12:00:00.123Z": the time format of every audit line.
+std::string AuditTimestamp(std::chrono::system_clock::time_point t);
+
 // Serialises a record as one JSON line (with the trailing '\n'). Exposed for tests and tools.
 std::string AuditRecordToJsonLine(const AuditRecord& record);
 
@@ -47,6 +51,9 @@ class AuditLog {
 
   // Appends one record (one write(2)). Errors: ResourceExhausted (disk full), Internal.
   Status Append(const AuditRecord& record) const;
+  // Appends one JSON line of another kind of event (approval decisions), ending in '\n', with
+  // the same one-write guarantee.
+  Status AppendLine(std::string_view json_line) const;
 
   const std::string& path() const { return path_; }
 

@@ -177,6 +177,7 @@ ToolSpec MakeSpec() {
   spec.parallel = ParallelClass::kNever;
   spec.annotations.destructive = true;
   spec.annotations.open_world = true;
+  spec.command_arg = "command";
   return spec;
 }
 

@@ -12,6 +12,9 @@
 
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
+#include "talaria/safety/audit_log.h"
+#include "talaria/core/config.h"
+#include "talaria/tools/command_policy.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {
@@ -183,6 +186,64 @@ TEST_F(TerminalTool, KillEndsABackgroundProcessAndBadIdsAreReported) {
   Json bad = Call("process", {{"action", "explode"}, {"session_id", id}});
   EXPECT_TRUE(bad.contains("error"));
   EXPECT_FALSE(last_.ok());
+}
+
+// The policy stage with the real guard: the command never runs when refused.
+class GuardedTerminal : public TerminalTool {
+ protected:
+  void Install(std::string_view yaml) {
+    auto config = ParseConfig(yaml);
+    ASSERT_TRUE(config) << config.error().ToString();
+    ASSERT_TRUE(InstallCommandPolicy(dispatcher_, *config, nullptr).ok());
+  }
+  bool Marker() const { return std::filesystem::exists(root_ + "/ran"); }
+};
+
+TEST_F(GuardedTerminal, HardlineCommandsNeverRunEvenInYolo) {
+  Install("approvals: {mode: yolo}\n");
+  Json r = Run("touch ran; rm -rf /");
+  EXPECT_EQ(last_.status, CallStatus::kBlocked);
+  EXPECT_NE(r["error"].get<std::string>().find("can never run"), std::string::npos) << r.dump();
+  EXPECT_FALSE(Marker());
+}
+
+TEST_F(GuardedTerminal, DangerousCommandsAreRefusedByDefaultAndAllowedByYoloOrAllowlist) {
+  Install("");
+  Json r = Run("touch ran && git push --force origin main");
+  EXPECT_EQ(last_.status, CallStatus::kBlocked);
+  EXPECT_NE(r["error"].get<std::string>().find("git_force_push"), std::string::npos) << r.dump();
+  EXPECT_FALSE(Marker());
+  // Quoted prose is data, not a command.
+  r = Run("echo 'rm -rf /' > /dev/null && touch ran");
+  EXPECT_TRUE(last_.ok()) << r.dump();
+  EXPECT_TRUE(Marker());
+
+  std::filesystem::remove(root_ + "/ran");
+  Install("approvals: {mode: allowlist, allowlist: [recursive_delete]}\n");
+  r = Run("mkdir -p build/x && rm -rf build && touch ran");
+  EXPECT_TRUE(last_.ok()) << r.dump();
+  EXPECT_TRUE(Marker());
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/build"));
+}
+
+TEST_F(GuardedTerminal, EveryDecisionIsAudited) {
+  const std::string audit = root_ + "/audit.jsonl";
+  auto log = safety::AuditLog::Open(audit);
+  ASSERT_TRUE(log);
+  ctx_.audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
+  Install("approvals: {mode: yolo}\n");
+  Run("rm -rf scratch");
+  Run("rm -rf /");
+  std::ifstream in(audit);
+  std::vector<Json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(Json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["event"], "approval");
+  EXPECT_EQ(lines[0]["command"], "rm -rf scratch");
+  EXPECT_EQ(lines[0]["outcome"], "allowed");
+  EXPECT_EQ(lines[0]["how"], "yolo");
+  EXPECT_EQ(lines[1]["outcome"], "refused");
+  EXPECT_EQ(lines[1]["how"], "hardline");
 }
 
 }  // namespace
