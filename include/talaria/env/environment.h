@@ -73,4 +73,49 @@ struct LocalOptions {
 // Errors: NotFound (no bash, or initial_cwd missing), Internal (state directory).
 Result<std::shared_ptr<Environment>> OpenLocal(LocalOptions options);
 
+// A bubblewrap sandbox on this machine: the whole file system read-only, the `writable`
+// directories (the workspace) and a private /tmp writable, no network unless allowed, own
+// PID namespace, and the sandbox dies with its parent. Same shell-state rules as local.
+struct SandboxOptions {
+  LocalOptions local;
+  std::vector<std::string> writable;  // absolute directories
+  bool network = false;
+  std::string bwrap = "bwrap";        // the program (looked up in PATH)
+};
+// Errors: NotFound when bwrap is missing, FailedPrecondition when it cannot create namespaces.
+Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options);
+
+// A remote machine over OpenSSH: one multiplexed connection (ControlMaster/ControlPersist),
+// BatchMode (never a password prompt), the shell state kept in a private directory on the
+// remote side.
+struct SshOptions {
+  std::string host;
+  int port = 22;
+  std::string user;                         // empty: ssh's default
+  std::string identity_file;                // -i; empty: ssh's default keys
+  std::string known_hosts_file;             // UserKnownHostsFile; empty: ssh's default
+  std::string initial_cwd;                  // remote directory; empty: the remote home
+  std::string control_dir;                  // ControlPath sockets; empty: $TALARIA_HOME/ssh
+  std::vector<std::string> extra_options;   // more "-o Key=Value" options
+  std::chrono::seconds connect_timeout{10};
+};
+// Connects (and checks the connection) before returning. Errors: NotFound (no ssh client),
+// Unavailable (cannot connect or authenticate; the message carries ssh's stderr).
+Result<std::shared_ptr<Environment>> OpenSsh(SshOptions options);
+
+// A Docker container (the docker CLI), started with the original's hardening flags
+// (--cap-drop ALL plus DAC_OVERRIDE/CHOWN/FOWNER, no-new-privileges, --pids-limit 256, tmpfs
+// /tmp /var/tmp /run, cpu/memory limits), the workspace bind-mounted, kept for the session.
+struct DockerOptions {
+  std::string image = "debian:12-slim";
+  std::vector<std::string> mounts;          // "host_dir:container_dir" bind mounts
+  std::string initial_cwd = "/workspace";   // inside the container
+  std::vector<std::string> forward_env;     // variable names passed through (none by default)
+  double cpus = 1;
+  int64_t memory_mb = 5120;
+  std::string docker = "docker";
+};
+// Errors: NotFound (no docker CLI), Unavailable (no engine answers; the message says so).
+Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options);
+
 }  // namespace talaria::env
