@@ -1,13 +1,11 @@
-// The local machine: commands run as children of this process, in the session's shell state.
-#include <sys/stat.h>
-
+// Environments whose commands are children of this process, in the session's shell state.
 #include <filesystem>
 #include <mutex>
 
 #include "env/child_env.h"
+#include "env/child_environment.h"
 #include "env/shell_session.h"
 #include "talaria/base/subprocess.h"
-#include "talaria/env/environment.h"
 
 extern char** environ;
 
@@ -16,7 +14,7 @@ namespace {
 
 // `dir` if it is a directory, else its nearest existing ancestor (a command may have deleted
 // the directory it left the session in).
-std::string ExistingDirectory(std::string dir) {
+std::string ExistingDirectory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::path p(dir);
   while (!p.empty() && !std::filesystem::is_directory(p, ec)) {
@@ -26,18 +24,19 @@ std::string ExistingDirectory(std::string dir) {
   return p.empty() ? std::string("/") : p.string();
 }
 
-class LocalEnvironment final : public Environment {
+class ChildProcessEnvironment final : public Environment {
  public:
-  LocalEnvironment(std::unique_ptr<ShellSession> shell, std::vector<std::string> base_env)
-      : shell_(std::move(shell)), base_env_(std::move(base_env)) {}
+  ChildProcessEnvironment(std::string kind, std::unique_ptr<ShellSession> shell, std::vector<std::string> base_env,
+                   ArgvWrapper wrapper)
+      : kind_(std::move(kind)), shell_(std::move(shell)), base_env_(std::move(base_env)), wrapper_(std::move(wrapper)) {}
 
-  std::string_view kind() const override { return "local"; }
+  std::string_view kind() const override { return kind_; }
   std::string cwd() const override { return shell_->cwd(); }
 
   Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
     // One command at a time: each must see the state the previous one saved.
     std::lock_guard lock(run_mu_);
-    SpawnOptions spawn = SpawnFor(command, options, /*persist=*/true);
+    SpawnOptions spawn = SpawnFor(command, options, /*persist=*/true, /*pty=*/false);
     spawn.timeout = options.timeout;
     spawn.cancel = options.cancel;
     spawn.max_output_bytes = options.max_output_bytes;
@@ -56,29 +55,38 @@ class LocalEnvironment final : public Environment {
 
   Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,
                                const StartOptions& start) override {
-    return StartProcess(SpawnFor(command, options, /*persist=*/false), start);
+    return StartProcess(SpawnFor(command, options, /*persist=*/false, start.pty), start);
   }
 
  private:
-  SpawnOptions SpawnFor(std::string_view command, const CommandOptions& options, bool persist) const {
+  SpawnOptions SpawnFor(std::string_view command, const CommandOptions& options, bool persist, bool pty) const {
     SpawnOptions spawn;
-    spawn.argv = shell_->Argv(command, persist);
-    spawn.env = base_env_;
     spawn.cwd = ExistingDirectory(options.workdir.empty() ? shell_->cwd() : options.workdir);
+    spawn.argv = shell_->Argv(command, persist);
+    if (wrapper_) spawn.argv = wrapper_(std::move(spawn.argv), spawn.cwd, pty);
+    spawn.env = base_env_;
     return spawn;
   }
 
+  const std::string kind_;
   std::unique_ptr<ShellSession> shell_;
   const std::vector<std::string> base_env_;
+  const ArgvWrapper wrapper_;
   std::mutex run_mu_;
 };
 
 }  // namespace
 
-Result<std::shared_ptr<Environment>> OpenLocal(LocalOptions options) {
+Result<std::shared_ptr<Environment>> OpenChildEnvironment(
+    std::string kind, LocalOptions options, std::function<ArgvWrapper(const std::string& state_dir)> make_wrapper) {
   auto shell = TALARIA_TRY(ShellSession::Create(std::move(options.state_dir), std::move(options.initial_cwd)));
-  return std::shared_ptr<Environment>(
-      std::make_shared<LocalEnvironment>(std::move(shell), ChildEnvironment(environ, options.env_passthrough)));
+  ArgvWrapper wrapper = make_wrapper ? make_wrapper(shell->state_dir()) : nullptr;
+  return std::shared_ptr<Environment>(std::make_shared<ChildProcessEnvironment>(
+      std::move(kind), std::move(shell), env::ChildEnvironment(environ, options.env_passthrough), std::move(wrapper)));
+}
+
+Result<std::shared_ptr<Environment>> OpenLocal(LocalOptions options) {
+  return OpenChildEnvironment("local", std::move(options), nullptr);
 }
 
 }  // namespace talaria::env

@@ -1,0 +1,126 @@
+// The bubblewrap sandbox with real bwrap: the workspace is writable, the rest of the host is
+// not, /tmp is private, the network is gone unless allowed, and shell state carries over.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "talaria/env/environment.h"
+
+namespace talaria::env {
+namespace {
+
+class Sandbox : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Not under /tmp: inside the sandbox /tmp is a private tmpfs, which would hide an escape.
+    std::string tmpl = TALARIA_BINARY_DIR;
+    tmpl += "/talaria-sandbox-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    base_ = std::filesystem::canonical(tmpl).string();
+    ws_ = base_ + "/ws";
+    std::filesystem::create_directories(ws_);
+  }
+  void TearDown() override {
+    env_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(base_, ec);
+  }
+  void Open(bool network = false) {
+    SandboxOptions options;
+    options.local.initial_cwd = ws_;
+    options.writable = {ws_};
+    options.network = network;
+    auto env = OpenSandbox(options);
+    ASSERT_TRUE(env) << env.error().ToString();
+    env_ = *env;
+  }
+  CommandOutcome Run(std::string_view command) {
+    auto r = env_->Run(command, {});
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : CommandOutcome{};
+  }
+
+  std::string base_;
+  std::string ws_;
+  std::shared_ptr<Environment> env_;
+};
+
+TEST_F(Sandbox, WorkspaceIsWritableAndTheRestOfTheHostIsNot) {
+  Open();
+  EXPECT_EQ(env_->kind(), "bwrap");
+  CommandOutcome r = Run("echo inside > made.txt && cat made.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "inside\n");
+  std::ifstream made(ws_ + "/made.txt");
+  std::string line;
+  std::getline(made, line);
+  EXPECT_EQ(line, "inside");
+
+  // The directory beside the workspace exists on the host but is read-only inside.
+  r = Run("echo escape > " + base_ + "/escape.txt");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("Read-only file system"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(base_ + "/escape.txt"));
+  EXPECT_NE(Run("touch /etc/talaria-sandbox-test").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists("/etc/talaria-sandbox-test"));
+}
+
+TEST_F(Sandbox, TmpIsPrivateToTheSandbox) {
+  Open();
+  const std::string name = "/tmp/talaria-sandbox-private-" + std::to_string(::getpid());
+  EXPECT_EQ(Run("echo x > " + name + " && cat " + name).output, "x\n");
+  EXPECT_FALSE(std::filesystem::exists(name));
+}
+
+TEST_F(Sandbox, ShellStateCarriesOverLikeLocal) {
+  std::filesystem::create_directories(ws_ + "/sub");
+  Open();
+  Run("cd sub && export MODE=boxed");
+  EXPECT_EQ(Run("pwd; echo $MODE").output, ws_ + "/sub\nboxed\n");
+  EXPECT_EQ(env_->cwd(), ws_ + "/sub");
+}
+
+TEST_F(Sandbox, NetworkIsCutUnlessAllowed) {
+  // A server on the host's loopback: unreachable from the sandbox's own network namespace.
+  const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(server, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string probe = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(ntohs(addr.sin_port)) +
+                            " && echo connected || echo refused";
+  Open(false);
+  EXPECT_EQ(Run(probe).output.find("connected"), std::string::npos);
+  Open(true);
+  EXPECT_NE(Run(probe).output.find("connected"), std::string::npos);
+  ::close(server);
+}
+
+TEST_F(Sandbox, ProcessesOutsideAreInvisible) {
+  Open();
+  // Own PID namespace: bash sees itself near pid 1, and our pid does not exist in there.
+  CommandOutcome r = Run("kill -0 " + std::to_string(::getpid()) + " 2>/dev/null && echo visible || echo hidden");
+  EXPECT_EQ(r.output, "hidden\n");
+}
+
+TEST_F(Sandbox, BadWritableDirectoryOrMissingBwrapIsReported) {
+  SandboxOptions options;
+  options.writable = {"relative/dir"};
+  EXPECT_EQ(OpenSandbox(options).error().code(), StatusCode::kInvalidArgument);
+  SandboxOptions missing;
+  missing.bwrap = "/nonexistent/bwrap";
+  EXPECT_EQ(OpenSandbox(missing).error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace talaria::env
