@@ -12,7 +12,8 @@ namespace talaria::env {
 namespace {
 
 // $1 state directory, $2 "1" to save state on exit, $3 the command. PWD, OLDPWD and SHLVL are
-// not saved: they describe the shell that ran, not the session.
+// not saved: they describe the shell that ran, not the session. The pid file lets an
+// environment whose client cannot signal the command directly (docker exec) end it.
 constexpr std::string_view kWrapper = R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; set --
 if [ -r "$__talaria_dir/env" ]; then . "$__talaria_dir/env" >/dev/null 2>&1; fi
 __talaria_on_exit() {
@@ -22,7 +23,7 @@ __talaria_on_exit() {
   pwd -P > "$__talaria_dir/cwd.tmp" 2>/dev/null && mv -f "$__talaria_dir/cwd.tmp" "$__talaria_dir/cwd"
   exit $__talaria_status
 }
-if [ "$__talaria_save" = 1 ]; then trap __talaria_on_exit EXIT; fi
+if [ "$__talaria_save" = 1 ]; then trap __talaria_on_exit EXIT; echo $$ > "$__talaria_dir/pid"; fi
 eval "$__talaria_cmd"
 )sh";
 
@@ -74,8 +75,13 @@ ShellSession::~ShellSession() {
 }
 
 std::vector<std::string> ShellSession::Argv(std::string_view command, bool persist) const {
-  return {bash_, "--noprofile", "--norc", "-c", std::string(kWrapper), "talaria", state_dir_, persist ? "1" : "0",
-          std::string(command)};
+  return ArgvFor(bash_, state_dir_, command, persist);
+}
+
+std::vector<std::string> ShellSession::ArgvFor(std::string bash, std::string state_dir, std::string_view command,
+                                               bool persist) {
+  return {std::move(bash), "--noprofile", "--norc", "-c", std::string(kWrapper), "talaria", std::move(state_dir),
+          persist ? "1" : "0", std::string(command)};
 }
 
 void ShellSession::AdoptSavedCwd() {
