@@ -35,9 +35,13 @@ int RunCall(Runtime& rt, const CallOptions& options) {
     std::fprintf(stderr, "talaria call: %s\n", s.message().c_str());
     return kExitUsage;
   }
-  tools::SessionOptions session_options;
-  session_options.roots = options.session.roots;
-  auto session = tools::OpenSession(std::move(session_options));
+  auto session_options = tools::SessionOptionsFromConfig(rt.config());
+  if (!session_options) {
+    std::fprintf(stderr, "talaria call: %s\n", session_options.error().message().c_str());
+    return kExitUsage;
+  }
+  session_options->roots = options.session.roots;
+  auto session = tools::OpenSession(std::move(*session_options));
   if (!session) {
     std::fprintf(stderr, "talaria call: %s\n", session.error().message().c_str());
     return kExitUsage;

@@ -32,20 +32,45 @@ std::string CurrentDirectory() {
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string(".");
 }
 
+// The terminal backend of `options`: local (default), a bwrap sandbox whose writable part is the
+// workspace, or Docker with the workspace mounted at /workspace.
+Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& options,
+                                                          const safety::Workspace& workspace,
+                                                          const std::vector<std::string>& roots) {
+  const TerminalSettings& t = options.terminal;
+  env::LocalOptions local;
+  local.initial_cwd = workspace.cwd();
+  local.env_passthrough = options.env_passthrough;
+  if (t.backend == "bwrap") {
+    env::SandboxOptions sandbox;
+    sandbox.local = std::move(local);
+    sandbox.writable = roots;
+    sandbox.network = t.network;
+    return env::OpenSandbox(std::move(sandbox));
+  }
+  if (t.backend == "docker") {
+    env::DockerOptions docker;
+    docker.image = t.docker_image;
+    docker.forward_env = t.docker_forward_env;
+    docker.mounts = {roots.front() + ":/workspace"};
+    return env::OpenDocker(std::move(docker));
+  }
+  if (t.backend != "local") return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
+  return env::OpenLocal(std::move(local));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   safety::WorkspaceOptions ws;
   ws.roots = options.roots.empty() ? std::vector<std::string>{CurrentDirectory()} : options.roots;
+  const std::vector<std::string> ws_roots = ws.roots;
   ws.cwd = options.cwd;
   std::shared_ptr<Session> session(new Session());
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? RandomId() : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>();
-  env::LocalOptions local;
-  local.initial_cwd = session->workspace_->cwd();
-  local.env_passthrough = std::move(options.env_passthrough);
-  session->environment_ = TALARIA_TRY(env::OpenLocal(std::move(local)));
+  session->environment_ = TALARIA_TRY(OpenEnvironment(options, *session->workspace_, ws_roots));
   session->processes_ = std::make_shared<env::ProcessTable>();
   if (options.audit) {
     auto audit = safety::AuditLog::Open(options.audit_log_path);

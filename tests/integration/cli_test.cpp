@@ -489,6 +489,29 @@ TEST(Cli, CallWriteFileWritesUnderAnExplicitRootOnly) {
   EXPECT_FALSE(fs::exists(home.path() + "/x.txt"));
 }
 
+TEST(Cli, CallTerminalRunsACommandAndTheGuardRefusesADangerousOne) {
+  TempHome home;
+  CliRun run = Talaria(home, {"call", "terminal", "command=echo hi"}, home.path());
+  ASSERT_EQ(run.exit_code, 0) << Describe({"call", "terminal", "command=echo hi"}, run);
+  EXPECT_EQ(ParseJson(run.out).value_or(Json()), Json({{"output", "hi\n"}, {"exit_code", 0}, {"error", nullptr}}));
+  // No terminal answers the approval prompt here, and the default mode is deny.
+  CliRun refused = Talaria(home, {"call", "terminal", "command=git push --force"}, home.path());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.out, HasSubstr("git_force_push"));
+}
+
+TEST(Cli, TerminalBackendFromConfigSandboxesCommands) {
+  TempHome home;
+  home.WriteConfig("terminal:\n  backend: bwrap\n");
+  const std::string ws = home.path() + "/ws";
+  fs::create_directories(ws);
+  CliRun run = Talaria(home, {"call", "terminal", "--root", ws, "command=touch /etc/talaria-cli-escape; touch ok"}, ws);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Read-only file system"));
+  EXPECT_FALSE(fs::exists("/etc/talaria-cli-escape"));
+  EXPECT_TRUE(fs::exists(ws + "/ok"));
+}
+
 // --- help and usage -------------------------------------------------------------------------
 
 TEST(Cli, HelpWorksForTheProgramAndEverySubcommand) {

@@ -16,9 +16,29 @@
 #include <vector>
 
 #include "talaria/base/status.h"
+#include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
 
 namespace talaria::tools {
+
+// Where a session's terminal commands run: config.yaml's `terminal` section.
+//   terminal:
+//     backend: local            # local | bwrap | ssh | docker
+//     env_passthrough: [GH_TOKEN]
+//     network: false            # bwrap: keep the network
+//     ssh: {host: build1, port: 22, user: ci, identity_file: /home/me/.ssh/id_ed25519, cwd: /srv}
+//     docker: {image: "debian:12-slim", forward_env: []}
+struct TerminalSettings {
+  std::string backend = "local";
+  bool network = false;
+  std::string ssh_host;
+  int ssh_port = 22;
+  std::string ssh_user;
+  std::string ssh_identity_file;
+  std::string ssh_cwd;
+  std::string docker_image = "debian:12-slim";
+  std::vector<std::string> docker_forward_env;
+};
 
 struct SessionOptions {
   std::vector<std::string> roots;  // empty: the process's current directory
@@ -28,7 +48,12 @@ struct SessionOptions {
   bool audit = true;
   // Terminal: variables kept in commands' environment although their names look secret.
   std::vector<std::string> env_passthrough;
+  TerminalSettings terminal;
 };
+
+// The `terminal` section of `config` (defaults when absent); SessionOptions.env_passthrough is
+// filled from it too. Errors: InvalidArgument naming the bad key.
+Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOptions base = {});
 
 class Session {
  public:

@@ -1,0 +1,62 @@
+// The `terminal` section of config.yaml.
+#include <gtest/gtest.h>
+
+#include "talaria/core/config.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::tools {
+namespace {
+
+Result<SessionOptions> FromYaml(std::string_view yaml) {
+  auto config = ParseConfig(yaml);
+  if (!config) return Err(config.error());
+  return SessionOptionsFromConfig(*config);
+}
+
+TEST(SessionConfig, DefaultsToALocalTerminal) {
+  auto o = FromYaml("");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->terminal.backend, "local");
+  EXPECT_FALSE(o->terminal.network);
+  EXPECT_TRUE(o->env_passthrough.empty());
+}
+
+TEST(SessionConfig, ReadsEveryKey) {
+  auto o = FromYaml(
+      "terminal:\n"
+      "  backend: ssh\n"
+      "  env_passthrough: [GH_TOKEN]\n"
+      "  network: true\n"
+      "  ssh: {host: build1, port: 2222, user: ci, identity_file: /k, cwd: /srv}\n"
+      "  docker: {image: 'alpine:3', forward_env: [LANG]}\n");
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->terminal.backend, "ssh");
+  EXPECT_EQ(o->env_passthrough, std::vector<std::string>{"GH_TOKEN"});
+  EXPECT_TRUE(o->terminal.network);
+  EXPECT_EQ(o->terminal.ssh_host, "build1");
+  EXPECT_EQ(o->terminal.ssh_port, 2222);
+  EXPECT_EQ(o->terminal.ssh_user, "ci");
+  EXPECT_EQ(o->terminal.ssh_identity_file, "/k");
+  EXPECT_EQ(o->terminal.ssh_cwd, "/srv");
+  EXPECT_EQ(o->terminal.docker_image, "alpine:3");
+  EXPECT_EQ(o->terminal.docker_forward_env, std::vector<std::string>{"LANG"});
+}
+
+TEST(SessionConfig, BadValuesNameTheKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"terminal: [1]\n", "terminal must be a mapping"},
+      {"terminal: {backend: chroot}\n", "terminal.backend"},
+      {"terminal: {network: maybe}\n", "terminal.network"},
+      {"terminal: {env_passthrough: GH_TOKEN}\n", "terminal.env_passthrough"},
+      {"terminal: {backend: ssh}\n", "terminal.ssh.host"},
+      {"terminal: {ssh: {host: h, port: 70000}}\n", "terminal.ssh.port"},
+  };
+  for (const auto& [yaml, key] : cases) {
+    auto o = FromYaml(yaml);
+    ASSERT_FALSE(o) << yaml;
+    EXPECT_NE(o.error().message().find(key), std::string::npos) << o.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace talaria::tools
