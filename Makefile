@@ -43,6 +43,8 @@ bench: deps
 	bench/run.sh --bin build-bench/bench/talaria_bench
 	build-bench/bench/talaria_file_bench
 	build-bench/bench/talaria_lint_bench
+	build-bench/bench/talaria_terminal_bench
+	build-bench/bench/talaria_guard_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench

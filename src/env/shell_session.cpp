@@ -12,15 +12,18 @@ namespace talaria::env {
 namespace {
 
 // $1 state directory, $2 "1" to save state on exit, $3 the command. PWD, OLDPWD and SHLVL are
-// not saved: they describe the shell that ran, not the session. The pid file lets an
+// not saved: they describe the shell that ran, not the session. Only builtins run around the
+// command (no mv for an atomic rename: two extra processes per command would triple its cost);
+// a command killed while its state is written leaves a partial file, whose errors the next
+// source ignores, and a cwd that is not a directory is not adopted. The pid file lets an
 // environment whose client cannot signal the command directly (docker exec) end it.
 constexpr std::string_view kWrapper = R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; set --
 if [ -r "$__talaria_dir/env" ]; then . "$__talaria_dir/env" >/dev/null 2>&1; fi
 __talaria_on_exit() {
   __talaria_status=$?
   export -n PWD OLDPWD SHLVL _ 2>/dev/null
-  export -p > "$__talaria_dir/env.tmp" 2>/dev/null && mv -f "$__talaria_dir/env.tmp" "$__talaria_dir/env"
-  pwd -P > "$__talaria_dir/cwd.tmp" 2>/dev/null && mv -f "$__talaria_dir/cwd.tmp" "$__talaria_dir/cwd"
+  export -p > "$__talaria_dir/env" 2>/dev/null
+  pwd -P > "$__talaria_dir/cwd" 2>/dev/null
   exit $__talaria_status
 }
 if [ "$__talaria_save" = 1 ]; then trap __talaria_on_exit EXIT; echo $$ > "$__talaria_dir/pid"; fi

@@ -1,0 +1,123 @@
+// talaria_terminal_bench: the cost of the terminal tool over a bare spawn, memory while a
+// command prints 1 GB, and per-command cost of the sandboxed backend.
+//
+//   METRIC spawn_bash_true_us       RunProcess of `bash -c true` (posix_spawn, pipes, reaping)
+//   METRIC terminal_true_us         terminal {"command": "true"} through the whole pipeline
+//   METRIC terminal_overhead_ratio  the two above (target <= 1.3)
+//   METRIC terminal_bwrap_true_us   the same in the bubblewrap sandbox (when bwrap works)
+//   METRIC terminal_1gb_output_s    a command printing 1 GB: wall time
+//   METRIC terminal_1gb_rss_growth_mb  peak RSS growth of this process meanwhile (flat = ~0)
+//
+//   talaria_terminal_bench [--quick]
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/subprocess.h"
+#include "talaria/core/config.h"
+#include "talaria/core/dispatcher.h"
+#include "talaria/tools/session.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using talaria::Json;
+
+void PrintMetric(const char* name, double value, const char* unit) {
+  std::printf("METRIC %s %.3f %s\n", name, value, unit);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+template <typename Body>
+double MedianUs(int n, Body&& body) {
+  std::vector<double> us;
+  for (int i = -n / 10; i < n; ++i) {
+    const auto t0 = Clock::now();
+    body();
+    if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return Median(std::move(us));
+}
+
+double PeakRssMb() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+std::shared_ptr<talaria::tools::Session> OpenSession(const std::string& root, const std::string& backend) {
+  talaria::tools::SessionOptions options;
+  options.roots = {root};
+  options.audit = false;
+  options.terminal.backend = backend;
+  auto session = talaria::tools::Session::Open(options);
+  return session ? *session : nullptr;
+}
+
+void Check(const talaria::ToolResult& r) {
+  if (!r.ok() || r.text.find("\"exit_code\":0") == std::string::npos) {
+    std::fprintf(stderr, "terminal call failed: %.300s\n", r.text.c_str());
+    std::exit(2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int n = quick ? 20 : 300;
+  std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-terminal-bench-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return 1;
+  const std::string root = tmpl;
+
+  talaria::SpawnOptions bare;
+  bare.argv = {"bash", "-c", "true"};
+  const double spawn_us = MedianUs(n, [&] {
+    if (!talaria::RunProcess(bare)) std::exit(2);
+  });
+  PrintMetric("spawn_bash_true_us", spawn_us, "us");
+
+  const talaria::Dispatcher dispatcher;
+  const std::string true_args = Json{{"command", "true"}}.dump();
+  auto local = OpenSession(root, "local");
+  if (!local) return 1;
+  talaria::ToolContext ctx = local->NewContext("bench");
+  const double terminal_us = MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, ctx)); });
+  PrintMetric("terminal_true_us", terminal_us, "us");
+  PrintMetric("terminal_overhead_ratio", terminal_us / spawn_us, "x");
+
+  if (auto sandbox = OpenSession(root, "bwrap")) {
+    talaria::ToolContext sctx = sandbox->NewContext("bench");
+    PrintMetric("terminal_bwrap_true_us",
+                MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, sctx)); }), "us");
+  } else {
+    std::fprintf(stderr, "# bwrap sandbox unavailable: terminal_bwrap_true_us not measured\n");
+  }
+
+  const double rss_before = PeakRssMb();
+  const std::string gigabyte =
+      Json{{"command", std::string("head -c ") + (quick ? "100000000" : "1000000000") + " /dev/zero | tr '\\0' a"},
+           {"timeout", 600}}
+          .dump();
+  const auto t0 = Clock::now();
+  Check(dispatcher.Dispatch("terminal", gigabyte, ctx));
+  PrintMetric("terminal_1gb_output_s", std::chrono::duration<double>(Clock::now() - t0).count(), "s");
+  PrintMetric("terminal_1gb_rss_growth_mb", PeakRssMb() - rss_before, "MB");
+
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+  return 0;
+}
