@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "env/foreground_run.h"
 #include "env/shell_session.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
@@ -81,12 +82,7 @@ class DockerEnvironment final : public Environment {
     std::lock_guard run(run_mu_);
     SpawnOptions spawn;
     spawn.argv = ExecArgv(command, options, /*persist=*/true, /*tty=*/false);
-    spawn.timeout = options.timeout;
-    spawn.cancel = options.cancel;
-    spawn.max_output_bytes = options.max_output_bytes;
-    spawn.stdin_data = options.stdin_data;
-    spawn.merge_stderr = true;
-    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
+    ProcessResult r = TALARIA_TRY(RunProcess(ForegroundSpawn(std::move(spawn), options)));
     if (r.timed_out || r.cancelled) {
       // Killing `docker exec` leaves the command running in the container: end its group there.
       std::string kill = "kill -KILL -- -\"$(cat ";
@@ -100,13 +96,7 @@ class DockerEnvironment final : public Environment {
       std::lock_guard lock(mu_);
       cwd_ = Trimmed(std::move(cwd->stdout_text));
     }
-    CommandOutcome out;
-    out.output = std::move(r.stdout_text);
-    out.output_total_bytes = r.stdout_total_bytes;
-    out.exit_code = r.exit_code;
-    out.timed_out = r.timed_out;
-    out.cancelled = r.cancelled;
-    return out;
+    return OutcomeOf(std::move(r));
   }
 
   Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,

@@ -4,6 +4,7 @@
 
 #include "env/child_env.h"
 #include "env/child_environment.h"
+#include "env/foreground_run.h"
 #include "env/shell_session.h"
 #include "talaria/base/subprocess.h"
 
@@ -36,21 +37,10 @@ class ChildProcessEnvironment final : public Environment {
   Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
     // One command at a time: each must see the state the previous one saved.
     std::lock_guard lock(run_mu_);
-    SpawnOptions spawn = SpawnFor(command, options, /*persist=*/true, /*pty=*/false);
-    spawn.timeout = options.timeout;
-    spawn.cancel = options.cancel;
-    spawn.max_output_bytes = options.max_output_bytes;
-    spawn.stdin_data = options.stdin_data;
-    spawn.merge_stderr = true;
-    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
+    ProcessResult r = TALARIA_TRY(
+        RunProcess(ForegroundSpawn(SpawnFor(command, options, /*persist=*/true, /*pty=*/false), options)));
     shell_->AdoptSavedCwd();
-    CommandOutcome out;
-    out.output = std::move(r.stdout_text);
-    out.output_total_bytes = r.stdout_total_bytes;
-    out.exit_code = r.exit_code;
-    out.timed_out = r.timed_out;
-    out.cancelled = r.cancelled;
-    return out;
+    return OutcomeOf(std::move(r));
   }
 
   Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,
