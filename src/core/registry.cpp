@@ -47,7 +47,7 @@ void RegistrySnapshot::BuildSortedView() const {
     std::sort(sorted_.begin(), sorted_.end(),
               [](const ToolEntry* a, const ToolEntry* b) { return a->name() < b->name(); });
     rank_.reserve(sorted_.size());
-    for (uint32_t i = 0; i < sorted_.size(); ++i) rank_.emplace(sorted_[i], i);
+    for (uint32_t i = 0; i < sorted_.size(); ++i) rank_.emplace(sorted_[i]->name(), i);
   });
 }
 
@@ -56,9 +56,11 @@ const std::vector<const ToolEntry*>& RegistrySnapshot::Sorted() const {
   return sorted_;
 }
 
-uint32_t RegistrySnapshot::RankOf(const ToolEntry* entry) const {
+std::optional<uint32_t> RegistrySnapshot::RankOfName(std::string_view name) const {
   BuildSortedView();
-  return rank_.at(entry);
+  auto it = rank_.find(name);
+  if (it == rank_.end()) return std::nullopt;
+  return it->second;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,7 +439,7 @@ std::string Registry::GetDefinitions(std::span<const std::string> names) const {
   std::vector<uint32_t> ranks;
   ranks.reserve(names.size());
   for (const auto& name : names) {
-    if (const ToolEntry* e = snapshot->Find(name)) ranks.push_back(snapshot->RankOf(e));
+    if (auto rank = snapshot->RankOfName(name)) ranks.push_back(*rank);
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());

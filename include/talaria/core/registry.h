@@ -63,14 +63,15 @@ struct RegistrySnapshot {
   const std::shared_ptr<const ToolEntry>* FindShared(std::string_view name) const;
   // Every entry, sorted by name byte-wise; built on first use.
   const std::vector<const ToolEntry*>& Sorted() const;
-  // Position of `entry` (which must belong to this snapshot) in Sorted().
-  uint32_t RankOf(const ToolEntry* entry) const;
+  // Position of the tool named `name` in Sorted(); nullopt when it is not registered. One hash
+  // lookup: GetDefinitions maps names to ranks without a second lookup per tool.
+  std::optional<uint32_t> RankOfName(std::string_view name) const;
 
  private:
   void BuildSortedView() const;
   mutable std::once_flag sorted_once_;
   mutable std::vector<const ToolEntry*> sorted_;
-  mutable std::unordered_map<const ToolEntry*, uint32_t> rank_;
+  mutable std::unordered_map<std::string_view, uint32_t, StringHash, std::equal_to<>> rank_;
 };
 
 struct RegistryChange {
