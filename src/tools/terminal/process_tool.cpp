@@ -174,6 +174,9 @@ ToolSpec MakeSpec() {
   spec.emoji = "\xE2\x9A\x99\xEF\xB8\x8F";  // "⚙️"
   spec.parallel = ParallelClass::kNever;
   spec.annotations.destructive = true;
+  // What write/submit send may be typed into a shell (a background `bash`, an ssh session):
+  // it is judged like a command, or the guard could be bypassed through a process's stdin.
+  spec.command_arg = "data";
   return spec;
 }
 

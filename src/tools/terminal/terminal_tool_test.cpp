@@ -246,5 +246,17 @@ TEST_F(GuardedTerminal, EveryDecisionIsAudited) {
   EXPECT_EQ(lines[1]["how"], "hardline");
 }
 
+TEST_F(GuardedTerminal, InputToABackgroundShellIsJudgedLikeACommand) {
+  Install("");
+  Json started = Call("terminal", {{"command", "bash"}, {"background", true}});
+  ASSERT_TRUE(last_.ok()) << started.dump();
+  const std::string id = started["session_id"];
+  Json r = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "touch ran; rm -rf /"}});
+  EXPECT_EQ(last_.status, CallStatus::kBlocked) << r.dump();
+  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo fine"}}).contains("bytes_written"));
+  Call("process", {{"action", "kill"}, {"session_id", id}});
+  EXPECT_FALSE(Marker());
+}
+
 }  // namespace
 }  // namespace talaria::tools
