@@ -53,9 +53,10 @@ bench-search: bench
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1 -g1: line tables for
+# reports, and a build and a run that fit in CI).
 sanitize: deps
-	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
+	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
 	ninja -C build-asan -j$(JOBS) unit_tests
 	ctest --test-dir build-asan -L unit -j$(JOBS) --output-on-failure
 
