@@ -35,4 +35,11 @@ struct CallOptions {
 };
 int RunCall(Runtime& rt, const CallOptions& options);
 
+// talaria check-command [--json] -- "CMD": exit 0 allow, 1 approve, 2 block.
+struct CheckCommandOptions {
+  std::string command;
+  bool json = false;
+};
+int RunCheckCommand(const CheckCommandOptions& options);
+
 }  // namespace talaria::cli

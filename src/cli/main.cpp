@@ -49,12 +49,22 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  cli::CheckCommandOptions check_opts;
+  CLI::App* check = app.add_subcommand(
+      "check-command",
+      "Judge a shell command with the command guard.\n"
+      "Exit status: 0 allow, 1 approve (needs a human), 2 block (never runs; also usage errors)");
+  check->add_flag("--json", check_opts.json, "print {verdict, tier, reasons} as JSON");
+  check->add_option("command", check_opts.command, "the command line (put it after --)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? cli::kExitOk : cli::kExitUsage;
   }
+
+  if (check->parsed()) return cli::RunCheckCommand(check_opts);
 
   RuntimeOptions options;
   options.config_path = config_path;

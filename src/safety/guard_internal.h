@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ struct CommandView {
   const SimpleCommand* cmd = nullptr;  // the simple command it came from (redirections, pipe)
   const ParsedScript* script = nullptr;
   bool stdin_is_data = false;          // stdin is a pipe, heredoc or here-string
+  std::string_view via;                // "xargs" or "find -exec" when run on found items
 };
 
 // A path operand after tilde/$HOME expansion and lexical normalisation.
@@ -71,7 +73,8 @@ class Judge {
   const GuardOptions& options_;
   GuardVerdict& out_;
   std::deque<ShellWord> owned_;
-  std::deque<ParsedScript> owned_scripts_;
+  // NAME -> literal value of plain `NAME=value` commands seen so far (a=rm; $a -rf /).
+  std::vector<std::pair<std::string, std::string>> variables_;
   std::string segment_;
   const ParsedScript* script_ = nullptr;
 };

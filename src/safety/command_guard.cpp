@@ -1,0 +1,258 @@
+// JudgeCommand: control characters, parsing (fail closed), the walk over every simple command,
+// redirections, and the residual pattern over the whole text (cloud metadata endpoints).
+#include "talaria/safety/command_guard.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+
+#include <re2/re2.h>
+
+#include "safety/guard_internal.h"
+
+namespace talaria::safety {
+
+std::string_view GuardDecisionName(GuardDecision decision) {
+  switch (decision) {
+    case GuardDecision::kAllow: return "allow";
+    case GuardDecision::kApprove: return "approve";
+    case GuardDecision::kBlock: return "block";
+  }
+  return "block";
+}
+
+std::string_view GuardTierName(GuardTier tier) {
+  switch (tier) {
+    case GuardTier::kNone: return "none";
+    case GuardTier::kDangerous: return "dangerous";
+    case GuardTier::kHardline: return "hardline";
+  }
+  return "hardline";
+}
+
+namespace guard {
+namespace {
+
+constexpr size_t kMaxSegment = 300;
+
+std::string_view Excerpt(std::string_view text, bool* cut) {
+  *cut = text.size() > kMaxSegment;
+  return *cut ? text.substr(0, kMaxSegment) : text;
+}
+
+// Names a glob-spelled command (/???/r?) might resolve to; each is judged as that command.
+constexpr std::array<std::string_view, 24> kGlobCandidates = {
+    "rm",     "dd",     "mkfs",     "shutdown", "reboot",  "halt",  "poweroff", "kill",
+    "wipefs", "shred",  "chmod",    "chown",    "sh",      "bash",  "python3",  "curl",
+    "wget",   "sudo",   "systemctl", "find",    "git",     "eval",  "blkdiscard", "init"};
+
+}  // namespace
+
+void Judge::Add(std::string_view rule, std::string_view description, GuardTier tier) {
+  Add(rule, description, tier, segment_);
+}
+
+void Judge::Add(std::string_view rule, std::string_view description, GuardTier tier,
+                std::string_view segment) {
+  bool cut = false;
+  const std::string_view seg = Excerpt(segment, &cut);
+  for (const GuardReason& r : out_.reasons) {
+    if (r.rule == rule && r.segment.starts_with(seg) && r.segment.size() == seg.size() + (cut ? 3 : 0)) {
+      return;
+    }
+  }
+  GuardReason& r = out_.reasons.emplace_back();
+  r.rule.assign(rule);
+  r.description.assign(description);
+  r.segment.reserve(seg.size() + 3);
+  r.segment.append(seg);
+  if (cut) r.segment.append("...");
+  r.tier = tier;
+}
+
+void Judge::JudgeScript(std::string_view text, int depth) {
+  if (depth > kMaxPayloadDepth) {
+    Add("payload_too_deep", "command payloads nested too deeply", GuardTier::kDangerous, text);
+    return;
+  }
+  auto parsed = ParseShell(text);
+  if (!parsed) {
+    if (parsed.error().code() == StatusCode::kResourceExhausted) {
+      Add("parser_limit", "command parser limit exceeded", GuardTier::kHardline, text);
+    } else {
+      Add("unparseable", "command could not be parsed", GuardTier::kDangerous, text);
+    }
+    return;
+  }
+  JudgeParsed(*parsed, depth);
+}
+
+void Judge::JudgeParsed(const ParsedScript& script, int depth) {
+  const ParsedScript* saved_script = script_;
+  std::string saved_segment = std::move(segment_);
+  script_ = &script;
+  for (const SimpleCommand& cmd : script.commands) {
+    segment_ = cmd.segment;
+    if (cmd.argv.empty()) {
+      for (const ShellWord& a : cmd.assignments) {
+        const size_t eq = a.text.find('=');
+        if (eq == std::string::npos || !a.IsLiteral() || variables_.size() >= 64) continue;
+        variables_.emplace_back(a.text.substr(0, eq), a.text.substr(eq + 1));
+      }
+    }
+    JudgeSimple(script, cmd, depth);
+  }
+  JudgeScriptRules(*this, script, depth);
+  script_ = saved_script;
+  segment_ = std::move(saved_segment);
+}
+
+void Judge::JudgeRedirections(const SimpleCommand& cmd, int /*depth*/) {
+  for (const Redirection& r : cmd.redirections) {
+    if (r.Writes()) CheckWriteTarget(*this, r.target);
+  }
+}
+
+void Judge::JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, int depth) {
+  JudgeRedirections(cmd, depth);
+  for (const ShellWord& a : cmd.assignments) {
+    if (StartsWith(a.text, "DOCKER_HOST=") || StartsWith(a.text, "CONTAINER_HOST=")) {
+      Add("container_remote_host", "container engine pointed at another host or context",
+          GuardTier::kDangerous);
+    }
+  }
+  if (cmd.argv.empty()) return;
+  CommandView view;
+  view.name_word = &cmd.argv[0];
+  view.name = std::string(Basename(cmd.argv[0].text));
+  view.args.reserve(cmd.argv.size() - 1);
+  for (size_t i = 1; i < cmd.argv.size(); ++i) view.args.push_back(&cmd.argv[i]);
+  view.cmd = &cmd;
+  view.script = &script;
+  view.stdin_is_data = cmd.stdin_piped;
+  for (const Redirection& r : cmd.redirections) {
+    if (r.op == RedirectOp::kHeredoc || r.op == RedirectOp::kHereString) {
+      view.stdin_is_data = true;
+    }
+  }
+  JudgeArgv(view, depth);
+}
+
+void Judge::JudgeArgv(const CommandView& original, int depth) {
+  CommandView view = original;
+  if (!PeelWrappers(*this, view, depth)) return;
+  if (view.name_word == nullptr) return;
+  if (!view.name_word->IsLiteral()) {
+    if (view.name_word->Has(kWordGlob) &&
+        !view.name_word->Has(kWordExpansion | kWordCommandSubst | kWordProcessSubst)) {
+      const std::string pattern(Basename(view.name_word->text));
+      for (std::string_view candidate : kGlobCandidates) {
+        const std::string c(candidate);
+        if (::fnmatch(pattern.c_str(), c.c_str(), 0) == 0) {
+          CommandView as = view;
+          as.name = c;
+          as.name_word = Own(ShellWord{c, 0});
+          JudgeArgv(as, depth + 1);
+        }
+      }
+    }
+    Add("dynamic_command", "command name built at run time", GuardTier::kDangerous);
+    // $NAME / ${NAME} with a literal value assigned earlier: judge what it expands to
+    // (unquoted, so the value is split on blanks).
+    std::string_view ref = view.name_word->text;
+    if (ref.starts_with("${") && ref.ends_with("}")) {
+      ref = ref.substr(2, ref.size() - 3);
+    } else if (ref.starts_with("$")) {
+      ref.remove_prefix(1);
+    } else {
+      return;
+    }
+    for (auto it = variables_.rbegin(); it != variables_.rend(); ++it) {
+      if (it->first != ref) continue;
+      CommandView as = view;
+      std::vector<const ShellWord*> words;
+      size_t start = 0;
+      const std::string& value = it->second;
+      while (start < value.size()) {
+        const size_t end = std::min(value.find_first_of(" \t\n", start), value.size());
+        if (end > start) words.push_back(Own(ShellWord{value.substr(start, end - start), 0}));
+        start = end + 1;
+      }
+      if (words.empty() || depth >= kMaxPayloadDepth) return;
+      as.name_word = words[0];
+      as.name = std::string(Basename(words[0]->text));
+      as.args.assign(words.begin() + 1, words.end());
+      as.args.insert(as.args.end(), view.args.begin(), view.args.end());
+      JudgeArgv(as, depth + 1);
+      return;
+    }
+    return;
+  }
+  JudgeDeleteRules(*this, view, depth);
+  JudgeDiskRules(*this, view);
+  JudgeSystemRules(*this, view);
+  JudgeExecRules(*this, view, depth);
+  JudgeWriteRules(*this, view);
+  JudgeVcsRules(*this, view, depth);
+}
+
+namespace {
+
+// Cloud metadata endpoints (credential theft), in the spellings curl and friends accept.
+const RE2& MetadataPattern() {
+  static const RE2 re(
+      "(?i)(169\\.254\\.169\\.254|\\b2852039166\\b|0xa9fea9fe|0251\\.0376\\.0251\\.0376|"
+      "169\\.254\\.170\\.2\\b|100\\.100\\.100\\.200|metadata\\.google\\.internal|"
+      "fd00:ec2::254|metadata\\.azure\\.com)");
+  return re;
+}
+
+bool IsControl(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f; }
+
+// The text with ANSI escape sequences and other control characters removed, for judging what
+// remains after a control-character finding.
+std::string StripControls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b && i + 1 < text.size() && text[i + 1] == '[') {
+      i += 2;
+      while (i < text.size() && !(text[i] >= 0x40 && text[i] <= 0x7e)) ++i;
+      continue;
+    }
+    if (IsControl(c)) continue;
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace guard
+
+GuardVerdict JudgeCommand(std::string_view command, const GuardOptions& options) {
+  GuardVerdict verdict;
+  guard::Judge judge(options, verdict);
+  std::string stripped;
+  std::string_view text = command;
+  if (std::any_of(command.begin(), command.end(),
+                  [](char c) { return guard::IsControl(static_cast<unsigned char>(c)); })) {
+    stripped = guard::StripControls(command);
+    judge.Add("control_characters",
+              "control characters (CR, NUL, escape sequences) in the command",
+              GuardTier::kHardline, stripped);
+    text = stripped;
+  }
+  judge.JudgeScript(text, 0);
+  if (text.size() >= 11 && RE2::PartialMatch(text, guard::MetadataPattern())) {
+    judge.Add("cloud_metadata", "cloud metadata credential endpoint", GuardTier::kDangerous, text);
+  }
+  for (const GuardReason& r : verdict.reasons) verdict.tier = std::max(verdict.tier, r.tier);
+  verdict.decision = verdict.tier == GuardTier::kHardline    ? GuardDecision::kBlock
+                     : verdict.tier == GuardTier::kDangerous ? GuardDecision::kApprove
+                                                             : GuardDecision::kAllow;
+  return verdict;
+}
+
+}  // namespace talaria::safety
