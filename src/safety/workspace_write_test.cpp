@@ -323,7 +323,8 @@ TEST(WorkspaceCrash, KilledWriterLeavesOldOrNew) {
   for (CrashChild& child : children) {
     ASSERT_GT(child.pid, 0);
     ASSERT_TRUE(child.Go());
-    ASSERT_TRUE(ReadByte(child.out.get(), std::chrono::seconds(60))) << "child never wrote";  // generous: a loaded ASan run starts slowly
+    // Generous: a child under a loaded sanitizer run starts slowly.
+    ASSERT_TRUE(ReadByte(child.out.get(), std::chrono::seconds(60))) << "child never wrote";
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     ASSERT_EQ(::kill(child.pid, SIGKILL), 0);
   }
