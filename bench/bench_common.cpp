@@ -49,25 +49,7 @@ void SelfTest() {
   }
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
-void PrintMetric(std::string_view name, double value, std::string_view unit) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", value);
-  std::string text = buf;
-  if (text.find('.') != std::string::npos) {
-    while (text.back() == '0') text.pop_back();
-    if (text.back() == '.') text.pop_back();
-  }
-  std::printf("METRIC %.*s %s %.*s\n", static_cast<int>(name.size()), name.data(), text.c_str(),
-              static_cast<int>(unit.size()), unit.data());
-  std::fflush(stdout);
-}
 
 void PrintHashMetric(std::string_view name, uint64_t hash) {
   std::printf("METRIC %.*s %s hash\n", static_cast<int>(name.size()), name.data(),

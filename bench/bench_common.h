@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_util.h"
 #include "talaria/base/json.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
@@ -30,21 +31,6 @@ int64_t Count(const Options& opts, int64_t full, int64_t min_quick = 10);
 
 // --- spec generators (§4) -----------------------------------------------------------------
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t Below(uint64_t n) { return Next() % n; }  // plain modulo, bias accepted
-
- private:
-  uint64_t state_;
-};
 
 uint64_t Fnv1a64(std::string_view bytes);
 std::string Hex16(uint64_t v);
@@ -56,8 +42,6 @@ void SelfTest();
 
 // --- measurement --------------------------------------------------------------------------
 
-// Median; the mean of the two middle values for an even count (Python's statistics.median).
-double Median(std::vector<double> values);
 
 inline double ElapsedNs(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::nano>(to - from).count();
@@ -86,8 +70,6 @@ double MicroBenchNs(int64_t n, Body&& body) {
 
 // --- output -------------------------------------------------------------------------------
 
-// `METRIC <name> <value> <unit>`; up to 3 decimals, trailing zeros dropped.
-void PrintMetric(std::string_view name, double value, std::string_view unit);
 void PrintHashMetric(std::string_view name, uint64_t hash);
 // Prints the mismatch to stderr and exits with status 2 when `ok` is false.
 void Check(bool ok, std::string_view what);

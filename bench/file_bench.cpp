@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_util.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/tools/session.h"
 
@@ -28,15 +29,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using talaria::Json;
 
-void PrintMetric(const std::string& name, double value, const char* unit) {
-  std::printf("METRIC %s %.3f %s\n", name.c_str(), value, unit);
-}
 
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
 
 // Text of `bytes` bytes in 80-column lines.
 std::string TextOfSize(size_t bytes) {
@@ -67,7 +62,7 @@ double MedianCallUs(int iterations, const talaria::Dispatcher& dispatcher, std::
     }
     if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  return MedianOf(std::move(us));
+  return Median(std::move(us));
 }
 
 }  // namespace
@@ -129,7 +124,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  PrintMetric("read_file_dedup_stub_us", MedianOf(std::move(stub_us)), "us");
+  PrintMetric("read_file_dedup_stub_us", Median(std::move(stub_us)), "us");
 
   std::error_code ec;
   std::filesystem::remove_all(root, ec);

@@ -9,25 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "talaria/safety/command_guard.h"
 
 namespace {
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-
- private:
-  uint64_t state_;
-};
+using talaria_bench::SplitMix64;
 
 const std::vector<std::string> kAllowed = {
     "ls -la", "git status", "make test", "cat foo | grep bar", "python3 script.py",
@@ -118,9 +105,8 @@ int main() {
       return 2;
     }
   }
-  std::sort(rates.begin(), rates.end());
   std::printf("# corpus: %zu allow, %zu approve, %zu block\n", counts[0], counts[1], counts[2]);
-  std::printf("METRIC guard_commands_per_s %.0f cmd/s\n", rates[2]);
-  std::printf("METRIC guard_corpus_size %zu commands\n", corpus.size());
+  talaria_bench::PrintMetric("guard_commands_per_s", talaria_bench::Median(rates), "cmd/s");
+  talaria_bench::PrintMetric("guard_corpus_size", static_cast<double>(corpus.size()), "commands");
   return 0;
 }

@@ -27,6 +27,7 @@
 
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
+#include "bench_util.h"
 #include "tools/files/search_engine.h"
 
 namespace {
@@ -34,21 +35,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t Below(uint64_t n) { return Next() % n; }
-
- private:
-  uint64_t state_;
-};
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
+using talaria_bench::SplitMix64;
 
 constexpr std::string_view kLiteral = "ZebraQuartz";
 constexpr std::string_view kRegex = R"(\w+_handler\(\d+\))";
@@ -64,17 +53,7 @@ void Die(const std::string& message) {
   std::exit(1);
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
-void PrintMetric(std::string_view name, double value, std::string_view unit) {
-  std::printf("METRIC %.*s %.3f %.*s\n", static_cast<int>(name.size()), name.data(), value,
-              static_cast<int>(unit.size()), unit.data());
-  std::fflush(stdout);
-}
 
 // One line of code-like text: identifiers, punctuation, now and then a needle or a handler call.
 void AppendLine(SplitMix64& rng, std::string& out) {

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_util.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/core/config.h"
 #include "talaria/core/dispatcher.h"
@@ -32,14 +33,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using talaria::Json;
 
-void PrintMetric(const char* name, double value, const char* unit) {
-  std::printf("METRIC %s %.3f %s\n", name, value, unit);
-}
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
 
 template <typename Body>
 double MedianUs(int n, Body&& body) {
