@@ -33,7 +33,7 @@ std::string CurrentDirectory() {
 }
 
 // The terminal backend of `options`: local (default), a bwrap sandbox whose writable part is the
-// workspace, or Docker with the workspace mounted at /workspace.
+// workspace, a remote machine over SSH, or Docker with the workspace mounted at /workspace.
 Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& options,
                                                           const safety::Workspace& workspace,
                                                           const std::vector<std::string>& roots) {
@@ -54,6 +54,15 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     docker.forward_env = t.docker_forward_env;
     docker.mounts = {roots.front() + ":/workspace"};
     return env::OpenDocker(std::move(docker));
+  }
+  if (t.backend == "ssh") {
+    env::SshOptions ssh;
+    ssh.host = t.ssh_host;
+    ssh.port = t.ssh_port;
+    ssh.user = t.ssh_user;
+    ssh.identity_file = t.ssh_identity_file;
+    ssh.initial_cwd = t.ssh_cwd;
+    return env::OpenSsh(std::move(ssh));
   }
   if (t.backend != "local") return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
   return env::OpenLocal(std::move(local));

@@ -1,0 +1,431 @@
+// A remote machine over OpenSSH. Every command is one `ssh` invocation over a multiplexed
+// connection (ControlMaster=auto, ControlPersist): the first invocation (OpenSsh's check)
+// starts the master, later ones reuse it, so a command costs a local ssh start and a new channel
+// rather than a TCP connection and a key exchange.
+//
+// The remote side of a command is a bash wrapper (kRunScript), exec'd by the login shell so that
+// it leads the process group sshd created for the session:
+//   - the command runs in a subshell started as a job in its own process group, with stderr
+//     merged into stdout (one interleaved stream, in order); the subshell restores the saved
+//     exports, cd's to the session cwd, evals the command and, on EXIT, saves its exports and
+//     cwd to the session's private remote state directory (the local shell session's scheme);
+//   - the wrapper records "<run id> <its pgid> <the job's pgid>" there, so a timed-out or
+//     cancelled command can be killed remotely (killing the local ssh only closes the channel;
+//     a remote `sleep 30` would live on), and kills what the command left holding the output;
+//   - it then reports the new cwd on the ssh channel's stderr as "<marker><cwd>", a line no
+//     command output can reach (the command's stderr went to stdout), so stdout is exactly the
+//     command's output, bounded like a local command's, and no second round trip is needed.
+//     The report also tells a remote exit status 255 from ssh's own failure (also 255).
+// The remote login shell must be POSIX (sh, bash, dash, zsh, ksh); it only execs bash.
+// Thread-safety: thread-safe; Run calls are serialized, Start and cwd() need no lock order.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "env/foreground_run.h"
+#include "env/ssh_command.h"
+#include "talaria/base/paths.h"
+#include "talaria/base/subprocess.h"
+#include "talaria/env/environment.h"
+
+namespace talaria::env {
+namespace {
+
+using namespace std::chrono_literals;
+
+// $1 initial directory (empty: the login directory). Prints the ready line, the new private
+// state directory and the absolute starting directory.
+constexpr std::string_view kInitScript = R"sh(umask 077
+__t_dir=$(mktemp -d "${TMPDIR:-/tmp}/talaria-ssh.XXXXXXXXXX") || exit 90
+if [ -n "$1" ] && ! cd -- "$1" 2>/dev/null; then
+  rmdir -- "$__t_dir"; printf 'no such directory: %s\n' "$1" >&2; exit 91
+fi
+printf 'talaria-ssh-ready\n%s\n%s\n' "$__t_dir" "$(pwd -P)"
+)sh";
+constexpr int kExitNoStateDir = 90;
+constexpr int kExitNoInitialDir = 91;
+
+// $1 state directory, $2 run id, $3 cwd marker, $4 directory to start in, $5 the command.
+// The command runs as a job in its own process group ($__t_job), so the wrapper can tell when
+// something the command started outlives it. Like RunProcess locally, what still holds the
+// output 200 ms after the command ended is killed with the command's group (over ssh it would
+// keep the channel, and so this Run, open until it exits). TERM is passed on to the job.
+// A missing start directory falls back to its nearest existing ancestor (as locally).
+constexpr std::string_view kRunScript =
+    R"sh(__t_dir=$1 __t_id=$2 __t_mark=$3 __t_cwd=$4 __t_cmd=$5; set --
+__t_pg=$$ __t_job= __t_term=
+if read -r _ _ _ _ __t_g _ 2>/dev/null < /proc/$$/stat; then __t_pg=$__t_g; fi
+trap '__t_term=1; if [ -n "$__t_job" ]; then kill -TERM -- "-$__t_job" 2>/dev/null; fi' TERM
+printf '%s %s\n' "$__t_id" "$__t_pg" > "$__t_dir/run.pgid"
+__t_cx=; read -r __t_cx 2>/dev/null < "$__t_dir/cancel"
+if [ "$__t_cx" = "$__t_id" ] || [ -n "$__t_term" ]; then exit 130; fi
+set -m
+(
+  set +m
+  unset __t_pg __t_g __t_cx __t_job __t_term
+  if [ -r "$__t_dir/env" ]; then . "$__t_dir/env" >/dev/null 2>&1; fi
+  __t_on_exit() {
+    __t_status=$?
+    export -n PWD OLDPWD SHLVL _ 2>/dev/null
+    export -p > "$__t_dir/env.tmp" 2>/dev/null && mv -f -- "$__t_dir/env.tmp" "$__t_dir/env"
+    pwd -P > "$__t_dir/cwd" 2>/dev/null
+    exit $__t_status
+  }
+  trap __t_on_exit EXIT
+  until cd -- "${__t_cwd:-/}" 2>/dev/null; do
+    [ -n "$__t_cwd" ] || break
+    __t_cwd=${__t_cwd%/*}
+  done
+  unset __t_cwd __t_id __t_mark
+  eval "$__t_cmd"
+) 2>&1 0<&0 &
+__t_job=$!
+set +m
+printf '%s %s %s\n' "$__t_id" "$__t_pg" "$__t_job" > "$__t_dir/run.pgid"
+read -r __t_cx 2>/dev/null < "$__t_dir/cancel"
+if [ "$__t_cx" = "$__t_id" ] || [ -n "$__t_term" ]; then kill -TERM -- "-$__t_job" 2>/dev/null; fi
+while :; do
+  wait "$__t_job"; __t_status=$?
+  kill -0 "$__t_job" 2>/dev/null || break
+done
+if kill -0 -- "-$__t_job" 2>/dev/null; then
+  __t_i=0
+  while :; do
+    __t_h=
+    for __t_p in /proc/[0-9]*; do
+      [ "$__t_p" = "/proc/$$" ] && continue
+      if [ "$__t_p/fd/1" -ef /proc/$$/fd/1 ] || [ "$__t_p/fd/2" -ef /proc/$$/fd/1 ]; then
+        __t_h="$__t_h ${__t_p#/proc/}"
+      fi
+    done
+    [ -n "$__t_h" ] || break
+    if [ "$__t_i" -ge 4 ]; then kill -KILL -- "-$__t_job" $__t_h 2>/dev/null; break; fi
+    sleep 0.05; __t_i=$((__t_i + 1))
+  done
+fi
+__t_c=; read -r __t_c 2>/dev/null < "$__t_dir/cwd"
+printf '%s%s\n' "$__t_mark" "$__t_c" >&2
+exit $__t_status
+)sh";
+
+// $1 state directory, $2 run id: ends that run's process groups, the wrapper's and the
+// command's (TERM, up to 2 s, KILL). The "cancel" note stops a run whose wrapper has not yet
+// recorded its groups: the wrapper records and then reads the note, this script writes the
+// note and then reads the record.
+// Liveness ignores zombies: members orphaned by the group's death wait for init to reap them,
+// which some container inits do slowly, and `kill -0` counts them.
+constexpr std::string_view kKillScript = R"sh(__t_dir=$1 __t_id=$2
+printf '%s\n' "$__t_id" > "$__t_dir/cancel"
+read -r __t_rid __t_pg __t_job 2>/dev/null < "$__t_dir/run.pgid" || exit 0
+[ "$__t_rid" = "$__t_id" ] && [ -n "$__t_pg" ] || exit 0
+__t_groups="$__t_pg${__t_job:+ $__t_job}"
+__t_live() {
+  if command -v ps >/dev/null 2>&1; then
+    ps -A -o pgid= -o stat= 2>/dev/null | awk -v g="$__t_groups" '
+      BEGIN { n = split(g, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+      ($1 in want) && $2 !~ /^Z/ { f = 1 }
+      END { exit !f }'
+  else
+    for __t_g in $__t_groups; do kill -0 -- "-$__t_g" 2>/dev/null && return 0; done
+    return 1
+  fi
+}
+for __t_g in $__t_groups; do kill -TERM -- "-$__t_g" 2>/dev/null; done
+for __t_i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  __t_live || exit 0
+  sleep 0.1
+done
+for __t_g in $__t_groups; do kill -KILL -- "-$__t_g" 2>/dev/null; done
+exit 0
+)sh";
+
+// $1 state directory, $2 job id, $3 directory to start in, $4 the command. Not persisted; the
+// group is recorded so the session's end can stop it.
+constexpr std::string_view kStartScript = R"sh(__t_dir=$1 __t_id=$2 __t_cwd=$3 __t_cmd=$4; set --
+exec 2>&1
+__t_pg=$$
+if read -r _ _ _ _ __t_g _ 2>/dev/null < /proc/$$/stat; then __t_pg=$__t_g; fi
+printf '%s\n' "$__t_pg" > "$__t_dir/bg-$__t_id.pgid"
+trap 'rm -f -- "$__t_dir/bg-$__t_id.pgid"' EXIT
+if [ -r "$__t_dir/env" ]; then . "$__t_dir/env" >/dev/null 2>&1; fi
+until cd -- "${__t_cwd:-/}" 2>/dev/null; do
+  [ -n "$__t_cwd" ] || break
+  __t_cwd=${__t_cwd%/*}
+done
+unset __t_pg __t_g __t_cwd
+eval "$__t_cmd"
+)sh";
+
+// $1 state directory: stops the session's background jobs and removes the directory.
+constexpr std::string_view kCleanupScript = R"sh(for __t_f in "$1"/bg-*.pgid; do
+  if read -r __t_pg 2>/dev/null < "$__t_f" && [ -n "$__t_pg" ]; then kill -TERM -- "-$__t_pg" 2>/dev/null; fi
+done
+rm -rf -- "$1"
+)sh";
+
+// The remote command line: the login shell (any POSIX shell) execs bash on `script`.
+std::string RemoteCommand(std::string_view script, std::vector<std::string> args) {
+  args.insert(args.begin(), {std::string(script), "talaria"});
+  return "exec bash --noprofile --norc -c " + ShellJoin(args);
+}
+
+std::string Trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::string RandomHex(size_t bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) {
+    const unsigned v = rd() & 0xffU;
+    out += kHex[v >> 4];
+    out += kHex[v & 0xfU];
+  }
+  return out;
+}
+
+// The ssh client in PATH, as an absolute path; empty when there is none.
+std::string FindSsh() {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/ssh";
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// Environments of this process sharing one master connection: the last one to go closes it
+// (`ssh -O exit` would cut the others' commands off).
+class ControlMasterUsers {
+ public:
+  static void Acquire(const std::string& control_path) {
+    std::lock_guard lock(Mu());
+    ++Counts()[control_path];
+  }
+  // True when no environment of this process uses the connection any more.
+  static bool Release(const std::string& control_path) {
+    std::lock_guard lock(Mu());
+    auto it = Counts().find(control_path);
+    if (it == Counts().end() || --it->second > 0) return false;
+    Counts().erase(it);
+    return true;
+  }
+
+ private:
+  static std::mutex& Mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static std::map<std::string, int>& Counts() {  // Guarded by Mu().
+    static std::map<std::string, int> counts;
+    return counts;
+  }
+};
+
+enum class Tty { kNo, kYes };
+
+class SshEnvironment final : public Environment {
+ public:
+  SshEnvironment(SshOptions options, std::string ssh, std::string control_path)
+      : options_(std::move(options)),
+        ssh_(std::move(ssh)),
+        control_path_(std::move(control_path)),
+        base_argv_(SshOptionArgv(options_, control_path_)),
+        destination_(SshDestination(options_)),
+        marker_("__TALARIA_CWD_" + RandomHex(8) + "__") {
+    ControlMasterUsers::Acquire(control_path_);
+  }
+
+  ~SshEnvironment() override {
+    // Best effort: the remote state and jobs, then the master connection.
+    if (!state_dir_.empty()) {
+      SpawnOptions cleanup;
+      cleanup.argv = Argv(RemoteCommand(kCleanupScript, {state_dir_}), Tty::kNo);
+      cleanup.timeout = 10s;
+      (void)RunProcess(cleanup);
+    }
+    if (ControlMasterUsers::Release(control_path_)) {
+      SpawnOptions exit;
+      exit.argv = {ssh_};
+      exit.argv.insert(exit.argv.end(), base_argv_.begin(), base_argv_.end());
+      exit.argv.insert(exit.argv.end(), {"-O", "exit", destination_});
+      exit.timeout = 5s;
+      (void)RunProcess(exit);
+    }
+  }
+
+  SshEnvironment(const SshEnvironment&) = delete;
+  SshEnvironment& operator=(const SshEnvironment&) = delete;
+
+  // Checks the connection (starting the master) and creates the remote state directory.
+  Status Connect() {
+    SpawnOptions spawn;
+    spawn.argv = Argv(RemoteCommand(kInitScript, {options_.initial_cwd}), Tty::kNo);
+    spawn.timeout =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout) + 15s;
+    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
+    const std::string where = destination_ + " port " + std::to_string(options_.port);
+    if (r.timed_out) {
+      return UnavailableError("ssh " + where + ": no answer within " +
+                              std::to_string(spawn.timeout.count() / 1000) + " s");
+    }
+    std::vector<std::string> lines;
+    for (size_t start = 0; start < r.stdout_text.size();) {
+      const size_t nl = r.stdout_text.find('\n', start);
+      if (nl == std::string::npos) break;
+      lines.push_back(r.stdout_text.substr(start, nl - start));
+      start = nl + 1;
+    }
+    const std::string err = Trim(r.stderr_text);
+    if (r.exit_code == 0 && lines.size() == 3 && lines[0] == "talaria-ssh-ready" &&
+        !lines[1].empty() && !lines[2].empty()) {
+      state_dir_ = lines[1];
+      std::lock_guard lock(mu_);
+      cwd_ = lines[2];
+      return Status::Ok();
+    }
+    if (r.exit_code == kExitNoInitialDir) {
+      return NotFoundError("ssh " + where + ": remote working directory '" + options_.initial_cwd +
+                           "' does not exist");
+    }
+    if (r.exit_code == kExitNoStateDir) {
+      return UnavailableError("ssh " + where + ": cannot create a remote state directory: " + err);
+    }
+    if (r.exit_code == 127) {
+      return UnavailableError("ssh " + where + ": the remote side has no bash: " + err);
+    }
+    return UnavailableError("ssh " + where + " failed (exit " + std::to_string(r.exit_code) +
+                            "): " + (err.empty() ? std::string("no message") : err));
+  }
+
+  std::string_view kind() const override { return "ssh"; }
+
+  std::string cwd() const override {
+    std::lock_guard lock(mu_);
+    return cwd_;
+  }
+
+  Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
+    // One command at a time: each must see the state the previous one saved.
+    std::lock_guard lock(run_mu_);
+    const std::string id = "r" + std::to_string(++jobs_);
+    SpawnOptions spawn;
+    spawn.argv = Argv(RemoteCommand(kRunScript, {state_dir_, id, marker_, StartDirectory(options),
+                                                 std::string(command)}),
+                      Tty::kNo);
+    spawn = ForegroundSpawn(std::move(spawn), options);
+    spawn.merge_stderr = false;  // the remote side merges; ssh's own stderr carries the cwd report
+    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
+    const pid_t ssh_pid = r.pid;
+    const std::string ssh_stderr = std::move(r.stderr_text);
+    CommandOutcome out = OutcomeOf(std::move(r));
+    if (out.timed_out || out.cancelled) {
+      // The local ssh is gone, which closes the channel but does not stop the remote command.
+      if (ssh_pid > 0) KillRemoteRun(id);
+      return out;
+    }
+    CwdReport report = ExtractCwdReport(ssh_stderr, marker_);
+    if (!report.found) {
+      if (r.exit_code == 255) {
+        const std::string err = Trim(report.rest);
+        return Err(
+            UnavailableError("ssh " + destination_ + " port " + std::to_string(options_.port) +
+                             " failed: " + (err.empty() ? std::string("connection lost") : err)));
+      }
+      // The remote side ended before reporting (killed, or no bash): show what it said.
+      out.output += report.rest;
+      return out;
+    }
+    if (!report.cwd.empty()) {
+      std::lock_guard cwd_lock(mu_);
+      cwd_ = std::move(report.cwd);
+    }
+    return out;
+  }
+
+  Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,
+                               const StartOptions& start) override {
+    const std::string id = "b" + std::to_string(++jobs_);
+    SpawnOptions spawn;
+    spawn.argv = Argv(RemoteCommand(kStartScript, {state_dir_, id, StartDirectory(options),
+                                                   std::string(command)}),
+                      start.pty ? Tty::kYes : Tty::kNo);
+    return StartProcess(spawn, start);
+  }
+
+ private:
+  std::vector<std::string> Argv(const std::string& remote_command, Tty tty) const {
+    std::vector<std::string> argv = {ssh_};
+    argv.insert(argv.end(), base_argv_.begin(), base_argv_.end());
+    if (tty == Tty::kYes) argv.push_back("-tt");
+    argv.insert(argv.end(), {destination_, "--", remote_command});
+    return argv;
+  }
+
+  std::string StartDirectory(const CommandOptions& options) const {
+    return options.workdir.empty() ? cwd() : options.workdir;
+  }
+
+  void KillRemoteRun(const std::string& id) {
+    SpawnOptions kill;
+    kill.argv = Argv(RemoteCommand(kKillScript, {state_dir_, id}), Tty::kNo);
+    kill.timeout =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout) + 5s;
+    (void)RunProcess(kill);
+  }
+
+  const SshOptions options_;
+  const std::string ssh_;
+  const std::string control_path_;
+  const std::vector<std::string> base_argv_;
+  const std::string destination_;
+  const std::string marker_;
+  std::string state_dir_;  // set once by Connect
+  std::atomic<uint64_t> jobs_{0};
+  std::mutex run_mu_;
+  mutable std::mutex mu_;
+  std::string cwd_;  // Guarded by mu_.
+};
+
+}  // namespace
+
+Result<std::shared_ptr<Environment>> OpenSsh(SshOptions options) {
+  const std::string control_dir =
+      options.control_dir.empty() ? TalariaHome() + "/ssh" : options.control_dir;
+  const std::string control_path =
+      control_dir + "/" + ControlSocketName(options.user, options.host, options.port);
+  TALARIA_RETURN_IF_ERROR(ValidateSshOptions(options, control_path));
+  std::string ssh = FindSsh();
+  if (ssh.empty()) return Err(NotFoundError("no ssh client: 'ssh' is not in PATH"));
+  std::error_code ec;
+  std::filesystem::create_directories(control_dir, ec);
+  if (ec || ::chmod(control_dir.c_str(), 0700) != 0) {
+    return Err(InternalError("cannot create the ssh control directory " + control_dir));
+  }
+  auto env = std::make_shared<SshEnvironment>(std::move(options), std::move(ssh), control_path);
+  TALARIA_RETURN_IF_ERROR(env->Connect());
+  return std::shared_ptr<Environment>(std::move(env));
+}
+
+}  // namespace talaria::env
