@@ -45,6 +45,7 @@ bench: deps
 	build-bench/bench/talaria_lint_bench
 	build-bench/bench/talaria_terminal_bench
 	build-bench/bench/talaria_guard_bench
+	build-bench/bench/talaria_planner_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench

@@ -1,0 +1,669 @@
+// Batch planner and path scopes: admission, overlap, canonicalisation (through real symlinks in a
+// temp dir), V4A headers, and the segment rules. Every test uses its own Registry.
+#include "talaria/core/batch_planner.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/path_scope.h"
+
+namespace talaria {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the system temp dir, removed with everything in it. Its path is the
+// real path (the temp dir itself may sit behind a symlink).
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "talaria-planner-XXXXXX").string();
+    const char* made = ::mkdtemp(tmpl.data());
+    EXPECT_NE(made, nullptr);
+    path_ = fs::canonical(tmpl).string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string operator/(std::string_view rel) const { return path_ + "/" + std::string(rel); }
+
+  void MakeDir(std::string_view rel) const { fs::create_directories(*this / rel); }
+  void MakeFile(std::string_view rel) const {
+    fs::create_directories(fs::path(*this / rel).parent_path());
+    std::ofstream(*this / rel) << "x\n";
+  }
+  void MakeSymlink(std::string_view target, std::string_view rel) const {
+    fs::create_directory_symlink(target, *this / rel);
+  }
+
+ private:
+  std::string path_;
+};
+
+// --- PathScope: normalisation, overlap, canonicalisation, V4A headers ------------------------
+
+TEST(PathScope, NormalizesAbsolutePathsLexically) {
+  const struct {
+    std::string_view in;
+    std::string_view out;
+  } kCases[] = {
+      {"/", "/"},
+      {"//", "/"},
+      {"/a/b", "/a/b"},
+      {"/a/b/", "/a/b"},
+      {"/a//b///c", "/a/b/c"},
+      {"/a/./b/.", "/a/b"},
+      {"/a/b/../c", "/a/c"},
+      {"/a/b/../../..", "/"},
+      {"/../a", "/a"},
+      {"/a/../../b/./c/..", "/b"},
+      {"/a/...", "/a/..."},
+      {"/a/..b", "/a/..b"},
+  };
+  for (const auto& c : kCases) EXPECT_EQ(NormalizeAbsolutePath(c.in), c.out) << c.in;
+}
+
+TEST(PathScope, OverlapIsAComponentWisePrefixEitherWay) {
+  const struct {
+    std::string_view a;
+    std::string_view b;
+    bool overlap;
+  } kCases[] = {
+      // The original's cases: the same file, a directory and a file inside it (either order),
+      // siblings that share a byte prefix but not a component.
+      {"/a/b", "/a/b", true},
+      {"/a/b", "/a/b/c", true},
+      {"/a/b/c", "/a/b", true},
+      {"/a/b", "/a/bc", false},
+      {"/a/bc", "/a/b", false},
+      {"/a/b.txt", "/a/b", false},
+      {"/a/b", "/a/c", false},
+      {"/", "/anything/at/all", true},
+      {"/x", "/", true},
+      {"/a/b/c/d", "/a/b", true},
+      {"/ab/c", "/a", false},
+  };
+  for (const auto& c : kCases) {
+    EXPECT_EQ(PathsOverlap(c.a, c.b), c.overlap) << c.a << " vs " << c.b;
+  }
+}
+
+TEST(PathScope, CanonicalizesRelativeAbsoluteAndDotDotPaths) {
+  TempDir t;
+  t.MakeFile("dir/f.txt");
+  PathCanonicalizer c;
+  const std::string& root = t.path();
+  const struct {
+    std::string cwd;
+    std::string path;
+    std::string want;
+  } kCases[] = {
+      {root, "dir/f.txt", root + "/dir/f.txt"},
+      {root, root + "/dir/f.txt", root + "/dir/f.txt"},  // absolute ignores cwd
+      {"/elsewhere", root + "/dir/f.txt", root + "/dir/f.txt"},
+      {root + "/dir", "../dir/./f.txt", root + "/dir/f.txt"},
+      {root + "/dir", "..", root},
+      {root, "", root},  // empty path = the cwd
+      {root, ".", root},
+      {root, "dir/", root + "/dir"},
+      {root, "missing/deep/file.txt", root + "/missing/deep/file.txt"},
+      {root, "dir/f.txt/below", root + "/dir/f.txt/below"},  // under a regular file
+      {root + "/dir/../dir", "f.txt", root + "/dir/f.txt"},  // `..` in the cwd too
+      {root, "../../../../../../../../..", "/"},
+  };
+  for (const auto& k : kCases) {
+    EXPECT_EQ(c.Canonicalize(k.cwd, k.path), k.want) << k.cwd << " + " << k.path;
+  }
+}
+
+TEST(PathScope, EmptyOrRelativeCwdIsTakenAgainstTheProcessCwd) {
+  char buf[4096];
+  ASSERT_NE(::getcwd(buf, sizeof buf), nullptr);
+  const std::string process_cwd = fs::canonical(buf).string();
+  PathCanonicalizer c;
+  EXPECT_EQ(c.Canonicalize("", "no-such-file-here.txt"),
+            NormalizeAbsolutePath(process_cwd + "/no-such-file-here.txt"));
+  EXPECT_EQ(c.Canonicalize("no-such-dir", "x"),
+            NormalizeAbsolutePath(process_cwd + "/no-such-dir/x"));
+}
+
+TEST(PathScope, ResolvesSymlinkedDirectoriesOnDisk) {
+  TempDir t;
+  t.MakeFile("real/sub/f.txt");
+  t.MakeSymlink(t / "real", "link");         // absolute target
+  t.MakeSymlink("real/sub", "rel-link");     // relative target
+  t.MakeSymlink(t / "nowhere", "dangling");  // target does not exist
+  PathCanonicalizer c;
+  const std::string& root = t.path();
+  const struct {
+    std::string cwd;
+    std::string path;
+    std::string want;
+  } kCases[] = {
+      {root, "link/sub/f.txt", root + "/real/sub/f.txt"},
+      {root, "link", root + "/real"},
+      {root, "rel-link/f.txt", root + "/real/sub/f.txt"},
+      // The deepest existing ancestor is resolved; the rest is kept as written.
+      {root, "link/new/deeper/file.txt", root + "/real/new/deeper/file.txt"},
+      {root + "/link", "sub/f.txt", root + "/real/sub/f.txt"},  // a symlinked cwd
+      {root + "/link/sub", "../sub/f.txt", root + "/real/sub/f.txt"},
+      // A dangling link does not resolve: it stays as named under its resolved parent.
+      {root, "dangling/x.txt", root + "/dangling/x.txt"},
+  };
+  for (const auto& k : kCases) {
+    EXPECT_EQ(c.Canonicalize(k.cwd, k.path), k.want) << k.cwd << " + " << k.path;
+  }
+}
+
+TEST(PathScope, CachedResultsMatchFreshOnes) {
+  TempDir t;
+  t.MakeFile("real/a.txt");
+  t.MakeSymlink(t / "real", "link");
+  PathCanonicalizer warm;
+  for (int i = 0; i < 3; ++i) {
+    for (std::string_view p : {"link/a.txt", "link/b.txt", "link", "real/x/y", "link/x/y"}) {
+      PathCanonicalizer fresh;
+      EXPECT_EQ(warm.Canonicalize(t.path(), p), fresh.Canonicalize(t.path(), p)) << p;
+    }
+  }
+}
+
+TEST(PathScope, ReadsV4aHeadersIncludingBothEndsOfAMove) {
+  const struct {
+    std::string_view patch;
+    std::vector<std::string> want;
+  } kCases[] = {
+      {"*** Begin Patch\n*** Update File: src/a.py\n@@ def f @@\n-x\n+y\n*** End Patch\n",
+       {"src/a.py"}},
+      {"*** Begin Patch\n*** Add File: new.md\n+hello\n*** End Patch", {"new.md"}},
+      {"*** Begin Patch\n*** Delete File: old.txt\n*** End Patch\n", {"old.txt"}},
+      {"*** Begin Patch\n*** Move File: from/a.txt -> to/b.txt\n*** End Patch\n",
+       {"from/a.txt", "to/b.txt"}},
+      {"*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n-x\n+y\n*** End Patch\n",
+       {"a.txt", "b.txt"}},
+      {"*** Begin Patch\n"
+       "*** Update File: one.c\n-a\n+b\n*** End of File\n"
+       "*** Add File: two.c\n+x\n"
+       "*** Delete File: three.c\n"
+       "*** Move File: four.c->five.c\n"
+       "*** End Patch\n",
+       {"one.c", "two.c", "three.c", "four.c", "five.c"}},
+      // CRLF, blanks around paths, no Begin/End at all, spaces between the header words.
+      {"*** Begin Patch\r\n*** Update File:   spaced name.txt  \r\n-a\r\n+b\r\n*** End Patch\r\n",
+       {"spaced name.txt"}},
+      {"*** Update File: bare.txt\n-a\n+b\n", {"bare.txt"}},
+      {"***   Delete   File: x\n", {"x"}},
+      // Lines after End Patch do not count.
+      {"*** Begin Patch\n*** Delete File: in\n*** End Patch\n*** Delete File: out\n", {"in"}},
+      // Hunk lines are never headers: a header starts with "***" in column 0.
+      {"*** Update File: a\n-*** Delete File: not-a-header\n+ *** Add File: nor-this\n", {"a"}},
+  };
+  for (const auto& c : kCases) {
+    Result<std::vector<std::string>> got = V4aPatchPaths(c.patch);
+    ASSERT_TRUE(got.has_value()) << c.patch << "\n" << got.error().message();
+    EXPECT_EQ(*got, c.want) << c.patch;
+  }
+}
+
+TEST(PathScope, RefusesV4aTextItCannotRead) {
+  const std::string_view kBad[] = {
+      "",
+      "just some text\n",
+      "*** Begin Patch\n*** End Patch\n",                              // no file operation
+      "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n",             // Begin without End
+      "*** Begin Patch\n*** Frobnicate File: a.txt\n*** End Patch\n",  // unknown header
+      "*** Begin Patch\n*** Update File:   \n*** End Patch\n",         // empty path
+      "*** Begin Patch\n*** Move File: a.txt\n*** End Patch\n",        // no arrow
+      "*** Begin Patch\n*** Move File:  -> b.txt\n*** End Patch\n",    // empty source
+      "*** Begin Patch\n*** Move File: a.txt -> \n*** End Patch\n",    // empty destination
+      "*** Begin Patch\n*** Move to: b.txt\n*** End Patch\n",          // Move to without a file
+      "*** Begin Patch extra\n*** Delete File: a\n",                   // unknown header
+  };
+  for (std::string_view patch : kBad) {
+    EXPECT_FALSE(V4aPatchPaths(patch).has_value()) << patch;
+  }
+}
+
+// --- BatchPlanner ----------------------------------------------------------------------------
+
+// A registry of planner test tools: stand-ins for the file tools (same wire names, parallel
+// classes and path arguments), safe tools, a never-parallel tool and a two-path writer.
+class PlannerHarness {
+ public:
+  PlannerHarness() {
+    Add("read_file", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
+        R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})");
+    Add("search_files", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
+        R"({"type":"object","properties":{"pattern":{"type":"string"},)"
+        R"("path":{"type":"string","default":"."}}})");
+    Add("write_file", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
+        R"({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}})");
+    Add("patch", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
+        R"({"type":"object","properties":{"mode":{"type":"string"},"path":{"type":"string"},)"
+        R"("patch":{"type":"string"}}})");
+    Add("copy_file", ParallelClass::kPathScoped, {"source", "destination"}, PathAccess::kWrite,
+        R"({"type":"object","properties":{"source":{"type":"string"},)"
+        R"("destination":{"type":"string"}}})");
+    Add("web_search", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
+    Add("mcp_docs_lookup", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
+    Add("terminal", ParallelClass::kNever, {}, PathAccess::kRead, R"({"type":"object"})");
+  }
+
+  void Add(const std::string& name, ParallelClass parallel, std::vector<std::string> path_args,
+           PathAccess access, std::string_view params) {
+    const std::string schema = R"({"name":")" + name +
+                               R"(","description":"planner test tool","parameters":)" +
+                               std::string(params) + "}";
+    ToolSpec spec;
+    spec.name = name;
+    spec.toolset = "test";
+    spec.schema = std::string_view(schema);
+    spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("ok"); };
+    spec.parallel = parallel;
+    spec.path_args = std::move(path_args);
+    spec.path_access = access;
+    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+  }
+
+  Registry registry;
+};
+
+// One call of a table row: tool, raw arguments, cwd relative to the temp dir ("" = its root).
+struct Call {
+  std::string name;
+  std::string args;
+  std::string cwd;
+};
+
+// Segments as text: "P0,1 S2,3" (P = parallel, S = sequential).
+std::string Describe(const std::vector<PlannedSegment>& segments) {
+  std::string out;
+  for (const PlannedSegment& s : segments) {
+    if (!out.empty()) out += ' ';
+    out += s.parallel ? 'P' : 'S';
+    for (size_t k = 0; k < s.calls.size(); ++k) {
+      if (k > 0) out += ',';
+      out += std::to_string(s.calls[k]);
+    }
+  }
+  return out;
+}
+
+// Plans `calls` with every cwd under `root`; also checks PlanBatch agrees with PlanBatchDetailed.
+std::vector<PlannedSegment> Plan(const PlannerHarness& h, const std::string& root,
+                                 const std::vector<Call>& calls, BatchPlan* detail = nullptr) {
+  std::vector<std::string> cwds(calls.size());
+  std::vector<PlannedCall> planned(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    cwds[i] = calls[i].cwd.empty() ? root : root + "/" + calls[i].cwd;
+    planned[i] = PlannedCall{calls[i].name, calls[i].args, cwds[i]};
+  }
+  BatchPlan plan = PlanBatchDetailed(planned, h.registry);
+  EXPECT_EQ(Describe(plan.segments), Describe(PlanBatch(planned, h.registry)));
+  if (detail != nullptr) *detail = plan;
+  return plan.segments;
+}
+
+struct PlanCase {
+  std::string_view what;
+  std::vector<Call> calls;
+  std::string_view want;
+};
+
+void RunTable(const std::vector<PlanCase>& cases, const TempDir& t) {
+  PlannerHarness h;
+  for (const PlanCase& c : cases) {
+    EXPECT_EQ(Describe(Plan(h, t.path(), c.calls)), c.want) << c.what;
+  }
+}
+
+Call Read(std::string path, std::string cwd = "") {
+  return {"read_file", Json{{"path", std::move(path)}}.dump(), std::move(cwd)};
+}
+Call Write(std::string path, std::string cwd = "") {
+  return {"write_file", Json{{"path", std::move(path)}, {"content", "x"}}.dump(), std::move(cwd)};
+}
+Call Search(std::string path) {
+  return {"search_files", Json{{"pattern", "x"}, {"path", std::move(path)}}.dump(), ""};
+}
+Call PatchText(std::string v4a) {
+  return {"patch", Json{{"mode", "patch"}, {"patch", std::move(v4a)}}.dump(), ""};
+}
+Call Safe() { return {"web_search", R"({"query":"q"})", ""}; }
+Call Never() { return {"terminal", R"({"command":"ls"})", ""}; }
+
+TEST(BatchPlanner, EmptyAndSingleCallBatches) {
+  TempDir t;
+  RunTable(
+      {
+          {"no calls", {}, ""},
+          {"one read is a run of one: sequential", {Read("a")}, "S0"},
+          {"one safe call", {Safe()}, "S0"},
+          {"one barrier", {Never()}, "S0"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, SafeCallsRunTogetherAndBarriersSplitThem) {
+  TempDir t;
+  RunTable(
+      {
+          {"two safe", {Safe(), Safe()}, "P0,1"},
+          {"safe tools of different kinds (an MCP read-only tool declares kSafe)",
+           {Safe(), {"mcp_docs_lookup", "{}", ""}, Safe()},
+           "P0,1,2"},
+          {"a barrier between two safe calls leaves runs of one", {Safe(), Never(), Safe()},
+           "S0,1,2"},
+          {"a barrier splits two runs", {Safe(), Safe(), Never(), Safe(), Safe()},
+           "P0,1 S2 P3,4"},
+          {"adjacent barriers merge into one sequential segment",
+           {Never(), Never(), Safe(), Safe(), Never()},
+           "S0,1 P2,3 S4"},
+          {"unknown tools are barriers", {Safe(), {"no_such_tool", "{}", ""}, Safe(), Safe()},
+           "S0,1 P2,3"},
+          {"safe calls and path-scoped calls share a run", {Safe(), Read("a"), Write("b")},
+           "P0,1,2"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, ReaderReaderOverlapStaysParallel) {
+  TempDir t;
+  t.MakeFile("src/a.txt");
+  RunTable(
+      {
+          {"same file", {Read("src/a.txt"), Read("src/a.txt")}, "P0,1"},
+          {"a directory search and a read inside it", {Search("src"), Read("src/a.txt")}, "P0,1"},
+          {"search of the cwd (default path) and reads",
+           {{"search_files", R"({"pattern":"x"})", ""}, Read("src/a.txt"), Read("b")},
+           "P0,1,2"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
+  TempDir t;
+  t.MakeFile("src/a.txt");
+  RunTable(
+      {
+          {"read then write the same file", {Read("src/a.txt"), Write("src/a.txt")}, "S0,1"},
+          {"write then read the same file", {Write("src/a.txt"), Read("src/a.txt")}, "S0,1"},
+          {"writer/writer on the same file", {Write("f"), Write("f")}, "S0,1"},
+          {"writers on different files", {Write("f"), Write("g"), Write("src/h")}, "P0,1,2"},
+          {"a write inside a searched directory", {Search("src"), Write("src/new.txt")}, "S0,1"},
+          {"a write to a directory and a read below it", {Write("src"), Read("src/a.txt")},
+           "S0,1"},
+          {"siblings sharing a byte prefix do not overlap", {Write("src/a"), Read("src/ab")},
+           "P0,1"},
+          {"search of the cwd (default path) conflicts with any write below it",
+           {{"search_files", R"({"pattern":"x"})", ""}, Write("deep/down/f")},
+           "S0,1"},
+          {"the conflicting call opens the next run, later calls join it",
+           {Read("a"), Read("b"), Write("a"), Read("c"), Read("d")},
+           "P0,1 P2,3,4"},
+          {"a conflict with the last call of the run",
+           {Read("a"), Read("b"), Write("b"), Read("c")},
+           "P0,1 P2,3"},
+          {"a conflict in the new run closes it too",
+           {Read("a"), Read("b"), Write("a"), Read("a")},
+           "P0,1 S2,3"},
+          {"writer after safe calls only conflicts with scoped ones",
+           {Safe(), Read("a"), Safe(), Write("a"), Safe()},
+           "P0,1,2 P3,4"},
+          {"a two-path writer conflicts through either path",
+           {Read("x"), {"copy_file", R"({"source":"y","destination":"x"})", ""}},
+           "S0,1"},
+          {"a two-path writer beside unrelated calls",
+           {Read("z"), {"copy_file", R"({"source":"y","destination":"x"})", ""}},
+           "P0,1"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, CanonicalisesPathsBeforeComparingThem) {
+  TempDir t;
+  t.MakeFile("real/f.txt");
+  t.MakeDir("one");
+  t.MakeDir("two");
+  t.MakeSymlink(t / "real", "link");
+  const std::string abs = t / "real/f.txt";
+  RunTable(
+      {
+          {"relative vs absolute", {Read(abs), Write("real/f.txt")}, "S0,1"},
+          {"`..` components", {Read("one/../real/./f.txt"), Write("real/f.txt")}, "S0,1"},
+          {"`..` through the cwd", {Read("../real/f.txt", "one"), Write("real/f.txt")}, "S0,1"},
+          {"the same relative name in different cwds",
+           {Write("f.txt", "one"), Write("f.txt", "two")},
+           "P0,1"},
+          {"a symlinked directory on disk", {Read("link/f.txt"), Write("real/f.txt")}, "S0,1"},
+          {"a new file below a symlinked directory",
+           {Write("link/new/g.txt"), Read("real/new")},
+           "S0,1"},
+          {"a symlinked cwd", {Read("f.txt", "link"), Write("real/f.txt")}, "S0,1"},
+          {"a symlink and a different file", {Read("link/f.txt"), Write("real/g.txt")}, "P0,1"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, ScopesPatchCallsFromTheirModeAndV4aHeaders) {
+  TempDir t;
+  t.MakeFile("a.txt");
+  const std::string patch_mode_with_path =
+      Json{{"mode", "patch"},
+           {"path", "a.txt"},
+           {"patch", "*** Begin Patch\n*** Delete File: q\n*** End Patch"}}
+          .dump();
+  RunTable(
+      {
+          {"replace mode uses `path`",
+           {Read("a.txt"), {"patch", R"({"mode":"replace","path":"a.txt"})", ""}},
+           "S0,1"},
+          {"mode defaults to replace",
+           {Read("a.txt"), {"patch", R"({"path":"a.txt","old_string":"x"})", ""}},
+           "S0,1"},
+          {"replace mode on another file", {Read("a.txt"), {"patch", R"({"path":"b"})", ""}},
+           "P0,1"},
+          {"update header",
+           {Read("a.txt"),
+            PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch\n")},
+           "S0,1"},
+          {"add header",
+           {Read("new/n.txt"),
+            PatchText("*** Begin Patch\n*** Add File: new/n.txt\n+y\n*** End Patch\n")},
+           "S0,1"},
+          {"delete header",
+           {PatchText("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n"), Read("a.txt")},
+           "S0,1"},
+          {"move source",
+           {Read("a.txt"),
+            PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
+           "S0,1"},
+          {"move destination",
+           {Read("b.txt"),
+            PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
+           "S0,1"},
+          {"move to",
+           {Read("c.txt"), PatchText("*** Begin Patch\n*** Update File: a.txt\n"
+                                     "*** Move to: c.txt\n-x\n+y\n*** End Patch\n")},
+           "S0,1"},
+          {"a patch of other files runs beside reads",
+           {Read("z.txt"),
+            PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n"
+                      "*** Move File: m -> n\n*** End Patch\n"),
+            Read("y.txt")},
+           "P0,1,2"},
+          {"in patch mode `path` is not a scope",
+           {Read("a.txt"), {"patch", patch_mode_with_path, ""}},
+           "P0,1"},
+          {"two patches of different files",
+           {PatchText("*** Delete File: p\n"), PatchText("*** Delete File: q\n")},
+           "P0,1"},
+          {"two patches of the same file",
+           {PatchText("*** Delete File: p\n"), PatchText("*** Add File: p\n+x\n")},
+           "S0,1"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, UnreadableCallsAreBarriers) {
+  TempDir t;
+  RunTable(
+      {
+          {"arguments that are not JSON", {Read("a"), {"read_file", "{not json", ""}, Read("b")},
+           "S0,1,2"},
+          {"arguments that are an array", {Safe(), {"web_search", "[1,2]", ""}, Safe()},
+           "S0,1,2"},
+          {"arguments that are a string", {Safe(), {"web_search", R"("q")", ""}, Safe()},
+           "S0,1,2"},
+          {"blank arguments mean {}", {Safe(), {"web_search", "  ", ""}, Safe()}, "P0,1,2"},
+          {"a path argument that is a number",
+           {Read("a"), {"read_file", R"({"path":42})", ""}, Read("b")},
+           "S0,1,2"},
+          {"a path argument that is null",
+           {Read("a"), {"read_file", R"({"path":null})", ""}, Read("b")},
+           "S0,1,2"},
+          {"a path-scoped call without any path (and no schema default)",
+           {Read("a"), {"read_file", "{}", ""}, Read("b")},
+           "S0,1,2"},
+          {"an unreadable patch (Begin without End)",
+           {Read("a"), PatchText("*** Begin Patch\n*** Update File: x\n-a\n+b\n"), Read("b")},
+           "S0,1,2"},
+          {"an unreadable patch (unknown header)",
+           {Read("a"), PatchText("*** Rename File: x\n"), Read("b")},
+           "S0,1,2"},
+          {"patch mode without patch text",
+           {Read("a"), {"patch", R"({"mode":"patch","path":"x"})", ""}, Read("b")},
+           "S0,1,2"},
+          {"a mode that is not a string",
+           {Read("a"), {"patch", R"({"mode":1,"path":"x"})", ""}, Read("b")},
+           "S0,1,2"},
+      },
+      t);
+}
+
+TEST(BatchPlanner, ReportsHowEachCallWasAdmitted) {
+  TempDir t;
+  PlannerHarness h;
+  BatchPlan plan;
+  Plan(h, t.path(),
+       {Read("a"), Never(), {"nope", "{}", ""}, Safe(), PatchText("*** Move File: m -> n\n"),
+        {"read_file", "[]", ""}},
+       &plan);
+  ASSERT_EQ(plan.calls.size(), 6u);
+  EXPECT_EQ(plan.calls[0].admission, Admission::kPathScoped);
+  ASSERT_EQ(plan.calls[0].scopes.size(), 1u);
+  EXPECT_EQ(plan.calls[0].scopes[0].path, t / "a");
+  EXPECT_EQ(plan.calls[0].scopes[0].access, PathAccess::kRead);
+  EXPECT_EQ(plan.calls[1].reason, "never parallel");
+  EXPECT_EQ(plan.calls[2].reason, "unknown tool");
+  EXPECT_EQ(plan.calls[3].admission, Admission::kSafe);
+  ASSERT_EQ(plan.calls[4].scopes.size(), 2u);
+  EXPECT_EQ(plan.calls[4].scopes[0].path, t / "m");
+  EXPECT_EQ(plan.calls[4].scopes[1].path, t / "n");
+  EXPECT_EQ(plan.calls[4].scopes[1].access, PathAccess::kWrite);
+  EXPECT_EQ(plan.calls[5].admission, Admission::kBarrier);
+  EXPECT_EQ(plan.calls[5].reason, "arguments are not a JSON object");
+}
+
+TEST(BatchPlanner, PlanToJsonListsSegmentsToolsAndAdmissions) {
+  TempDir t;
+  PlannerHarness h;
+  const std::string a = R"({"path":"a"})";
+  const std::string cmd = R"({"command":"ls"})";
+  const std::vector<PlannedCall> calls = {
+      {"read_file", a, t.path()}, {"web_search", "{}", t.path()}, {"terminal", cmd, t.path()}};
+  const BatchPlan plan = PlanBatchDetailed(calls, h.registry);
+  const Json want = Json::parse(R"([
+    {"parallel": true, "calls": [0, 1], "tools": ["read_file", "web_search"],
+     "admissions": [{"class": "path_scoped", "scopes": [{"path": ")" +
+                                t / "a" + R"(", "access": "read"}]},
+                    {"class": "safe"}]},
+    {"parallel": false, "calls": [2], "tools": ["terminal"],
+     "admissions": [{"class": "barrier", "reason": "never parallel"}]}
+  ])");
+  EXPECT_EQ(PlanToJson(plan, calls), want);
+  EXPECT_EQ(FormatPlan(plan, calls),
+            "1 parallel   #0 read_file, #1 web_search\n"
+            "2 sequential #2 terminal (never parallel)\n");
+}
+
+TEST(BatchPlanner, UsesTheRegistryAsItIsWhenPlanning) {
+  TempDir t;
+  PlannerHarness h;
+  const std::vector<Call> calls = {{"late_tool", "{}", ""}, {"late_tool", "{}", ""}};
+  EXPECT_EQ(Describe(Plan(h, t.path(), calls)), "S0,1");
+  h.Add("late_tool", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
+  EXPECT_EQ(Describe(Plan(h, t.path(), calls)), "P0,1");
+}
+
+// Invariants over random batches: segments cover 0..n-1 in order (never reordered), parallel runs
+// have >= 2 calls, no two sequential segments are adjacent, no barrier sits in a parallel run,
+// and no two calls of a run conflict.
+TEST(BatchPlanner, RandomBatchesKeepEveryInvariant) {
+  TempDir t;
+  t.MakeFile("d/a");
+  t.MakeFile("d/b");
+  t.MakeSymlink(t / "d", "l");
+  PlannerHarness h;
+  const std::vector<std::string> paths = {"d", "d/a", "d/b", "l/a", "d/../d/b", "e", "e/f", "d/ab"};
+  std::mt19937 rng(20240605);
+  for (int round = 0; round < 300; ++round) {
+    const size_t n = rng() % 24;
+    std::vector<Call> calls;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& p = paths[rng() % paths.size()];
+      switch (rng() % 6) {
+        case 0: calls.push_back(Read(p)); break;
+        case 1: calls.push_back(Write(p)); break;
+        case 2: calls.push_back(Search(p)); break;
+        case 3: calls.push_back(PatchText("*** Update File: " + p + "\n-a\n+b\n")); break;
+        case 4: calls.push_back(Safe()); break;
+        default: calls.push_back(rng() % 2 ? Never() : Call{"read_file", "[", ""}); break;
+      }
+    }
+    BatchPlan plan;
+    const std::vector<PlannedSegment> segments = Plan(h, t.path(), calls, &plan);
+    size_t next = 0;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const PlannedSegment& seg = segments[s];
+      ASSERT_FALSE(seg.calls.empty());
+      for (size_t i : seg.calls) ASSERT_EQ(i, next++) << "round " << round;
+      if (seg.parallel) {
+        EXPECT_GE(seg.calls.size(), 2u);
+        for (size_t x = 0; x < seg.calls.size(); ++x) {
+          const CallAdmission& ax = plan.calls[seg.calls[x]];
+          EXPECT_NE(ax.admission, Admission::kBarrier);
+          for (size_t y = x + 1; y < seg.calls.size(); ++y) {
+            for (const PathScope& sx : ax.scopes) {
+              for (const PathScope& sy : plan.calls[seg.calls[y]].scopes) {
+                EXPECT_FALSE(PathsOverlap(sx.path, sy.path) &&
+                             (sx.access == PathAccess::kWrite || sy.access == PathAccess::kWrite))
+                    << "round " << round << ": " << sx.path << " vs " << sy.path;
+              }
+            }
+          }
+        }
+      } else if (s > 0) {
+        EXPECT_TRUE(segments[s - 1].parallel) << "adjacent sequential segments, round " << round;
+      }
+    }
+    EXPECT_EQ(next, n);
+  }
+}
+
+}  // namespace
+}  // namespace talaria
