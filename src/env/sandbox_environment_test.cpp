@@ -15,11 +15,23 @@
 namespace talaria::env {
 namespace {
 
+// A writable host directory that is not under /tmp or /var/tmp: inside the sandbox those are
+// private tmpfs mounts, which would hide an escape instead of refusing it.
+std::string HostDirOutsideTmp() {
+  const char* home = std::getenv("HOME");
+  for (std::string dir : {std::string(TALARIA_BINARY_DIR), std::string(home != nullptr ? home : ""),
+                          std::string("/var/cache"), std::string("/opt")}) {
+    if (dir.empty() || dir.rfind("/tmp", 0) == 0 || dir.rfind("/var/tmp", 0) == 0) continue;
+    if (::access(dir.c_str(), W_OK | X_OK) == 0) return dir;
+  }
+  return "";
+}
+
 class Sandbox : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Not under /tmp: inside the sandbox /tmp is a private tmpfs, which would hide an escape.
-    std::string tmpl = TALARIA_BINARY_DIR;
+    std::string tmpl = HostDirOutsideTmp();
+    ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
     tmpl += "/talaria-sandbox-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     base_ = std::filesystem::canonical(tmpl).string();
