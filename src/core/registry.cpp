@@ -63,6 +63,26 @@ std::optional<uint32_t> RegistrySnapshot::RankOfName(std::string_view name) cons
   return it->second;
 }
 
+std::vector<uint32_t> RegistrySnapshot::RanksOf(std::span<const std::string> names) const {
+  {
+    std::lock_guard lock(last_query_mu_);
+    if (std::equal(names.begin(), names.end(), last_names_.begin(), last_names_.end())) return last_ranks_;
+  }
+  // Sorting small integers (each entry's rank in the sorted view) is far cheaper than sorting
+  // by name.
+  std::vector<uint32_t> ranks;
+  ranks.reserve(names.size());
+  for (const auto& name : names) {
+    if (auto rank = RankOfName(name)) ranks.push_back(*rank);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::lock_guard lock(last_query_mu_);
+  last_names_.assign(names.begin(), names.end());
+  last_ranks_ = ranks;
+  return ranks;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Registration
 
@@ -434,15 +454,7 @@ void Registry::InvalidateAvailabilityCache() {
 
 std::string Registry::GetDefinitions(std::span<const std::string> names) const {
   auto snapshot = Snapshot();
-  // Sorting small integers (each entry's rank in the snapshot's sorted view) is far cheaper
-  // than sorting by name.
-  std::vector<uint32_t> ranks;
-  ranks.reserve(names.size());
-  for (const auto& name : names) {
-    if (auto rank = snapshot->RankOfName(name)) ranks.push_back(*rank);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<uint32_t> ranks = snapshot->RanksOf(names);
   const auto& sorted = snapshot->Sorted();
   // One probe per distinct check_fn per call, as the original does.
   std::vector<std::pair<const CheckFn*, bool>> probed;

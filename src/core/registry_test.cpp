@@ -282,6 +282,35 @@ TEST(Registry, DefinitionsAreSortedSkipUnknownAndUnavailable) {
   EXPECT_EQ((*defs)[0]["function"]["parameters"]["type"], "object");
 }
 
+// GetDefinitions remembers the last list of names per snapshot: a different list, a change of
+// availability and a new registration must all show.
+TEST(Registry, RepeatedDefinitionQueriesFollowNamesAvailabilityAndRegistrations) {
+  Registry r;
+  bool visible = true;
+  ToolSpec flaky = MakeSpec("flaky", "other");
+  flaky.check_fn = [&visible] { return visible; };
+  ASSERT_TRUE(r.Register(std::move(flaky)).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("a", "set")).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("b", "set")).ok());
+  auto names_of = [&](const std::vector<std::string>& query) {
+    std::vector<std::string> out;
+    const auto defs = ParseJson(r.GetDefinitions(query));
+    for (const auto& d : *defs) out.push_back(d["function"]["name"]);
+    return out;
+  };
+  const std::vector<std::string> ab{"a", "b"};
+  EXPECT_EQ(names_of(ab), ab);
+  EXPECT_EQ(names_of(ab), ab);
+  EXPECT_EQ(names_of({"b"}), std::vector<std::string>{"b"});
+  EXPECT_EQ(names_of({"b", "c"}), std::vector<std::string>{"b"});
+  ASSERT_TRUE(r.Register(MakeSpec("c", "set")).ok());
+  EXPECT_EQ(names_of({"b", "c"}), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(names_of({"flaky", "a"}), (std::vector<std::string>{"a", "flaky"}));
+  visible = false;
+  r.InvalidateAvailabilityCache();
+  EXPECT_EQ(names_of({"flaky", "a"}), std::vector<std::string>{"a"});
+}
+
 TEST(Registry, ReadersNeverMissEntriesWhileAWriterChurns) {
   Registry r;
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());

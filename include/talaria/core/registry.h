@@ -66,9 +66,16 @@ struct RegistrySnapshot {
   // Position of the tool named `name` in Sorted(); nullopt when it is not registered. One hash
   // lookup: GetDefinitions maps names to ranks without a second lookup per tool.
   std::optional<uint32_t> RankOfName(std::string_view name) const;
+  // The distinct ranks of the registered ones among `names`, ascending. The last query is
+  // remembered: a front end asks for the same tool list every turn, and comparing the names
+  // costs a fraction of looking each one up.
+  std::vector<uint32_t> RanksOf(std::span<const std::string> names) const;
 
  private:
   void BuildSortedView() const;
+  mutable std::mutex last_query_mu_;
+  mutable std::vector<std::string> last_names_;  // Guarded by last_query_mu_.
+  mutable std::vector<uint32_t> last_ranks_;     // Guarded by last_query_mu_.
   mutable std::once_flag sorted_once_;
   mutable std::vector<const ToolEntry*> sorted_;
   mutable std::unordered_map<std::string_view, uint32_t, StringHash, std::equal_to<>> rank_;
