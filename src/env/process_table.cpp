@@ -65,6 +65,13 @@ struct ProcessTable::Entry {
   size_t total = 0;
 };
 
+// Wakes the entry's watcher out of its poll and waits for it to return.
+void ProcessTable::StopWatcher(Entry& e) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(e.wake.get(), &one, sizeof one);
+  if (e.watcher.joinable()) e.watcher.join();
+}
+
 ProcessTable::ProcessTable(ProcessTableOptions options) : options_(options) {}
 
 ProcessTable::~ProcessTable() {
@@ -81,9 +88,7 @@ ProcessTable::~ProcessTable() {
     }
     // After the leader is reaped its group id is only safe to signal while members hold our pipe.
     if (alive) ::kill(-e->pid, SIGKILL);
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(e->wake.get(), &one, sizeof one);
-    if (e->watcher.joinable()) e->watcher.join();
+    StopWatcher(*e);
   }
 }
 
@@ -349,9 +354,7 @@ Status ProcessTable::Remove(std::string_view query) {
     std::lock_guard lock(mu_);
     entries_.erase(e->id);
   }
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = ::write(e->wake.get(), &one, sizeof one);
-  if (e->watcher.joinable()) e->watcher.join();
+  StopWatcher(*e);
   return {};
 }
 

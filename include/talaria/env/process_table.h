@@ -79,6 +79,7 @@ class ProcessTable {
   struct Entry;
   using EntryMap = std::map<std::string, std::shared_ptr<Entry>, std::less<>>;
   void Watch(std::shared_ptr<Entry> entry);
+  static void StopWatcher(Entry& e);
   void PruneLocked();
   EntryMap::iterator Forget(EntryMap::iterator it);  // a finished entry; mu_ held
   std::shared_ptr<Entry> Find(std::string_view id) const;
