@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "output_watch.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria::env {
@@ -63,6 +64,9 @@ struct ProcessTable::Entry {
   std::optional<int> exit_code;
   std::string window;  // the last bytes of output; trimmed when twice the cap
   size_t total = 0;
+  bool notify_on_complete = false;
+  bool killed_by_request = false;  // Kill/Remove: the caller knows; no completion notice
+  OutputWatch watch;
 };
 
 // Wakes the entry's watcher out of its poll and waits for it to return.
@@ -72,7 +76,10 @@ void ProcessTable::StopWatcher(Entry& e) {
   if (e.watcher.joinable()) e.watcher.join();
 }
 
-ProcessTable::ProcessTable(ProcessTableOptions options) : options_(options) {}
+ProcessTable::ProcessTable(ProcessTableOptions options)
+    : options_(options),
+      breaker_(std::make_unique<NoticeBreaker>(BreakerLimits{
+          options.breaker_max_notices, options.breaker_window, options.breaker_cooldown})) {}
 
 ProcessTable::~ProcessTable() {
   std::map<std::string, std::shared_ptr<Entry>, std::less<>> entries;
@@ -92,10 +99,18 @@ ProcessTable::~ProcessTable() {
   }
 }
 
-Result<std::string> ProcessTable::Add(StartedProcess child, std::string command, bool pty) {
+Result<std::string> ProcessTable::Add(StartedProcess child, std::string command, bool pty, WatchRequest watch) {
   auto e = std::make_shared<Entry>();
   e->command = std::move(command);
   e->pty = pty;
+  e->notify_on_complete = watch.notify_on_complete;
+  if (!watch.patterns.empty()) {
+    WatchLimits limits;
+    limits.interval = options_.watch_interval;
+    limits.max_strikes = options_.watch_max_strikes;
+    limits.max_hits = options_.watch_max_hits;
+    e->watch = OutputWatch(std::move(watch.patterns), limits);
+  }
   e->pid = child.pid;
   e->pidfd = std::move(child.pidfd);
   e->input = std::move(child.input);
@@ -146,12 +161,17 @@ void ProcessTable::Watch(std::shared_ptr<Entry> e) {
     if (p[kOut].revents != 0) {
       const ssize_t n = ::read(e->output.get(), buf, sizeof buf);
       if (n > 0) {
-        std::lock_guard lock(mu_);
-        e->window.append(buf, static_cast<size_t>(n));
-        e->total += static_cast<size_t>(n);
-        if (e->window.size() > 2 * options_.max_output_bytes) {
-          e->window.erase(0, e->window.size() - options_.max_output_bytes);
+        bool notify = false;
+        {
+          std::lock_guard lock(mu_);
+          e->window.append(buf, static_cast<size_t>(n));
+          e->total += static_cast<size_t>(n);
+          if (e->window.size() > 2 * options_.max_output_bytes) {
+            e->window.erase(0, e->window.size() - options_.max_output_bytes);
+          }
+          OnOutputLocked(*e, std::string_view(buf, static_cast<size_t>(n)), notify);
         }
+        if (notify) TellListener();
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         output_open = false;  // EOF, or EIO from a pty whose last slave closed
         std::lock_guard lock(mu_);
@@ -178,8 +198,66 @@ void ProcessTable::Watch(std::shared_ptr<Entry> e) {
     // Stopped early (table destroyed or entry dropped): the child was killed; reap it.
     siginfo_t info{};
     ::waitid(P_PID, static_cast<id_t>(e->pid), &info, WEXITED);
+  } else if (!output_open) {
+    bool notify = false;
+    {
+      std::lock_guard lock(mu_);
+      OnEndLocked(*e, notify);
+    }
+    if (notify) TellListener();
   }
   changed_.notify_all();
+}
+
+void ProcessTable::OnOutputLocked(Entry& e, std::string_view chunk, bool& notify) {
+  if (!e.watch.active()) return;
+  OutputWatch::Outcome seen = e.watch.Feed(chunk, Clock::now(), *breaker_);
+  if (seen.event == OutputWatch::Event::kMatched) {
+    notify |= QueueLocked(e, ProcessNotice::Kind::kMatched, std::move(seen.lines));
+  } else if (seen.event == OutputWatch::Event::kDisabled) {
+    notify |= QueueLocked(e, ProcessNotice::Kind::kWatchDisabled, {});
+  }
+  // A watch that ran out of hits or strikes hands over to a completion notice.
+  if (!e.watch.active()) e.notify_on_complete = true;
+}
+
+void ProcessTable::OnEndLocked(Entry& e, bool& notify) {
+  if (!e.notify_on_complete || e.killed_by_request) return;
+  const size_t keep = std::min(e.window.size(), options_.notice_tail_bytes);
+  notify |= QueueLocked(e, ProcessNotice::Kind::kCompleted, e.window.substr(e.window.size() - keep));
+}
+
+bool ProcessTable::QueueLocked(const Entry& e, ProcessNotice::Kind kind, std::string output) {
+  ProcessNotice notice;
+  notice.kind = kind;
+  notice.id = e.id;
+  notice.command = e.command;
+  notice.exit_code = e.exit_code;
+  notice.output = std::move(output);
+  notices_.push_back(std::move(notice));
+  while (notices_.size() > options_.max_queued_notices) notices_.pop_front();
+  return static_cast<bool>(listener_);
+}
+
+void ProcessTable::TellListener() {
+  std::function<void()> listener;
+  {
+    std::lock_guard lock(mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
+}
+
+std::vector<ProcessNotice> ProcessTable::TakeNotices() {
+  std::lock_guard lock(mu_);
+  std::vector<ProcessNotice> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
+  notices_.clear();
+  return out;
+}
+
+void ProcessTable::SetNoticeListener(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
 }
 
 void ProcessTable::PruneLocked() {
@@ -335,6 +413,7 @@ Result<ProcessSnapshot> ProcessTable::Kill(std::string_view query) {
   std::shared_ptr<Entry> e = Find(query);
   if (!e) return Get(query, false);
   std::unique_lock lock(mu_);
+  e->killed_by_request = true;
   if (e->running) {
     ::kill(-e->pid, SIGTERM);
     changed_.wait_for(lock, options_.kill_grace, [&] { return !e->running; });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -139,6 +140,74 @@ TEST(ProcessTable, LimitDropsTheOldestFinishedAndRefusesWhenAllRun) {
   auto fourth = table.Add(Start("sleep 30"), "fourth", false);
   ASSERT_FALSE(fourth);
   EXPECT_EQ(fourth.error().code(), StatusCode::kResourceExhausted);
+}
+
+// Polls TakeNotices until `count` notices came or 10 s passed.
+std::vector<ProcessNotice> AwaitNotices(ProcessTable& table, size_t count) {
+  std::vector<ProcessNotice> got;
+  for (int i = 0; i < 1000 && got.size() < count; ++i) {
+    for (auto& n : table.TakeNotices()) got.push_back(std::move(n));
+    if (got.size() < count) std::this_thread::sleep_for(10ms);
+  }
+  return got;
+}
+
+TEST(ProcessTable, NotifyOnCompleteQueuesOneNoticeWithTheTail) {
+  ProcessTable table({.notice_tail_bytes = 8});
+  std::atomic<int> told{0};
+  table.SetNoticeListener([&] { ++told; });
+  auto id = table.Add(Start("echo start; echo 0123456789; exit 3"), "job", false, {.notify_on_complete = true, .patterns = {}});
+  ASSERT_TRUE(id);
+  auto notices = AwaitNotices(table, 1);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].kind, ProcessNotice::Kind::kCompleted);
+  EXPECT_EQ(notices[0].id, *id);
+  EXPECT_EQ(notices[0].command, "job");
+  EXPECT_EQ(notices[0].exit_code, 3);
+  EXPECT_EQ(notices[0].output, "3456789\n");
+  EXPECT_EQ(told.load(), 1);
+  EXPECT_TRUE(table.TakeNotices().empty()) << "taken notices are gone";
+}
+
+TEST(ProcessTable, AKilledProcessSendsNoCompletionNotice) {
+  ProcessTable table({.kill_grace = 300ms});
+  auto id = table.Add(Start("sleep 30"), "sleeper", false, {.notify_on_complete = true, .patterns = {}});
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(table.Kill(*id));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(table.TakeNotices().empty());
+  auto plain = table.Add(Start("true"), "quiet", false);
+  ASSERT_TRUE(plain);
+  ASSERT_TRUE(table.Wait(*plain, 10s, {}));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(table.TakeNotices().empty()) << "no notice was asked for";
+}
+
+TEST(ProcessTable, WatchPatternsReportMatchingLinesRateLimited) {
+  ProcessTable table;
+  auto id = table.Add(Start("echo booting; echo 'READY on :8080'; sleep 0.2; echo READY again; sleep 30"), "server",
+                      false, {.notify_on_complete = false, .patterns = {"READY"}});
+  ASSERT_TRUE(id);
+  auto notices = AwaitNotices(table, 1);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].kind, ProcessNotice::Kind::kMatched);
+  EXPECT_EQ(notices[0].output, "READY on :8080");
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(table.TakeNotices().empty()) << "a second match within 15 s is dropped";
+  ASSERT_TRUE(table.Kill(*id));
+}
+
+TEST(ProcessTable, ANoisyWatchTurnsIntoACompletionNotice) {
+  ProcessTable table({.watch_interval = std::chrono::seconds(15), .watch_max_strikes = 1});
+  auto id = table.Add(Start("echo hit; sleep 0.2; echo hit; sleep 0.2; exit 0"), "noisy", false,
+                      {.notify_on_complete = false, .patterns = {"hit"}});
+  ASSERT_TRUE(id);
+  auto notices = AwaitNotices(table, 3);
+  ASSERT_EQ(notices.size(), 3u);
+  EXPECT_EQ(notices[0].kind, ProcessNotice::Kind::kMatched);
+  EXPECT_EQ(notices[1].kind, ProcessNotice::Kind::kWatchDisabled);
+  EXPECT_EQ(notices[2].kind, ProcessNotice::Kind::kCompleted);
+  EXPECT_EQ(notices[2].exit_code, 0);
 }
 
 TEST(ProcessTable, DestroyingTheTableEndsEveryGroup) {

@@ -6,6 +6,13 @@
 // Limits as the original's: 64 processes (the oldest finished one is dropped to make room;
 // when all are running, Add fails), 200,000 bytes of output kept per process, finished
 // processes forgotten after 30 minutes. Destroying the table ends every process group it holds.
+//
+// Notices: a process added with notify_on_complete queues one when it ends by itself (not when
+// killed through the table) with the tail of its output; one with watch patterns queues one
+// when output lines contain a pattern, rate limited as the original (one per 15 s per process;
+// three intervals with dropped matches, or 8 notices, turn the watch into a completion notice;
+// more than 15 notices in 10 s across the table pause every watch for 30 s). Front ends take
+// them with TakeNotices (the queue keeps the newest 64).
 // Thread-safety: thread-safe.
 #pragma once
 
@@ -13,6 +20,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -28,11 +37,40 @@
 
 namespace talaria::env {
 
+class NoticeBreaker;
+
 struct ProcessTableOptions {
   size_t max_processes = 64;
   size_t max_output_bytes = 200'000;
   std::chrono::seconds keep_finished{1800};
   std::chrono::milliseconds kill_grace{2000};
+  size_t notice_tail_bytes = 2000;
+  size_t max_queued_notices = 64;
+  std::chrono::seconds watch_interval{15};
+  int watch_max_strikes = 3;
+  int watch_max_hits = 8;
+  size_t breaker_max_notices = 15;
+  std::chrono::seconds breaker_window{10};
+  std::chrono::seconds breaker_cooldown{30};
+};
+
+// What the caller wants to hear about a background process.
+struct WatchRequest {
+  bool notify_on_complete = false;
+  std::vector<std::string> patterns;  // plain substrings, matched per output line
+};
+
+struct ProcessNotice {
+  enum class Kind : unsigned char {
+    kCompleted,       // exited by itself: exit_code and output (the tail) are set
+    kMatched,         // output lines contained a watch pattern: output holds those lines
+    kWatchDisabled,   // the watch was too noisy and now waits for completion instead
+  };
+  Kind kind = Kind::kCompleted;
+  std::string id;
+  std::string command;
+  std::optional<int> exit_code;
+  std::string output;
 };
 
 struct ProcessSnapshot {
@@ -55,7 +93,13 @@ class ProcessTable {
   ProcessTable& operator=(const ProcessTable&) = delete;
 
   // Takes ownership of `child`. Errors: ResourceExhausted when max_processes are all running.
-  Result<std::string> Add(StartedProcess child, std::string command, bool pty);
+  Result<std::string> Add(StartedProcess child, std::string command, bool pty, WatchRequest watch = {});
+
+  // The queued notices, oldest first; the queue is empty afterwards.
+  std::vector<ProcessNotice> TakeNotices();
+  // Called (on a watcher thread, without the table's lock) after a notice is queued; set it
+  // before adding processes. It must not call back into a blocking table method for long.
+  void SetNoticeListener(std::function<void()> listener);
 
   // The full id for an id or a unique prefix of at least 4 characters of its hex part.
   // Errors: NotFound, InvalidArgument (too short or ambiguous).
@@ -84,11 +128,19 @@ class ProcessTable {
   EntryMap::iterator Forget(EntryMap::iterator it);  // a finished entry; mu_ held
   std::shared_ptr<Entry> Find(std::string_view id) const;
   ProcessSnapshot SnapshotLocked(const Entry& e, bool with_output) const;
+  // Queues a notice; mu_ held. Returns whether the listener should be told.
+  bool QueueLocked(const Entry& e, ProcessNotice::Kind kind, std::string output);
+  void OnOutputLocked(Entry& e, std::string_view chunk, bool& notify);
+  void OnEndLocked(Entry& e, bool& notify);
+  void TellListener();
 
   const ProcessTableOptions options_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   EntryMap entries_;  // Guarded by mu_.
+  std::deque<ProcessNotice> notices_;  // Guarded by mu_.
+  std::unique_ptr<NoticeBreaker> breaker_;  // Guarded by mu_.
+  std::function<void()> listener_;  // Guarded by mu_.
 };
 
 }  // namespace talaria::env

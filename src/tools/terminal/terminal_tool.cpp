@@ -88,7 +88,13 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
   auto child = ctx.environment->Start(command, options, {.stdin_pipe = !pty, .pty = pty});
   if (!child) return FailureResult("Command execution failed: " + child.error().message());
   const pid_t pid = child->pid;
-  auto id = ctx.processes->Add(std::move(*child), command, pty);
+  env::WatchRequest watch;
+  watch.notify_on_complete = args.value("notify_on_complete", false);
+  if (auto it = args.find("watch_patterns"); it != args.end()) {
+    for (const auto& p : *it) watch.patterns.push_back(p.get<std::string>());
+  }
+  const bool notifies = watch.notify_on_complete || !watch.patterns.empty();
+  auto id = ctx.processes->Add(std::move(*child), command, pty, std::move(watch));
   if (!id) return FailureResult(id.error().message());
   Json body = Json::object();
   body["output"] = "Background process started";
@@ -96,11 +102,13 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
   body["pid"] = pid;
   body["exit_code"] = 0;
   body["error"] = nullptr;
-  if (args.value("notify_on_complete", false) || args.contains("watch_patterns")) {
-    body["note"] = "Completion and pattern notifications are not delivered by this front end yet; check on it with "
-                   "the process tool (poll, log, wait).";
+  if (notifies) {
+    body["note"] = "You will be told with a later tool result when it completes or prints a watched pattern; no "
+                   "need to poll.";
   } else {
-    body["hint"] = "Check on it with process(action=\"poll\", session_id=\"" + *id + "\"); wait for it with action=\"wait\".";
+    body["hint"] = "Check on it with process(action=\"poll\", session_id=\"" + *id +
+                   "\"); wait for it with action=\"wait\". Start long jobs with notify_on_complete=true to be told "
+                   "when they finish instead of polling.";
   }
   return ToolResult::FromJson(body);
 }

@@ -15,6 +15,7 @@
 #include "talaria/safety/audit_log.h"
 #include "talaria/core/config.h"
 #include "talaria/tools/command_policy.h"
+#include "talaria/tools/process_notices.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {
@@ -171,6 +172,40 @@ TEST_F(TerminalTool, BackgroundProcessesAreManagedWithTheProcessTool) {
   waited = Call("process", {{"action", "wait"}, {"session_id", prefix}, {"timeout", 10}});
   EXPECT_EQ(waited["status"], "exited");
   EXPECT_EQ(waited["exit_code"], 0);
+}
+
+TEST_F(TerminalTool, CompletionNoticesRideOnTheNextToolResult) {
+  AttachProcessNotices(dispatcher_);
+  Json started = Call("terminal", {{"command", "echo built ok; exit 2"}, {"background", true}, {"notify_on_complete", true}});
+  ASSERT_TRUE(started.contains("session_id")) << last_.text;
+  const std::string id = started["session_id"];
+  EXPECT_TRUE(started.contains("note"));
+  ASSERT_TRUE(Call("process", {{"action", "wait"}, {"session_id", id}, {"timeout", 10}}).is_object());
+  // The notice is queued once the output closes, just after the exit.
+  std::string text;
+  for (int i = 0; i < 200 && text.find("IMPORTANT") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+    text = dispatcher_.Dispatch("terminal", R"({"command": "true"})", ctx_).text;
+  }
+  const std::string expected = "[IMPORTANT: Background process " + id + " failed (exit code 2).";
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+  EXPECT_NE(text.find("built ok"), std::string::npos) << text;
+  EXPECT_EQ(dispatcher_.Dispatch("terminal", R"({"command": "true"})", ctx_).text.find("IMPORTANT"), std::string::npos)
+      << "a notice is delivered once";
+}
+
+TEST_F(TerminalTool, WatchPatternMatchesRideOnTheNextToolResult) {
+  AttachProcessNotices(dispatcher_);
+  Json started = Call("terminal", {{"command", "echo 'listening on 127.0.0.1:9' ; sleep 30"}, {"background", true},
+                                   {"watch_patterns", {"listening"}}});
+  ASSERT_TRUE(started.contains("session_id")) << last_.text;
+  std::string text;
+  for (int i = 0; i < 500 && text.find("watch patterns") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+    text = dispatcher_.Dispatch("terminal", R"({"command": "true"})", ctx_).text;
+  }
+  EXPECT_NE(text.find("listening on 127.0.0.1:9"), std::string::npos) << text;
+  Call("process", {{"action", "kill"}, {"session_id", started["session_id"]}});
 }
 
 TEST_F(TerminalTool, KillEndsABackgroundProcessAndBadIdsAreReported) {
