@@ -10,6 +10,7 @@
 #include <re2/re2.h>
 
 #include "safety/guard_internal.h"
+#include "safety/path_rules.h"
 
 namespace talaria::safety {
 
@@ -35,6 +36,17 @@ namespace guard {
 namespace {
 
 constexpr size_t kMaxSegment = 300;
+constexpr size_t kMaxCwds = 16;
+
+bool IsDeclaration(std::string_view name) {
+  return name == "export" || name == "local" || name == "declare" || name == "typeset" ||
+         name == "readonly";
+}
+
+bool IsNameChar(char c, bool first) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (!first && c >= '0' && c <= '9');
+}
 
 std::string_view Excerpt(std::string_view text, bool* cut) {
   *cut = text.size() > kMaxSegment;
@@ -95,17 +107,39 @@ void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   for (const SimpleCommand& cmd : script.commands) {
     segment_ = cmd.segment;
     if (cmd.argv.empty()) {
-      for (const ShellWord& a : cmd.assignments) {
-        const size_t eq = a.text.find('=');
-        if (eq == std::string::npos || !a.IsLiteral() || variables_.size() >= 64) continue;
-        variables_.emplace_back(a.text.substr(0, eq), a.text.substr(eq + 1));
+      for (const ShellWord& a : cmd.assignments) NoteAssignment(a);
+    } else if (IsDeclaration(cmd.argv[0].text)) {
+      for (size_t i = 1; i < cmd.argv.size(); ++i) NoteAssignment(cmd.argv[i]);
+    } else if (cmd.argv[0].text == "for" && cmd.argv.size() >= 3 && cmd.argv[2].text == "in" &&
+               assigned_.size() < 64) {
+      // `for d in WORDS`: the body only runs with d bound to one of WORDS. Literal words (and
+      // unquoted substitutions, which field-split) are never empty.
+      bool non_empty = true;
+      for (size_t i = 3; i < cmd.argv.size(); ++i) {
+        const ShellWord& w = cmd.argv[i];
+        if (w.text.empty() || (w.Has(kWordExpansion | kWordCommandSubst) && w.Has(kWordQuoted))) {
+          non_empty = false;
+        }
       }
+      if (non_empty) assigned_.push_back(cmd.argv[1].text);
     }
     JudgeSimple(script, cmd, depth);
   }
   JudgeScriptRules(*this, script, depth);
   script_ = saved_script;
   segment_ = std::move(saved_segment);
+}
+
+void Judge::NoteAssignment(const ShellWord& a) {
+  const size_t eq = a.text.find('=');
+  if (eq == std::string::npos || eq == 0) return;
+  std::string_view name = std::string_view(a.text).substr(0, eq);
+  if (name.ends_with('+')) name.remove_suffix(1);  // X+=more
+  if (a.IsLiteral()) {
+    if (variables_.size() < 64) variables_.emplace_back(std::string(name), a.text.substr(eq + 1));
+  } else if (assigned_.size() < 64) {
+    assigned_.emplace_back(name);
+  }
 }
 
 void Judge::JudgeRedirections(const SimpleCommand& cmd, int /*depth*/) {
@@ -189,12 +223,125 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
     }
     return;
   }
+  if (view.name == "cd" || view.name == "pushd") NoteDirectoryChange(view);
   JudgeDeleteRules(*this, view, depth);
   JudgeDiskRules(*this, view);
   JudgeSystemRules(*this, view);
   JudgeExecRules(*this, view, depth);
   JudgeWriteRules(*this, view);
   JudgeVcsRules(*this, view, depth);
+}
+
+void Judge::NoteDirectoryChange(const CommandView& view) {
+  const ShellWord* target = nullptr;
+  bool options_done = false;
+  for (const ShellWord* w : view.args) {
+    if (!options_done && w->text == "--") {
+      options_done = true;
+      continue;
+    }
+    if (!options_done && IsOption(w->text)) continue;  // -P, -L, -e, -@
+    target = w;
+    break;
+  }
+  std::vector<std::string> found;
+  const std::string home = Resolve(ShellWord{"~", kWordTilde}).abs;
+  if (target == nullptr) {
+    if (view.name == "cd") found.push_back(home);  // bare cd goes home
+  } else if (target->text == "-" || target->text.starts_with("+") ||
+             target->text.starts_with("-")) {
+    // cd - / pushd +N: a directory visited before; already among cwds_ if we saw it.
+  } else {
+    const ResolvedPath p = Resolve(*target);
+    if (p.dynamic) {
+      if (target->Has(kWordExpansion)) {
+        if (auto e = EmptyExpansionPath(target->text)) {
+          if (e->starts_with('/')) {
+            found.push_back(internal::NormalizeAbsolute(*e));
+          } else if (e->empty() && !target->Has(kWordQuoted)) {
+            found.push_back(home);  // `cd $UNSET` is a bare cd
+          }
+        }
+      }
+    } else if (!p.abs.empty()) {
+      found.push_back(p.abs);
+    } else if (!p.rel.empty()) {
+      for (const std::string& cwd : cwds_) {
+        found.push_back(internal::NormalizeAbsolute(cwd + "/" + p.rel));
+      }
+    }
+  }
+  for (std::string& f : found) {
+    if (cwds_.size() >= kMaxCwds) break;
+    if (std::find(cwds_.begin(), cwds_.end(), f) == cwds_.end()) cwds_.push_back(std::move(f));
+  }
+}
+
+std::optional<std::string> Judge::EmptyExpansionPath(std::string_view text) const {
+  std::string out;
+  bool expanded = false;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '$' || i + 1 >= text.size()) {
+      out += text[i++];
+      continue;
+    }
+    std::string_view name;
+    bool never_empty = false;
+    size_t end = 0;
+    if (text[i + 1] == '{') {
+      const size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos) return std::nullopt;
+      const std::string_view inner = text.substr(i + 2, close - i - 2);
+      if (inner.starts_with('#')) never_empty = true;  // ${#X}: a length
+      size_t n = 0;
+      while (n < inner.size() && IsNameChar(inner[n], n == 0)) ++n;
+      if (n == 0 && !inner.empty() && inner[0] != '!') n = 1;  // ${1}, ${@}
+      name = inner.substr(0, n);
+      const std::string_view op = inner.substr(n);
+      if (op.starts_with(":?") ||
+          ((op.starts_with(":-") || op.starts_with(":=")) && op.size() > 2)) {
+        never_empty = true;
+      }
+      end = close + 1;
+    } else if (IsNameChar(text[i + 1], true)) {
+      size_t n = i + 1;
+      while (n < text.size() && IsNameChar(text[n], false)) ++n;
+      name = text.substr(i + 1, n - i - 1);
+      end = n;
+    } else if ((text[i + 1] >= '0' && text[i + 1] <= '9') || text[i + 1] == '@' ||
+               text[i + 1] == '*' || text[i + 1] == '!') {
+      name = text.substr(i + 1, 1);
+      end = i + 2;
+    } else if (text[i + 1] == '$' || text[i + 1] == '#' || text[i + 1] == '?' ||
+               text[i + 1] == '-') {
+      never_empty = true;
+      name = text.substr(i + 1, 1);
+      end = i + 2;
+    } else {
+      return std::nullopt;  // $( ), $(( )), $'...': not modelled
+    }
+    if (never_empty || name == "PWD") return std::nullopt;
+    if (name == "HOME") {
+      out += Resolve(ShellWord{"~", kWordTilde}).abs;
+    } else {
+      const std::pair<std::string, std::string>* literal = nullptr;
+      for (auto it = variables_.rbegin(); it != variables_.rend(); ++it) {
+        if (it->first == name) {
+          literal = &*it;
+          break;
+        }
+      }
+      if (literal != nullptr) {
+        out += literal->second;
+      } else if (std::find(assigned_.begin(), assigned_.end(), name) != assigned_.end()) {
+        return std::nullopt;  // set earlier in the line, value unknown
+      }  // else unset here: expands to nothing
+    }
+    expanded = true;
+    i = end;
+  }
+  if (!expanded) return std::nullopt;
+  return out;
 }
 
 namespace {
@@ -253,6 +400,22 @@ GuardVerdict JudgeCommand(std::string_view command, const GuardOptions& options)
                      : verdict.tier == GuardTier::kDangerous ? GuardDecision::kApprove
                                                              : GuardDecision::kAllow;
   return verdict;
+}
+
+std::string PeeledProgramName(const std::vector<std::string>& argv) {
+  if (argv.empty()) return {};
+  std::deque<ShellWord> words;
+  for (const std::string& a : argv) words.push_back(ShellWord{a, 0});
+  guard::CommandView view;
+  view.name_word = &words[0];
+  view.name = std::string(guard::Basename(words[0].text));
+  for (size_t i = 1; i < words.size(); ++i) view.args.push_back(&words[i]);
+  GuardVerdict scratch;
+  guard::Judge judge(GuardOptions{}, scratch);
+  if (!guard::PeelWrappers(judge, view, guard::kMaxPayloadDepth) || view.name_word == nullptr) {
+    return {};
+  }
+  return view.name;
 }
 
 }  // namespace talaria::safety

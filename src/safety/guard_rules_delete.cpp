@@ -1,6 +1,8 @@
 // Deletion: rm (recursive, of /, system directories, home; root-anchored paths), unlink,
 // shred, find -delete / -exec, and deletes run on found items (xargs rm, find -exec rm).
 #include <array>
+#include <optional>
+#include <string>
 
 #include "safety/guard_internal.h"
 #include "safety/path_rules.h"
@@ -66,6 +68,32 @@ void AddTarget(Judge& judge, Target t) {
   }
 }
 
+// Everything a recursive delete of `w` may take out: the path as written, resolved against
+// each directory an earlier cd may have moved to (cd / && rm -rf *), and with unset variables
+// expanded empty (rm -rf "$DIR"/ is rm -rf / when DIR is unset).
+void AddRecursiveTargets(Judge& judge, const ShellWord& w) {
+  const ResolvedPath p = judge.Resolve(w);
+  AddTarget(judge, ClassifyDeleteTarget(p));
+  const uint8_t glob = w.flags & kWordGlob;
+  if (p.dynamic) {
+    if (!w.Has(kWordExpansion)) return;
+    const std::optional<std::string> empty = judge.EmptyExpansionPath(w.text);
+    if (!empty || empty->empty()) return;
+    if (empty->starts_with('/')) {
+      AddTarget(judge, ClassifyDeleteTarget(judge.ResolveText(*empty, glob)));
+    } else {
+      for (const std::string& cwd : judge.cwds()) {
+        AddTarget(judge, ClassifyDeleteTarget(judge.ResolveText(cwd + "/" + *empty, glob)));
+      }
+    }
+    return;
+  }
+  if (!p.abs.empty() || p.rel.empty()) return;
+  for (const std::string& cwd : judge.cwds()) {
+    AddTarget(judge, ClassifyDeleteTarget(judge.ResolveText(cwd + "/" + p.rel, glob)));
+  }
+}
+
 bool UnderTmp(const ResolvedPath& p) {
   return (p.abs.starts_with("/tmp/") || p.abs.starts_with("/var/tmp/")) && !p.glob;
 }
@@ -99,7 +127,7 @@ void JudgeRm(Judge& judge, const CommandView& v) {
   }
   for (const ShellWord* w : operands) {
     const ResolvedPath p = judge.Resolve(*w);
-    if (recursive) AddTarget(judge, ClassifyDeleteTarget(p));
+    if (recursive) AddRecursiveTargets(judge, *w);
     if (!p.abs.empty() && !UnderTmp(p)) {
       judge.Add("delete_absolute_path", "delete of a root-anchored path", GuardTier::kDangerous);
     }
@@ -121,11 +149,12 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
     if (t.starts_with("-") || t == "(" || t == "!" || t == ",") break;
     roots.push_back(v.args[i]);
   }
+  if (roots.empty()) roots.push_back(judge.Own(ShellWord{".", 0}));  // GNU find's default
   for (; i < v.args.size(); ++i) {
     const std::string_view t = v.args[i]->text;
     if (t == "-delete") {
       judge.Add("find_delete", "find -delete", GuardTier::kDangerous);
-      for (const ShellWord* r : roots) AddTarget(judge, ClassifyDeleteTarget(judge.Resolve(*r)));
+      for (const ShellWord* r : roots) AddRecursiveTargets(judge, *r);
     } else if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
       size_t end = i + 1;
       while (end < v.args.size() && v.args[end]->text != ";" && v.args[end]->text != "+") ++end;
@@ -140,9 +169,7 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
         sub.via = "find -exec";
         judge.JudgeArgv(sub, depth + 1);
         if (sub.name == "rm" || sub.name == "unlink" || sub.name == "shred") {
-          for (const ShellWord* r : roots) {
-            AddTarget(judge, ClassifyDeleteTarget(judge.Resolve(*r)));
-          }
+          for (const ShellWord* r : roots) AddRecursiveTargets(judge, *r);
         }
       }
       i = end;

@@ -1,8 +1,10 @@
 // Code handed to something that runs it: shells (-c strings, heredocs, pipes, process
-// substitutions), interpreters (never safe with inline or stdin code), awk system(), eval,
-// source, sed's e command and in-place edits, program-running flags of harmless tools
-// (sort --compress-program, rg --pre, man -P, tar --to-command, ...), data leaving through
-// substitutions in network commands; and the whole-script rules (fork bombs, chmod +x then run).
+// substitutions), interpreters (never safe with inline or stdin code; the code itself is looked
+// into by guard_interpreter_code.cpp), awk system(), eval, source, sed's e command and s///e
+// (the text they run judged as a shell command) and in-place edits, program-running flags of
+// harmless tools (sort --compress-program, rg --pre, man -P, tar --to-command, ...), data
+// leaving through substitutions in network commands; and the whole-script rules (fork bombs,
+// chmod +x then run).
 #include <array>
 #include <functional>
 #include <initializer_list>
@@ -188,9 +190,13 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
   bool inline_code = false;
   bool in_place = false;
   const ShellWord* script = nullptr;
+  std::vector<std::string_view> codes;  // the inline programs, to look inside
   size_t i = 0;
   if (v.name == "deno" && !v.args.empty()) {
-    if (v.args[0]->text == "eval") inline_code = true;
+    if (v.args[0]->text == "eval") {
+      inline_code = true;
+      if (v.args.size() >= 2) codes.push_back(v.args[1]->text);
+    }
     i = v.args.size();
   }
   for (; i < v.args.size(); ++i) {
@@ -207,9 +213,14 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
     const std::string lower = Lower(t);
     bool matched_long = false;
     for (std::string_view l : in.inline_long) {
-      if (lower == l || (lower.starts_with(l) && lower.size() > l.size() && lower[l.size()] == '=')) {
+      if (lower == l) {
         inline_code = true;
         matched_long = true;
+        if (i + 1 < v.args.size()) codes.push_back(v.args[++i]->text);
+      } else if (lower.starts_with(l) && lower.size() > l.size() && lower[l.size()] == '=') {
+        inline_code = true;
+        matched_long = true;
+        codes.push_back(t.substr(l.size() + 1));
       }
     }
     if (matched_long || t.starts_with("--")) {
@@ -238,7 +249,12 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
       const char c = t[k];
       if (in.inline_flags.find(c) != std::string_view::npos) {
         inline_code = true;
-        if (k + 1 == t.size()) ++i;  // the code is the next word
+        if (k + 1 == t.size()) {
+          if (i + 1 < v.args.size()) codes.push_back(v.args[i + 1]->text);
+          ++i;  // the code is the next word
+        } else {
+          codes.push_back(t.substr(k + 1));  // -c'code'
+        }
         break;
       }
       if (in.in_place && c == 'i') {
@@ -253,6 +269,8 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
   }
   if (inline_code) {
     judge.Add("interpreter_inline_code", "inline interpreter code (-c/-e)", GuardTier::kDangerous);
+    const std::string_view family = in.prefix.empty() ? std::string_view(v.name) : in.prefix;
+    for (std::string_view code : codes) JudgeInterpreterCode(judge, family, code, depth);
   }
   if (in_place) {
     bool code_skipped = !inline_code;
@@ -313,10 +331,29 @@ void JudgeAwk(Judge& judge, const CommandView& v) {
   }
 }
 
-// sed script: the e command or s///e flag executes; w writes a file.
-bool SedExecutes(std::string_view s, std::vector<std::string>& writes) {
+// The replacement of s/// as the shell would get it from the e flag: \<delim>, \\ and \n
+// unescaped; & (the matched text) left as is.
+std::string SedReplacementText(std::string_view r, char delim) {
+  std::string out;
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i] == '\\' && i + 1 < r.size()) {
+      const char c = r[++i];
+      out += c == 'n' ? '\n' : c == 't' ? '\t' : c == delim ? delim : c;
+      continue;
+    }
+    out += r[i];
+  }
+  return out;
+}
+
+// sed script: the e command or s///e flag executes; w writes a file. The text `e COMMAND`
+// runs, and for s///e the replacement (the pattern space it produces), go to `commands`.
+bool SedExecutes(std::string_view s, std::vector<std::string>& writes,
+                 std::vector<std::string>& commands) {
   size_t i = 0;
   const size_t n = s.size();
+  bool executes = false;
   auto skip_delimited = [&](char delim) {
     while (i < n && s[i] != delim) {
       if (s[i] == '\\') ++i;
@@ -362,15 +399,24 @@ bool SedExecutes(std::string_view s, std::vector<std::string>& writes) {
     if (i >= n) break;
     const char cmd = s[i++];
     switch (cmd) {
-      case 'e':
-        return true;
+      case 'e': {
+        executes = true;
+        std::string command = rest_of_line();  // empty: runs the pattern space (unknown)
+        if (!command.empty()) commands.push_back(std::move(command));
+        break;
+      }
       case 's': {
         if (i >= n) break;
         const char d = s[i++];
         skip_delimited(d);
+        const size_t repl_start = i;
         skip_delimited(d);
+        const size_t repl_end = i > repl_start && i <= n && s[i - 1] == d ? i - 1 : i;
         while (i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}') {
-          if (s[i] == 'e') return true;
+          if (s[i] == 'e') {
+            executes = true;
+            commands.push_back(SedReplacementText(s.substr(repl_start, repl_end - repl_start), d));
+          }
           if (s[i] == 'w') {
             ++i;
             writes.push_back(rest_of_line());
@@ -398,10 +444,10 @@ bool SedExecutes(std::string_view s, std::vector<std::string>& writes) {
         break;
     }
   }
-  return false;
+  return executes;
 }
 
-void JudgeSed(Judge& judge, const CommandView& v) {
+void JudgeSed(Judge& judge, const CommandView& v, int depth) {
   std::vector<std::string_view> scripts;
   std::vector<const ShellWord*> operands;
   bool in_place = false;
@@ -441,11 +487,13 @@ void JudgeSed(Judge& judge, const CommandView& v) {
     operands.erase(operands.begin());
   }
   std::vector<std::string> writes;
+  std::vector<std::string> commands;
   bool exec = false;
-  for (std::string_view s : scripts) exec = SedExecutes(s, writes) || exec;
+  for (std::string_view s : scripts) exec = SedExecutes(s, writes, commands) || exec;
   if (exec) {
     judge.Add("sed_execute", "sed script that executes commands", GuardTier::kDangerous);
   }
+  for (const std::string& c : commands) judge.JudgeScript(c, depth + 1);
   for (const std::string& w : writes) {
     if (w == "/dev/stdout" || w == "/dev/stderr") continue;
     CheckWriteTarget(judge, ShellWord{w, kWordTilde});
@@ -594,7 +642,7 @@ void JudgeExecRules(Judge& judge, const CommandView& v, int depth) {
       }
     }
   } else if (n == "sed" || n == "gsed") {
-    JudgeSed(judge, v);
+    JudgeSed(judge, v, depth);
   } else {
     JudgeProgramFlags(judge, v, depth);
   }

@@ -164,6 +164,44 @@ void JudgeChown(Judge& judge, const CommandView& v) {
   }
 }
 
+// crontab: -l lists (allowed); -r removes every job; -e, a file operand, `-` or no operand at
+// all (stdin) installs one (persistence: the commands run later, unattended).
+void JudgeCrontab(Judge& judge, const CommandView& v) {
+  bool list = false;
+  bool remove = false;
+  bool install = false;
+  bool options_done = false;
+  for (size_t i = 0; i < v.args.size(); ++i) {
+    const std::string_view t = v.args[i]->text;
+    if (!options_done && t == "--") {
+      options_done = true;
+      continue;
+    }
+    if (!options_done && t.size() > 1 && t[0] == '-') {
+      if (t == "-u" || t == "-n") {
+        ++i;  // -u USER, cronie's -n HOST
+        continue;
+      }
+      if (t.starts_with("-u")) continue;  // -uUSER
+      for (size_t k = 1; k < t.size(); ++k) {
+        if (t[k] == 'l') list = true;
+        if (t[k] == 'r') remove = true;
+        if (t[k] == 'e') install = true;
+      }
+      continue;
+    }
+    install = true;  // a file, or `-` for stdin
+  }
+  if (remove) {
+    judge.Add("crontab_remove", "remove the user's crontab (every cron job)",
+              GuardTier::kDangerous);
+  }
+  if (install || (!list && !remove)) {
+    judge.Add("crontab_install", "install or edit a crontab (commands that run later)",
+              GuardTier::kDangerous);
+  }
+}
+
 void Uninstall(Judge& judge) {
   judge.Add("package_uninstall", "uninstall packages", GuardTier::kDangerous);
 }
@@ -257,6 +295,8 @@ void JudgeSystemRules(Judge& judge, const CommandView& v) {
     JudgeChmod(judge, v);
   } else if (n == "chown") {
     JudgeChown(judge, v);
+  } else if (n == "crontab") {
+    JudgeCrontab(judge, v);
   } else {
     JudgePackages(judge, v);
   }

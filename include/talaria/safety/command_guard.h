@@ -6,8 +6,11 @@
 // groups, control structures, $( ), backticks and process substitutions — and each one is
 // judged on its own after peeling wrappers (sudo, env, nice, timeout, xargs, busybox, ...).
 // Code handed to another program is judged too: `bash -c STRING`, eval, heredocs fed to a
-// shell, find -exec, git -c core.pager=..., and so on. Quoted arguments of harmless commands
-// are data: `echo "rm -rf /"` is allowed. Input that does not parse is dangerous; input past the
+// shell, find -exec, git -c core.pager=..., sed's e command, the strings inline interpreter
+// code (python -c, perl -e, node -e, ...) passes to os.system/subprocess/system/exec, and so
+// on. A recursive delete is judged at every directory an earlier `cd` may have moved to, and
+// with unset variables expanded empty (`rm -rf "$DIR"/` is `rm -rf /` when DIR is unset).
+// Quoted arguments of harmless commands are data: `echo "rm -rf /"` is allowed. Input that does not parse is dangerous; input past the
 // parser's limits, and raw control characters, are hardline (fail closed).
 //
 // Reasons carry a stable `rule` id and a stable `description`; both are fit to key approvals
@@ -49,6 +52,12 @@ struct GuardOptions {
 
 // Judges one command line (what a `terminal` call would hand to bash -c). Never throws.
 GuardVerdict JudgeCommand(std::string_view command, const GuardOptions& options);
+
+// The program (basename) a simple command runs once the wrappers the guard peels are taken
+// off: "diff" for {"sudo", "/usr/bin/diff", "a", "b"}, "curl" for {"timeout", "5s", "curl",
+// "x"}. Empty when nothing would run (`command -v x`, `sudo -l`) or the wrapper runs a command
+// string (`su -c ...`). Words are taken as literal text. Thread-safe.
+std::string PeeledProgramName(const std::vector<std::string>& argv);
 
 // "allow" | "approve" | "block" and "none" | "dangerous" | "hardline".
 std::string_view GuardDecisionName(GuardDecision decision);

@@ -1,51 +1,32 @@
 #include "tools/terminal/terminal_output.h"
 
 #include <array>
-#include <utility>
+#include <string>
+#include <vector>
 
+#include "safety/shell_parser.h"
+#include "talaria/safety/command_guard.h"
 #include "talaria/safety/redact.h"
 
 namespace talaria::tools {
 namespace {
 
-// The program of the last simple command: after the last unquoted ; | & or newline, past
-// assignments and the wrappers people put in front (sudo, env, time, ...), as a basename.
+// The program of the last simple command the line runs at top level (not inside $( ) or
+// <( )), as the command guard's shell parser sees it: quotes, ; && || | & and newlines,
+// subshells and compound commands all understood; assignments and wrappers (sudo, env, time,
+// timeout 5s, nice, ...) peeled by the guard. Empty when the line does not parse.
 std::string LastProgram(std::string_view command) {
-  size_t start = 0;
-  char quote = 0;
-  for (size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-      else if (c == '\\' && quote == '"') ++i;
-      continue;
-    }
-    if (c == '\\') {
-      ++i;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == ';' || c == '|' || c == '&' || c == '\n' || c == '(' || c == ')') {
-      start = i + 1;
-    }
+  auto parsed = safety::ParseShell(command);
+  if (!parsed) return {};
+  const std::vector<safety::SimpleCommand>& commands = parsed->commands;
+  for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
+    if (it->origin != safety::CommandOrigin::kTop || it->argv.empty()) continue;
+    std::vector<std::string> argv;
+    argv.reserve(it->argv.size());
+    for (const safety::ShellWord& w : it->argv) argv.push_back(w.text);
+    return std::string(safety::PeeledProgramName(argv));
   }
-  std::string_view rest = command.substr(std::min(start, command.size()));
-  static constexpr std::array<std::string_view, 8> kWrappers = {"sudo", "env", "time", "nice", "nohup",
-                                                                "command", "exec", "timeout"};
-  while (true) {
-    const size_t b = rest.find_first_not_of(" \t");
-    if (b == std::string_view::npos) return {};
-    rest.remove_prefix(b);
-    const size_t e = rest.find_first_of(" \t");
-    std::string_view word = rest.substr(0, e);
-    rest.remove_prefix(e == std::string_view::npos ? rest.size() : e);
-    if (word.find('=') != std::string_view::npos || word.starts_with('-')) continue;  // VAR=x, wrapper flags
-    if (const size_t slash = word.rfind('/'); slash != std::string_view::npos) word.remove_prefix(slash + 1);
-    bool wrapper = false;
-    for (std::string_view w : kWrappers) wrapper = wrapper || word == w;
-    if (wrapper) continue;
-    if (!word.empty() && word.find_first_not_of("0123456789.smhd") == std::string_view::npos) continue;  // timeout 5s
-    return std::string(word);
-  }
+  return {};
 }
 
 struct Meaning {

@@ -33,5 +33,16 @@ TEST(ExitCodeMeaning, KnowsTheUsualNonErrors) {
   EXPECT_EQ(ExitCodeMeaning("echo 'grep'; false", 1), std::nullopt);
 }
 
+// The last program is found by the guard's shell parser, not by splitting on characters.
+TEST(ExitCodeMeaning, FindsTheLastProgramWithTheShellParser) {
+  EXPECT_EQ(ExitCodeMeaning("cd x && grep foo bar", 1), "No matches found (not an error)");
+  EXPECT_EQ(ExitCodeMeaning("echo \"a | diff\" ; grep x y", 1), "No matches found (not an error)");
+  EXPECT_EQ(ExitCodeMeaning("grep x y; echo \"a | diff\"", 1), std::nullopt);
+  EXPECT_EQ(ExitCodeMeaning("if true; then diff a b; fi", 1), "Files differ (not an error)");
+  EXPECT_EQ(ExitCodeMeaning("x=$(grep a b) diff c d", 1), "Files differ (not an error)");
+  EXPECT_EQ(ExitCodeMeaning("nice -n 5 stdbuf -oL grep a b", 1), "No matches found (not an error)");
+  EXPECT_EQ(ExitCodeMeaning("grep 'unterminated", 1), std::nullopt);
+}
+
 }  // namespace
 }  // namespace talaria::tools
