@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/compiled_schema.h"
+#include "talaria/base/executor.h"
 
 namespace talaria {
 namespace {
@@ -203,15 +204,36 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
 
 namespace {
 
-// A handler that honoured a cancel request returns early with whatever it had; the call still
-// ends as cancelled, with that partial text kept for the model.
-ToolResult MarkCancelledIfStopped(ToolResult r, const ToolContext& ctx) {
-  if (!ctx.cancelled() || r.status == CallStatus::kCancelled || r.status == CallStatus::kTimedOut) return r;
+std::string TimedOutMessage(const std::string& tool, std::chrono::steady_clock::duration waited) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f", std::chrono::duration<double>(waited).count());
+  std::string message = "Error executing tool '" + tool + "': timed out after ";
+  message += secs;
+  message += "s";
+  return message;
+}
+
+// A handler that honoured a stop request returns early with whatever it had; the call still
+// ends as cancelled — or timed out, when the stop came from its deadline (a batch's watchdog
+// fires the token then) — with that partial text kept for the model.
+ToolResult MarkStopped(ToolResult r, const ToolContext& ctx, const std::string& tool,
+                       std::chrono::steady_clock::time_point began) {
+  if (!ctx.cancelled() || r.status == CallStatus::kTimedOut) return r;
+  const bool timed_out = ctx.expired();
+  if (r.status == CallStatus::kCancelled) {
+    if (timed_out) {
+      r.status = CallStatus::kTimedOut;
+      r.error_type = "timeout";
+    }
+    return r;
+  }
   Json body = Json::object();
-  body["error"] = "Tool execution cancelled by user interrupt";
-  body["status"] = "cancelled";
+  body["error"] = timed_out ? TimedOutMessage(tool, std::chrono::steady_clock::now() - began)
+                            : std::string("Tool execution cancelled by user interrupt");
+  body["status"] = timed_out ? "timeout" : "cancelled";
   if (!r.text.empty()) body["partial_output"] = r.text;
-  return ToolResult::ErrorJson(std::move(body), CallStatus::kCancelled, "cancelled");
+  return timed_out ? ToolResult::ErrorJson(std::move(body), CallStatus::kTimedOut, "timeout")
+                   : ToolResult::ErrorJson(std::move(body), CallStatus::kCancelled, "cancelled");
 }
 
 }  // namespace
@@ -225,11 +247,12 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     return ToolResult::Error("Error executing tool '" + entry.name() + "': deadline passed before it started",
                              CallStatus::kTimedOut, "timeout");
   }
+  const auto began = std::chrono::steady_clock::now();
   try {
     if (!entry.is_async()) {
       ToolResult r = entry.handler()(args, ctx);
       BoundHandlerError(r);
-      return MarkCancelledIfStopped(std::move(r), ctx);
+      return MarkStopped(std::move(r), ctx, entry.name(), began);
     }
     // The handler gets its own stop source so a timeout here can stop it, while a cancel
     // from the caller still reaches it through the forwarding callback.
@@ -237,32 +260,29 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     std::stop_callback forward(ctx.cancel, [&own_stop] { own_stop.request_stop(); });
     ToolContext handler_ctx = ctx;
     handler_ctx.cancel = own_stop.get_token();
-    const auto began = std::chrono::steady_clock::now();
     const auto limit = std::min(ctx.deadline, began + options_.async_timeout);
     handler_ctx.deadline = limit;
     std::future<ToolResult> future = entry.async_handler()(args, handler_ctx);
     if (!future.valid()) return ToolResult::Error("async handler returned no future");
-    // Waits in short slices so a cancel wakes the wait even when the handler ignores its token.
-    bool ready = false;
-    while (!ready && !ctx.cancelled() && std::chrono::steady_clock::now() < limit) {
-      ready = future.wait_until(std::min(limit, std::chrono::steady_clock::now() + std::chrono::milliseconds(20))) ==
-              std::future_status::ready;
-    }
-    if (!ready) {
+    // Through the shared executor's wait: a cancel wakes it even when the handler ignores its
+    // token, and on an executor worker (an async handler dispatching a tool) it runs queued
+    // tasks instead of blocking, so nested async calls never deadlock the pool. When it runs
+    // the handler's own task itself, the deadline still stops the handler (own_stop).
+    const WaitResult waited = Executor::WaitFor(future, limit, ctx.cancel, own_stop);
+    if (waited != WaitResult::kReady) {
       own_stop.request_stop();
       // A cooperative handler ends promptly once stopped; give it a short grace.
-      future.wait_for(std::chrono::seconds(3));
-      if (ctx.cancelled()) {
+      (void)Executor::WaitFor(future, std::chrono::steady_clock::now() + std::chrono::seconds(3));
+      // kStopped without a cancel: the executor this worker belongs to is shutting down.
+      // A cancel token fired by the deadline (a batch's watchdog) is a timeout, not a cancel.
+      if ((ctx.cancelled() && !ctx.expired()) || waited == WaitResult::kStopped) {
         return ToolResult::Error("Tool execution cancelled by user interrupt", CallStatus::kCancelled, "cancelled");
       }
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%.1f", std::chrono::duration<double>(limit - began).count());
-      return ToolResult::Error("Error executing tool '" + entry.name() + "': timed out after " + secs + "s",
-                               CallStatus::kTimedOut, "timeout");
+      return ToolResult::Error(TimedOutMessage(entry.name(), limit - began), CallStatus::kTimedOut, "timeout");
     }
     ToolResult r = future.get();
     BoundHandlerError(r);
-    return MarkCancelledIfStopped(std::move(r), ctx);
+    return MarkStopped(std::move(r), ctx, entry.name(), began);
   } catch (const std::exception& e) {
     return ExecutionFailed(DemangledTypeName(typeid(e)), e.what());
   } catch (...) {

@@ -60,6 +60,7 @@ class Dispatcher {
   explicit Dispatcher(Registry& registry = Registry::Global(), DispatcherOptions options = {});
 
   Registry& registry() { return registry_; }
+  const Registry& registry() const { return registry_; }
   HookSet& hooks() { return hooks_; }
   const DispatcherOptions& options() const { return options_; }
 
@@ -74,6 +75,9 @@ class Dispatcher {
   // Arguments already parsed (an object, or the call fails with "Invalid tool arguments").
   ToolResult DispatchArgs(std::string_view name, Json args, ToolContext& ctx,
                           PreHookMode pre_mode = PreHookMode::kDecide) const;
+  // Ends a call that will not run (a batch cancelled before its turn) with `result`: the post
+  // hooks, result transforms and budget see it like any other ending, exactly once.
+  ToolResult Conclude(std::string_view name, std::string_view raw_args, ToolContext& ctx, ToolResult result) const;
 
  private:
   ToolResult Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
