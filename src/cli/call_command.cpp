@@ -6,9 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/tty_prompter.h"
-#include "talaria/tools/command_policy.h"
-#include "talaria/tools/session.h"
+#include "cli/cli_session.h"
 
 namespace talaria::cli {
 
@@ -30,23 +28,9 @@ int RunCall(Runtime& rt, const CallOptions& options) {
     }
     args[assignment.substr(0, eq)] = assignment.substr(eq + 1);
   }
-  // Commands are judged by the guard; a dangerous one is asked about on the terminal (mode ask).
-  if (Status s = tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), MakeTtyPrompter()); !s.ok()) {
-    std::fprintf(stderr, "talaria call: %s\n", s.message().c_str());
-    return kExitUsage;
-  }
-  auto session_options = tools::SessionOptionsFromConfig(rt.config());
-  if (!session_options) {
-    std::fprintf(stderr, "talaria call: %s\n", session_options.error().message().c_str());
-    return kExitUsage;
-  }
-  session_options->roots = options.session.roots;
-  auto session = tools::OpenSession(std::move(*session_options));
-  if (!session) {
-    std::fprintf(stderr, "talaria call: %s\n", session.error().message().c_str());
-    return kExitUsage;
-  }
-  ToolContext ctx = (*session)->NewContext("cli_" + std::to_string(::getpid()));
+  std::shared_ptr<tools::Session> session = OpenCliSession(rt, options.session, "call");
+  if (!session) return kExitUsage;
+  ToolContext ctx = session->NewContext("cli_" + std::to_string(::getpid()));
   ToolResult result = rt.dispatcher().DispatchArgs(options.name, std::move(args), ctx);
   std::printf("%s\n", result.text.c_str());
   return result.ok() ? kExitOk : kExitToolError;

@@ -35,6 +35,19 @@ struct CallOptions {
 };
 int RunCall(Runtime& rt, const CallOptions& options);
 
+// talaria batch FILE|-: exit 0 when every call succeeded, 1 when one failed, 2 for bad input,
+// 128+N when signal N cancelled it.
+struct BatchCommandOptions {
+  SessionFlags session;
+  std::string input;  // a file, or "-"/empty for stdin
+  bool plan_only = false;
+  bool json = false;  // with plan_only: the plan as JSON
+  bool quiet = false; // no progress line
+  size_t workers = 8;
+  double timeout_s = 420;
+};
+int RunBatch(Runtime& rt, const BatchCommandOptions& options);
+
 // talaria check-command [--json] -- "CMD": exit 0 allow, 1 approve, 2 block.
 struct CheckCommandOptions {
   std::string command;

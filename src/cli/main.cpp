@@ -49,6 +49,23 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  cli::BatchCommandOptions batch_opts;
+  CLI::App* batch = app.add_subcommand(
+      "batch",
+      "Run one turn's tool calls (JSON lines of {name, arguments}, or an assistant message with\n"
+      "tool_calls) in parallel where safe; print one tool message per call, in order.\n"
+      "Ctrl-C or SIGTERM cancels. Exit status: 0 all ok, 1 a call failed, 2 bad input, 128+N signal N");
+  batch->add_option("input", batch_opts.input, "file to read, or - for stdin (default: stdin)");
+  batch->add_flag("--plan", batch_opts.plan_only, "print the segments without running anything");
+  batch->add_flag("--json", batch_opts.json, "with --plan: the plan as JSON");
+  batch->add_flag("--quiet", batch_opts.quiet, "no progress line on a terminal");
+  batch->add_option("--workers", batch_opts.workers, "parallel workers (default 8)")->check(CLI::Range(1, 64));
+  batch->add_option("--timeout", batch_opts.timeout_s, "batch deadline in seconds (default 420; 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  batch->add_option("--root", batch_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   cli::CheckCommandOptions check_opts;
   CLI::App* check = app.add_subcommand(
       "check-command",
@@ -79,5 +96,6 @@ int main(int argc, char** argv) {
   }
   if (toolsets->parsed()) return cli::RunToolsets(**rt);
   if (call->parsed()) return cli::RunCall(**rt, call_opts);
+  if (batch->parsed()) return cli::RunBatch(**rt, batch_opts);
   return cli::kExitUsage;
 }

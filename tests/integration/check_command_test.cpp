@@ -11,48 +11,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/base/subprocess.h"
-
-extern char** environ;
+#include "cli_harness.h"
 
 namespace talaria {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct CheckRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using CheckRun = testing_cli::CliRun;
 
-// Runs `talaria args...` with HOME and TALARIA_HOME pointing at a directory that does not
-// need to exist (check-command touches no state).
+// check-command touches no state: HOME and TALARIA_HOME need not exist.
 CheckRun CheckCommand(const std::vector<std::string>& args) {
-  SpawnOptions options;
-  options.argv = {TALARIA_CLI_PATH};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    if (kv.starts_with("TALARIA_HOME=") || kv.starts_with("HOME=")) continue;
-    env.emplace_back(kv);
-  }
-  env.push_back("HOME=/home/checker");
-  env.push_back("TALARIA_HOME=/home/checker/.talaria");
-  options.env = std::move(env);
-  options.timeout = std::chrono::seconds(10);
-  CheckRun run;
-  auto result = RunProcess(options);
-  if (!result) {
-    ADD_FAILURE() << "could not run talaria: " << result.error().message();
-    return run;
-  }
-  EXPECT_FALSE(result->timed_out);
-  run.exit_code = result->exit_code;
-  run.out = std::move(result->stdout_text);
-  run.err = std::move(result->stderr_text);
-  return run;
+  return testing_cli::RunTalaria({.home = "/home/checker", .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(10)}, args);
 }
 
 nlohmann::json ParseOut(const CheckRun& run) {

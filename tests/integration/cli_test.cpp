@@ -16,11 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
+#include "cli_harness.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/toolsets.h"
-
-extern char** environ;
 
 namespace talaria {
 namespace {
@@ -29,73 +28,14 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A fresh TALARIA_HOME, removed at the end of the test.
-class TempHome {
- public:
-  TempHome() {
-    char tmpl[] = "/tmp/talaria-cli-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempHome() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string config_path() const { return path_ + "/config.yaml"; }
-  void WriteConfig(std::string_view yaml) const { std::ofstream(config_path()) << yaml; }
-
- private:
-  std::string path_;
-};
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using testing_cli::CliRun;
+using testing_cli::Describe;
+using testing_cli::SplitLines;
+using testing_cli::TempHome;
 
 // Runs `talaria args...` with TALARIA_HOME and HOME set to `home`, in `cwd` (default: ours).
 CliRun Talaria(const TempHome& home, const std::vector<std::string>& args, const std::string& cwd = "") {
-  SpawnOptions options;
-  options.cwd = cwd;
-  options.argv = {TALARIA_CLI_PATH};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    if (kv.starts_with("TALARIA_HOME=") || kv.starts_with("HOME=")) continue;
-    env.emplace_back(kv);
-  }
-  env.push_back("TALARIA_HOME=" + home.path());
-  env.push_back("HOME=" + home.path());
-  options.env = std::move(env);
-  options.timeout = std::chrono::seconds(10);
-  CliRun run;
-  auto result = RunProcess(options);
-  if (!result) {
-    ADD_FAILURE() << "could not run " << TALARIA_CLI_PATH << ": " << result.error().message();
-    return run;
-  }
-  EXPECT_FALSE(result->timed_out) << "talaria hung";
-  run.exit_code = result->exit_code;
-  run.out = std::move(result->stdout_text);
-  run.err = std::move(result->stderr_text);
-  return run;
-}
-
-std::string Describe(const std::vector<std::string>& args, const CliRun& run) {
-  std::string cmd = "talaria";
-  for (const auto& a : args) cmd += " " + a;
-  return cmd + "\n  exit " + std::to_string(run.exit_code) +
-         "\n  stdout: " + run.out.substr(0, 600) + "\n  stderr: " + run.err.substr(0, 600);
-}
-
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
+  return testing_cli::RunTalaria({.home = home.path(), .cwd = cwd, .stdin_data = {}, .timeout = std::chrono::seconds(10)}, args);
 }
 
 std::vector<std::string> Words(const std::string& line) {
