@@ -1,0 +1,359 @@
+// One behaviour, every backend: the same tests against the local environment, the bubblewrap
+// sandbox (when bwrap works here) and SSH to a real sshd on a loopback port (tests/support).
+// What only one backend does (the scrubbed local environment, the sandbox's walls, the ssh
+// connection's life) is tested in that backend's own file.
+//
+// Every backend's commands are processes on this machine (the ssh "remote" is loopback; the
+// host sees into the sandbox's PID namespace), so "nothing is left running" is checked with
+// pgrep here. Each test's `sleep` has a duration of its own per backend (UniqueSleep), so tests
+// running in parallel never see each other's processes.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <thread>
+
+#include "env/ssh_command.h"
+#include "support/env_helpers.h"
+#include "support/sshd_server.h"
+#include "talaria/base/spawn.h"
+#include "talaria/env/environment.h"
+
+namespace talaria::env {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::NoProcessWithin;
+using test_support::ProcessRunning;
+using test_support::ReadUntilEof;
+
+enum class Backend { kLocal, kSandbox, kSsh };
+
+std::string BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kLocal:
+      return "local";
+    case Backend::kSandbox:
+      return "bwrap";
+    case Backend::kSsh:
+      return "ssh";
+  }
+  return "unknown";
+}
+
+// Test names and messages show the backend's name rather than the enum's bytes.
+void PrintTo(Backend backend, std::ostream* os) { *os << BackendName(backend); }
+
+// A `sleep` command line no other test or backend runs, and a pgrep pattern matching it but not
+// the pattern's own text.
+struct Sleeper {
+  std::string command;
+  std::string pattern;
+};
+
+class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    switch (GetParam()) {
+      case Backend::kLocal: {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-env-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        scratch_ = std::filesystem::canonical(tmpl).string();
+        work_ = scratch_;
+        LocalOptions options;
+        options.initial_cwd = work_;
+        auto env = OpenLocal(options);
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
+      case Backend::kSandbox: {
+        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
+        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
+        tmpl += "/talaria-sandbox-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        scratch_ = std::filesystem::canonical(tmpl).string();
+        work_ = scratch_ + "/ws";
+        std::filesystem::create_directories(work_);
+        SandboxOptions options;
+        options.local.initial_cwd = work_;
+        options.writable = {work_};
+        auto env = OpenSandbox(options);
+        if (!env && (env.error().code() == StatusCode::kNotFound ||
+                     env.error().code() == StatusCode::kFailedPrecondition)) {
+          GTEST_SKIP() << "bwrap does not work here: " << env.error().ToString();
+        }
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
+      case Backend::kSsh: {
+        if (const std::string reason = test_support::SshdUnavailableReason(); !reason.empty()) {
+          GTEST_SKIP() << "no sshd to test against: " << reason;
+        }
+        auto sshd = test_support::SshdServer::Start();
+        ASSERT_TRUE(sshd) << sshd.error().ToString();
+        sshd_ = std::move(*sshd);
+        work_ = sshd_->work_dir();
+        auto env = OpenSsh(sshd_->ClientOptions());
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
+    }
+  }
+
+  void TearDown() override {
+    env_.reset();  // before sshd: the session's end reaches the remote side
+    sshd_.reset();
+    if (!scratch_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch_, ec);
+    }
+  }
+
+  CommandOutcome Run(std::string_view command, CommandOptions options = {}) {
+    auto r = env_->Run(command, options);
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : CommandOutcome{};
+  }
+
+  // `test` (1-99) tells the tests apart, the fraction the backends.
+  Sleeper UniqueSleep(int test) const {
+    const std::string seconds = std::to_string(100 + test);
+    const std::string fraction = std::to_string(static_cast<int>(GetParam()) + 1) + "7";
+    return {"sleep " + seconds + "." + fraction, "sleep " + seconds + "[.]" + fraction};
+  }
+
+  const std::string& work() const { return work_; }
+
+  std::string scratch_;  // removed at the end; empty for ssh (the server removes its own)
+  std::string work_;     // where the session starts
+  std::unique_ptr<test_support::SshdServer> sshd_;
+  std::shared_ptr<Environment> env_;
+};
+
+TEST_P(EnvironmentConformance, RunsInTheInitialDirectoryMergesStderrAndReturnsTheExitCode) {
+  EXPECT_EQ(env_->kind(), BackendName(GetParam()));
+  EXPECT_EQ(env_->cwd(), work());
+  CommandOutcome r = Run("pwd; echo oops >&2; echo after; exit 3");
+  EXPECT_EQ(r.output, work() + "\noops\nafter\n");
+  EXPECT_EQ(r.output_total_bytes, r.output.size());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.cancelled);
+  // 255 is ssh's own failure code; a command exiting 255 is still an outcome.
+  EXPECT_EQ(Run("echo x; exit 255").exit_code, 255);
+  EXPECT_EQ(Run("true").exit_code, 0);
+}
+
+TEST_P(EnvironmentConformance, CwdAndExportsCarryOverToTheNextCommand) {
+  std::filesystem::create_directories(work() + "/sub/deeper");
+  Run("cd sub/deeper && export GREETING='hello world' && LOCAL_ONLY=1");
+  EXPECT_EQ(env_->cwd(), work() + "/sub/deeper");
+  EXPECT_EQ(Run("pwd; echo \"$GREETING\"; echo \"${LOCAL_ONLY:-unset}\"").output,
+            work() + "/sub/deeper\nhello world\nunset\n");
+  // A failing command (and `exit`) still saves what it changed before.
+  Run("cd ..; export LEVEL=2; exit 7");
+  EXPECT_EQ(env_->cwd(), work() + "/sub");
+  EXPECT_EQ(Run("pwd; echo $LEVEL").output, work() + "/sub\n2\n");
+}
+
+TEST_P(EnvironmentConformance, WorkdirOverridesTheSessionDirectoryForOneCommand) {
+  std::filesystem::create_directories(work() + "/other");
+  CommandOptions options;
+  options.workdir = work() + "/other";
+  EXPECT_EQ(Run("pwd", options).output, work() + "/other\n");
+}
+
+TEST_P(EnvironmentConformance, ADeletedWorkingDirectoryFallsBackToItsNearestAncestor) {
+  std::filesystem::create_directories(work() + "/gone/deep");
+  Run("cd gone/deep");
+  std::filesystem::remove_all(work() + "/gone");
+  EXPECT_EQ(Run("pwd").output, work() + "\n");
+}
+
+TEST_P(EnvironmentConformance, CommandTextAndOutputRoundTripExactly) {
+  EXPECT_EQ(Run("printf '%s\\n' \"it's \\$HOME\"").output, "it's $HOME\n");
+  EXPECT_EQ(Run("echo 'single '\\''quoted'\\''' \"double \\\"quoted\\\"\" back\\\\slash").output,
+            "single 'quoted' double \"quoted\" back\\slash\n");
+  EXPECT_EQ(Run("echo '`not run` $(not run) ${HOME:+x}'; echo `echo ran`").output,
+            "`not run` $(not run) ${HOME:+x}\nran\n");
+  EXPECT_EQ(Run("echo one\necho 'two\nlines'\n\n# comment; echo no\n").output, "one\ntwo\nlines\n");
+  EXPECT_EQ(Run("echo ünïcödé ✓ 日本 🚀").output, "ünïcödé ✓ 日本 🚀\n");
+  EXPECT_EQ(Run("x='a;b|c&d>e' && echo \"$x\" '*' ~root/.. ; echo $((6*7))").output,
+            "a;b|c&d>e * /root/..\n42\n");
+  // Every byte but NUL, through the command text and back through stdout.
+  std::string all_bytes;
+  for (int c = 1; c < 256; ++c) all_bytes += static_cast<char>(c);
+  EXPECT_EQ(Run("printf '%s' " + ShellQuote(all_bytes)).output, all_bytes);
+  // And through stdin.
+  CommandOptions options;
+  options.stdin_data = "line 1\nit's $HOME\n" + all_bytes;
+  EXPECT_EQ(Run("cat", options).output, options.stdin_data);
+}
+
+TEST_P(EnvironmentConformance, TimeoutKillsTheWholeGroupAndKeepsPartialOutput) {
+  const Sleeper sleeper = UniqueSleep(1);
+  CommandOptions options;
+  options.timeout = 500ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandOutcome r =
+      Run("echo before; " + sleeper.command + " & " + sleeper.command + "; echo never", options);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.cancelled);
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_EQ(r.output.rfind("before\n", 0), 0u) << r.output;  // bash may add "Terminated"
+  EXPECT_EQ(r.output.find("never"), std::string::npos);
+  // Both sleeps, the one in the background too.
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 1s));
+  EXPECT_EQ(Run("pgrep -f '" + sleeper.pattern + "' || echo none").output, "none\n");
+  // The session goes on.
+  EXPECT_EQ(Run("pwd").output, work() + "\n");
+}
+
+TEST_P(EnvironmentConformance, WhatStillHoldsTheOutputWhenTheCommandEndsIsKilled) {
+  const Sleeper holder = UniqueSleep(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandOutcome r = Run(holder.command + " & echo started");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_EQ(r.output, "started\n");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(NoProcessWithin(holder.pattern, 1s));
+  // A job that let go of the output is left alone, except in the sandbox, whose PID namespace
+  // (and everything in it) ends with the command.
+  const Sleeper detached = UniqueSleep(3);
+  Run("nohup " + detached.command + " >/dev/null 2>&1 &");
+  if (GetParam() == Backend::kSandbox) {
+    EXPECT_TRUE(NoProcessWithin(detached.pattern, 1s));
+  } else {
+    EXPECT_TRUE(ProcessRunning(detached.pattern));
+  }
+  SpawnOptions pkill;
+  pkill.argv = {"pkill", "-f", detached.pattern};
+  (void)RunProcess(pkill);
+}
+
+TEST_P(EnvironmentConformance, CancellationKillsTheCommandWith130) {
+  const Sleeper sleeper = UniqueSleep(4);
+  std::stop_source stop;
+  CommandOptions options;
+  options.cancel = stop.get_token();
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(400ms);
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandOutcome r = Run("echo before; " + sleeper.command + " & " + sleeper.command, options);
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 130);
+  EXPECT_EQ(r.output.rfind("before\n", 0), 0u) << r.output;
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 1s));
+  EXPECT_EQ(Run("echo still here").output, "still here\n");
+}
+
+TEST_P(EnvironmentConformance, HugeOutputIsBoundedHeadAndTail) {
+  // Less over ssh, where every byte crosses the (encrypted) channel.
+  const size_t bytes = GetParam() == Backend::kSsh ? 5'000'000 : 50'000'000;
+  CommandOptions options;
+  options.max_output_bytes = 1000;
+  CommandOutcome r = Run(
+      "echo START; head -c " + std::to_string(bytes) + " /dev/zero | tr '\\0' x; echo; echo END",
+      options);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output_total_bytes, bytes + 6 + 1 + 4);
+  EXPECT_LT(r.output.size(), 1200u);
+  EXPECT_EQ(r.output.rfind("START\n", 0), 0u);
+  EXPECT_NE(r.output.find("[OUTPUT TRUNCATED - "), std::string::npos);
+  EXPECT_EQ(r.output.substr(r.output.size() - 4), "END\n");
+  // The new cwd still arrives, and is not part of the output.
+  EXPECT_EQ(Run("cd /; echo ok", options).output, "ok\n");
+  EXPECT_EQ(env_->cwd(), "/");
+}
+
+TEST_P(EnvironmentConformance, StartRunsInTheBackgroundFromTheSessionState) {
+  Run("export FROM_SESSION=yes; cd /");
+  auto child = env_->Start("echo $FROM_SESSION; pwd; echo err >&2; export LEAK=1; cd /tmp", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  const std::string out = ReadUntilEof(child->output.get());
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(out, "yes\n/\nerr\n");
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 0);
+  // A background command's changes stay its own.
+  EXPECT_EQ(Run("echo ${LEAK:-none}; pwd").output, "none\n/\n");
+}
+
+TEST_P(EnvironmentConformance, StartedProcessRunsOnWhileTheSessionGoesOn) {
+  const Sleeper sleeper = UniqueSleep(5);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto child = env_->Start("echo ready; " + sleeper.command + "; echo done", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);  // Start does not wait for the command
+  // Its first output arrives while it still runs.
+  std::string out;
+  char buf[64];
+  for (int i = 0; i < 500 && out.find('\n') == std::string::npos; ++i) {
+    const ssize_t n = ::read(child->output.get(), buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+    if (n <= 0) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(out, "ready\n");
+  bool running = false;
+  for (int i = 0; i < 100 && !running; ++i) {
+    running = ProcessRunning(sleeper.pattern);
+    if (!running) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(running);
+  siginfo_t info{};
+  EXPECT_EQ(::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED | WNOHANG), 0);
+  EXPECT_EQ(info.si_pid, 0) << "the started process ended early";
+  // Foreground commands run meanwhile.
+  EXPECT_EQ(Run("echo meanwhile").output, "meanwhile\n");
+  // Its owner ends its group; the session's end stops what it left on the far side.
+  EXPECT_TRUE(TerminateProcessGroup(child->pid, child->pidfd.get(), 1s));
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  env_.reset();
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 2s));
+}
+
+TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
+  StartOptions start;
+  start.stdin_pipe = true;
+  auto child = env_->Start("read -r line; echo \"got $line\"", {}, start);
+  ASSERT_TRUE(child) << child.error().ToString();
+  ASSERT_EQ(::write(child->input.get(), "hello\n", 6), 6);
+  child->input.reset();
+  EXPECT_EQ(ReadUntilEof(child->output.get()), "got hello\n");
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+
+  start = {};
+  start.pty = true;
+  child = env_->Start("if [ -t 0 ] && [ -t 1 ]; then echo tty; else echo no-tty; fi", {}, start);
+  ASSERT_TRUE(child) << child.error().ToString();
+  const std::string out = ReadUntilEof(child->output.get());
+  EXPECT_NE(out.find("tty\r\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("no-tty"), std::string::npos) << out;
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+}
+
+INSTANTIATE_TEST_SUITE_P(, EnvironmentConformance,
+                         ::testing::Values(Backend::kLocal, Backend::kSandbox, Backend::kSsh),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return BackendName(info.param);
+                         });
+
+}  // namespace
+}  // namespace talaria::env
