@@ -44,8 +44,10 @@ bench: deps
 	build-bench/bench/talaria_file_bench
 	build-bench/bench/talaria_lint_bench
 	build-bench/bench/talaria_terminal_bench
+	build-bench/bench/talaria_ssh_bench
 	build-bench/bench/talaria_guard_bench
 	build-bench/bench/talaria_planner_bench
+	build-bench/bench/talaria_batch_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench

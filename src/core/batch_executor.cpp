@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "talaria/base/executor.h"
 #include "talaria/core/budget.h"
 #include "talaria/safety/workspace.h"
 
@@ -23,10 +24,23 @@ std::string CallId(const BatchCall& call, size_t index) {
 
 struct Batch::CallState {
   std::stop_source stop;
-  // Guarded by watch_mu_:
-  bool running = false;
-  SteadyClock::time_point deadline = SteadyClock::time_point::max();
 };
+
+// The calls of one parallel segment, shared with the pool tasks that help run them: a task that
+// starts only after every call was claimed finds nothing to do and never touches the Batch.
+struct Batch::SegmentRun {
+  explicit SegmentRun(size_t n) : size(n) {}
+  const size_t size;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::condition_variable finished;
+  size_t done = 0;  // Guarded by mu.
+};
+
+Executor& BatchPool() {
+  static Executor pool(kBatchPoolWorkers);
+  return pool;
+}
 
 BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry, std::string_view cwd) {
   std::vector<PlannedCall> planned;
@@ -70,10 +84,7 @@ std::vector<ToolResult> Batch::Run(const ToolContext& base) {
   std::stop_callback cancel_all(base.cancel, [this] { Cancel(); });
 
   const BatchPlan plan = PlanBatchCalls(calls_, dispatcher_.registry(), BatchCwd(base));
-  {
-    std::jthread watchdog([this](std::stop_token stop) { WatchDeadlines(stop); });
-    for (const PlannedSegment& segment : plan.segments) RunSegment(segment, base);
-  }  // the watchdog is stopped and joined here
+  for (const PlannedSegment& segment : plan.segments) RunSegment(segment, base);
 
   std::vector<std::string> ids;
   ids.reserve(calls_.size());
@@ -89,7 +100,7 @@ std::vector<ToolResult> Batch::Run(const ToolContext& base) {
 
 void Batch::RunSegment(const PlannedSegment& segment, const ToolContext& base) {
   const size_t size = segment.calls.size();
-  const size_t workers = std::min(std::max<size_t>(options_.max_workers, 1), size);
+  const size_t workers = std::min({std::max<size_t>(options_.max_workers, 1), size, kMaxBatchWorkers});
   if (!segment.parallel || workers < 2) {
     for (size_t index : segment.calls) RunCall(index, base, {});
     return;
@@ -98,28 +109,38 @@ void Batch::RunSegment(const PlannedSegment& segment, const ToolContext& base) {
     std::lock_guard lock(gate_mu_);
     next_to_start_ = 0;
   }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k = next.fetch_add(1); k < size; k = next.fetch_add(1)) {
+  auto run = std::make_shared<SegmentRun>(size);
+  // Copied into each pool task: only the shared run is touched before a call is claimed.
+  auto work = [this, run, calls = segment.calls.data(), &base] {
+    for (size_t k = run->next.fetch_add(1); k < run->size; k = run->next.fetch_add(1)) {
       {
         // Calls start in call order even though workers race for them: call k waits until
         // call k-1 has started.
         std::unique_lock lock(gate_mu_);
         gate_cv_.wait_for(lock, kStartOrderGateTimeout, [&] { return next_to_start_ >= k; });
       }
-      RunCall(segment.calls[k], base, [this, k] {
+      RunCall(calls[k], base, [this, k] {
         {
           std::lock_guard lock(gate_mu_);
           next_to_start_ = std::max(next_to_start_, k + 1);
         }
         gate_cv_.notify_all();
       });
+      {
+        std::lock_guard lock(run->mu);
+        ++run->done;
+      }
+      run->finished.notify_all();
     }
   };
-  std::vector<std::jthread> pool;
-  pool.reserve(workers - 1);
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();  // the calling thread is the pool's first worker
+  // The calling thread is the first worker; the pool lends the rest. A busy pool only means
+  // fewer helpers: the caller claims whatever they have not.
+  for (size_t w = 1; w < workers; ++w) {
+    if (!BatchPool().Post(work)) break;
+  }
+  work();
+  std::unique_lock lock(run->mu);
+  run->finished.wait(lock, [&] { return run->done == run->size; });
 }
 
 void Batch::RunCall(size_t index, const ToolContext& base, const std::function<void()>& started) {
@@ -143,47 +164,14 @@ void Batch::RunCall(size_t index, const ToolContext& base, const std::function<v
   SteadyClock::time_point deadline = batch_deadline_;
   if (options_.call_timeout.count() > 0) deadline = std::min(deadline, now + options_.call_timeout);
   ctx.deadline = deadline;
-  {
-    std::lock_guard lock(watch_mu_);
-    state.running = true;
-    state.deadline = deadline;
-    ++watch_changes_;
-  }
-  watch_cv_.notify_all();
+  // At the deadline the call's token fires, so a handler that only polls its token still stops
+  // (and its children die) on time; the dispatcher then reports the call timed out.
+  const uint64_t alarm = deadline == SteadyClock::time_point::max() ? 0 : BatchPool().SetAlarm(deadline, state.stop);
   Tell(BatchEvent::Kind::kStarted, index);
   if (started) started();
   results_[index] = dispatcher_.Dispatch(call.name, call.arguments, ctx);
-  {
-    std::lock_guard lock(watch_mu_);
-    state.running = false;
-  }
+  if (alarm != 0) (void)BatchPool().CancelAlarm(alarm);
   Tell(BatchEvent::Kind::kFinished, index);
-}
-
-// Fires the cancel token of every running call whose deadline passed, so a handler that only
-// polls its token still stops (and its children die) on time.
-void Batch::WatchDeadlines(std::stop_token stop) {
-  std::unique_lock lock(watch_mu_);
-  while (!stop.stop_requested()) {
-    const uint64_t seen = watch_changes_;
-    const auto now = SteadyClock::now();
-    auto next = SteadyClock::time_point::max();
-    for (size_t i = 0; i < calls_.size(); ++i) {
-      CallState& s = states_[i];
-      if (!s.running || s.stop.stop_requested()) continue;
-      if (s.deadline <= now) {
-        s.stop.request_stop();
-      } else {
-        next = std::min(next, s.deadline);
-      }
-    }
-    const auto changed = [&] { return watch_changes_ != seen; };
-    if (next == SteadyClock::time_point::max()) {
-      watch_cv_.wait(lock, stop, changed);
-    } else {
-      watch_cv_.wait_until(lock, stop, next, changed);
-    }
-  }
 }
 
 }  // namespace talaria

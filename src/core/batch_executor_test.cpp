@@ -86,6 +86,29 @@ TEST_F(BatchTest, SafeCallsRunConcurrentlyUpToTheWorkerBound) {
   EXPECT_EQ(peak, 3) << "three workers overlap, never more";
 }
 
+TEST_F(BatchTest, BatchesInsideBatchCallsFinishEvenWithThePoolSaturated) {
+  std::atomic<int> inner_runs{0};
+  Add("inner", ParallelClass::kSafe, [&](const Json&, ToolContext&) {
+    std::this_thread::sleep_for(2ms);
+    ++inner_runs;
+    return ToolResult::Text("inner");
+  });
+  Add("outer", ParallelClass::kSafe, [&](const Json&, ToolContext& ctx) {
+    Batch nested(dispatcher, Calls("inner", 8), {.max_workers = 8, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
+    auto results = nested.Run(ctx);
+    for (const auto& r : results) {
+      if (r.text != "inner") return ToolResult::Error("nested call failed: " + r.text);
+    }
+    return ToolResult::Text("outer");
+  });
+  // More outer calls than the pool has threads: every pool thread ends up running a nested batch.
+  Batch batch(dispatcher, Calls("outer", 2 * static_cast<int>(kMaxBatchWorkers)),
+              {.max_workers = kMaxBatchWorkers, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
+  auto results = batch.Run(ToolContext{});
+  for (const auto& r : results) EXPECT_EQ(r.text, "outer");
+  EXPECT_EQ(inner_runs.load(), 2 * static_cast<int>(kMaxBatchWorkers) * 8);
+}
+
 TEST_F(BatchTest, CallsStartInCallOrder) {
   Add("quick", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });
   std::mutex mu;

@@ -128,6 +128,13 @@ class Executor {
     return WaitUntilReady(ready_by, deadline, stop, on_expiry);
   }
 
+  // Requests `source`'s stop at `when` from the executor's alarm thread (one per executor,
+  // started on first use, joined by Shutdown). Returns the alarm's id, or 0 once Shutdown began
+  // (then nothing will fire). Deadlines of batch calls use it: no thread per deadline.
+  uint64_t SetAlarm(TimePoint when, std::stop_source source);
+  // Removes an alarm; returns whether it had already fired. Unknown ids return false.
+  bool CancelAlarm(uint64_t id);
+
  private:
   struct Alarm {
     TimePoint when;
@@ -145,11 +152,6 @@ class Executor {
   // Runs one dequeued task outside the lock and re-takes it; wakes helpers waiting for a
   // completion.
   void RunUnlocked(Task task, std::unique_lock<std::mutex>& lock);
-  // Requests `source`'s stop at `when` from the alarm thread (started on first use). Returns the
-  // alarm's id, or 0 once Shutdown began.
-  uint64_t SetAlarm(TimePoint when, std::stop_source source);
-  // Removes an alarm; returns whether it had already fired.
-  bool CancelAlarm(uint64_t id);
   void AlarmLoop(const std::stop_token& stop);
 
   const size_t worker_count_;

@@ -4,12 +4,15 @@
 //   talaria::Batch batch(dispatcher, calls);
 //   std::vector<talaria::ToolResult> results = batch.Run(session->NewContext("turn_3"));
 //
-// - Parallel segments run on a pool of at most `max_workers` threads created for the segment and
-//   joined before the next one starts; sequential stretches run on the calling thread. Workers
-//   enter the dispatcher in call order (a start-order gate), so prompts appear in order.
+// - A parallel segment runs on at most `max_workers` threads: the calling thread plus threads
+//   lent by a persistent pool, all done before the next segment starts; sequential stretches
+//   run on the calling thread. Workers enter the dispatcher in call order (a start-order gate),
+//   so prompts appear in order. A batch run from inside a batch call never deadlocks: the
+//   calling thread claims every call no pool thread has.
 // - Deadlines: the batch's (default 420 s, the original's) and optionally one per call, counted
-//   from the call's start. When one passes, the call's cancel token fires: the handler stops, its
-//   child processes are killed, and the call ends timed out.
+//   from the call's start. When one passes, the call's cancel token fires (the pool's alarm
+//   thread: no thread per deadline): the handler stops, its child processes are killed, and
+//   the call ends timed out.
 // - Cancel() / CancelCall(i), or the base context's token, stop running calls the same way; a
 //   call that never started gets a cancelled result. Every call — started or not — goes through
 //   the dispatcher's post hooks exactly once.
@@ -42,6 +45,10 @@ namespace talaria {
 
 inline constexpr std::chrono::seconds kDefaultBatchTimeout{420};
 inline constexpr size_t kDefaultBatchWorkers = 8;
+// Parallel calls beyond the calling thread borrow threads of one process-wide pool of this size
+// (started on first use, joined at exit), so a batch costs no thread creation.
+inline constexpr size_t kBatchPoolWorkers = 15;
+inline constexpr size_t kMaxBatchWorkers = kBatchPoolWorkers + 1;
 
 struct BatchCall {
   std::string name;
@@ -60,7 +67,7 @@ struct BatchEvent {
 };
 
 struct BatchOptions {
-  size_t max_workers = kDefaultBatchWorkers;
+  size_t max_workers = kDefaultBatchWorkers;  // at most kMaxBatchWorkers are used
   // <= 0: no batch deadline.
   std::chrono::milliseconds batch_timeout = kDefaultBatchTimeout;
   // <= 0: a call is bounded by the batch deadline only.
@@ -95,10 +102,10 @@ class Batch {
 
  private:
   struct CallState;
+  struct SegmentRun;
   void RunSegment(const PlannedSegment& segment, const ToolContext& base);
   // `started` (may be empty) is called once the call has started or been skipped.
   void RunCall(size_t index, const ToolContext& base, const std::function<void()>& started);
-  void WatchDeadlines(std::stop_token stop);
   void Tell(BatchEvent::Kind kind, size_t index) const;
 
   const Dispatcher& dispatcher_;
@@ -113,10 +120,6 @@ class Batch {
   std::condition_variable gate_cv_;
   size_t next_to_start_ = 0;  // Guarded by gate_mu_.
 
-  // Deadline watch: woken when a call starts or the batch ends.
-  std::mutex watch_mu_;
-  std::condition_variable_any watch_cv_;
-  uint64_t watch_changes_ = 0;  // Guarded by watch_mu_; bumped when a call starts.
 };
 
 }  // namespace talaria
