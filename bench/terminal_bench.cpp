@@ -2,6 +2,7 @@
 // command prints 1 GB, and per-command cost of the sandboxed backend.
 //
 //   METRIC spawn_bash_true_us       RunProcess of `bash -c true` (posix_spawn, pipes, reaping)
+//   METRIC spawn_wrapper_true_us    the same with the session's state-keeping bash wrapper
 //   METRIC terminal_true_us         terminal {"command": "true"} through the whole pipeline
 //   METRIC terminal_overhead_ratio  the two above (target <= 1.3)
 //   METRIC terminal_bwrap_true_us   the same in the bubblewrap sandbox (when bwrap works)
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_util.h"
+#include "env/shell_session.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/core/config.h"
 #include "talaria/core/dispatcher.h"
@@ -85,6 +87,17 @@ int main(int argc, char** argv) {
     if (!talaria::RunProcess(bare)) std::exit(2);
   });
   PrintMetric("spawn_bash_true_us", spawn_us, "us");
+
+  // The session's bash wrapper alone (state sourced and saved), spawned the same bare way: the
+  // part of the terminal's cost that is bash's, as opposed to talaria's own.
+  auto shell = talaria::env::ShellSession::Create("", root);
+  if (!shell) return 1;
+  talaria::SpawnOptions wrapped;
+  wrapped.argv = (*shell)->Argv("true", /*persist=*/true);
+  wrapped.cwd = root;
+  PrintMetric("spawn_wrapper_true_us", MedianUs(n, [&] {
+                if (!talaria::RunProcess(wrapped)) std::exit(2);
+              }), "us");
 
   const talaria::Dispatcher dispatcher;
   const std::string true_args = Json{{"command", "true"}}.dump();

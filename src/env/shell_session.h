@@ -18,7 +18,8 @@ namespace talaria::env {
 
 class ShellSession {
  public:
-  // `state_dir` empty: a fresh 0700 directory under $TMPDIR, removed with the session.
+  // `state_dir` empty: a fresh 0700 directory in /dev/shm (else $TMPDIR), removed with the
+  // session.
   static Result<std::unique_ptr<ShellSession>> Create(std::string state_dir, std::string initial_cwd);
   ~ShellSession();
   ShellSession(const ShellSession&) = delete;
