@@ -43,8 +43,12 @@ using namespace std::chrono_literals;
 
 // $1 initial directory (empty: the login directory). Prints the ready line, the new private
 // state directory and the absolute starting directory.
+// The state directory goes to shared memory when the host has some (see shell_session.cpp: on
+// ext4 every rewrite of a state file costs a forced write-out).
 constexpr std::string_view kInitScript = R"sh(umask 077
-__t_dir=$(mktemp -d "${TMPDIR:-/tmp}/talaria-ssh.XXXXXXXXXX") || exit 90
+__t_base=${TMPDIR:-/tmp}
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then __t_base=/dev/shm; fi
+__t_dir=$(mktemp -d "$__t_base/talaria-ssh.XXXXXXXXXX") || exit 90
 if [ -n "$1" ] && ! cd -- "$1" 2>/dev/null; then
   rmdir -- "$__t_dir"; printf 'no such directory: %s\n' "$1" >&2; exit 91
 fi
@@ -58,7 +62,8 @@ constexpr int kExitNoInitialDir = 91;
 // something the command started outlives it. Like RunProcess locally, what still holds the
 // output 200 ms after the command ended is killed with the command's group (over ssh it would
 // keep the channel, and so this Run, open until it exits). TERM is passed on to the job.
-// A missing start directory falls back to its nearest existing ancestor (as locally).
+// A missing start directory falls back to its nearest existing ancestor (as locally). State is
+// written with builtins only, no `mv` per command (the trade-off of shell_session.cpp).
 constexpr std::string_view kRunScript =
     R"sh(__t_dir=$1 __t_id=$2 __t_mark=$3 __t_cwd=$4 __t_cmd=$5; set --
 __t_pg=$$ __t_job= __t_term=
@@ -75,7 +80,7 @@ set -m
   __t_on_exit() {
     __t_status=$?
     export -n PWD OLDPWD SHLVL _ 2>/dev/null
-    export -p > "$__t_dir/env.tmp" 2>/dev/null && mv -f -- "$__t_dir/env.tmp" "$__t_dir/env"
+    export -p > "$__t_dir/env" 2>/dev/null
     pwd -P > "$__t_dir/cwd" 2>/dev/null
     exit $__t_status
   }
