@@ -17,6 +17,7 @@
 #include "talaria/base/executor.h"
 #include "talaria/core/async_tool.h"
 #include "talaria/core/dispatcher.h"
+#include "core/test_tools.h"
 
 namespace talaria {
 namespace {
@@ -54,15 +55,10 @@ struct Harness {
   explicit Harness(DispatcherOptions options = {}) : dispatcher(registry, std::move(options)) {}
 
   void AddAsync(const std::string& name, std::string_view params, AsyncHandler handler) {
-    const std::string schema = R"({"name":")" + name +
-                               R"(","description":"async test tool","parameters":)" +
-                               std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
-    spec.toolset = "test";
-    spec.schema = std::string_view(schema);
     spec.async_handler = std::move(handler);
-    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
   }
 
   // "echo": answers "echo <args>" from an executor worker, after a short nap.

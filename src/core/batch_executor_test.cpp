@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/spawn.h"
+#include "core/test_tools.h"
 
 namespace talaria {
 namespace {
@@ -26,15 +27,14 @@ class BatchTest : public ::testing::Test {
   Dispatcher dispatcher{registry};
 
   void Add(const std::string& name, ParallelClass parallel, SyncHandler handler) {
-    const std::string schema = R"({"name":")" + name +
-                               R"(","description":"test tool","parameters":{"type":"object","properties":{"ms":{"type":"integer"},"n":{"type":"integer"}}}})";
     ToolSpec spec;
     spec.name = name;
-    spec.toolset = "test";
-    spec.schema = std::string_view(schema);
     spec.handler = std::move(handler);
     spec.parallel = parallel;
-    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec),
+                                 R"({"type":"object","properties":{"ms":{"type":"integer"},"n":{"type":"integer"}}})")
+                    .ok())
+        << name;
   }
 
   static std::vector<BatchCall> Calls(const std::string& name, int count, const std::string& args = "{}") {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/path_scope.h"
+#include "core/test_tools.h"
 
 namespace talaria {
 namespace {
@@ -265,18 +266,13 @@ class PlannerHarness {
 
   void Add(const std::string& name, ParallelClass parallel, std::vector<std::string> path_args,
            PathAccess access, std::string_view params) {
-    const std::string schema = R"({"name":")" + name +
-                               R"(","description":"planner test tool","parameters":)" +
-                               std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
-    spec.toolset = "test";
-    spec.schema = std::string_view(schema);
     spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("ok"); };
     spec.parallel = parallel;
     spec.path_args = std::move(path_args);
     spec.path_access = access;
-    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
   }
 
   Registry registry;

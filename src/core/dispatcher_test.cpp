@@ -2,6 +2,7 @@
 // hooks -> read-loop notification -> execute -> post hooks -> transform_result -> budget.
 // Every test uses its own Registry, never Registry::Global().
 #include "talaria/core/dispatcher.h"
+#include "core/test_tools.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -85,26 +86,17 @@ struct Harness {
   // Registers `name` with parameters `params` (an object schema); REQUIRES success.
   void Add(const std::string& name, std::string_view params, SyncHandler handler,
            std::string toolset = "test") {
-    const std::string schema = R"({"name":")" + name +
-                               R"(","description":"test tool","parameters":)" +
-                               std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
     spec.toolset = std::move(toolset);
-    spec.schema = std::string_view(schema);
     spec.handler = std::move(handler);
-    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
   }
   void AddAsync(const std::string& name, std::string_view params, AsyncHandler handler) {
-    const std::string schema = R"({"name":")" + name +
-                               R"(","description":"async test tool","parameters":)" +
-                               std::string(params) + "}";
     ToolSpec spec;
     spec.name = name;
-    spec.toolset = "test";
-    spec.schema = std::string_view(schema);
     spec.async_handler = std::move(handler);
-    ASSERT_TRUE(registry.Register(std::move(spec)).ok()) << name;
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
   }
   // A tool that counts its runs and echoes the arguments it was given.
   void AddEcho(const std::string& name, std::string_view params = R"({"type":"object"})",

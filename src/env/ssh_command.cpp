@@ -46,30 +46,6 @@ std::string PercentEscaped(std::string_view value) {
 
 }  // namespace
 
-std::string ShellQuote(std::string_view word) {
-  std::string out;
-  out.reserve(word.size() + 2);
-  out += '\'';
-  for (const char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
-
-std::string ShellJoin(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) {
-    if (!out.empty()) out += ' ';
-    out += ShellQuote(w);
-  }
-  return out;
-}
-
 std::string ControlSocketName(std::string_view user, std::string_view host, int port) {
   const std::string key = std::string(user) + "@" + std::string(host) + ":" + std::to_string(port);
   return safety::Sha256Hex(key).substr(0, 16) + ".sock";

@@ -1,6 +1,6 @@
-// Pieces of the SSH environment that need no connection: POSIX shell quoting (ssh joins its
-// remote-command arguments with spaces and hands the string to the remote login shell, so every
-// word must be quoted), the ControlPath socket name and the ssh argv, and the parsing of the
+// Pieces of the SSH environment that need no connection (ssh joins its remote-command arguments
+// with spaces and hands the string to the remote login shell, so every word goes through
+// ShellJoin of base/shell_words.h), the ControlPath socket name and the ssh argv, and the parsing of the
 // cwd report a remote command leaves on ssh's stderr.
 // Thread-safety: pure functions; thread-safe.
 #pragma once
@@ -10,19 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "talaria/base/shell_words.h"
 #include "talaria/base/status.h"
 #include "talaria/env/environment.h"
 
 namespace talaria::env {
-
-// `word` as one POSIX shell word: wrapped in single quotes, each ' written as '\''. Any byte
-// sequence (newlines, $, `, \, UTF-8, empty) survives `sh -c` unchanged; NUL cannot be passed
-// in an argument at all.
-std::string ShellQuote(std::string_view word);
-
-// The words quoted and joined with single spaces: a command line the remote shell splits back
-// into exactly `words`.
-std::string ShellJoin(const std::vector<std::string>& words);
 
 // "<first 16 hex digits of sha256(user@host:port)>.sock", the original's socket name.
 std::string ControlSocketName(std::string_view user, std::string_view host, int port);

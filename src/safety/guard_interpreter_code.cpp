@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "safety/guard_internal.h"
+#include "talaria/base/shell_words.h"
 
 namespace talaria::safety::guard {
 namespace {
@@ -368,20 +369,6 @@ std::vector<Arg> SplitArgs(const std::vector<Token>& t, size_t begin, size_t end
     start = i + 1;
   }
   return args;
-}
-
-// Single-quoted for the shell parser: the word is exactly `s`.
-std::string ShellQuote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
 }
 
 enum class Call : uint8_t {
