@@ -107,6 +107,38 @@ TEST_F(BatchCli, BadInputIsAUsageErrorNamingTheLine) {
   EXPECT_EQ(missing.exit_code, 2);
 }
 
+// Reads a started child's merged output until it closes (the descriptor is non-blocking).
+std::string ReadAll(const StartedProcess& child) {
+  std::string out;
+  char buf[4096];
+  for (int spins = 0; spins < 1000; ++spins) {
+    pollfd p{child.output.get(), POLLIN, 0};
+    ::poll(&p, 1, 100);
+    const ssize_t n = ::read(child.output.get(), buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+TEST_F(BatchCli, OnATerminalAProgressLineIsDrawnAndErased) {
+  std::ofstream(work_ + "/calls.jsonl") << R"({"name": "terminal", "arguments": {"command": "sleep 0.3"}})" "\n"
+                                        << R"({"name": "read_file", "arguments": {"path": "a.txt"}})" "\n";
+  SpawnOptions spawn;
+  spawn.argv = {TALARIA_CLI_PATH, "batch", "calls.jsonl"};
+  spawn.cwd = work_;
+  spawn.env = {"TALARIA_HOME=" + home_.path(), "HOME=" + home_.path(), "PATH=/usr/bin:/bin", "TERM=dumb"};
+  auto child = StartProcess(spawn, {.stdin_pipe = false, .pty = true});
+  ASSERT_TRUE(child) << child.error().message();
+  const std::string out = ReadAll(*child);
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(info.si_status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[0/2] running: terminal")) << out;
+  EXPECT_THAT(out, HasSubstr("\r\x1b[K")) << "the line is redrawn in place and erased at the end";
+  EXPECT_THAT(out, HasSubstr("\"tool_call_id\":\"call_1\""));
+}
+
 // Runs `talaria batch` on sleeping commands, sends SIGTERM once they run, and checks that
 // talaria reports them cancelled and leaves no child behind.
 TEST_F(BatchCli, SigtermCancelsTheBatchAndKillsEveryChild) {
@@ -129,16 +161,7 @@ TEST_F(BatchCli, SigtermCancelsTheBatchAndKillsEveryChild) {
   }
   ASSERT_TRUE(running) << "the first command never started";
   ::kill(child->pid, SIGTERM);
-  std::string out;
-  char buf[4096];
-  // The descriptor is non-blocking: poll until talaria closes its output.
-  for (int spins = 0; spins < 1000; ++spins) {
-    pollfd p{child->output.get(), POLLIN, 0};
-    ::poll(&p, 1, 100);
-    const ssize_t n = ::read(child->output.get(), buf, sizeof buf);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
-    if (n > 0) out.append(buf, static_cast<size_t>(n));
-  }
+  const std::string out = ReadAll(*child);
   siginfo_t info{};
   ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
   EXPECT_EQ(info.si_code, CLD_EXITED);
