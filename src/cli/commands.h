@@ -48,6 +48,14 @@ struct BatchCommandOptions {
 };
 int RunBatch(Runtime& rt, const BatchCommandOptions& options);
 
+// talaria mcp: an MCP server over stdio until stdin closes. Exit 0 at EOF, 1 when reading
+// stdin failed, 2 for a usage error (unknown toolset, bad root), 128+N after signal N.
+struct McpCommandOptions {
+  SessionFlags session;
+  std::vector<std::string> toolsets;  // empty: the talaria-mcp bundle
+};
+int RunMcp(Runtime& rt, const McpCommandOptions& options);
+
 // talaria check-command [--json] -- "CMD": exit 0 allow, 1 approve, 2 block.
 struct CheckCommandOptions {
   std::string command;

@@ -66,6 +66,17 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  cli::McpCommandOptions mcp_opts;
+  std::vector<std::string> mcp_toolsets;
+  CLI::App* mcp = app.add_subcommand(
+      "mcp",
+      "Serve tools as an MCP server over stdio (JSON-RPC lines on stdin/stdout, logs on stderr).\n"
+      "Runs until stdin closes; approvals fall back to deny (nobody can answer a prompt)");
+  mcp->add_option("--toolsets", mcp_toolsets, "toolsets to expose (comma-separated; default talaria-mcp)");
+  mcp->add_option("--root", mcp_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   cli::CheckCommandOptions check_opts;
   CLI::App* check = app.add_subcommand(
       "check-command",
@@ -97,5 +108,9 @@ int main(int argc, char** argv) {
   if (toolsets->parsed()) return cli::RunToolsets(**rt);
   if (call->parsed()) return cli::RunCall(**rt, call_opts);
   if (batch->parsed()) return cli::RunBatch(**rt, batch_opts);
+  if (mcp->parsed()) {
+    mcp_opts.toolsets = SplitCommas(mcp_toolsets);
+    return cli::RunMcp(**rt, mcp_opts);
+  }
   return cli::kExitUsage;
 }

@@ -1,0 +1,89 @@
+// JSON-RPC 2.0 as MCP uses it: decoding one incoming message with hostile-input limits, and
+// encoding responses, errors and notifications as single compact lines.
+//
+// Decoding never throws and never trusts its input: the size cap is checked first, then UTF-8,
+// then nesting depth (by a scan, before the recursive parser sees the text), then the JSON-RPC
+// shape. A failure carries the JSON-RPC error code and, when it could be recovered, the id of
+// the offending request, so the caller can answer it.
+// Thread-safety: free functions and value types; no shared state.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "talaria/base/json.h"
+
+namespace talaria::mcp {
+
+// JSON-RPC 2.0 error codes (MCP adds none that this layer produces).
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+
+inline constexpr size_t kDefaultMaxMessageBytes = size_t{16} << 20;  // 16 MiB
+inline constexpr int kDefaultMaxMessageDepth = 64;
+
+struct MessageLimits {
+  size_t max_bytes = kDefaultMaxMessageBytes;
+  // Arrays and objects nested deeper than this are refused (the parser recurses per level).
+  int max_depth = kDefaultMaxMessageDepth;
+};
+
+enum class MessageKind : unsigned char {
+  kRequest,       // has method and id: gets exactly one response
+  kNotification,  // has method, no id: never answered
+  kResponse,      // has id and result or error: an answer to a request we sent
+};
+
+// One decoded message. The parsed document is shared, so copies are cheap.
+struct Message {
+  MessageKind kind = MessageKind::kRequest;
+  std::string method;              // empty for responses
+  std::shared_ptr<const Json> doc;  // the whole message object; never null after decoding
+
+  // The id (string or integer); null for notifications.
+  const Json& id() const;
+  // "params" when present (an object or array), else null.
+  const Json& params() const;
+};
+
+// Why a message was refused, as the JSON-RPC error to send back.
+struct MessageError {
+  int code = kInvalidRequest;
+  std::string message;
+  // The request's id when it could be read and was valid; null otherwise (the answer then
+  // carries "id": null).
+  // A refused message is always answered, even when it lacked an id: a broken message is not
+  // a valid notification (JSON-RPC 2.0, section 5.1 examples).
+  std::shared_ptr<const Json> id;
+};
+
+// The outcome of DecodeMessage: a Message or the error to answer with.
+struct Decoded {
+  std::shared_ptr<const Message> message;  // null on failure
+  MessageError error;                      // meaningful when message is null
+  bool ok() const { return message != nullptr; }
+};
+
+// Decodes one JSON-RPC message (a single object; arrays are batches, refused with
+// kInvalidRequest since MCP 2025-06-18 removed them). Errors: kInvalidRequest for text over
+// limits.max_bytes (not read at all); kParseError for invalid UTF-8, excessive nesting or a
+// syntax error; kInvalidRequest for a wrong shape (jsonrpc not "2.0", id neither string nor
+// integer, method not a string, params neither object nor array, both result and error, ...).
+Decoded DecodeMessage(std::string_view text, const MessageLimits& limits = {});
+
+// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points past
+// U+10FFFF). `bad_offset` receives the first bad byte's offset when false.
+bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
+
+// Compact one-line encodings (no trailing newline); strings with invalid UTF-8 are replaced.
+std::string EncodeResult(const Json& id, const Json& result);
+// `id` null: "id": null. `data` null: no data member.
+std::string EncodeError(const Json* id, int code, std::string_view message, const Json* data = nullptr);
+std::string EncodeNotification(std::string_view method, const Json& params);
+
+}  // namespace talaria::mcp

@@ -1,0 +1,100 @@
+// McpServer: the MCP server protocol, independent of the transport. A transport feeds it one
+// incoming message at a time (HandleMessage) and gives it a sink for outgoing lines; responses
+// to tools/call arrive on the sink later, from the call's own thread.
+//
+// What it serves (protocol 2025-11-25, negotiating down to 2025-06-18, 2025-03-26, 2024-11-05):
+// initialize / notifications/initialized, ping, tools/list (sorted by name, cursor pagination),
+// tools/call through the Dispatcher (text content, structuredContent when the result is a JSON
+// object, tool failures as isError results, unknown tools -32602), progress notifications for
+// requests carrying _meta.progressToken, notifications/cancelled (the call's cancel token fires:
+// its child processes are killed and no response is sent), notifications/tools/list_changed
+// when the registry changes what is exposed, and logging/setLevel.
+//
+// Each tools/call runs on its own thread, so a slow call never delays ping or other calls. Calls
+// that must not overlap are kept apart by the tools' parallel classes: safe and path-scoped
+// readers run together; writers and never-parallel tools (terminal) run alone.
+// Thread-safety: thread-safe. HandleMessage is meant to be called from one reader thread (the
+// order of messages is the order of calls); the sink is never called concurrently with itself.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/json.h"
+#include "talaria/base/status.h"
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/tool_context.h"
+#include "talaria/core/toolsets.h"
+#include "talaria/mcp/jsonrpc.h"
+
+namespace talaria::mcp {
+
+inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
+// Newest first.
+std::span<const std::string_view> SupportedProtocolVersions();
+
+// A context for one tools/call (the tool session's seams: workspace, shell, audit log). The
+// server then sets the context's cancel token (and deadline, when configured) itself.
+using ContextFactory = std::function<ToolContext(const std::string& call_id)>;
+// Receives each outgoing message as one line of JSON (no newline). Never called concurrently.
+using MessageSink = std::function<void(std::string_view line)>;
+
+struct McpServerOptions {
+  // What is exposed: the union of these toolsets (resolved through Toolsets).
+  std::vector<std::string> toolsets{"talaria-mcp"};
+  std::string server_name = "talaria";
+  std::string server_version = "0.1.0";
+  std::string instructions;  // empty: none sent
+  size_t page_size = 100;    // tools per tools/list page
+  MessageLimits limits;
+  // More concurrent tools/call requests than this are refused (-32603) rather than queued.
+  size_t max_calls_in_flight = 64;
+  // Per-call deadline; zero: none (the tools' own timeouts apply).
+  std::chrono::milliseconds call_timeout{0};
+  // Null: each call gets a bare ToolContext (no workspace, no terminal).
+  ContextFactory make_context;
+};
+
+class McpServer {
+ public:
+  // InvalidArgument when options.toolsets names an unknown toolset or page_size is zero.
+  static Result<std::unique_ptr<McpServer>> Create(Dispatcher& dispatcher, const Toolsets& toolsets,
+                                                   McpServerOptions options, MessageSink sink);
+  // Shutdown(0).
+  ~McpServer();
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
+
+  // Decodes and serves one incoming message. Requests other than tools/call are answered before
+  // it returns; tools/call is answered from the call's thread. Never throws.
+  void HandleMessage(std::string_view text);
+
+  // Answers a message the transport refused before decoding (e.g. a line over the size cap)
+  // with a JSON-RPC error carrying "id": null.
+  void RejectMessage(int code, std::string_view message);
+
+  // Stops accepting calls; gives running ones up to `grace` to finish, then cancels them (their
+  // children are killed) and waits for them. Responses of calls that end meanwhile are still
+  // sent. Idempotent.
+  void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+
+  // Sends notifications/message when `level` (debug, info, notice, warning, error, critical,
+  // alert, emergency) is at or above the level the client set (default: warning).
+  void SendLog(std::string_view level, std::string_view logger, const Json& data);
+
+  size_t calls_in_flight() const;
+  bool initialized() const;  // notifications/initialized received
+  std::string protocol_version() const;  // negotiated; empty before initialize
+
+ private:
+  struct Impl;
+  explicit McpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace talaria::mcp

@@ -1,0 +1,60 @@
+// The MCP stdio transport: newline-delimited JSON-RPC messages on a pair of descriptors
+// (stdin/stdout for `talaria mcp`). stdout carries protocol messages only; logs go to stderr.
+//
+//   std::stop_source stop;
+//   talaria::mcp::FdLineWriter out(STDOUT_FILENO, stop);
+//   auto server = talaria::mcp::McpServer::Create(dispatcher, toolsets, options,
+//                                                 [&out](std::string_view line) { out.Write(line); });
+//   talaria::mcp::ServeLines(**server, {.stop = stop.get_token()});  // until EOF or stop
+//   (*server)->Shutdown(std::chrono::seconds(5));
+//
+// Thread-safety: FdLineWriter is thread-safe; ServeLines runs on the calling thread.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <stop_token>
+#include <string_view>
+
+#include "talaria/base/status.h"
+#include "talaria/mcp/jsonrpc.h"
+#include "talaria/mcp/server.h"
+
+namespace talaria::mcp {
+
+// Writes each line plus '\n' to a descriptor, whole (retrying short writes). When the peer is
+// gone (EPIPE or another write error) it stops writing and requests `on_broken`'s stop, so the
+// reader ends too. REQUIRES: SIGPIPE is ignored or blocked, else a closed peer kills the process.
+class FdLineWriter {
+ public:
+  explicit FdLineWriter(int fd, std::stop_source on_broken = std::stop_source(std::nostopstate))
+      : fd_(fd), on_broken_(std::move(on_broken)) {}
+
+  // False once the descriptor failed (the line is dropped).
+  bool Write(std::string_view line);
+  bool broken() const { return broken_.load(); }
+
+ private:
+  const int fd_;
+  std::stop_source on_broken_;
+  std::mutex mu_;  // one line at a time
+  std::atomic<bool> broken_{false};
+};
+
+struct StdioOptions {
+  int in_fd = STDIN_FILENO;
+  // Longer lines are skipped as they stream in (never buffered whole) and answered with -32600.
+  size_t max_line_bytes = kDefaultMaxMessageBytes;
+  // Ends the loop promptly (a signal, a broken output).
+  std::stop_token stop;
+};
+
+// Feeds each line read from options.in_fd to `server` until EOF (a last line without a newline
+// is served too), `stop`, or a read error. Blank lines are ignored; a trailing '\r' is dropped.
+// Returns Ok at EOF or stop; Internal when reading fails.
+Status ServeLines(McpServer& server, const StdioOptions& options);
+
+}  // namespace talaria::mcp

@@ -1,0 +1,78 @@
+// talaria mcp: serves the selected toolsets as an MCP server over stdio (newline-delimited
+// JSON-RPC on stdin/stdout; logs only on stderr). stdin EOF ends it once running calls finish
+// (or after a grace period, cancelling them); SIGINT/SIGTERM cancel running calls at once. No
+// one can answer an approval prompt here, so dangerous commands fall back to the deny default.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stop_token>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/signal_watch.h"
+#include "talaria/base/log.h"
+#include "talaria/mcp/server.h"
+#include "talaria/mcp/stdio_transport.h"
+#include "talaria/tools/command_policy.h"
+#include "talaria/tools/process_notices.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::cli {
+namespace {
+
+// After stdin closes, running calls get this long to answer before they are cancelled.
+constexpr std::chrono::seconds kDrainGrace{10};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "talaria mcp: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int RunMcp(Runtime& rt, const McpCommandOptions& options) {
+  // A client that goes away must surface as EPIPE on write, not kill us mid-call (children get
+  // default dispositions from spawn).
+  ::signal(SIGPIPE, SIG_IGN);
+  std::stop_source stop;
+  // First, before any thread exists: from here on SIGINT/SIGTERM only ever stop the server.
+  SignalWatch signals([&stop](int) { stop.request_stop(); }, nullptr);
+
+  if (Status s = tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), /*prompter=*/nullptr); !s.ok()) {
+    return Fail(s.message());
+  }
+  auto session_options = tools::SessionOptionsFromConfig(rt.config());
+  if (!session_options) return Fail(session_options.error().message());
+  session_options->roots = options.session.roots;
+  auto session = tools::OpenSession(std::move(*session_options));
+  if (!session) return Fail(session.error().message());
+  tools::AttachProcessNotices(rt.dispatcher());
+
+  mcp::McpServerOptions server_options;
+  if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
+  server_options.make_context = [session = *session](const std::string& call_id) {
+    return session->NewContext(call_id);
+  };
+  mcp::FdLineWriter out(STDOUT_FILENO, stop);
+  auto server = mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(server_options),
+                                       [&out](std::string_view line) { out.Write(line); });
+  if (!server) return Fail(server.error().message());
+
+  mcp::StdioOptions stdio;
+  stdio.stop = stop.get_token();
+  const Status served = mcp::ServeLines(**server, stdio);
+  if (!served.ok()) LogError("talaria mcp: " + served.message());
+  // stdin is closed: let running calls answer, unless a signal or a dead client says otherwise.
+  const auto until = std::chrono::steady_clock::now() + kDrainGrace;
+  while ((*server)->calls_in_flight() > 0 && !stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  (*server)->Shutdown();
+  server->reset();
+  if (const int sig = signals.received(); sig != 0) return 128 + sig;
+  return served.ok() ? kExitOk : kExitToolError;
+}
+
+}  // namespace talaria::cli

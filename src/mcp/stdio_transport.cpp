@@ -1,0 +1,111 @@
+#include "talaria/mcp/stdio_transport.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "talaria/base/unique_fd.h"
+
+namespace talaria::mcp {
+namespace {
+
+void ServeLine(McpServer& server, std::string& line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.find_first_not_of(" \t") != std::string::npos) server.HandleMessage(line);
+  line.clear();
+}
+
+void RejectOversize(McpServer& server, size_t bytes, size_t limit) {
+  server.RejectMessage(kInvalidRequest, "Invalid Request: message of " + std::to_string(bytes) +
+                                            " bytes exceeds the limit of " + std::to_string(limit));
+}
+
+}  // namespace
+
+bool FdLineWriter::Write(std::string_view line) {
+  std::lock_guard lock(mu_);
+  if (broken_) return false;
+  std::string buf;
+  buf.reserve(line.size() + 1);
+  buf.append(line);
+  buf.push_back('\n');
+  size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t n = ::write(fd_, buf.data() + done, buf.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, 1000);
+      continue;
+    }
+    if (n <= 0) {
+      broken_ = true;
+      on_broken_.request_stop();
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+Status ServeLines(McpServer& server, const StdioOptions& options) {
+  UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake) return InternalError(std::string("eventfd: ") + std::strerror(errno));
+  std::stop_callback on_stop(options.stop, [fd = wake.get()] {
+    const uint64_t one = 1;
+    (void)!::write(fd, &one, sizeof one);
+  });
+  std::string line;
+  bool skipping = false;  // inside an over-long line
+  size_t skipped = 0;
+  std::string buf(64 * 1024, '\0');
+  for (;;) {
+    if (options.stop.stop_requested()) return Status::Ok();
+    pollfd fds[2] = {{options.in_fd, POLLIN, 0}, {wake.get(), POLLIN, 0}};
+    // Wakes at least once a second to re-check the stop token.
+    const int ready = ::poll(fds, 2, 1000);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return InternalError(std::string("poll: ") + std::strerror(errno));
+    if (fds[1].revents != 0) return Status::Ok();
+    if (fds[0].revents == 0) continue;
+    const ssize_t n = ::read(options.in_fd, buf.data(), buf.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return InternalError(std::string("reading input: ") + std::strerror(errno));
+    if (n == 0) {
+      if (skipping) {
+        RejectOversize(server, skipped, options.max_line_bytes);
+      } else {
+        ServeLine(server, line);
+      }
+      return Status::Ok();
+    }
+    std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      const size_t nl = chunk.find('\n');
+      const std::string_view part = chunk.substr(0, nl);
+      if (skipping) {
+        skipped += part.size();
+      } else if (line.size() + part.size() > options.max_line_bytes) {
+        skipping = true;
+        skipped = line.size() + part.size();
+        std::string().swap(line);  // give the memory back
+      } else {
+        line.append(part);
+      }
+      if (nl == std::string_view::npos) break;
+      if (skipping) {
+        RejectOversize(server, skipped, options.max_line_bytes);
+        skipping = false;
+        skipped = 0;
+      } else {
+        ServeLine(server, line);
+      }
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+}
+
+}  // namespace talaria::mcp

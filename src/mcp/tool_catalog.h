@@ -1,0 +1,61 @@
+// ToolCatalog: the tools an MCP server exposes, as MCP Tool objects, sorted by name. Built from
+// a toolset selection and rebuilt when the registry's generation moves.
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/json.h"
+#include "talaria/core/registry.h"
+#include "talaria/core/toolsets.h"
+
+namespace talaria::mcp {
+
+struct CatalogTool {
+  std::shared_ptr<const ToolEntry> entry;
+  Json tool;  // {name, description, inputSchema, annotations, _meta}
+};
+
+struct Catalog {
+  uint64_t generation = 0;
+  std::vector<CatalogTool> tools;  // sorted by name
+  std::map<std::string, size_t, std::less<>> index;
+
+  const CatalogTool* Find(std::string_view name) const {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &tools[it->second];
+  }
+};
+
+// The MCP Tool object for `entry` (annotations as hints, talaria's parallel class and toolset
+// in _meta).
+Json ToMcpTool(const ToolEntry& entry);
+
+// True for names MCP allows: 1-128 characters of [A-Za-z0-9_.-].
+bool IsValidMcpToolName(std::string_view name);
+
+class ToolCatalog {
+ public:
+  ToolCatalog(const Registry& registry, const Toolsets& toolsets, std::vector<std::string> selection)
+      : registry_(registry), toolsets_(toolsets), selection_(std::move(selection)) {}
+
+  // The current catalog (unknown and unavailable tools left out). Errors: the selection's
+  // (an unknown toolset).
+  Result<std::shared_ptr<const Catalog>> Current();
+
+ private:
+  const Registry& registry_;
+  const Toolsets& toolsets_;
+  const std::vector<std::string> selection_;
+  std::mutex mu_;
+  std::shared_ptr<const Catalog> cached_;  // Guarded by mu_.
+};
+
+}  // namespace talaria::mcp

@@ -1,0 +1,255 @@
+// `talaria mcp` as an MCP client runs it: a real process speaking newline-delimited JSON-RPC on
+// stdin/stdout, with stderr kept apart so stdout can be checked to carry protocol lines only.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "talaria/base/spawn.h"
+
+namespace talaria {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_cli::TempHome;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// One running `talaria mcp`, driven line by line.
+class McpProcess {
+ public:
+  McpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args)
+      : stderr_path_(home + "/mcp.stderr") {
+    std::string command = "exec '" TALARIA_CLI_PATH "' mcp";
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " 2>'" + stderr_path_ + "'";
+    SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c", command};
+    spawn.cwd = cwd;
+    spawn.env = {"TALARIA_HOME=" + home, "HOME=" + home, "PATH=/usr/bin:/bin"};
+    StartOptions start;
+    start.stdin_pipe = true;
+    auto child = StartProcess(spawn, start);
+    EXPECT_TRUE(child) << child.error().message();
+    if (child) child_ = std::move(*child);
+  }
+  ~McpProcess() {
+    if (child_.pid > 0 && !reaped_) {
+      TerminateProcessGroup(child_.pid, child_.pidfd.get(), 500ms);
+      siginfo_t info{};
+      ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
+    }
+  }
+
+  void Send(const std::string& line) {
+    const std::string data = line + "\n";
+    ASSERT_EQ(::write(child_.input.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  }
+  void Send(const json& message) { Send(message.dump()); }
+  void CloseInput() { child_.input.reset(); }
+  void Signal(int sig) { ::kill(child_.pid, sig); }
+
+  // The next line talaria printed, parsed; null after `timeout` or at EOF.
+  json Next(std::chrono::milliseconds timeout = 5s) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        EXPECT_FALSE(parsed.is_discarded()) << "stdout carried a non-JSON line: " << line;
+        return parsed;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || eof_) return json();
+      pollfd p{child_.output.get(), POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(left.count()));
+      char buf[65536];
+      const ssize_t n = ::read(child_.output.get(), buf, sizeof buf);
+      if (n == 0) eof_ = true;
+      if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+  // Exit status once the process ends, or -1 after `timeout`.
+  int Wait(std::chrono::milliseconds timeout = 5s) {
+    pollfd p{child_.pidfd.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return -1;
+    siginfo_t info{};
+    ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
+    reaped_ = true;
+    return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+  }
+
+  std::string Stderr() const {
+    std::ifstream in(stderr_path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  std::string stderr_path_;
+  StartedProcess child_;
+  std::string buffer_;
+  bool eof_ = false;
+  bool reaped_ = false;
+};
+
+json Request(int id, const std::string& method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+class McpStdio : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = home_.path() + "/root";
+    std::filesystem::create_directories(root_);
+    std::ofstream(root_ + "/a.txt") << "alpha\nbeta\n";
+  }
+  void Initialize(McpProcess& mcp) {
+    mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
+                                       {"capabilities", json::object()},
+                                       {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+    json init = mcp.Next();
+    ASSERT_EQ(init["id"], 1) << init.dump() << "\nstderr: " << mcp.Stderr();
+    EXPECT_EQ(init["result"]["protocolVersion"], "2025-11-25");
+    EXPECT_EQ(init["result"]["serverInfo"]["name"], "talaria");
+    EXPECT_EQ(init["result"]["capabilities"]["tools"]["listChanged"], true);
+    mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  }
+  TempHome home_;
+  std::string root_;
+};
+
+TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  Initialize(mcp);
+
+  mcp.Send(Request(2, "tools/list"));
+  json list = mcp.Next();
+  ASSERT_EQ(list["id"], 2) << list.dump();
+  std::vector<std::string> names;
+  for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"read_file", "write_file", "patch", "search_files", "terminal"}));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("clarify")));
+  for (const auto& t : list["result"]["tools"]) {
+    if (t["name"] == "read_file") {
+      EXPECT_EQ(t["annotations"]["readOnlyHint"], true);
+      EXPECT_EQ(t["inputSchema"]["type"], "object");
+    }
+  }
+
+  mcp.Send(Request(3, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}));
+  json read = mcp.Next();
+  ASSERT_EQ(read["id"], 3) << read.dump();
+  EXPECT_THAT(read["result"]["content"][0]["text"].get<std::string>(), HasSubstr("alpha"));
+  EXPECT_TRUE(read["result"]["structuredContent"].is_object());
+  EXPECT_FALSE(read["result"].contains("isError"));
+
+  mcp.Send(Request(4, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "/etc/passwd"}}}}));
+  json outside = mcp.Next();
+  ASSERT_EQ(outside["id"], 4) << outside.dump();
+  EXPECT_EQ(outside["result"]["isError"], true);  // outside --root
+
+  mcp.Send(std::string("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": "));  // malformed
+  json parse_error = mcp.Next();
+  EXPECT_EQ(parse_error["error"]["code"], -32700) << parse_error.dump();
+  EXPECT_TRUE(parse_error["id"].is_null());
+
+  mcp.Send(std::string("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"p\xff\"}"));  // invalid UTF-8
+  EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
+  mcp.Send(std::string(5000, '[') + std::string(5000, ']'));  // absurd nesting
+  EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
+
+  mcp.Send(Request(6, "ping"));
+  json pong = mcp.Next();
+  EXPECT_EQ(pong["id"], 6);
+  EXPECT_EQ(pong["result"], json::object());
+
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+  EXPECT_TRUE(mcp.Next(500ms).is_null()) << "nothing after the last answer";
+}
+
+TEST_F(McpStdio, CancelKillsTheCallsChildrenWhilePingIsStillServed) {
+  const std::string marker = "talaria-mcp-test-" + std::to_string(::getpid());
+  McpProcess mcp(home_.path(), root_, {"--root", root_});
+  Initialize(mcp);
+  mcp.Send(Request(2, "tools/call",
+                   {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
+    if (!running) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(running) << "the command never started; stderr: " << mcp.Stderr();
+  mcp.Send(Request(3, "ping"));
+  EXPECT_EQ(mcp.Next()["id"], 3) << "ping waited for the running call";
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}});
+  bool gone = false;
+  for (int i = 0; i < 300 && !gone; ++i) {
+    gone = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) != 0;
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "the cancelled command is still running";
+  mcp.Send(Request(4, "ping"));
+  json next = mcp.Next();
+  EXPECT_EQ(next["id"], 4) << "the cancelled call must not be answered: " << next.dump();
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0);
+}
+
+TEST_F(McpStdio, SigtermCancelsRunningCallsAndExits) {
+  const std::string marker = "talaria-mcp-term-" + std::to_string(::getpid());
+  McpProcess mcp(home_.path(), root_, {"--root", root_});
+  Initialize(mcp);
+  mcp.Send(Request(2, "tools/call",
+                   {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
+    if (!running) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(running) << "the command never started; stderr: " << mcp.Stderr();
+  mcp.Signal(SIGTERM);
+  EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
+  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0) << "the command outlived talaria";
+}
+
+TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
+  const std::string input =
+      Request(1, "initialize", {{"protocolVersion", "2024-11-05"}}).dump() + "\n" +
+      json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
+      Request(2, "tools/list").dump() + "\n";
+  auto run = testing_cli::RunTalaria(
+      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10)},
+      {"mcp", "--toolsets", "file"});
+  ASSERT_EQ(run.exit_code, 0) << testing_cli::Describe({"mcp"}, run);
+  const auto lines = testing_cli::SplitLines(run.out);
+  ASSERT_EQ(lines.size(), 2u) << run.out;
+  EXPECT_EQ(json::parse(lines[0])["result"]["protocolVersion"], "2024-11-05");
+  std::vector<std::string> names;
+  const json list = json::parse(lines[1]);
+  for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_THAT(names, ::testing::Contains("read_file"));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("terminal")));
+
+  auto bad = testing_cli::RunTalaria(
+      {.home = home_.path(), .cwd = root_, .stdin_data = "", .timeout = std::chrono::seconds(10)},
+      {"mcp", "--toolsets", "nope"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("nope"));
+  EXPECT_TRUE(bad.out.empty());
+}
+
+}  // namespace
+}  // namespace talaria
