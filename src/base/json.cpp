@@ -3,11 +3,8 @@
 #include <nlohmann/json.hpp>
 
 namespace talaria {
-namespace {
 
-// Depth is checked by a scan before nlohmann parses, because its recursive parser would
-// otherwise overflow the stack on "[[[[..." long before any error is raised.
-bool NestingWithinLimit(std::string_view text) {
+size_t JsonNestingOverflowOffset(std::string_view text, int limit) {
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -18,23 +15,21 @@ bool NestingWithinLimit(std::string_view text) {
       } else if (c == '"') {
         in_string = false;
       }
-      continue;
-    }
-    if (c == '"') {
+    } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return false;
+      if (++depth > limit) return i;
     } else if (c == ']' || c == '}') {
       --depth;
     }
   }
-  return true;
+  return std::string_view::npos;
 }
 
-}  // namespace
-
 Result<Json> ParseJson(std::string_view text) {
-  if (!NestingWithinLimit(text)) {
+  // Checked before nlohmann parses: its recursive parser would otherwise overflow the stack on
+  // "[[[[..." long before any error is raised.
+  if (JsonNestingOverflowOffset(text) != std::string_view::npos) {
     return Err(InvalidArgumentError("JSON nesting deeper than " + std::to_string(kMaxJsonDepth)));
   }
   // nlohmann throws some errors (number overflow) even with allow_exceptions=false.

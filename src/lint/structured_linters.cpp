@@ -25,32 +25,6 @@ namespace {
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-// Byte offset where nesting first exceeds kMaxJsonDepth (ParseJson refuses such text before
-// parsing, without a position).
-size_t JsonDepthOverflowOffset(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return 0;
-}
-
 bool ParseInt(std::string_view s, int& out) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && ptr == s.data() + s.size();
@@ -229,7 +203,7 @@ std::vector<LintIssue> LintJsonText(std::string_view content) {
   LintIssue issue;
   issue.kind = "JSONDecodeError";
   // ParseJson's nesting limit, with the position it does not report.
-  if (const size_t at = JsonDepthOverflowOffset(content); at > 0) {
+  if (const size_t at = JsonNestingOverflowOffset(content); at != std::string_view::npos) {
     const auto [line, byte] = LineAndByte(content, at);
     issue.line = line;
     issue.column = CharColumn(content, line, byte);

@@ -12,30 +12,6 @@ const Json& NullJson() {
   return kNull;
 }
 
-// Deepest array/object nesting of `text`, stopping early once past `limit` (strings skipped,
-// escapes honoured). The recursive parser must never see text nested deeper than the limit.
-bool DepthWithin(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
-
 bool IsValidId(const Json& id) { return id.is_string() || id.is_number_integer(); }
 
 Decoded Fail(int code, std::string message, const Json* id = nullptr) {
@@ -104,7 +80,7 @@ Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
   if (size_t bad = 0; !IsValidUtf8(text, &bad)) {
     return Fail(kParseError, "Parse error: invalid UTF-8 at byte " + std::to_string(bad));
   }
-  if (!DepthWithin(text, limits.max_depth)) {
+  if (JsonNestingOverflowOffset(text, limits.max_depth) != std::string_view::npos) {
     return Fail(kParseError, "Parse error: nesting deeper than " + std::to_string(limits.max_depth));
   }
   auto parsed = ParseJson(text);

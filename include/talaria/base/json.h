@@ -20,6 +20,11 @@ using Json = nlohmann::ordered_json;
 // Nesting deeper than this is refused: hostile input must not blow the stack.
 inline constexpr int kMaxJsonDepth = 256;
 
+// Byte offset of the bracket where array/object nesting of `text` first exceeds `limit`
+// (strings skipped, escapes honoured), or npos. A scan without parsing: a recursive parser must
+// never see text nested deeper than it can take.
+size_t JsonNestingOverflowOffset(std::string_view text, int limit = kMaxJsonDepth);
+
 // Parses `text` as one JSON document. InvalidArgument on a syntax error or excessive nesting;
 // the message names the byte offset.
 Result<Json> ParseJson(std::string_view text);
