@@ -20,6 +20,12 @@ deps:
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+	@# The MCP test peers (npm, pinned by the committed lockfile, installed locally, never globally).
+	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/mcp_peers/node_modules ]; then \
+	  echo "make deps: npm ci in tests/mcp_peers"; \
+	  npm ci --prefix tests/mcp_peers --ignore-scripts --no-audit --no-fund --loglevel=error || \
+	    echo "make deps: npm ci failed: the MCP peer tests will be skipped"; \
+	fi
 
 configure: deps
 	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)

@@ -1,0 +1,62 @@
+// The official TypeScript SDK as the client of `talaria mcp` over stdio: connect (initialize
+// and version negotiation), list tools, call read_file and terminal, a failing call, and close.
+// Usage: node sdk_stdio_client.mjs /path/to/talaria   (exit 0: all checks held; 77: SDK missing)
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+
+let Client, StdioClientTransport;
+try {
+  ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
+  ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
+} catch (e) {
+  console.error(`skipped: @modelcontextprotocol/sdk is not installed here (run make deps): ${e.message}`);
+  process.exit(77);
+}
+
+const talaria = process.argv[2];
+const root = mkdtempSync(join(tmpdir(), "talaria-sdk-"));
+const home = mkdtempSync(join(tmpdir(), "talaria-sdk-home-"));
+writeFileSync(join(root, "notes.txt"), "first line\nsecond line\n");
+
+const transport = new StdioClientTransport({
+  command: talaria,
+  args: ["mcp", "--root", root],
+  env: { PATH: process.env.PATH, HOME: home, TALARIA_HOME: home },
+  stderr: "inherit",
+});
+const client = new Client({ name: "talaria-sdk-test", version: "1.0.0" });
+try {
+  await client.connect(transport);
+  assert.equal(client.getServerVersion().name, "talaria");
+
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  for (const expected of ["read_file", "write_file", "patch", "search_files", "terminal", "process"]) {
+    assert.ok(names.includes(expected), `tools/list lacks ${expected}: ${names}`);
+  }
+  const read = tools.find((t) => t.name === "read_file");
+  assert.equal(read.inputSchema.type, "object");
+  assert.equal(read.annotations.readOnlyHint, true);
+
+  const result = await client.callTool({ name: "read_file", arguments: { path: "notes.txt" } });
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  assert.match(result.content[0].text, /second line/);
+  assert.match(result.structuredContent.content, /first line/);
+
+  const shell = await client.callTool({ name: "terminal", arguments: { command: "echo from-sdk" } });
+  assert.equal(shell.structuredContent.exit_code, 0, JSON.stringify(shell));
+  assert.match(shell.structuredContent.output, /from-sdk/);
+
+  const outside = await client.callTool({ name: "read_file", arguments: { path: "/etc/passwd" } });
+  assert.equal(outside.isError, true, "a path outside --root is a tool error");
+
+  await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /-32602|Unknown tool|not found/i);
+  await client.ping();
+  console.log("ok: SDK client over stdio");
+} finally {
+  await client.close();
+  rmSync(root, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
+}
