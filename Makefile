@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
-        libgmock-dev json-schema-test-suite bubblewrap openssh-client openssh-server
+        libgmock-dev libcpp-httplib-dev json-schema-test-suite bubblewrap openssh-client openssh-server
 
 .PHONY: deps configure build test run bench bench-search install sanitize clean
 
@@ -21,7 +21,8 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 	@# The MCP test peers (npm, pinned by the committed lockfile, installed locally, never globally).
-	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/mcp_peers/node_modules ]; then \
+	@if command -v npm >/dev/null 2>&1 && { [ ! -f tests/mcp_peers/node_modules/.package-lock.json ] || \
+	     [ tests/mcp_peers/package-lock.json -nt tests/mcp_peers/node_modules/.package-lock.json ]; }; then \
 	  echo "make deps: npm ci in tests/mcp_peers"; \
 	  npm ci --prefix tests/mcp_peers --ignore-scripts --no-audit --no-fund --loglevel=error || \
 	    echo "make deps: npm ci failed: the MCP peer tests will be skipped"; \

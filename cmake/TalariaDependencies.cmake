@@ -12,6 +12,9 @@ find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (T
 # The embedded interpreter for the Python lint; pkg-config, not FindPython3 (which finds another
 # interpreter on these machines).
 pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
+# The MCP Streamable HTTP transport (and its tests' client). Debian ships it as a compiled
+# library; httplib.h is included only by src/mcp/http_transport.cpp and tests.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)
@@ -19,4 +22,4 @@ target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
   tomlplusplus::tomlplusplus PkgConfig::PYTHON_EMBED
-  OpenSSL::Crypto)
+  OpenSSL::Crypto PkgConfig::HTTPLIB)

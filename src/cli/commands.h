@@ -50,9 +50,15 @@ int RunBatch(Runtime& rt, const BatchCommandOptions& options);
 
 // talaria mcp: an MCP server over stdio until stdin closes. Exit 0 at EOF, 1 when reading
 // stdin failed, 2 for a usage error (unknown toolset, bad root), 128+N after signal N.
+// With --http HOST:PORT: Streamable HTTP on http://HOST:PORT/mcp until SIGINT/SIGTERM (exit
+// 128+N); 2 also when the address is bad, cannot be bound, or is not loopback and no token given.
 struct McpCommandOptions {
   SessionFlags session;
   std::vector<std::string> toolsets;  // empty: the talaria-mcp bundle
+  std::string http;                   // HOST:PORT; empty: stdio
+  std::string token;                  // --token: required as "Authorization: Bearer <token>"
+  std::vector<std::string> allow_origins;  // Origins accepted besides loopback ones
+  std::vector<std::string> allow_hosts;    // Host header values accepted besides the bound ones
 };
 int RunMcp(Runtime& rt, const McpCommandOptions& options);
 

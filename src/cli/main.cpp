@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/plugins_command.h"
+#include "cli/startup.h"
 
 namespace {
 
@@ -70,10 +72,37 @@ int main(int argc, char** argv) {
   std::vector<std::string> mcp_toolsets;
   CLI::App* mcp = app.add_subcommand(
       "mcp",
-      "Serve tools as an MCP server over stdio (JSON-RPC lines on stdin/stdout, logs on stderr).\n"
-      "Runs until stdin closes; approvals fall back to deny (nobody can answer a prompt)");
+      "Serve tools as an MCP server over stdio (JSON-RPC lines on stdin/stdout, logs on stderr),\n"
+      "or over Streamable HTTP with --http. Runs until stdin closes (stdio) or SIGINT/SIGTERM;\n"
+      "approvals fall back to deny (nobody can answer a prompt)");
   mcp->add_option("--toolsets", mcp_toolsets, "toolsets to expose (comma-separated; default talaria-mcp)");
   mcp->add_option("--root", mcp_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  mcp->add_option("--http", mcp_opts.http,
+                  "serve Streamable HTTP on HOST:PORT (endpoint /mcp; e.g. 127.0.0.1:8765; port 0: any free one)");
+  mcp->add_option("--token", mcp_opts.token,
+                  "with --http: require 'Authorization: Bearer TOKEN' (needed to bind a non-loopback address)")
+      ->envname("TALARIA_MCP_TOKEN");
+  mcp->add_option("--allow-origin", mcp_opts.allow_origins,
+                  "with --http: an Origin to accept besides loopback ones, e.g. https://app.example (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  mcp->add_option("--allow-host", mcp_opts.allow_hosts,
+                  "with --http: a Host header to accept besides the bound address and localhost, e.g. myhost:8765 "
+                  "(repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  cli::PluginsOptions plugins_opts;
+  CLI::App* plugins = app.add_subcommand(
+      "plugins",
+      "Discover plugins (*.so) and script tools (*.tool.yaml|yml|json) in $TALARIA_HOME/plugins,\n"
+      "the config's plugins.dirs and --plugins DIRs; list every candidate's verdict.\n"
+      "Exit status: 0 none failed, 1 a candidate failed to load, 2 bad config");
+  plugins->add_flag("--json", plugins_opts.json, "print the report as JSON");
+  plugins->add_flag("--no-cache", plugins_opts.no_cache, "ignore the pre-scan verdict cache");
+  plugins->add_option("--plugins", plugins_opts.dirs, "another directory to scan (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
@@ -101,6 +130,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "talaria: %s\n", rt.error().message().c_str());
     return cli::kExitUsage;
   }
+  if (plugins->parsed()) return cli::RunPlugins(**rt, plugins_opts);
+  // Every other command sees the plugins' and the MCP servers' tools; a server is waited for
+  // (at most its connect timeout) except by `mcp`, which announces tools as they arrive.
+  const std::unique_ptr<cli::Extensions> extensions = cli::LoadExtensions(**rt, /*wait_for_mcp=*/!mcp->parsed());
   if (tools->parsed()) {
     tools_opts.toolsets = SplitCommas(tools_toolsets);
     return cli::RunTools(**rt, tools_opts);

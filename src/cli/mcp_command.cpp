@@ -2,9 +2,12 @@
 // JSON-RPC on stdin/stdout; logs only on stderr). stdin EOF ends it once running calls finish
 // (or after a grace period, cancelling them); SIGINT/SIGTERM cancel running calls at once. No
 // one can answer an approval prompt here, so dangerous commands fall back to the deny default.
+// With --http HOST:PORT it serves Streamable HTTP instead (one McpServer per MCP session, all
+// sharing one tool session) until SIGINT/SIGTERM.
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <stop_token>
@@ -13,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
+#include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
 #include "talaria/mcp/stdio_transport.h"
 #include "talaria/tools/command_policy.h"
@@ -28,6 +32,49 @@ constexpr std::chrono::seconds kDrainGrace{10};
 int Fail(const std::string& message) {
   std::fprintf(stderr, "talaria mcp: %s\n", message.c_str());
   return kExitUsage;
+}
+
+// Streamable HTTP until a signal. Each MCP session gets its own McpServer; they share the tool
+// session (workspace, terminal), and their call ids are prefixed per MCP session so that two
+// clients' request ids never collide.
+int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptions server_options,
+              std::shared_ptr<tools::Session> session, std::stop_source& stop, SignalWatch& signals) {
+  auto address = mcp::ParseHostPort(options.http);
+  if (!address) return Fail("--http: " + address.error().message());
+  mcp::HttpTransportOptions http;
+  http.host = address->host;
+  http.port = address->port;
+  http.bearer_token = options.token;
+  http.allowed_origins = options.allow_origins;
+  http.allowed_hosts = options.allow_hosts;
+  auto serial = std::make_shared<std::atomic<uint64_t>>(0);
+  auto factory = [&rt, server_options = std::move(server_options), session, serial](mcp::MessageSink sink) {
+    mcp::McpServerOptions o = server_options;
+    const std::string prefix = "s" + std::to_string(++*serial) + "_";
+    o.make_context = [session, prefix](const std::string& call_id) { return session->NewContext(prefix + call_id); };
+    return mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(o), std::move(sink));
+  };
+  // Fails early on a bad toolset, rather than at the first initialize.
+  if (auto probe = factory([](std::string_view) {}); !probe) return Fail(probe.error().message());
+  auto transport = mcp::HttpTransport::Start(std::move(http), std::move(factory));
+  if (!transport) return Fail(transport.error().message());
+  const std::string url = (*transport)->url();
+  std::fprintf(stderr, "talaria mcp: serving MCP (Streamable HTTP) at %s\n", url.c_str());
+  std::fprintf(stderr, "talaria mcp: connect a client with {\"type\": \"http\", \"url\": \"%s\"%s}\n", url.c_str(),
+               options.token.empty() ? "" : R"(, "headers": {"Authorization": "Bearer <your token>"})");
+  if (!mcp::IsLoopbackHost(address->host) && options.allow_hosts.empty()) {
+    std::fprintf(stderr,
+                 "talaria mcp: requests must name a bound or loopback Host; add --allow-host NAME:%d for each "
+                 "name clients use to reach this machine\n",
+                 (*transport)->port());
+  }
+  std::fflush(stderr);
+  while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::fprintf(stderr, "talaria mcp: stopping\n");
+  (*transport)->Stop();
+  transport->reset();
+  if (const int sig = signals.received(); sig != 0) return 128 + sig;
+  return kExitOk;
 }
 
 }  // namespace
@@ -52,6 +99,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
 
   mcp::McpServerOptions server_options;
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
+  if (!options.http.empty()) return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
   server_options.make_context = [session = *session](const std::string& call_id) {
     return session->NewContext(call_id);
   };

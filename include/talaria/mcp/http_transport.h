@@ -1,0 +1,113 @@
+// The MCP Streamable HTTP transport (protocol 2025-03-26 .. 2025-11-25): one endpoint, `/mcp`.
+//
+//   POST   one JSON-RPC message. A request is answered with its response as application/json,
+//          or as text/event-stream (progress notifications, then the response) when it is a
+//          tools/call carrying a progressToken and the client accepts event streams.
+//          Notifications and responses get 202 with no body.
+//   GET    an event stream of the session's server-initiated messages (tools/list_changed,
+//          log messages); one per session at a time (409 for a second).
+//   DELETE ends the session: its running calls are cancelled; later requests get 404.
+//
+// Each session (created by `initialize`, named by a random MCP-Session-Id) owns its own
+// McpServer, made by the ServerFactory. After initialize every request must carry the session
+// id (400 when missing, 404 when unknown or ended) and may carry MCP-Protocol-Version (400 when
+// unsupported; absent means 2025-03-26).
+//
+// Security, checked on every request before anything else: the Host header must name the bound
+// address, a loopback name or an allowed host (403); an Origin header, when present, must be a
+// loopback origin or an allowed one (403); with a bearer token configured, `Authorization:
+// Bearer <token>` is required (401; compared in constant time). Binding a non-loopback address
+// without a token is refused. Bodies over limits.max_bytes get 413; malformed JSON gets 400
+// with a JSON-RPC -32700 error body.
+//
+//   auto http = talaria::mcp::HttpTransport::Start(options, [&](talaria::mcp::MessageSink sink) {
+//     return talaria::mcp::McpServer::Create(dispatcher, toolsets, server_options, std::move(sink));
+//   });
+//   std::fprintf(stderr, "%s\n", (*http)->url().c_str());
+//   ...  // until a signal
+//   (*http)->Stop();
+//
+// Thread-safety: thread-safe. Requests are served on the transport's own worker threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/status.h"
+#include "talaria/mcp/jsonrpc.h"
+#include "talaria/mcp/server.h"
+
+namespace talaria::mcp {
+
+// HOST:PORT as given to `talaria mcp --http`: "127.0.0.1:8765", "localhost:0", "[::1]:8765",
+// ":8765" or "8765" (host 127.0.0.1). Port 0 asks for an ephemeral port.
+struct HostPort {
+  std::string host;  // without brackets
+  int port = 0;
+};
+// InvalidArgument for a missing or out-of-range port or an empty bracketed host.
+Result<HostPort> ParseHostPort(std::string_view text);
+
+// True for "localhost", 127.0.0.0/8 and ::1 (bracketed or not).
+bool IsLoopbackHost(std::string_view host);
+
+// Makes the McpServer of a new session; everything it sends goes to `sink`.
+using ServerFactory = std::function<Result<std::unique_ptr<McpServer>>(MessageSink sink)>;
+
+struct HttpTransportOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: an ephemeral port (see HttpTransport::port())
+  // Non-empty: every request needs `Authorization: Bearer <bearer_token>`. Required when `host`
+  // is not a loopback address.
+  std::string bearer_token;
+  // Origins accepted besides loopback ones, exactly as browsers send them
+  // ("https://app.example.com"; compared case-insensitively).
+  std::vector<std::string> allowed_origins;
+  // Host header values accepted besides the bound address and loopback names ("myhost:8765").
+  std::vector<std::string> allowed_hosts;
+  MessageLimits limits;  // limits.max_bytes caps request bodies (413 beyond)
+  size_t max_sessions = 64;  // initialize beyond this gets 503 (idle sessions expire first)
+  // A session not used for this long is ended when room is needed for a new one.
+  std::chrono::seconds session_idle_timeout{3600};
+  // A POSTed request whose response takes longer gets a JSON-RPC internal error.
+  std::chrono::seconds request_timeout{3600};
+  // Threads serving connections; each open event stream or pending request holds one.
+  size_t worker_threads = 32;
+  // How long running calls get to finish when a session ends or the transport stops.
+  std::chrono::milliseconds shutdown_grace{0};
+};
+
+class HttpTransport {
+ public:
+  // Binds and starts serving on a thread of its own; returns once the port is bound.
+  // Errors: InvalidArgument (bad options; non-loopback host without a bearer token),
+  // Unavailable (the address cannot be bound).
+  static Result<std::unique_ptr<HttpTransport>> Start(HttpTransportOptions options, ServerFactory factory);
+  // Stop().
+  ~HttpTransport();
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+
+  // The bound port (the actual one when options.port was 0).
+  int port() const;
+  // "http://HOST:PORT/mcp" (IPv6 hosts in brackets).
+  std::string url() const;
+  size_t session_count() const;
+
+  // Stops accepting connections, ends open event streams and waiting requests, then ends every
+  // session (running calls get options.shutdown_grace, then are cancelled). Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpTransport(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace talaria::mcp

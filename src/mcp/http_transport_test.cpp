@@ -1,0 +1,500 @@
+// HttpTransport over real sockets on 127.0.0.1 (ephemeral ports), driven by cpp-httplib's client.
+// The sessions serve the process registry's read_file plus a test tool in a toolset of its own
+// (so a test can change what is exposed); every wait is bounded.
+#include "talaria/mcp/http_transport.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/registry.h"
+#include "talaria/core/toolsets.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::mcp {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr const char* kTestToolset = "http-test";
+
+// Registers a tool answering "pong" in the test toolset.
+Status AddTestTool(Registry& registry, const std::string& name) {
+  ToolSpec spec;
+  spec.name = name;
+  spec.toolset = kTestToolset;
+  const std::string schema = R"({"name": ")" + name +
+                             R"(", "description": "test tool", "parameters": {"type": "object", "properties": {}}})";
+  spec.schema = std::string_view(schema);  // borrowed for the Register call only
+  spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("pong"); };
+  spec.parallel = ParallelClass::kSafe;
+  return registry.Register(std::move(spec));
+}
+
+Json Rpc(int id, std::string_view method, Json params = Json::object()) {
+  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+Json InitializeRequest(int id = 1) {
+  return Rpc(id, "initialize",
+             {{"protocolVersion", "2025-11-25"},
+              {"capabilities", Json::object()},
+              {"clientInfo", {{"name", "http-test"}, {"version", "1"}}}});
+}
+
+Json Body(const httplib::Result& r) {
+  if (!r) return Json();
+  return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+}
+
+class HttpTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/talaria-http-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/hello.txt") << "hello over http\n";
+    tools::SessionOptions so;
+    so.roots = {dir_};
+    so.audit = false;
+    auto session = tools::OpenSession(std::move(so));
+    ASSERT_TRUE(session) << session.error().message();
+    session_ = *session;
+    (void)registry_.Deregister("http_test_ping");
+    ASSERT_TRUE(AddTestTool(registry_, "http_test_ping").ok());
+  }
+  void TearDown() override {
+    transport_.reset();
+    (void)registry_.Deregister("http_test_ping");
+    (void)registry_.Deregister("http_test_extra");
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  void Start(HttpTransportOptions options = {}) {
+    auto started = HttpTransport::Start(std::move(options), [this](MessageSink sink) {
+      McpServerOptions o;
+      o.toolsets = {"file", kTestToolset};
+      o.make_context = [s = session_](const std::string& call_id) { return s->NewContext(call_id); };
+      return McpServer::Create(dispatcher_, toolsets_, std::move(o), std::move(sink));
+    });
+    ASSERT_TRUE(started) << started.error().message();
+    transport_ = std::move(*started);
+    ASSERT_GT(transport_->port(), 0);
+  }
+
+  std::unique_ptr<httplib::Client> Client() {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", transport_->port());
+    c->set_tcp_nodelay(true);
+    c->set_connection_timeout(2, 0);
+    c->set_read_timeout(5, 0);
+    c->set_write_timeout(5, 0);
+    return c;
+  }
+
+  // POSTs a raw body to /mcp.
+  httplib::Result Send(const std::string& body, httplib::Headers headers = {}) {
+    if (!headers.contains("Accept")) headers.emplace("Accept", "application/json, text/event-stream");
+    return Client()->Post("/mcp", headers, body, "application/json");
+  }
+  // POSTs a message in a session.
+  httplib::Result Call(const Json& message, const std::string& session, httplib::Headers headers = {}) {
+    if (!session.empty()) headers.emplace("Mcp-Session-Id", session);
+    return Send(message.dump(), std::move(headers));
+  }
+
+  // initialize + notifications/initialized; returns the session id.
+  std::string Initialize(httplib::Headers headers = {}) {
+    auto r = Send(InitializeRequest().dump(), headers);
+    EXPECT_TRUE(r);
+    if (!r) return {};
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+    const std::string id = r->get_header_value("Mcp-Session-Id");
+    EXPECT_GE(id.size(), 32u);
+    for (char c : id) EXPECT_TRUE(c >= 0x21 && c <= 0x7e) << id;
+    Json body = Body(r);
+    EXPECT_EQ(body["result"]["protocolVersion"], "2025-11-25") << r->body;
+    auto done = Call(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, headers);
+    EXPECT_TRUE(done);
+    if (done) {
+      EXPECT_EQ(done->status, 202);
+      EXPECT_TRUE(done->body.empty());
+    }
+    return id;
+  }
+
+  std::string dir_;
+  Registry& registry_ = Registry::Global();
+  Toolsets toolsets_{registry_};
+  Dispatcher dispatcher_{registry_};
+  std::shared_ptr<tools::Session> session_;
+  std::unique_ptr<HttpTransport> transport_;  // last: stopped before the rest goes
+};
+
+TEST_F(HttpTransportTest, ServesInitializeToolsListAndReadFile) {
+  Start();
+  EXPECT_EQ(transport_->url(), "http://127.0.0.1:" + std::to_string(transport_->port()) + "/mcp");
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  EXPECT_EQ(transport_->session_count(), 1u);
+
+  auto listed = Call(Rpc(2, "tools/list"), session, {{"Mcp-Protocol-Version", "2025-11-25"}});
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200);
+  std::vector<std::string> names;
+  const Json list = Body(listed);
+  for (const Json& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_THAT(names, ::testing::Contains("read_file"));
+  EXPECT_THAT(names, ::testing::Contains("http_test_ping"));
+
+  auto read = Call(Rpc(3, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "hello.txt"}}}}), session);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 200);
+  Json result = Body(read);
+  EXPECT_EQ(result["id"], 3);
+  ASSERT_TRUE(result["result"]["content"].is_array()) << read->body;
+  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(), HasSubstr("hello over http"));
+  EXPECT_FALSE(result["result"].value("isError", false)) << read->body;
+
+  // A string id comes back as the same string.
+  Json ping = Rpc(0, "ping");
+  ping["id"] = "p-1";
+  auto pong = Call(ping, session);
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(Body(pong)["id"], "p-1");
+
+  // A client's response (to nothing we asked) is accepted like a notification.
+  auto response = Call(Json{{"jsonrpc", "2.0"}, {"id", 99}, {"result", Json::object()}}, session);
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 202);
+}
+
+TEST_F(HttpTransportTest, EachInitializeStartsItsOwnSession) {
+  Start();
+  const std::string a = Initialize();
+  const std::string b = Initialize();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(transport_->session_count(), 2u);
+  // A failed initialize leaves no session behind.
+  auto bad = Send(Rpc(1, "initialize", Json::object()).dump());
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(Body(bad)["error"]["code"], kInvalidParams);
+  EXPECT_FALSE(bad->has_header("Mcp-Session-Id"));
+  EXPECT_EQ(transport_->session_count(), 2u);
+}
+
+TEST_F(HttpTransportTest, ChecksOriginAndHostOnEveryRequest) {
+  Start();
+  const std::string port = std::to_string(transport_->port());
+  auto evil = Send(InitializeRequest().dump(), {{"Origin", "http://evil.example"}});
+  ASSERT_TRUE(evil);
+  EXPECT_EQ(evil->status, 403);
+  for (const char* origin : {"null", "http://localhost.evil.example", "ftp://localhost", "http://127.0.0.1.nip.io"}) {
+    auto r = Send(InitializeRequest().dump(), {{"Origin", origin}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << origin;
+  }
+  auto rebound = Send(InitializeRequest().dump(), {{"Host", "evil.example:" + port}});
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
+  auto wrong_port = Send(InitializeRequest().dump(), {{"Host", "127.0.0.1:1"}});
+  ASSERT_TRUE(wrong_port);
+  EXPECT_EQ(wrong_port->status, 403);
+  EXPECT_EQ(transport_->session_count(), 0u);
+
+  // Loopback origins (any port: a local web UI) and loopback host names pass.
+  const std::string session = Initialize({{"Origin", "http://localhost:6274"}, {"Host", "localhost:" + port}});
+  ASSERT_FALSE(session.empty());
+  auto with_origin = Call(Rpc(2, "ping"), session, {{"Origin", "http://[::1]:3000"}});
+  ASSERT_TRUE(with_origin);
+  EXPECT_EQ(with_origin->status, 200);
+  EXPECT_EQ(with_origin->get_header_value("Access-Control-Allow-Origin"), "http://[::1]:3000");
+  // ... and a later request of a good session is still screened.
+  auto later = Call(Rpc(3, "ping"), session, {{"Origin", "https://evil.example"}});
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->status, 403);
+}
+
+TEST_F(HttpTransportTest, AllowlistsExtendOriginsAndHosts) {
+  HttpTransportOptions o;
+  o.allowed_origins = {"https://App.Example"};
+  o.allowed_hosts = {"mcp.internal:8765"};
+  Start(std::move(o));
+  auto r = Send(InitializeRequest().dump(), {{"Origin", "https://app.example"}, {"Host", "mcp.internal:8765"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST_F(HttpTransportTest, EnforcesSessionAndVersionHeaders) {
+  Start();
+  const std::string session = Initialize();
+
+  auto missing = Send(Rpc(2, "tools/list").dump());
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 400);
+  EXPECT_TRUE(Body(missing).contains("error")) << missing->body;
+
+  auto unknown = Call(Rpc(2, "tools/list"), "no-such-session");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+
+  auto bad_version = Call(Rpc(2, "tools/list"), session, {{"Mcp-Protocol-Version", "1999-01-01"}});
+  ASSERT_TRUE(bad_version);
+  EXPECT_EQ(bad_version->status, 400);
+  auto old_version = Call(Rpc(3, "tools/list"), session, {{"Mcp-Protocol-Version", "2025-03-26"}});
+  ASSERT_TRUE(old_version);
+  EXPECT_EQ(old_version->status, 200);
+
+  auto get_without = Client()->Get("/mcp", {{"Accept", "text/event-stream"}});
+  ASSERT_TRUE(get_without);
+  EXPECT_EQ(get_without->status, 400);
+}
+
+TEST_F(HttpTransportTest, DeleteEndsTheSession) {
+  Start();
+  const std::string session = Initialize();
+  auto deleted = Client()->Delete("/mcp", {{"Mcp-Session-Id", session}});
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200);
+  EXPECT_EQ(transport_->session_count(), 0u);
+
+  auto after = Call(Rpc(2, "ping"), session);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 404);
+  auto again = Client()->Delete("/mcp", {{"Mcp-Session-Id", session}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 404);
+  auto no_id = Client()->Delete("/mcp");
+  ASSERT_TRUE(no_id);
+  EXPECT_EQ(no_id->status, 400);
+}
+
+TEST_F(HttpTransportTest, BearerTokenIsRequiredWhenConfigured) {
+  HttpTransportOptions o;
+  o.bearer_token = "s3cret-token";
+  Start(std::move(o));
+  auto none = Send(InitializeRequest().dump());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer");
+  for (const char* value : {"Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2", "Basic s3cret-token",
+                            "s3cret-token"}) {
+    auto r = Send(InitializeRequest().dump(), {{"Authorization", value}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << value;
+  }
+  const std::string session = Initialize({{"Authorization", "Bearer s3cret-token"}});
+  ASSERT_FALSE(session.empty());
+  // Every request needs it, not only initialize.
+  auto unauthenticated = Call(Rpc(2, "ping"), session);
+  ASSERT_TRUE(unauthenticated);
+  EXPECT_EQ(unauthenticated->status, 401);
+}
+
+TEST_F(HttpTransportTest, RefusesANonLoopbackAddressWithoutAToken) {
+  HttpTransportOptions o;
+  o.host = "0.0.0.0";
+  auto refused = HttpTransport::Start(o, [](MessageSink) -> Result<std::unique_ptr<McpServer>> {
+    return Err(InternalError("unused"));
+  });
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.error().message(), HasSubstr("--token"));
+}
+
+TEST_F(HttpTransportTest, GetStreamCarriesServerNotifications) {
+  Start();
+  const std::string session = Initialize();
+  std::atomic<bool> opened{false};
+  std::string received;
+  std::mutex mu;
+  int status = 0;
+  std::string content_type;
+  std::jthread reader([&] {
+    auto c = Client();
+    c->Get(
+        "/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}},
+        [&](const httplib::Response& r) {
+          status = r.status;
+          content_type = r.get_header_value("Content-Type");
+          return true;
+        },
+        [&](const char* data, size_t n) {
+          std::lock_guard lock(mu);
+          received.append(data, n);
+          opened = true;
+          return received.find("notifications/tools/list_changed") == std::string::npos;
+        });
+  });
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (!opened && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(opened);
+
+  // A second GET stream for the same session is refused while the first is open.
+  auto second = Client()->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}});
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 409);
+
+  ASSERT_TRUE(AddTestTool(registry_, "http_test_extra").ok());
+  reader.join();  // ends when the notification arrived (or the client's 5 s read timeout)
+  std::lock_guard lock(mu);
+  EXPECT_THAT(received,
+              HasSubstr(R"(event: message
+data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed")"));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(content_type, "text/event-stream");
+}
+
+TEST_F(HttpTransportTest, ProgressTokenGetsAnEventStreamEndingWithTheResponse) {
+  Start();
+  const std::string session = Initialize();
+  Json call = Rpc(5, "tools/call", {{"name", "http_test_ping"}, {"_meta", {{"progressToken", "tok"}}}});
+  auto r = Call(call, session);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  std::vector<Json> events;
+  std::istringstream in(r->body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("data: ")) events.push_back(Json::parse(line.substr(6)));
+  }
+  ASSERT_GE(events.size(), 2u) << r->body;
+  EXPECT_EQ(events.front()["method"], "notifications/progress");
+  EXPECT_EQ(events.front()["params"]["progressToken"], "tok");
+  EXPECT_EQ(events.back()["id"], 5);
+  EXPECT_EQ(events.back()["result"]["content"][0]["text"], "pong");
+
+  // Accepting JSON only: the same call is answered as JSON.
+  call["id"] = 6;
+  auto json = Call(call, session, {{"Accept", "application/json"}});
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(Body(json)["id"], 6);
+
+  // Accepting event streams only: any request is answered as one.
+  auto sse_only = Call(Rpc(7, "ping"), session, {{"Accept", "text/event-stream"}});
+  ASSERT_TRUE(sse_only);
+  EXPECT_EQ(sse_only->get_header_value("Content-Type"), "text/event-stream");
+  EXPECT_THAT(sse_only->body, HasSubstr(R"(data: {"jsonrpc":"2.0","id":7,"result":{}})"));
+  // Accepting neither: 406.
+  auto neither = Call(Rpc(8, "ping"), session, {{"Accept", "text/html"}});
+  ASSERT_TRUE(neither);
+  EXPECT_EQ(neither->status, 406);
+}
+
+TEST_F(HttpTransportTest, OversizedBodyGets413) {
+  HttpTransportOptions o;
+  o.limits.max_bytes = 4096;
+  Start(std::move(o));
+  const std::string session = Initialize();
+  Json big = Rpc(2, "tools/call", {{"name", "http_test_ping"}, {"arguments", {{"pad", std::string(8192, 'x')}}}});
+  auto r = Call(big, session);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  // The server is fine afterwards.
+  auto ping = Call(Rpc(3, "ping"), session);
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->status, 200);
+}
+
+TEST_F(HttpTransportTest, MalformedJsonGets400WithAParseError) {
+  Start();
+  const std::string session = Initialize();
+  auto r = Send("{\"jsonrpc\": \"2.0\", \"id\": 1, ", {{"Mcp-Session-Id", session}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  Json body = Body(r);
+  EXPECT_EQ(body["error"]["code"], kParseError) << r->body;
+  EXPECT_TRUE(body["id"].is_null());
+
+  auto batch = Send("[" + Rpc(2, "ping").dump() + "]", {{"Mcp-Session-Id", session}});
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->status, 400);
+  EXPECT_EQ(Body(batch)["error"]["code"], kInvalidRequest);
+
+  auto ping = Call(Rpc(3, "ping"), session);
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->status, 200);
+}
+
+TEST_F(HttpTransportTest, OtherPathsAndMethodsAreRefused) {
+  Start();
+  auto path = Client()->Post("/other", InitializeRequest().dump(), "application/json");
+  ASSERT_TRUE(path);
+  EXPECT_EQ(path->status, 404);
+  auto put = Client()->Put("/mcp", InitializeRequest().dump(), "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  auto preflight = Client()->Options("/mcp", {{"Origin", "http://localhost:5173"}});
+  ASSERT_TRUE(preflight);
+  EXPECT_EQ(preflight->status, 204);
+  EXPECT_THAT(preflight->get_header_value("Access-Control-Allow-Headers"), HasSubstr("Mcp-Session-Id"));
+}
+
+TEST_F(HttpTransportTest, StopEndsOpenStreamsPromptly) {
+  Start();
+  const std::string session = Initialize();
+  std::atomic<bool> opened{false};
+  std::atomic<bool> returned{false};
+  std::jthread reader([&] {
+    auto c = Client();
+    c->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}, [&](const char*, size_t) {
+      opened = true;
+      return true;
+    });
+    returned = true;
+  });
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (!opened && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(opened);
+  const auto t0 = std::chrono::steady_clock::now();
+  transport_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  reader.join();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(transport_->session_count(), 0u);
+}
+
+TEST(HttpAddress, ParsesHostAndPort) {
+  struct Case {
+    const char* text;
+    const char* host;
+    int port;
+  };
+  for (const Case& c : {Case{"127.0.0.1:8765", "127.0.0.1", 8765}, Case{"localhost:0", "localhost", 0},
+                        Case{"[::1]:9000", "::1", 9000}, Case{":8080", "127.0.0.1", 8080},
+                        Case{"8765", "127.0.0.1", 8765}, Case{"0.0.0.0:1", "0.0.0.0", 1}}) {
+    auto parsed = ParseHostPort(c.text);
+    ASSERT_TRUE(parsed) << c.text << ": " << parsed.error().message();
+    EXPECT_EQ(parsed->host, c.host) << c.text;
+    EXPECT_EQ(parsed->port, c.port) << c.text;
+  }
+  for (const char* bad : {"", "host", "host:", "host:65536", "host:-1", "::1:80", "[::1]", "[]:80", "h:8x"}) {
+    EXPECT_FALSE(ParseHostPort(bad)) << bad;
+  }
+}
+
+TEST(HttpAddress, KnowsLoopbackHosts) {
+  for (const char* h : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  for (const char* h : {"0.0.0.0", "10.0.0.1", "::", "example.com", "localhost.example", "128.0.0.1", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
+}
+
+}  // namespace
+}  // namespace talaria::mcp

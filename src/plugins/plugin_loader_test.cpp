@@ -1,0 +1,379 @@
+#include "talaria/plugins/plugin_loader.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plugins/plugin_test_util.h"
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/tool_context.h"
+
+namespace talaria::plugins {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CopyPlugin;
+using testing::ReadBytes;
+using testing::TempDir;
+using testing::TestPlugin;
+using testing::WriteBytes;
+using testing::WriteText;
+
+const CandidateReport* Find(const DiscoveryReport& report, std::string_view name) {
+  for (const auto& c : report.candidates) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+ToolResult Call(Registry& registry, std::string_view tool, std::string_view args) {
+  auto entry = registry.GetEntry(tool);
+  if (!entry) return ToolResult::Error("no such tool");
+  auto parsed = ParseJson(args);
+  ToolContext ctx;
+  return entry->handler()(*parsed, ctx);
+}
+
+class PluginLoaderTest : public ::testing::Test {
+ protected:
+  DiscoveryReport Discover(DiscoveryOptions options = {}) {
+    if (options.dirs.empty()) options.dirs = {dir_.path()};
+    return loader_.Discover(options);
+  }
+
+  TempDir dir_;
+  Registry registry_;
+  PluginLoader loader_{registry_};
+};
+
+TEST_F(PluginLoaderTest, LoadsValidPluginsAndRunsTheirTools) {
+  CopyPlugin("example_plugin", dir_ / "example_plugin.so");
+  CopyPlugin("bench_mod_plugin", dir_ / "bench_mod_0001.so");
+  CopyPlugin("bench_mod_plugin", dir_ / "bench_mod_0002.so");
+  const DiscoveryReport report = Discover();
+  ASSERT_EQ(report.candidates.size(), 3u);
+  EXPECT_EQ(report.Count(Verdict::kLoaded), 3u);
+  const CandidateReport* example = Find(report, "example_plugin");
+  ASSERT_NE(example, nullptr);
+  EXPECT_EQ(example->verdict, Verdict::kLoaded) << example->reason;
+  EXPECT_EQ(example->tools, (std::vector<std::string>{"example_echo", "example_add"}));
+  EXPECT_EQ(Find(report, "bench_mod_0002")->tools, std::vector<std::string>{"disc_0002"});
+
+  ASSERT_EQ(registry_.ToolsetOf("example_add"), "example");
+  EXPECT_EQ(registry_.GetEntry("example_echo")->parallel(), ParallelClass::kSafe);
+  EXPECT_EQ(Call(registry_, "example_add", R"({"a":2,"b":40})").text, R"({"sum": 42})");
+  EXPECT_EQ(Call(registry_, "example_echo", R"({"text":"hi"})").text, R"({"text":"hi"})");
+  // Each copy is its own image with its own data: the handlers answer with their own names.
+  EXPECT_EQ(Call(registry_, "disc_0001", "{}").text, R"({"ok": true, "tool": "disc_0001"})");
+  EXPECT_EQ(Call(registry_, "disc_0002", "{}").text, R"({"ok": true, "tool": "disc_0002"})");
+}
+
+TEST_F(PluginLoaderTest, PluginToolsGoThroughTheWholePipeline) {
+  CopyPlugin("example_plugin", dir_ / "example_plugin.so");
+  ASSERT_EQ(Discover().Count(Verdict::kLoaded), 1u);
+  Dispatcher dispatcher(registry_);
+  ToolContext ctx;
+  // Stringly-typed arguments are coerced by the schema the plugin declared, then validated.
+  const ToolResult ok = dispatcher.Dispatch("example_add", R"({"a": "20", "b": "22"})", ctx);
+  EXPECT_EQ(ok.status, CallStatus::kOk);
+  EXPECT_EQ(ok.text, R"({"sum": 42})");
+  const ToolResult invalid = dispatcher.Dispatch("example_add", R"({"a": 1})", ctx);
+  EXPECT_EQ(invalid.status, CallStatus::kError);
+}
+
+TEST_F(PluginLoaderTest, GivesEveryCandidateAVerdictInSortedOrder) {
+  CopyPlugin("example_plugin", dir_ / "m_example.so");
+  CopyPlugin("wrong_version_plugin", dir_ / "b_wrong_version.so");
+  CopyPlugin("no_version_plugin", dir_ / "c_no_version.so");
+  CopyPlugin("not_a_plugin", dir_ / "d_library.so");
+  CopyPlugin("throws_plugin", dir_ / "e_throws.so");
+  CopyPlugin("returns_error_plugin", dir_ / "f_error.so");
+  WriteText(dir_ / "g_text.so", "#!/bin/sh\necho not a library\n");
+  auto truncated = ReadBytes(TestPlugin("example_plugin"));
+  truncated.resize(truncated.size() / 3);
+  WriteBytes(dir_ / "h_truncated.so", truncated);
+  WriteBytes(dir_ / "i_elf32.so", testing::Elf32Header());
+  auto foreign = ReadBytes(TestPlugin("example_plugin"));
+  testing::Poke<uint16_t>(foreign, 18, 0x0f3 /* RISC-V */);
+  WriteBytes(dir_ / "j_riscv.so", foreign);
+  fs::create_directory(dir_ / "k_directory.so");
+  WriteText(dir_ / "a_readme.txt", "not a candidate");
+  CopyPlugin("bench_mod_plugin", dir_ / "z_bench_0007.so");
+
+  const DiscoveryReport report = Discover();
+  std::vector<std::string> names;
+  for (const auto& c : report.candidates) names.push_back(c.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"b_wrong_version", "c_no_version", "d_library", "e_throws",
+                                      "f_error", "g_text", "h_truncated", "i_elf32", "j_riscv",
+                                      "k_directory", "m_example", "z_bench_0007"}));
+  struct Expect {
+    const char* name;
+    Verdict verdict;
+    ScanOutcome scan;
+    const char* reason_has;
+  };
+  const Expect expected[] = {
+      {"b_wrong_version", Verdict::kSkipped, ScanOutcome::kIncompatibleVersion,
+       "interface version 999"},
+      {"c_no_version", Verdict::kSkipped, ScanOutcome::kNoVersion,
+       "talaria_plugin_interface_version"},
+      {"d_library", Verdict::kSkipped, ScanOutcome::kNoEntryPoint, "talaria_register_tools"},
+      {"e_throws", Verdict::kFailed, ScanOutcome::kAccepted, "plugin setup exploded"},
+      {"f_error", Verdict::kFailed, ScanOutcome::kAccepted, "missing configuration file"},
+      {"g_text", Verdict::kSkipped, ScanOutcome::kNotElf, "not an ELF file"},
+      {"h_truncated", Verdict::kSkipped, ScanOutcome::kMalformed, "outside the file"},
+      {"i_elf32", Verdict::kSkipped, ScanOutcome::kWrongClass, "ELF32"},
+      {"j_riscv", Verdict::kSkipped, ScanOutcome::kWrongMachine, "RISC-V"},
+      {"k_directory", Verdict::kSkipped, ScanOutcome::kIoError, "not a regular file"},
+      {"m_example", Verdict::kLoaded, ScanOutcome::kAccepted, ""},
+      {"z_bench_0007", Verdict::kLoaded, ScanOutcome::kAccepted, ""},
+  };
+  for (const Expect& e : expected) {
+    const CandidateReport* c = Find(report, e.name);
+    ASSERT_NE(c, nullptr) << e.name;
+    EXPECT_EQ(c->verdict, e.verdict) << e.name << ": " << c->reason;
+    EXPECT_EQ(c->scan, e.scan) << e.name << ": " << c->reason;
+    EXPECT_NE(c->reason.find(e.reason_has), std::string::npos) << e.name << ": " << c->reason;
+    EXPECT_EQ(c->verdict == Verdict::kLoaded, c->reason.empty()) << e.name;
+  }
+  EXPECT_TRUE(registry_.GetEntry("example_add"));
+  EXPECT_TRUE(registry_.GetEntry("disc_0007"));
+  EXPECT_FALSE(registry_.GetEntry("wrong_version_tool"));
+  EXPECT_FALSE(registry_.GetEntry("no_version_tool"));
+
+  // The report as `talaria plugins --json` prints it.
+  const Json j = report.ToJson();
+  ASSERT_EQ(j["candidates"].size(), 12u);
+  EXPECT_EQ(j["candidates"][0]["verdict"], "skipped");
+  EXPECT_EQ(j["candidates"][0]["scan"], "incompatible_version");
+  EXPECT_EQ(j["candidates"][10]["tools"], Json::parse(R"(["example_echo","example_add"])"));
+}
+
+TEST_F(PluginLoaderTest, RegistrationThatThrowsIsRolledBack) {
+  CopyPlugin("throws_plugin", dir_ / "throws.so");
+  const uint64_t generation = registry_.generation();
+  const DiscoveryReport report = Discover();
+  ASSERT_EQ(report.candidates.size(), 1u);
+  EXPECT_EQ(report.candidates[0].verdict, Verdict::kFailed);
+  EXPECT_EQ(report.candidates[0].reason, "registration threw: plugin setup exploded");
+  EXPECT_FALSE(registry_.GetEntry("throws_tool"));  // staged, never published
+  EXPECT_EQ(registry_.generation(), generation);
+}
+
+TEST_F(PluginLoaderTest, RegistrationErrorIsRolledBack) {
+  CopyPlugin("returns_error_plugin", dir_ / "returns_error.so");
+  CopyPlugin("example_plugin", dir_ / "zz_example.so");
+  const DiscoveryReport report = Discover();
+  ASSERT_EQ(report.candidates.size(), 2u);
+  EXPECT_EQ(report.candidates[0].verdict, Verdict::kFailed);
+  EXPECT_EQ(report.candidates[0].reason, "registration returned 1: missing configuration file");
+  EXPECT_FALSE(registry_.GetEntry("returns_error_tool"));
+  EXPECT_EQ(report.candidates[1].verdict, Verdict::kLoaded);  // the others still load
+}
+
+ToolSpec BuiltinReadFile() {
+  ToolSpec spec;
+  spec.name = "read_file";
+  spec.toolset = "file";
+  spec.schema =
+      R"({"name":"read_file","description":"built-in",)"
+      R"("parameters":{"type":"object","properties":{}}})";
+  spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("built-in"); };
+  return spec;
+}
+
+TEST_F(PluginLoaderTest, PluginCannotShadowABuiltIn) {
+  ASSERT_TRUE(registry_.Register(BuiltinReadFile()).ok());
+  CopyPlugin("shadow_plugin", dir_ / "shadow.so");
+  const DiscoveryReport report = Discover();
+  ASSERT_EQ(report.candidates.size(), 1u);
+  const CandidateReport& c = report.candidates[0];
+  EXPECT_EQ(c.verdict, Verdict::kLoaded) << c.reason;  // it ignored the refusal
+  EXPECT_EQ(c.tools, std::vector<std::string>{"shadow_extra"});
+  ASSERT_EQ(c.refused.size(), 1u);
+  EXPECT_NE(c.refused[0].find("read_file: would replace the existing tool"), std::string::npos)
+      << c.refused[0];
+  EXPECT_EQ(Call(registry_, "read_file", "{}").text, "built-in");
+}
+
+TEST_F(PluginLoaderTest, AllowShadowingLetsTheListedPluginReplaceABuiltIn) {
+  ASSERT_TRUE(registry_.Register(BuiltinReadFile()).ok());
+  CopyPlugin("shadow_plugin", dir_ / "shadow.so");
+  DiscoveryOptions options;
+  options.allow_shadowing = {"shadow.so"};
+  const DiscoveryReport report = Discover(options);
+  ASSERT_EQ(report.candidates.size(), 1u);
+  EXPECT_EQ(report.candidates[0].verdict, Verdict::kLoaded);
+  EXPECT_TRUE(report.candidates[0].refused.empty());
+  EXPECT_EQ(Call(registry_, "read_file", "{}").text, R"({"from": "plugin"})");
+}
+
+TEST_F(PluginLoaderTest, TwoPluginsCannotClaimTheSameTool) {
+  CopyPlugin("example_plugin", dir_ / "a_example.so");
+  CopyPlugin("example_plugin", dir_ / "b_example.so");
+  const DiscoveryReport report = Discover();
+  ASSERT_EQ(report.candidates.size(), 2u);
+  EXPECT_EQ(report.candidates[0].verdict, Verdict::kLoaded);
+  // The second copy's first register_tool fails and it gives up: nothing of it is published.
+  EXPECT_EQ(report.candidates[1].verdict, Verdict::kFailed);
+  EXPECT_NE(report.candidates[1].reason.find("registration returned 3"), std::string::npos)
+      << report.candidates[1].reason;
+}
+
+TEST_F(PluginLoaderTest, DisabledAndDuplicateNamesAreSkipped) {
+  TempDir second;
+  CopyPlugin("example_plugin", dir_ / "example.so");
+  CopyPlugin("bench_mod_plugin", dir_ / "bench_mod_0003.so");
+  CopyPlugin("bench_mod_plugin", second / "bench_mod_0003.so");
+  DiscoveryOptions options;
+  options.dirs = {dir_.path(), second.path()};
+  options.disabled = {"example"};
+  const DiscoveryReport report = Discover(options);
+  ASSERT_EQ(report.candidates.size(), 3u);
+  EXPECT_EQ(report.candidates[1].reason, "disabled in config (plugins.disabled)");
+  EXPECT_EQ(report.candidates[0].verdict, Verdict::kLoaded);
+  EXPECT_EQ(report.candidates[2].verdict, Verdict::kSkipped);
+  EXPECT_NE(report.candidates[2].reason.find("same name comes first"), std::string::npos);
+}
+
+TEST_F(PluginLoaderTest, RescanDoesNotRunLoadedPluginsAgain) {
+  CopyPlugin("example_plugin", dir_ / "example.so");
+  ASSERT_EQ(Discover().Count(Verdict::kLoaded), 1u);
+  const uint64_t generation = registry_.generation();
+  const DiscoveryReport again = Discover();
+  ASSERT_EQ(again.candidates.size(), 1u);
+  EXPECT_EQ(again.candidates[0].verdict, Verdict::kLoaded);
+  EXPECT_EQ(again.candidates[0].tools.size(), 2u);
+  EXPECT_EQ(registry_.generation(), generation);
+}
+
+TEST_F(PluginLoaderTest, VerdictCacheSkipsUnchangedFilesAndNoticesChanges) {
+  TempDir state;
+  CopyPlugin("example_plugin", dir_ / "example.so");
+  CopyPlugin("wrong_version_plugin", dir_ / "old.so");
+  WriteText(dir_ / "junk.so", "junk");
+  DiscoveryOptions options;
+  options.cache_path = state / "sub/scan-cache.json";
+  options.mode = LoadMode::kScanOnly;
+
+  const DiscoveryReport cold = Discover(options);
+  ASSERT_EQ(cold.candidates.size(), 3u);
+  for (const auto& c : cold.candidates) EXPECT_FALSE(c.scan_cached) << c.name;
+  ASSERT_TRUE(fs::exists(options.cache_path));
+  const auto cache_bytes = ReadBytes(options.cache_path);
+  auto cache = ParseJson(std::string(cache_bytes.begin(), cache_bytes.end()));
+  ASSERT_TRUE(cache.has_value());
+  ASSERT_EQ((*cache)["entries"].size(), 3u);
+  const Json& row = (*cache)["entries"][1];  // rows sorted by path: example, junk, old
+  EXPECT_EQ(row[0], dir_ / "junk.so");
+  EXPECT_EQ(row[4], "not_elf");
+  EXPECT_EQ((*cache)["entries"][2][4], "incompatible_version");
+  EXPECT_EQ((*cache)["entries"][2][5], 999);
+  // Written atomically: no temp file is left beside it.
+  EXPECT_EQ(std::distance(fs::directory_iterator(state / "sub"), fs::directory_iterator()), 1);
+
+  const DiscoveryReport warm = Discover(options);
+  for (size_t i = 0; i < warm.candidates.size(); ++i) {
+    EXPECT_TRUE(warm.candidates[i].scan_cached) << warm.candidates[i].name;
+    EXPECT_EQ(warm.candidates[i].scan, cold.candidates[i].scan);
+    EXPECT_EQ(warm.candidates[i].reason, cold.candidates[i].reason);
+  }
+
+  // A changed file (size) and a replaced one (inode) are scanned again; a deleted one is dropped.
+  WriteText(dir_ / "junk.so", "junk, longer now");
+  fs::remove(dir_ / "old.so");
+  CopyPlugin("example_plugin", dir_ / "old.so");
+  options.mode = LoadMode::kLoad;
+  const DiscoveryReport after = Discover(options);
+  EXPECT_TRUE(Find(after, "example")->scan_cached);
+  EXPECT_FALSE(Find(after, "junk")->scan_cached);
+  EXPECT_FALSE(Find(after, "old")->scan_cached);
+  EXPECT_EQ(Find(after, "old")->scan, ScanOutcome::kAccepted);
+
+  // A cache with a removed file no longer lists it.
+  fs::remove(dir_ / "junk.so");
+  (void)Discover(options);
+  auto bytes = ReadBytes(options.cache_path);
+  auto pruned = ParseJson(std::string(bytes.begin(), bytes.end()));
+  ASSERT_TRUE(pruned.has_value());
+  ASSERT_EQ((*pruned)["entries"].size(), 2u);
+  for (const Json& r : (*pruned)["entries"]) EXPECT_NE(r[0], dir_ / "junk.so");
+}
+
+TEST_F(PluginLoaderTest, CorruptCacheIsIgnoredAndRewritten) {
+  TempDir state;
+  CopyPlugin("example_plugin", dir_ / "example.so");
+  DiscoveryOptions options;
+  options.cache_path = state / "cache.json";
+  options.mode = LoadMode::kScanOnly;
+  WriteText(options.cache_path, "{\"format\": 1, \"entries\": {tru");
+  const DiscoveryReport report = Discover(options);
+  ASSERT_EQ(report.candidates.size(), 1u);
+  EXPECT_FALSE(report.candidates[0].scan_cached);
+  EXPECT_TRUE(report.warnings.empty());
+  auto bytes = ReadBytes(options.cache_path);
+  EXPECT_TRUE(ParseJson(std::string(bytes.begin(), bytes.end())).has_value());
+  EXPECT_TRUE(Discover(options).candidates[0].scan_cached);
+}
+
+TEST_F(PluginLoaderTest, MissingDirectoryIsNotAnError) {
+  DiscoveryOptions options;
+  options.dirs = {dir_ / "nope"};
+  const DiscoveryReport report = Discover(options);
+  EXPECT_TRUE(report.candidates.empty());
+  EXPECT_TRUE(report.warnings.empty());
+}
+
+TEST(PluginConfig, ReadsThePluginsSection) {
+  auto config = ParseConfig(
+      "plugins:\n  dirs: [/opt/p]\n  allow_shadowing: [mine]\n  disabled: [bad]\n  cache: false\n");
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  auto pc = ReadPluginConfig(*config);
+  ASSERT_TRUE(pc.has_value()) << pc.error().message();
+  EXPECT_EQ(pc->dirs, std::vector<std::string>{"/opt/p"});
+  EXPECT_EQ(pc->allow_shadowing, std::vector<std::string>{"mine"});
+  EXPECT_EQ(pc->disabled, std::vector<std::string>{"bad"});
+  EXPECT_FALSE(pc->cache);
+  const DiscoveryOptions options = OptionsFromConfig(*pc, {"/extra"});
+  EXPECT_EQ(options.dirs, (std::vector<std::string>{DefaultPluginDir(), "/opt/p", "/extra"}));
+  EXPECT_TRUE(options.cache_path.empty());
+
+  auto empty = ParseConfig("");
+  ASSERT_TRUE(empty.has_value());
+  auto defaults = ReadPluginConfig(*empty);
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_TRUE(defaults->cache);
+
+  auto bad = ParseConfig("plugins:\n  allow_shadowing: yes-please\n");
+  ASSERT_TRUE(bad.has_value());
+  auto error = ReadPluginConfig(*bad);
+  ASSERT_FALSE(error.has_value());
+  EXPECT_NE(error.error().message().find("plugins.allow_shadowing"), std::string::npos);
+}
+
+// A crash inside a plugin's registration cannot be contained in-process (documented in
+// plugin_loader.h); this death test pins that down rather than pretending otherwise.
+TEST(PluginLoaderDeathTest, CrashAtRegistrationTakesTheProcessDown) {
+  // The default "fast" style forks at EXPECT_DEATH: the child uses (and the parent removes)
+  // this test's temp dir. ctest runs each test in its own process, so no other thread exists.
+  TempDir dir;
+  CopyPlugin("crash_plugin", dir / "crash.so");
+  EXPECT_DEATH(
+      {
+        Registry registry;
+        PluginLoader loader(registry);
+        DiscoveryOptions options;
+        options.dirs = {dir.path()};
+        (void)loader.Discover(options);
+      },
+      "");
+}
+
+}  // namespace
+}  // namespace talaria::plugins

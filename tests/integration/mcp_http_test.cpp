@@ -1,0 +1,184 @@
+// `talaria mcp --http 127.0.0.1:0` as a client sees it: a real process serving Streamable HTTP on
+// an ephemeral loopback port (read off its stderr), driven by cpp-httplib's client, stopped by
+// SIGTERM.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "talaria/base/spawn.h"
+
+namespace talaria {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_cli::TempHome;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// One running `talaria mcp --http ...`.
+class HttpMcpProcess {
+ public:
+  HttpMcpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args)
+      : stderr_path_(home + "/mcp.stderr") {
+    std::string command = "exec '" TALARIA_CLI_PATH "' mcp";
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " 2>'" + stderr_path_ + "'";
+    SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c", command};
+    spawn.cwd = cwd;
+    spawn.env = {"TALARIA_HOME=" + home, "HOME=" + home, "PATH=/usr/bin:/bin"};
+    auto child = StartProcess(spawn, StartOptions{});
+    EXPECT_TRUE(child) << child.error().message();
+    if (child) child_ = std::move(*child);
+  }
+  ~HttpMcpProcess() {
+    if (child_.pid > 0 && !reaped_) {
+      TerminateProcessGroup(child_.pid, child_.pidfd.get(), 500ms);
+      siginfo_t info{};
+      ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
+    }
+  }
+
+  // The port from the "serving ... at http://127.0.0.1:PORT/mcp" line; 0 if it never came.
+  int WaitForPort(std::chrono::milliseconds timeout = 5s) {
+    const std::string marker = "at http://127.0.0.1:";
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      const std::string err = Stderr();
+      if (size_t at = err.find(marker); at != std::string::npos) {
+        const size_t start = at + marker.size();
+        const size_t end = err.find("/mcp", start);
+        if (end != std::string::npos) return std::stoi(err.substr(start, end - start));
+      }
+      if (Exited()) return 0;
+      std::this_thread::sleep_for(10ms);
+    }
+    return 0;
+  }
+
+  void Signal(int sig) { ::kill(child_.pid, sig); }
+
+  // Exit status once the process ends, or -1 after `timeout`.
+  int Wait(std::chrono::milliseconds timeout = 5s) {
+    pollfd p{child_.pidfd.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return -1;
+    siginfo_t info{};
+    ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
+    reaped_ = true;
+    return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+  }
+
+  std::string Stderr() const {
+    std::ifstream in(stderr_path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  bool Exited() {
+    pollfd p{child_.pidfd.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+
+  std::string stderr_path_;
+  StartedProcess child_;
+  bool reaped_ = false;
+};
+
+json Request(int id, const std::string& method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
+  TempHome home;
+  const std::string root = home.path() + "/root";
+  std::filesystem::create_directories(root);
+  std::ofstream(root + "/a.txt") << "alpha over http\n";
+
+  HttpMcpProcess mcp(home.path(), root, {"--http", "127.0.0.1:0", "--root", root});
+  const int port = mcp.WaitForPort();
+  ASSERT_GT(port, 0) << "no URL on stderr: " << mcp.Stderr();
+
+  httplib::Client client("127.0.0.1", port);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(5, 0);
+  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
+
+  auto init = client.Post("/mcp", accept,
+                          Request(1, "initialize",
+                                  {{"protocolVersion", "2025-11-25"},
+                                   {"capabilities", json::object()},
+                                   {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
+                              .dump(),
+                          "application/json");
+  ASSERT_TRUE(init) << httplib::to_string(init.error());
+  ASSERT_EQ(init->status, 200) << init->body;
+  EXPECT_EQ(json::parse(init->body)["result"]["serverInfo"]["name"], "talaria");
+  const std::string session = init->get_header_value("Mcp-Session-Id");
+  ASSERT_FALSE(session.empty());
+
+  httplib::Headers in_session = accept;
+  in_session.emplace("Mcp-Session-Id", session);
+  in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
+  auto initialized = client.Post("/mcp", in_session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                                 "application/json");
+  ASSERT_TRUE(initialized);
+  EXPECT_EQ(initialized->status, 202);
+
+  auto read = client.Post("/mcp", in_session,
+                          Request(2, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}).dump(),
+                          "application/json");
+  ASSERT_TRUE(read);
+  ASSERT_EQ(read->status, 200) << read->body;
+  json result = json::parse(read->body);
+  EXPECT_EQ(result["id"], 2);
+  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(), HasSubstr("alpha over http"));
+
+  auto deleted = client.Delete("/mcp", in_session);
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200);
+  auto gone = client.Post("/mcp", in_session, Request(3, "ping").dump(), "application/json");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 404);
+
+  mcp.Signal(SIGTERM);
+  EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
+}
+
+TEST(McpHttp, RefusesANonLoopbackAddressWithoutAToken) {
+  TempHome home;
+  const std::vector<std::string> args = {"mcp", "--http", "0.0.0.0:0"};
+  testing_cli::CliInvocation how;
+  how.home = home.path();
+  how.timeout = std::chrono::seconds(5);
+  auto run = testing_cli::RunTalaria(how, args);
+  EXPECT_EQ(run.exit_code, 2) << testing_cli::Describe(args, run);
+  EXPECT_THAT(run.err, HasSubstr("--token"));
+  EXPECT_THAT(run.err, HasSubstr("not a loopback address"));
+}
+
+TEST(McpHttp, RefusesABadAddress) {
+  TempHome home;
+  const std::vector<std::string> args = {"mcp", "--http", "127.0.0.1:99999"};
+  testing_cli::CliInvocation how;
+  how.home = home.path();
+  how.timeout = std::chrono::seconds(5);
+  auto run = testing_cli::RunTalaria(how, args);
+  EXPECT_EQ(run.exit_code, 2) << testing_cli::Describe(args, run);
+  EXPECT_THAT(run.err, HasSubstr("--http"));
+}
+
+}  // namespace
+}  // namespace talaria

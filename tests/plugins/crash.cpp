@@ -1,0 +1,8 @@
+// Crashes inside registration: in-process loading cannot contain this (a death test shows it).
+#include <stdlib.h>
+
+#include "plugin_common.h"
+
+TALARIA_PLUGIN_DEFINE_VERSION();
+
+TALARIA_PLUGIN_EXPORT int talaria_register_tools(const talaria_plugin_host*) { abort(); }
