@@ -37,10 +37,17 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure
 
-# The main job: the tool catalogue of this build (only the CLI is built, not the tests).
+# The main job (only the CLI is built, not the tests): the tool catalogue, then the tools served
+# to MCP clients over Streamable HTTP on loopback, for the current directory, until Ctrl-C.
+MCP_ADDR ?= 127.0.0.1:8765
 run: configure
 	ninja -C $(BUILD) -j$(JOBS) talaria
 	./$(BUILD)/talaria tools
+	@echo
+	@echo "Serving these tools over MCP at http://$(MCP_ADDR)/mcp (root: $(CURDIR)); Ctrl-C stops."
+	@echo "Connect a client with {\"mcpServers\": {\"talaria\": {\"url\": \"http://$(MCP_ADDR)/mcp\"}}}"
+	@echo "or over stdio with {\"command\": \"$(CURDIR)/$(BUILD)/talaria\", \"args\": [\"mcp\", \"--root\", \"$(CURDIR)\"]}."
+	./$(BUILD)/talaria mcp --http $(MCP_ADDR) --root $(CURDIR) || [ $$? -eq 130 ]
 
 # Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes);
 # built with symbols so a profiler can read them.
@@ -55,6 +62,7 @@ bench: deps
 	build-bench/bench/talaria_guard_bench
 	build-bench/bench/talaria_planner_bench
 	build-bench/bench/talaria_batch_bench
+	build-bench/bench/talaria_plugin_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench

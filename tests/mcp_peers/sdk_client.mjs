@@ -1,31 +1,53 @@
-// The official TypeScript SDK as the client of `talaria mcp` over stdio: connect (initialize
-// and version negotiation), list tools, call read_file and terminal, a failing call, and close.
-// Usage: node sdk_stdio_client.mjs /path/to/talaria   (exit 0: all checks held; 77: SDK missing)
+// The official TypeScript SDK as the client of `talaria mcp`, over stdio or Streamable HTTP:
+// connect (initialize and version negotiation), list tools, call read_file and terminal, a
+// failing call, ping, and close.
+// Usage: node sdk_client.mjs /path/to/talaria stdio|http   (exit 0: all checks held; 77: SDK missing)
+import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 
-let Client, StdioClientTransport;
+let Client, StdioClientTransport, StreamableHTTPClientTransport;
 try {
   ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
   ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
+  ({ StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js"));
 } catch (e) {
   console.error(`skipped: @modelcontextprotocol/sdk is not installed here (run make deps): ${e.message}`);
   process.exit(77);
 }
 
 const talaria = process.argv[2];
+const mode = process.argv[3] ?? "stdio";
 const root = mkdtempSync(join(tmpdir(), "talaria-sdk-"));
 const home = mkdtempSync(join(tmpdir(), "talaria-sdk-home-"));
 writeFileSync(join(root, "notes.txt"), "first line\nsecond line\n");
 
-const transport = new StdioClientTransport({
-  command: talaria,
-  args: ["mcp", "--root", root],
-  env: { PATH: process.env.PATH, HOME: home, TALARIA_HOME: home },
-  stderr: "inherit",
-});
+const env = { PATH: process.env.PATH, HOME: home, TALARIA_HOME: home };
+let server = null;  // the HTTP server process (stdio: the SDK owns the process)
+
+// Starts `talaria mcp --http 127.0.0.1:0` and resolves with the URL it prints on stderr.
+function startHttpServer() {
+  return new Promise((resolve, reject) => {
+    server = spawn(talaria, ["mcp", "--http", "127.0.0.1:0", "--root", root], { env, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`no URL within 10 s: ${err}`)), 10000);
+    server.stderr.on("data", (chunk) => {
+      err += chunk;
+      const m = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    server.on("exit", (code) => reject(new Error(`talaria exited (${code}): ${err}`)));
+  });
+}
+
+const transport = mode === "http"
+  ? new StreamableHTTPClientTransport(new URL(await startHttpServer()))
+  : new StdioClientTransport({ command: talaria, args: ["mcp", "--root", root], env, stderr: "inherit" });
 const client = new Client({ name: "talaria-sdk-test", version: "1.0.0" });
 try {
   await client.connect(transport);
@@ -54,9 +76,14 @@ try {
 
   await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /-32602|Unknown tool|not found/i);
   await client.ping();
-  console.log("ok: SDK client over stdio");
+  console.log(`ok: SDK client over ${mode}`);
 } finally {
   await client.close();
+  if (server) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
   rmSync(root, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
 }
