@@ -109,13 +109,18 @@ Status ReadBudget(const Json& section, std::string_view origin, Config& config) 
 
 std::string DefaultConfigPath() { return TalariaHome() + "/config.yaml"; }
 
-Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin) {
-  Json root;
+Result<Json> ParseYaml(std::string_view yaml_text) {
   try {
-    root = YamlToJson(YAML::Load(std::string(yaml_text)), 0);
+    return YamlToJson(YAML::Load(std::string(yaml_text)), 0);
   } catch (const YAML::Exception& e) {
-    return Err(ShapeError(origin, std::string("not valid YAML: ") + e.what()));
+    return Err(InvalidArgumentError(std::string("not valid YAML: ") + e.what()));
   }
+}
+
+Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin) {
+  auto parsed = ParseYaml(yaml_text);
+  if (!parsed) return Err(ShapeError(origin, parsed.error().message()));
+  Json root = std::move(*parsed);
   Config config;
   if (root.is_null()) root = Json::object();
   if (!root.is_object()) return Err(ShapeError(origin, "the top level must be a mapping"));

@@ -1,6 +1,6 @@
 #include "talaria/plugins/script_tool.h"
 
-#include <yaml-cpp/yaml.h>
+#include "talaria/core/config.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,38 +19,6 @@ namespace {
 
 constexpr double kMaxTimeoutSeconds = 3600;
 constexpr size_t kMaxOutputBytes = 1'000'000;  // the budget stage trims what the model sees
-
-// YAML as JSON values (a manifest's YAML is read as the JSON it spells). Quoted scalars stay
-// strings; plain ones become booleans, null or numbers when they read as such.
-// FIXME: core/config.cpp has the same conversion; move one copy to base.
-Json YamlToJson(const YAML::Node& node, int depth) {
-  if (depth > 64) return nullptr;
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) out.push_back(YamlToJson(item, depth + 1));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node)
-        out[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      auto number = ParseJson(s);
-      if (number && number->is_number()) return *number;
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
 
 Status Field(std::string_view what) {
   return InvalidArgumentError("manifest: " + std::string(what));
@@ -112,11 +80,9 @@ Result<ScriptManifest> ParseToolManifest(std::string_view text, ManifestFormat f
   if (format == ManifestFormat::kJson) {
     root = TALARIA_TRY(ParseJson(text));
   } else {
-    try {
-      root = YamlToJson(YAML::Load(std::string(text)), 0);
-    } catch (const YAML::Exception& e) {
-      return Err(Field(std::string("not valid YAML: ") + e.what()));
-    }
+    auto parsed = ParseYaml(text);
+    if (!parsed) return Err(Field(parsed.error().message()));
+    root = std::move(*parsed);
   }
   if (!root.is_object()) return Err(Field("must be a mapping"));
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "mcp_process.h"
 #include "talaria/base/spawn.h"
 
 namespace talaria {
@@ -28,28 +29,10 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 // One running `talaria mcp --http ...`.
-class HttpMcpProcess {
+class HttpMcpProcess : public testing_cli::McpProcessBase {
  public:
   HttpMcpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args)
-      : stderr_path_(home + "/mcp.stderr") {
-    std::string command = "exec '" TALARIA_CLI_PATH "' mcp";
-    for (const auto& a : args) command += " '" + a + "'";
-    command += " 2>'" + stderr_path_ + "'";
-    SpawnOptions spawn;
-    spawn.argv = {"/bin/sh", "-c", command};
-    spawn.cwd = cwd;
-    spawn.env = {"TALARIA_HOME=" + home, "HOME=" + home, "PATH=/usr/bin:/bin"};
-    auto child = StartProcess(spawn, StartOptions{});
-    EXPECT_TRUE(child) << child.error().message();
-    if (child) child_ = std::move(*child);
-  }
-  ~HttpMcpProcess() {
-    if (child_.pid > 0 && !reaped_) {
-      TerminateProcessGroup(child_.pid, child_.pidfd.get(), 500ms);
-      siginfo_t info{};
-      ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
-    }
-  }
+      : McpProcessBase(home, cwd, args, /*stdin_pipe=*/false) {}
 
   // The port from the "serving ... at http://127.0.0.1:PORT/mcp" line; 0 if it never came.
   int WaitForPort(std::chrono::milliseconds timeout = 5s) {
@@ -67,38 +50,9 @@ class HttpMcpProcess {
     }
     return 0;
   }
-
-  void Signal(int sig) { ::kill(child_.pid, sig); }
-
-  // Exit status once the process ends, or -1 after `timeout`.
-  int Wait(std::chrono::milliseconds timeout = 5s) {
-    pollfd p{child_.pidfd.get(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return -1;
-    siginfo_t info{};
-    ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
-    reaped_ = true;
-    return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
-  }
-
-  std::string Stderr() const {
-    std::ifstream in(stderr_path_);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-
- private:
-  bool Exited() {
-    pollfd p{child_.pidfd.get(), POLLIN, 0};
-    return ::poll(&p, 1, 0) == 1;
-  }
-
-  std::string stderr_path_;
-  StartedProcess child_;
-  bool reaped_ = false;
 };
 
-json Request(int id, const std::string& method, json params = json::object()) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
-}
+using testing_cli::Request;
 
 TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
   TempHome home;

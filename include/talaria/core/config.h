@@ -34,6 +34,11 @@ struct Config {
   std::shared_ptr<const Json> raw;    // the whole file as JSON (later modules read their part)
 };
 
+// YAML text as the JSON it spells (config files, script-tool manifests): quoted scalars stay
+// strings; plain ones become booleans, null or numbers when they read as such; nesting past 64
+// levels becomes null. InvalidArgument ("not valid YAML: ...") when it does not parse.
+Result<Json> ParseYaml(std::string_view yaml_text);
+
 // $TALARIA_HOME/config.yaml
 std::string DefaultConfigPath();
 
