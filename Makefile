@@ -28,8 +28,9 @@ deps:
 	    echo "make deps: npm ci failed: the MCP peer tests will be skipped"; \
 	fi
 
+# The benchmarks have a build of their own (make bench): make build/test/run never compile them.
 configure: deps
-	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTALARIA_BUILD_BENCH=OFF
 
 build: configure
 	ninja -C $(BUILD) -j$(JOBS)
@@ -52,7 +53,7 @@ run: configure
 # Benchmarks print `METRIC name value unit` lines (medians of 3 suite runs, fresh processes);
 # built with symbols so a profiler can read them.
 bench: deps
-	@[ -f build-bench/build.ninja ] || cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTALARIA_BUILD_TESTS=OFF
+	@[ -f build-bench/build.ninja ] || cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTALARIA_BUILD_TESTS=OFF -DTALARIA_BUILD_BENCH=ON
 	ninja -C build-bench -j$(JOBS)
 	bench/run.sh --bin build-bench/bench/talaria_bench
 	build-bench/bench/talaria_file_bench
