@@ -185,10 +185,7 @@ class McpClientManager::Impl {
     const std::string toolset = "mcp-" + server;
     auto live = std::make_shared<std::atomic<bool>>(available);
     std::weak_ptr<ServerSlot> weak = shared;
-    std::vector<ToolSpec> specs;
-    specs.reserve(defs.size());
-    std::vector<std::string> names;
-    for (const auto& def : defs) {
+    auto spec_for = [&](const McpToolDef& def) {
       ToolSpec spec;
       spec.name = def.name;
       spec.toolset = toolset;
@@ -200,7 +197,13 @@ class McpClientManager::Impl {
       spec.handler = [weak, server, tool = def.server_tool](const Json& args, ToolContext& ctx) {
         return CallTool(weak, server, tool, args, ctx);
       };
-      specs.push_back(std::move(spec));
+      return spec;
+    };
+    std::vector<ToolSpec> specs;
+    specs.reserve(defs.size());
+    std::vector<std::string> names;
+    for (const auto& def : defs) {
+      specs.push_back(spec_for(def));
       names.push_back(def.name);
     }
     std::vector<std::string> old;
@@ -216,18 +219,7 @@ class McpClientManager::Impl {
       (void)registry_.Replace(old, {});
       names.clear();
       for (const auto& def : defs) {
-        ToolSpec spec;
-        spec.name = def.name;
-        spec.toolset = toolset;
-        spec.schema = def.schema;
-        spec.description = def.description;
-        spec.parallel = def.read_only ? ParallelClass::kSafe : ParallelClass::kNever;
-        spec.annotations = {def.read_only, def.destructive, def.idempotent, def.open_world};
-        spec.check_fn = [live] { return live->load(); };
-        spec.handler = [weak, server, tool = def.server_tool](const Json& args, ToolContext& ctx) {
-          return CallTool(weak, server, tool, args, ctx);
-        };
-        if (Status one = registry_.Register(std::move(spec)); one.ok()) {
+        if (Status one = registry_.Register(spec_for(def)); one.ok()) {
           names.push_back(def.name);
         } else {
           LogWarn("mcp client: server '" + server + "': " + one.ToString());
