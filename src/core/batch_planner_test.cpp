@@ -16,32 +16,16 @@
 
 #include "core/path_scope.h"
 #include "core/test_tools.h"
+#include "support/temp_dir.h"
 
 namespace talaria {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp dir, removed with everything in it. Its path is the
-// real path (the temp dir itself may sit behind a symlink).
-class TempDir {
+// A temp dir (support/temp_dir.h) with the shapes the planner tests build in it.
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "talaria-planner-XXXXXX").string();
-    const char* made = ::mkdtemp(tmpl.data());
-    EXPECT_NE(made, nullptr);
-    path_ = fs::canonical(tmpl).string();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(std::string_view rel) const { return path_ + "/" + std::string(rel); }
-
   void MakeDir(std::string_view rel) const { fs::create_directories(*this / rel); }
   void MakeFile(std::string_view rel) const {
     fs::create_directories(fs::path(*this / rel).parent_path());
@@ -50,9 +34,6 @@ class TempDir {
   void MakeSymlink(std::string_view target, std::string_view rel) const {
     fs::create_directory_symlink(target, *this / rel);
   }
-
- private:
-  std::string path_;
 };
 
 // --- PathScope: normalisation, overlap, canonicalisation, V4A headers ------------------------

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_dir.h"
+
 namespace talaria {
 namespace {
 
@@ -26,22 +28,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 // A fresh directory under /tmp, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/talaria-budget-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using test_support::TempDir;
 
 std::string ReadWhole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -14,36 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace talaria::plugins::testing {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "talaria-plugins-XXXXXX").string();
-    const char* made = ::mkdtemp(tmpl.data());
-    EXPECT_NE(made, nullptr);
-    path_ = fs::canonical(tmpl).string();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(std::string_view rel) const {
-    std::string out = path_;
-    out += '/';
-    out += rel;
-    return out;
-  }
-
- private:
-  std::string path_;
-};
+using test_support::TempDir;
 
 inline std::string TestPlugin(std::string_view name) {
   std::string path = TALARIA_TEST_PLUGIN_DIR "/";

@@ -14,36 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace talaria::safety::testing {
 
-// A fresh directory under $TMPDIR (or /tmp, or `base`), removed recursively on destruction.
-class TempDir {
- public:
-  // `base` empty = $TMPDIR or /tmp.
-  explicit TempDir(std::string base = "") {
-    if (base.empty()) {
-      const char* t = std::getenv("TMPDIR");
-      base = t != nullptr && *t != '\0' ? t : "/tmp";
-    }
-    std::string tmpl = base + "/talaria_safety_XXXXXX";
-    char* p = ::mkdtemp(tmpl.data());
-    if (p == nullptr) std::abort();
-    // Canonical, so tests can compare real paths.
-    path_ = std::filesystem::canonical(p).string();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
- private:
-  std::string path_;
-};
+using test_support::TempDir;  // a fresh directory under $TMPDIR (or /tmp, or `base`)
 
 inline void WriteFile(const std::string& path, const std::string& content) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
