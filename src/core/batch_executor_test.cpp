@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/spawn.h"
+#include "talaria/core/async_tool.h"
 #include "core/test_tools.h"
 
 namespace talaria {
@@ -162,6 +163,22 @@ TEST_F(BatchTest, ACallPastItsDeadlineIsStoppedAndTimesOut) {
   EXPECT_EQ(results[0].status, CallStatus::kTimedOut) << results[0].text;
   EXPECT_NE(results[0].text.find("timed out"), std::string::npos) << results[0].text;
   EXPECT_EQ(results[1].text, "fast");
+}
+
+TEST_F(BatchTest, AnAsyncCallPastItsDeadlineTimesOutToo) {
+  ToolSpec spec;
+  spec.name = "slow_async";
+  spec.parallel = ParallelClass::kSafe;
+  spec.async_handler = MakeAsyncHandler([](const Json&, ToolContext& ctx) {
+    SleepUnlessStopped(ctx, 30s);
+    return ToolResult::Text("woke");
+  });
+  ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), R"({"type":"object"})").ok());
+  for (int round = 0; round < 5; ++round) {
+    Batch batch(dispatcher, Calls("slow_async", 2), {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 100ms, .on_event = {}});
+    auto results = batch.Run(ToolContext{});
+    for (const auto& r : results) EXPECT_EQ(r.status, CallStatus::kTimedOut) << "round " << round << ": " << r.text;
+  }
 }
 
 // A tool that runs `sleep 30` in its own process group and kills the group when cancelled —

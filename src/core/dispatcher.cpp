@@ -243,11 +243,11 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
     return ToolResult::Error("Tool execution cancelled before " + entry.name() + " started",
                              CallStatus::kCancelled, "cancelled");
   }
-  if (ctx.expired()) {
+  const auto began = std::chrono::steady_clock::now();
+  if (began >= ctx.deadline) {
     return ToolResult::Error("Error executing tool '" + entry.name() + "': deadline passed before it started",
                              CallStatus::kTimedOut, "timeout");
   }
-  const auto began = std::chrono::steady_clock::now();
   try {
     if (!entry.is_async()) {
       ToolResult r = entry.handler()(args, ctx);
@@ -273,9 +273,10 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
       own_stop.request_stop();
       // A cooperative handler ends promptly once stopped; give it a short grace.
       (void)Executor::WaitFor(future, std::chrono::steady_clock::now() + std::chrono::seconds(3));
+      // A cancel token fired at the deadline (a batch's alarm) is a timeout, not a cancel;
       // kStopped without a cancel: the executor this worker belongs to is shutting down.
-      // A cancel token fired by the deadline (a batch's watchdog) is a timeout, not a cancel.
-      if ((ctx.cancelled() && !ctx.expired()) || waited == WaitResult::kStopped) {
+      const bool cancelled = ctx.cancelled() ? !ctx.expired() : waited == WaitResult::kStopped;
+      if (cancelled) {
         return ToolResult::Error("Tool execution cancelled by user interrupt", CallStatus::kCancelled, "cancelled");
       }
       return ToolResult::Error(TimedOutMessage(entry.name(), limit - began), CallStatus::kTimedOut, "timeout");
@@ -297,7 +298,7 @@ ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResul
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     PostToolEvent event{name, args, result, ms, ctx};
-    hooks_.RunPost(event);
+    if (hooks_.has_post()) hooks_.RunPost(event);
     if (auto replaced = hooks_.RunTransform(event)) result.text = std::move(*replaced);
   }
   ApplyResultBudget(options_.budget, name, entry ? entry->max_result_chars() : -1, ctx.call_id, result);
