@@ -236,6 +236,7 @@ bool ProcessTable::QueueLocked(const Entry& e, ProcessNotice::Kind kind, std::st
   notice.output = std::move(output);
   notices_.push_back(std::move(notice));
   while (notices_.size() > options_.max_queued_notices) notices_.pop_front();
+  queued_.store(notices_.size(), std::memory_order_release);
   return static_cast<bool>(listener_);
 }
 
@@ -249,7 +250,10 @@ void ProcessTable::TellListener() {
 }
 
 std::vector<ProcessNotice> ProcessTable::TakeNotices() {
+  // Asked after every tool call: without notices it must not contend with the watchers' lock.
+  if (queued_.load(std::memory_order_acquire) == 0) return {};
   std::lock_guard lock(mu_);
+  queued_.store(0, std::memory_order_release);
   std::vector<ProcessNotice> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
   notices_.clear();
   return out;

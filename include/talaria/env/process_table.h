@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -139,6 +140,7 @@ class ProcessTable {
   std::condition_variable changed_;
   EntryMap entries_;  // Guarded by mu_.
   std::deque<ProcessNotice> notices_;  // Guarded by mu_.
+  std::atomic<size_t> queued_{0};      // notices_.size(), readable without mu_
   std::unique_ptr<NoticeBreaker> breaker_;  // Guarded by mu_.
   std::function<void()> listener_;  // Guarded by mu_.
 };
