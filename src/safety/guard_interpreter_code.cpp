@@ -481,15 +481,7 @@ class CodeJudge {
     if (!command.empty()) judge_.JudgeScript(command, depth_ + 1);
   }
 
-  void Argv(const std::vector<std::string>& argv) {
-    if (argv.empty()) return;
-    std::string command;
-    for (const std::string& a : argv) {
-      if (!command.empty()) command += ' ';
-      command += ShellQuote(a);
-    }
-    Shell(command);
-  }
+  void Argv(const std::vector<std::string>& argv) { Shell(ShellJoin(argv)); }
 
   void Apply(Call call, std::vector<Arg> args) {
     switch (call) {
