@@ -330,7 +330,7 @@ class McpClientManager::Impl {
     };
     const auto deadline = DeadlineIn(config.connect_timeout);
     Json init_params = {
-        {"protocolVersion", std::string(kClientProtocolVersion)},
+        {"protocolVersion", std::string(kLatestProtocolVersion)},
         {"capabilities", Json::object()},
         {"clientInfo", {{"name", "talaria"}, {"version", "0.1"}}}};
     auto init = conn->Call("initialize", std::move(init_params), deadline, stop);
@@ -339,8 +339,8 @@ class McpClientManager::Impl {
     if (auto v = init->find("protocolVersion"); v != init->end() && v->is_string()) {
       version = v->get<std::string>();
     }
-    if (std::find(std::begin(kKnownProtocolVersions), std::end(kKnownProtocolVersions), version) ==
-        std::end(kKnownProtocolVersions)) {
+    const auto known = SupportedProtocolVersions();
+    if (std::find(known.begin(), known.end(), version) == known.end()) {
       return fail(FailedPreconditionError("the server answered unsupported protocol version '" +
                                           version + "'"));
     }

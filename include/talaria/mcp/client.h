@@ -34,6 +34,7 @@
 
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
+#include "talaria/mcp/server.h"
 
 namespace talaria {
 class Registry;
@@ -42,10 +43,8 @@ class Runtime;
 
 namespace talaria::mcp {
 
-// The MCP revision offered in initialize; the server may answer any of kKnownProtocolVersions.
-inline constexpr std::string_view kClientProtocolVersion = "2025-11-25";
-inline constexpr std::string_view kKnownProtocolVersions[] = {"2024-11-05", "2025-03-26",
-                                                             "2025-06-18", "2025-11-25"};
+// The client offers kLatestProtocolVersion in initialize and accepts any of
+// SupportedProtocolVersions() (server.h) in the answer.
 
 struct ToolFilter {
   // Whitelist of exact names or fnmatch globs; when present (even empty) it wins over exclude.
