@@ -48,6 +48,8 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   http.allowed_origins = options.allow_origins;
   http.allowed_hosts = options.allow_hosts;
   auto serial = std::make_shared<std::atomic<uint64_t>>(0);
+  // Every HTTP session's calls reach the one tool session: one gate keeps writers apart.
+  server_options.call_gate = mcp::NewCallGate();
   auto factory = [&rt, server_options = std::move(server_options), session, serial](mcp::MessageSink sink) {
     mcp::McpServerOptions o = server_options;
     const std::string prefix = "s" + std::to_string(++*serial) + "_";

@@ -110,7 +110,8 @@ struct McpServer::Impl {
       : dispatcher(d),
         options(std::move(o)),
         sink(std::move(s)),
-        catalog(d.registry(), toolsets, options.toolsets) {}
+        catalog(d.registry(), toolsets, options.toolsets),
+        gate(options.call_gate ? options.call_gate : NewCallGate()) {}
 
   void Send(std::string_view line) {
     std::lock_guard lock(send_mu);
@@ -147,7 +148,7 @@ struct McpServer::Impl {
   const McpServerOptions options;
   const MessageSink sink;
   ToolCatalog catalog;
-  CallGate gate;
+  const std::shared_ptr<CallGate> gate;
   std::shared_ptr<ListenerHook> hook = std::make_shared<ListenerHook>();
   int listener_id = 0;
 
@@ -332,9 +333,9 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
 
     const GateMode mode = GateModeOf(*entry);
     ToolResult result;
-    if (gate.Enter(mode, ctx.cancel)) {
+    if (gate->Enter(mode, ctx.cancel)) {
       result = dispatcher.DispatchArgs(entry->name(), std::move(args), ctx);
-      gate.Leave(mode);
+      gate->Leave(mode);
     } else {
       result = dispatcher.Conclude(entry->name(), DumpJson(args), ctx,
                                    ToolResult::Error("Cancelled before it started", CallStatus::kCancelled,
@@ -433,6 +434,8 @@ McpServer::~McpServer() {
   impl_->dispatcher.registry().RemoveListener(impl_->listener_id);
   Shutdown();
 }
+
+std::shared_ptr<CallGate> NewCallGate() { return std::make_shared<CallGate>(); }
 
 Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
                                                      McpServerOptions options, MessageSink sink) {

@@ -41,6 +41,11 @@ std::span<const std::string_view> SupportedProtocolVersions();
 // A context for one tools/call (the tool session's seams: workspace, shell, audit log). The
 // server then sets the context's cancel token (and deadline, when configured) itself.
 using ContextFactory = std::function<ToolContext(const std::string& call_id)>;
+
+// Keeps calls that must not overlap apart (writers and never-parallel tools run alone).
+class CallGate;
+// A gate for servers that share one tool session (the HTTP transport's sessions).
+std::shared_ptr<CallGate> NewCallGate();
 // Receives each outgoing message as one line of JSON (no newline). Never called concurrently.
 using MessageSink = std::function<void(std::string_view line)>;
 
@@ -58,6 +63,8 @@ struct McpServerOptions {
   std::chrono::milliseconds call_timeout{0};
   // Null: each call gets a bare ToolContext (no workspace, no terminal).
   ContextFactory make_context;
+  // Shared by every server whose calls reach the same tool session; null: one of its own.
+  std::shared_ptr<CallGate> call_gate;
 };
 
 class McpServer {
