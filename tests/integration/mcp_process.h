@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/shell_words.h"
 #include "talaria/base/spawn.h"
 
 namespace talaria::testing_cli {
@@ -24,9 +25,9 @@ class McpProcessBase {
   McpProcessBase(const std::string& home, const std::string& cwd, const std::vector<std::string>& args,
                  bool stdin_pipe)
       : stderr_path_(home + "/mcp.stderr") {
-    std::string command = "exec '" TALARIA_CLI_PATH "' mcp";
-    for (const auto& a : args) command += " '" + a + "'";
-    command += " 2>'" + stderr_path_ + "'";
+    std::vector<std::string> words = {TALARIA_CLI_PATH, "mcp"};
+    words.insert(words.end(), args.begin(), args.end());
+    std::string command = "exec " + ShellJoin(words) + " 2>" + ShellQuote(stderr_path_);
     SpawnOptions spawn;
     spawn.argv = {"/bin/sh", "-c", command};
     spawn.cwd = cwd;
