@@ -220,10 +220,10 @@ struct Session {
   }
 
   // Serves one message; false once the session has ended.
-  bool Handle(std::string_view text) {
+  bool Handle(const Message& message) {
     std::lock_guard lock(handle_mu);
     if (!server) return false;
-    server->HandleMessage(text);
+    server->HandleDecoded(message);
     return true;
   }
 
@@ -334,7 +334,7 @@ struct HttpTransport::Impl {
   bool OriginAllowed(const std::string& origin) const;
   bool Authorized(const httplib::Request& req) const;
   void Post(const httplib::Request& req, httplib::Response& res);
-  void Initialize(const httplib::Request& req, httplib::Response& res, const Message& m);
+  void Initialize(httplib::Response& res, const Message& m);
   void Get(const httplib::Request& req, httplib::Response& res);
   void Delete(const httplib::Request& req, httplib::Response& res);
   // The session named by the request's header; null after answering 400 or 404.
@@ -498,8 +498,6 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     Refuse(res, 406, kBadRequest, "Not Acceptable: accept application/json or text/event-stream");
     return;
   }
-  // FIXME: McpServer::HandleMessage decodes the body again; a decoded-message entry point
-  // would save the second parse.
   const Decoded decoded = DecodeMessage(req.body, options.limits);
   if (!decoded.ok()) {
     res.status = 400;
@@ -507,12 +505,12 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     return;
   }
   const Message& m = *decoded.message;
-  if (m.kind == MessageKind::kRequest && m.method == "initialize") return Initialize(req, res, m);
+  if (m.kind == MessageKind::kRequest && m.method == "initialize") return Initialize(res, m);
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
   if (m.kind != MessageKind::kRequest) {
-    if (!session->Handle(req.body)) return Refuse(res, 404, kSessionNotFound, "Session not found");
+    if (!session->Handle(m)) return Refuse(res, 404, kSessionNotFound, "Session not found");
     res.status = 202;
     return;
   }
@@ -535,7 +533,7 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
                     "application/json");
     return;
   }
-  if (!session->Handle(req.body)) {
+  if (!session->Handle(m)) {
     session->Forget(p);
     return Refuse(res, 404, kSessionNotFound, "Session not found");
   }
@@ -609,7 +607,7 @@ void HttpTransport::Impl::AnswerStream(std::shared_ptr<Session> session, std::sh
       [session, p](bool) { session->Forget(p); });
 }
 
-void HttpTransport::Impl::Initialize(const httplib::Request& req, httplib::Response& res, const Message& m) {
+void HttpTransport::Impl::Initialize(httplib::Response& res, const Message& m) {
   if (!MakeRoom()) {
     Refuse(res, 503, kBadRequest,
            "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) + ")");
@@ -633,7 +631,7 @@ void HttpTransport::Impl::Initialize(const httplib::Request& req, httplib::Respo
   }
   session->server = std::move(*server);
   std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), std::string(), false);
-  session->Handle(req.body);
+  session->Handle(m);
   // initialize is answered before HandleMessage returns.
   std::optional<std::string> answer;
   {

@@ -454,13 +454,16 @@ Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, con
 }
 
 void McpServer::HandleMessage(std::string_view text) {
-  impl_->ReapFinished();
   Decoded decoded = DecodeMessage(text, impl_->options.limits);
   if (!decoded.ok()) {
     impl_->Send(EncodeError(decoded.error.id.get(), decoded.error.code, decoded.error.message));
     return;
   }
-  const Message& m = *decoded.message;
+  HandleDecoded(*decoded.message);
+}
+
+void McpServer::HandleDecoded(const Message& m) {
+  impl_->ReapFinished();
   try {
     switch (m.kind) {
       case MessageKind::kRequest:

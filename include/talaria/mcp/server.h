@@ -80,6 +80,8 @@ class McpServer {
   // Decodes and serves one incoming message. Requests other than tools/call are answered before
   // it returns; tools/call is answered from the call's thread. Never throws.
   void HandleMessage(std::string_view text);
+  // The same for a message the transport already decoded (with these options' limits).
+  void HandleDecoded(const Message& message);
 
   // Answers a message the transport refused before decoding (e.g. a line over the size cap)
   // with a JSON-RPC error carrying "id": null.
