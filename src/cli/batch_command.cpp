@@ -38,7 +38,7 @@ std::optional<std::string> ReadInput(const std::string& path) {
 Json ResultLine(const BatchCall& call, size_t index, const ToolResult& result) {
   Json line = Json::object();
   line["role"] = "tool";
-  line["tool_call_id"] = call.id.empty() ? "call_" + std::to_string(index) : call.id;
+  line["tool_call_id"] = BatchCallId(call, index);
   line["name"] = call.name;
   line["status"] = std::string(CallStatusName(result.status));
   line["content"] = result.text;

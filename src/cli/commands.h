@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "talaria/core/batch_executor.h"
 #include "talaria/core/runtime.h"
 
 namespace talaria::cli {
@@ -43,8 +44,8 @@ struct BatchCommandOptions {
   bool plan_only = false;
   bool json = false;  // with plan_only: the plan as JSON
   bool quiet = false; // no progress line
-  size_t workers = 8;
-  double timeout_s = 420;
+  size_t workers = kDefaultBatchWorkers;
+  double timeout_s = static_cast<double>(kDefaultBatchTimeout.count());
 };
 int RunBatch(Runtime& rt, const BatchCommandOptions& options);
 

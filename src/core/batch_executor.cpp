@@ -16,10 +16,6 @@ using SteadyClock = std::chrono::steady_clock;
 // expiry it goes ahead out of order rather than hang.
 constexpr std::chrono::seconds kStartOrderGateTimeout{120};
 
-std::string CallId(const BatchCall& call, size_t index) {
-  return call.id.empty() ? "call_" + std::to_string(index) : call.id;
-}
-
 }  // namespace
 
 struct Batch::CallState {
@@ -37,9 +33,17 @@ struct Batch::SegmentRun {
   size_t done = 0;  // Guarded by mu.
 };
 
+namespace {
+
 Executor& BatchPool() {
   static Executor pool(kBatchPoolWorkers);
   return pool;
+}
+
+}  // namespace
+
+std::string BatchCallId(const BatchCall& call, size_t index) {
+  return call.id.empty() ? "call_" + std::to_string(index) : call.id;
 }
 
 BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry, std::string_view cwd) {
@@ -91,7 +95,7 @@ std::vector<ToolResult> Batch::Run(const ToolContext& base) {
   std::vector<TurnResult> turn;
   turn.reserve(calls_.size());
   for (size_t i = 0; i < calls_.size(); ++i) {
-    ids.push_back(CallId(calls_[i], i));
+    ids.push_back(BatchCallId(calls_[i], i));
     turn.push_back({calls_[i].name, ids.back(), &results_[i]});
   }
   EnforceTurnBudget(dispatcher_.options().budget, turn);
@@ -147,7 +151,7 @@ void Batch::RunCall(size_t index, const ToolContext& base, const std::function<v
   const BatchCall& call = calls_[index];
   CallState& state = states_[index];
   ToolContext ctx = base;
-  ctx.call_id = CallId(call, index);
+  ctx.call_id = BatchCallId(call, index);
   ctx.cancel = state.stop.get_token();
 
   const auto now = SteadyClock::now();

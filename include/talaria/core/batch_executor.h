@@ -56,6 +56,9 @@ struct BatchCall {
   std::string id;         // the model's tool_call id; empty: "call_<index>"
 };
 
+// The id a call's result carries: the model's, or "call_<index>" when it gave none.
+std::string BatchCallId(const BatchCall& call, size_t index);
+
 // Told from worker threads as calls start and finish (the CLI's progress line); must be
 // thread-safe and quick.
 struct BatchEvent {
