@@ -8,6 +8,7 @@ BUILD_TYPE ?= Release
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev libgtest-dev \
         libgmock-dev libcpp-httplib-dev json-schema-test-suite bubblewrap openssh-client openssh-server
+NPM_PEERS := tests/mcp_peers tests/conformance
 
 .PHONY: deps configure build test run bench bench-search install sanitize clean
 
@@ -20,13 +21,16 @@ deps:
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
-	@# The MCP test peers (npm, pinned by the committed lockfile, installed locally, never globally).
-	@if command -v npm >/dev/null 2>&1 && { [ ! -f tests/mcp_peers/node_modules/.package-lock.json ] || \
-	     [ tests/mcp_peers/package-lock.json -nt tests/mcp_peers/node_modules/.package-lock.json ]; }; then \
-	  echo "make deps: npm ci in tests/mcp_peers"; \
-	  npm ci --prefix tests/mcp_peers --ignore-scripts --no-audit --no-fund --loglevel=error || \
-	    echo "make deps: npm ci failed: the MCP peer tests will be skipped"; \
-	fi
+	@# The npm test peers: MCP peers, the MCP conformance suite (pinned by committed lockfiles,
+	@# installed locally, never globally).
+	@for d in $(NPM_PEERS); do \
+	  if [ -f $$d/package-lock.json ] && command -v npm >/dev/null 2>&1 && { [ ! -f $$d/node_modules/.package-lock.json ] || \
+	     [ $$d/package-lock.json -nt $$d/node_modules/.package-lock.json ]; }; then \
+	    echo "make deps: npm ci in $$d"; \
+	    npm ci --prefix $$d --ignore-scripts --no-audit --no-fund --loglevel=error || \
+	      echo "make deps: npm ci failed in $$d: the tests that need it will be skipped"; \
+	  fi; \
+	done
 
 # The benchmarks have a build of their own (make bench): make build/test/run never compile them.
 configure: deps
@@ -64,6 +68,7 @@ bench: deps
 	build-bench/bench/talaria_planner_bench
 	build-bench/bench/talaria_batch_bench
 	build-bench/bench/talaria_plugin_bench
+	build-bench/bench/talaria_mcp_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench
@@ -72,11 +77,11 @@ bench-search: bench
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1 -g0: reports name
-# functions from the symbol table; no line tables, so the build and the run fit in CI's budget —
-# rebuild with -g1 locally to get line numbers).
+# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, unoptimised (-O0 -g0:
+# instrumented code compiles a third faster than at -O1, which keeps CI in its budget; reports
+# name functions from the symbol table — rebuild with -g1 locally to get line numbers).
 sanitize: deps
-	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g0" -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
+	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g0" -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
 	ninja -C build-asan -j$(JOBS) unit_tests
 	ctest --test-dir build-asan -L unit -j$(JOBS) --output-on-failure
 

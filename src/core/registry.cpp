@@ -178,6 +178,10 @@ Status Registry::Insert(RegistrySnapshot& next, std::shared_ptr<const ToolEntry>
   const std::string& name = entry->name();
   const std::string& toolset = entry->toolset();
   if (const ToolEntry* existing = next.Find(name); existing != nullptr) {
+    if (options.only_new) {
+      return AlreadyExistsError("tool registration rejected: '" + name +
+                                "' is already registered (toolset '" + existing->toolset() + "')");
+    }
     const bool same_toolset = existing->toolset() == toolset;
     const bool both_mcp = IsMcpToolset(existing->toolset()) && IsMcpToolset(toolset);
     if (!same_toolset && !both_mcp && !options.allow_override) {

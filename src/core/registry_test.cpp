@@ -115,6 +115,45 @@ TEST(Registry, SameToolsetReRegistrationReplaces) {
   EXPECT_EQ(r.ToolsOfToolset("set"), std::vector<std::string>{"alpha"});
 }
 
+TEST(Registry, OnlyNewRefusesEvenASameToolsetReRegistration) {
+  Registry r;
+  ASSERT_TRUE(r.Register(MakeSpec("alpha", "set")).ok());
+  RegisterOptions only_new;
+  only_new.only_new = true;
+  ToolSpec again = MakeSpec("alpha", "set");
+  again.emoji = "X";
+  EXPECT_EQ(r.Register(std::move(again), only_new).code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(r.GetEntry("alpha")->emoji(), "X");
+  std::vector<ToolSpec> batch;
+  batch.push_back(MakeSpec("beta", "set"));
+  batch.push_back(MakeSpec("alpha", "set"));
+  EXPECT_EQ(r.Replace({}, std::move(batch), only_new).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.GetEntry("beta"), nullptr);  // all or nothing
+}
+
+TEST(Registry, OnlyNewLetsExactlyOneOfManyRacingRegistrationsWin) {
+  for (int round = 0; round < 50; ++round) {
+    Registry r;
+    constexpr int kWriters = 6;
+    std::barrier start(kWriters);
+    std::atomic<int> wins{0};
+    std::vector<std::jthread> writers;
+    for (int t = 0; t < kWriters; ++t) {
+      writers.emplace_back([&, t] {
+        RegisterOptions only_new;
+        only_new.only_new = true;
+        ToolSpec spec = MakeSpec("contested", "plugin-" + std::to_string(t % 2));
+        spec.emoji = std::to_string(t);
+        start.arrive_and_wait();
+        if (r.Register(std::move(spec), only_new).ok()) ++wins;
+      });
+    }
+    writers.clear();  // joins
+    ASSERT_EQ(wins.load(), 1) << "round " << round;
+    EXPECT_EQ(r.Snapshot()->size, 1u);
+  }
+}
+
 TEST(Registry, EveryChangeBumpsTheGenerationAndOldSnapshotsStayIntact) {
   Registry r;
   auto before = r.Snapshot();

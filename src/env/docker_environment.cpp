@@ -1,6 +1,5 @@
 // Docker: one hardened container per session (the docker CLI), commands run with docker exec
 // in the session's shell state, which lives inside the container.
-#include <sys/random.h>
 
 #include <mutex>
 #include <string>
@@ -8,6 +7,7 @@
 
 #include "env/foreground_run.h"
 #include "env/shell_session.h"
+#include "talaria/base/random.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
@@ -16,18 +16,6 @@ namespace {
 
 constexpr std::string_view kStateDir = "/tmp/.talaria-shell";
 constexpr auto kControlTimeout = std::chrono::seconds(30);
-
-std::string RandomSuffix() {
-  unsigned char bytes[6] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return "session";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 
 std::string StatePath(std::string_view leaf) {
   std::string path(kStateDir);
@@ -140,7 +128,7 @@ Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
   if (info->exit_code != 0) {
     return Err(UnavailableError("docker: no Docker engine answers (" + Trimmed(info->stderr_text) + ")"));
   }
-  const std::string name = "talaria-" + RandomSuffix();
+  const std::string name = "talaria-" + RandomHex(6);
   auto started = Docker(options.docker, RunArgs(options, name), std::chrono::seconds(300));
   if (!started) return Err(started.error());
   if (started->exit_code != 0) {

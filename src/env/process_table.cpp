@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include "output_watch.h"
+#include "talaria/base/random.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria::env {
@@ -27,20 +27,7 @@ constexpr int kFallbackPollMs = 50;
 // How long a write to a child's stdin may wait for the child to read.
 constexpr int kWriteTimeoutMs = 5000;
 
-std::string NewId() {
-  unsigned char bytes[6] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    const auto now = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-    for (size_t i = 0; i < sizeof bytes; ++i) bytes[i] = static_cast<unsigned char>(now >> (8 * i));
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(kIdPrefix);
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
-}
+std::string NewId() { return std::string(kIdPrefix) + RandomHex(6); }
 
 int ExitCodeOf(const siginfo_t& info) { return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status; }
 

@@ -8,8 +8,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "talaria/base/json.h"
+#include "talaria/base/random.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/core/tool_context.h"
 #include "talaria/env/environment.h"
@@ -19,6 +21,21 @@ namespace {
 
 constexpr double kMaxTimeoutSeconds = 3600;
 constexpr size_t kMaxOutputBytes = 1'000'000;  // the budget stage trims what the model sees
+constexpr size_t kMaxStderrBytes = 4'000;      // the tail of stderr an error result carries
+
+// The script's stdout and stderr from the environment's output: stdout ends with the newline
+// printed before `marker`, stderr follows the marker's line. Without the marker (the output was
+// cut in the middle of it) everything counts as stdout.
+std::pair<std::string, std::string> SplitAtMarker(std::string output, const std::string& marker) {
+  std::string line = "\n";
+  line += marker;
+  line += '\n';
+  const size_t at = output.rfind(line);
+  if (at == std::string::npos) return {std::move(output), std::string()};
+  std::string err = output.substr(at + line.size());
+  output.resize(at);
+  return {std::move(output), std::move(err)};
+}
 
 Status Field(std::string_view what) {
   return InvalidArgumentError("manifest: " + std::string(what));
@@ -160,12 +177,28 @@ ToolSpec ScriptToolSpec(const ScriptManifest& manifest) {
     options.max_output_bytes = kMaxOutputBytes;
     options.stdin_data = DumpJson(args);
     // A subshell: the script cannot change the session's directory or variables. The newline
-    // keeps a trailing comment in the manifest's command from swallowing the parenthesis.
+    // keeps a trailing comment in the manifest's command from swallowing the parenthesis. The
+    // script's stderr goes to a temporary file and comes back after a per-call marker (the
+    // environment interleaves both streams; the result is stdout alone).
+    const std::string marker = "talaria-script-stderr-" + RandomHex(8);
     std::string command = "(export TALARIA_TOOL_DIR=";
     command += ShellQuote(m->dir);
-    command += "\n";
+    command += R"(
+talaria_err=$(mktemp 2>/dev/null) || talaria_err=/dev/null
+(
+)";
     command += m->command;
-    command += "\n)";
+    command += R"(
+) 2>"$talaria_err"
+talaria_rc=$?
+printf '\n%s\n' )";
+    command += marker;
+    command += "\ntail -c ";
+    command += std::to_string(kMaxStderrBytes);
+    command += R"( "$talaria_err" 2>/dev/null
+[ "$talaria_err" = /dev/null ] || rm -f "$talaria_err"
+exit $talaria_rc
+))";
     auto outcome = ctx.environment->Run(command, options);
     if (!outcome)
       return ToolResult::Error("script tool '" + m->name + "': " + outcome.error().message());
@@ -173,15 +206,17 @@ ToolSpec ScriptToolSpec(const ScriptManifest& manifest) {
     if (outcome->timed_out) {
       return ToolResult::Error("script tool '" + m->name + "' timed out", CallStatus::kTimedOut);
     }
+    auto [stdout_text, stderr_text] = SplitAtMarker(std::move(outcome->output), marker);
     if (outcome->exit_code != 0) {
       Json fields = Json::object();
       fields["error"] =
           "script tool '" + m->name + "' exited with status " + std::to_string(outcome->exit_code);
       fields["exit_code"] = outcome->exit_code;
-      fields["output"] = outcome->output;
+      fields["output"] = std::move(stdout_text);
+      if (!stderr_text.empty()) fields["stderr"] = std::move(stderr_text);
       return ToolResult::ErrorJson(std::move(fields));
     }
-    std::string text = std::move(outcome->output);
+    std::string text = std::move(stdout_text);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     ToolResult r = ToolResult::Text(std::move(text));
     if (IsErrorObject(r.text)) r.status = CallStatus::kError;

@@ -143,6 +143,32 @@ TEST_F(ScriptToolRun, FailuresAreErrorResults) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+TEST_F(ScriptToolRun, StderrStaysOutOfTheResultAndComesWithAFailure) {
+  const ToolResult ok = Run("echo progress >&2; printf '%s' '{\"n\": 1}'; echo more >&2", "{}");
+  EXPECT_EQ(ok.status, CallStatus::kOk);
+  EXPECT_EQ(ok.text, R"({"n": 1})");
+
+  const ToolResult failed = Run("echo partial; echo 'cannot open db' >&2; exit 4", "{}");
+  EXPECT_EQ(failed.status, CallStatus::kError);
+  auto j = ParseJson(failed.text);
+  ASSERT_TRUE(j.has_value()) << failed.text;
+  EXPECT_EQ((*j)["exit_code"], 4);
+  EXPECT_EQ((*j)["output"], "partial\n");
+  EXPECT_EQ((*j)["stderr"], "cannot open db\n");
+
+  // A script cannot forge the split: the marker is fresh per call.
+  const ToolResult forged =
+      Run("echo; echo talaria-script-stderr-0000000000000000; echo tail", "{}");
+  EXPECT_EQ(forged.text, "\ntalaria-script-stderr-0000000000000000\ntail");
+  // A huge stderr is cut to its tail; stdout stays whole.
+  const ToolResult noisy =
+      Run("head -c 100000 /dev/zero | tr '\\0' x >&2; echo -n done; exit 1", "{}");
+  auto k = ParseJson(noisy.text);
+  ASSERT_TRUE(k.has_value()) << noisy.text;
+  EXPECT_EQ((*k)["output"], "done");
+  EXPECT_EQ((*k)["stderr"].get<std::string>(), std::string(4000, 'x'));
+}
+
 TEST_F(ScriptToolRun, CannotChangeTheSessionState) {
   const std::string before = ctx_.environment->cwd();
   EXPECT_EQ(Run("cd / && export LEAK=1 && echo done", "{}").text, "done");

@@ -3,15 +3,12 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
-#include <sys/random.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 namespace talaria::safety::internal {
 namespace {
@@ -193,22 +190,6 @@ Result<UniqueFd> Reopen(int path_fd, int flags, std::string_view shown) {
   if (after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
     return Err(InternalError("reopening " + Quote(shown) + " reached a different file"));
   }
-  return out;
-}
-
-std::string RandomHex16() {
-  uint64_t v = 0;
-  if (::getrandom(&v, sizeof(v), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(v))) {
-    // Early boot or a seccomp filter: fall back to a per-process generator (uniqueness is
-    // still enforced by O_EXCL; the name only has to be hard to predict).
-    static std::atomic<uint64_t> counter{0};
-    thread_local std::mt19937_64 gen(std::random_device{}() ^
-                                     (static_cast<uint64_t>(::getpid()) << 32));
-    v = gen() ^ counter.fetch_add(0x9e3779b97f4a7c15ULL);
-  }
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 0; i < 16; ++i) out[static_cast<size_t>(i)] = kDigits[(v >> (4 * i)) & 0xf];
   return out;
 }
 

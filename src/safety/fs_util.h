@@ -43,7 +43,5 @@ FileInfo ToFileInfo(const struct stat& st);
 // the new fd refers to the same inode.
 Result<UniqueFd> Reopen(int path_fd, int flags, std::string_view shown);
 
-// 16 random lower-case hex characters (getrandom).
-std::string RandomHex16();
 
 }  // namespace talaria::safety::internal

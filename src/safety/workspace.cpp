@@ -18,6 +18,7 @@
 #include "safety/path_rules.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
+#include "talaria/base/random.h"
 
 namespace talaria::safety {
 
@@ -434,7 +435,7 @@ Result<WriteResult> Workspace::Impl::Write(std::string_view path, std::string_vi
   std::string tmp_name;
   UniqueFd tmp;
   for (int attempt = 0; attempt < 8 && !tmp; ++attempt) {
-    tmp_name = "." + stem + ".talaria-tmp-" + internal::RandomHex16();
+    tmp_name = "." + stem + ".talaria-tmp-" + RandomHex(8);
     int fd;
     do {
       fd = ::openat(p.fd.get(), tmp_name.c_str(),

@@ -1,11 +1,11 @@
 #include "talaria/tools/session.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <climits>
 
 #include "talaria/base/log.h"
+#include "talaria/base/random.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
 #include "talaria/safety/audit_log.h"
@@ -14,18 +14,6 @@
 
 namespace talaria::tools {
 namespace {
-
-std::string RandomId() {
-  unsigned char bytes[6] = {};
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return "session";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = "sess_";
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
-}
 
 std::string CurrentDirectory() {
   char buf[PATH_MAX];
@@ -77,7 +65,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   ws.cwd = options.cwd;
   std::shared_ptr<Session> session(new Session());
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
-  session->id_ = options.session_id.empty() ? RandomId() : options.session_id;
+  session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>();
   session->environment_ = TALARIA_TRY(OpenEnvironment(options, *session->workspace_, ws_roots));
   session->processes_ = std::make_shared<env::ProcessTable>();

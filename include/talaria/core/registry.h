@@ -90,6 +90,10 @@ struct RegistryChange {
 struct RegisterOptions {
   // Replace a tool of another toolset (an operator's explicit opt-in, e.g. a trusted plugin).
   bool allow_override = false;
+  // Insert-if-absent: AlreadyExists when the name is registered at all, even by the same
+  // toolset. Judged under the registry's write lock, so a check-then-register race cannot
+  // replace a tool somebody else published meanwhile (plugins use it).
+  bool only_new = false;
 };
 
 struct Availability {

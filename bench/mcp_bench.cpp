@@ -1,0 +1,669 @@
+// talaria_mcp_bench: `talaria mcp` against the reference filesystem server
+// (@modelcontextprotocol/server-filesystem, tests/mcp_peers) on the same machine in one run,
+// both spawned as real child processes and spoken to over stdio with newline-delimited JSON-RPC
+// by this program itself (no SDK on either side of the measurement). Issue 6.
+//
+//   METRIC mcp_spawn_to_initialize_{talaria,reference}_ms  posix_spawn -> initialize answer read
+//   METRIC mcp_spawn_to_initialize_ratio         reference / talaria (target >= 20)
+//   METRIC mcp_read_file_rtt_p{50,99}_{talaria,reference}_us  one call at a time
+//   METRIC mcp_read_file_rtt_p50_ratio            reference / talaria
+//   METRIC mcp_calls_per_s_16_in_flight_{talaria,reference}  16 requests always outstanding
+//   METRIC mcp_calls_per_s_16_in_flight_ratio     talaria / reference (target >= 3)
+//   METRIC mcp_calls_rejected_16_in_flight_{talaria,reference}  error answers meanwhile (want 0)
+//
+// The file read is a generated 4 KB Markdown-like text file (62 lines); talaria's tool is
+// read_file, the reference's read_text_file (its read_file is a deprecated alias). Every answer is
+// checked for the file's last line. talaria's calls each name a distinct window covering the whole
+// file (see Server::distinct_windows), else its re-read guard would answer with a stub. Each phase gets a fresh
+// server process; the two servers never run at the same time. Spawns alternate between the two
+// servers (warm-up spawns first, then the median of 20 each). Round trips: a warm-up of 200, then
+// 5 blocks of 2,000; p50/p99 are the medians over the blocks. Throughput: a warm-up of 0.5 s,
+// then 5 blocks of 1 s with the pipeline kept full across blocks; the median block. Without
+// node or the installed reference server only talaria's metrics are printed (exit 0).
+//
+//   talaria_mcp_bench [--quick] [--talaria PATH] [--source DIR] [--in-flight N] [--talaria-only]
+//
+// --in-flight N (diagnosis) keeps N calls outstanding instead of 16 and names the metrics after
+// N; --talaria-only skips the reference (for profiling talaria alone).
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench_util.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
+
+constexpr std::chrono::seconds kReplyDeadline{15};
+constexpr std::string_view kFileName = "notes.md";
+constexpr std::string_view kEndMarker = "END-OF-BENCH-FILE";
+// Calls kept outstanding by the throughput phase (the issue says 16; --in-flight N for diagnosis).
+int g_in_flight = 16;
+
+double MsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+double UsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// Where the servers' stderr goes (kept when the bench dies, for the post-mortem).
+std::string g_log_dir;
+// Children not yet reaped: Die kills them (exit does not run the destructors that would).
+std::vector<pid_t> g_live_children;
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "talaria_mcp_bench: %s\n", message.c_str());
+  if (!g_log_dir.empty()) std::fprintf(stderr, "talaria_mcp_bench: server logs in %s\n", g_log_dir.c_str());
+  for (const pid_t pid : g_live_children) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  std::exit(2);
+}
+
+// ~4 KB of ordinary text (60 lines of notes), deterministic, ending with kEndMarker.
+std::string MakeFileText() {
+  std::string text = "# Release notes\n\n";
+  talaria_bench::SplitMix64 rng(0x5EED0006);
+  static constexpr std::string_view kWords[] = {"server", "client",  "request", "answer",   "timeout",
+                                                "buffer", "session", "stream",  "schema",   "tool",
+                                                "result", "error",   "cancel",  "progress", "file"};
+  for (int line = 1; text.size() < 4000; ++line) {
+    std::string row = "- item ";
+    row += std::to_string(line);
+    row += ':';
+    for (int w = 0; w < 8; ++w) {
+      row += ' ';
+      row += kWords[rng.Below(std::size(kWords))];
+    }
+    row += ".\n";
+    text += row;
+  }
+  text += kEndMarker;
+  text += '\n';
+  return text;
+}
+
+// --- a JSON-RPC peer over a child's stdin/stdout ------------------------------------------
+
+// What the bench needs from one incoming line, found by a single scan that tracks strings and
+// nesting (no DOM: parsing 8 KB answers into a tree would be a client cost in every figure).
+struct LineInfo {
+  std::optional<long long> id;  // top-level numeric "id"
+  bool has_method = false;      // a request or notification from the server
+  bool has_error = false;       // a top-level "error" member
+};
+
+LineInfo ScanLine(std::string_view line) {
+  LineInfo info;
+  int depth = 0;
+  bool in_string = false;
+  size_t string_start = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth != 1) continue;
+        // A top-level key is a string followed by ':'.
+        size_t j = i + 1;
+        while (j < line.size() && line[j] == ' ') ++j;
+        if (j >= line.size() || line[j] != ':') continue;
+        const std::string_view key = line.substr(string_start, i - string_start);
+        if (key == "method") info.has_method = true;
+        if (key == "error") info.has_error = true;
+        if (key == "id") {
+          ++j;
+          while (j < line.size() && line[j] == ' ') ++j;
+          char* end = nullptr;
+          const long long v = std::strtoll(line.data() + j, &end, 10);
+          if (end != line.data() + j) info.id = v;
+        }
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      string_start = i + 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return info;
+}
+
+// A server process with pipes to its stdin and stdout; stderr goes to `log_path`. Started with
+// posix_spawn in its own process group; the destructor kills that group (by the child's pid) and
+// reaps the child. Not thread-safe; one thread drives it.
+class ServerProcess {
+ public:
+  static std::optional<ServerProcess> Start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                            const std::string& cwd, const std::string& log_path, std::string* error) {
+    int in[2];
+    int out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0) return Fail(error, "pipe2");
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      ::close(in[0]);
+      ::close(in[1]);
+      return Fail(error, "pipe2");
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigset_t all;
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<char*> cargv;
+    for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    std::vector<char*> cenv;
+    for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(in[0]);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(in[1]);
+      ::close(out[0]);
+      std::string message = "cannot spawn ";
+      message += argv[0];
+      message += ": ";
+      message += std::strerror(rc);
+      *error = message;
+      return std::nullopt;
+    }
+    g_live_children.push_back(pid);
+    return ServerProcess(pid, in[1], out[0]);
+  }
+
+  ServerProcess(ServerProcess&& other) noexcept
+      : pid_(std::exchange(other.pid_, -1)),
+        in_(std::exchange(other.in_, -1)),
+        out_(std::exchange(other.out_, -1)),
+        buffer_(std::move(other.buffer_)),
+        start_(other.start_),
+        chunk_(std::move(other.chunk_)) {}
+  ServerProcess& operator=(ServerProcess&&) = delete;
+  ~ServerProcess() { Kill(); }
+
+  // SIGKILL to the child's group, then reaps it (bounded: SIGKILL cannot be ignored).
+  void Kill() {
+    if (in_ >= 0) ::close(std::exchange(in_, -1));
+    if (out_ >= 0) ::close(std::exchange(out_, -1));
+    if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      std::erase(g_live_children, pid_);
+      pid_ = -1;
+    }
+  }
+
+  // Writes `line` and a newline, whole.
+  void Send(std::string line) {
+    line += '\n';
+    size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(in_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Die(std::string("write to server: ") + std::strerror(errno));
+      done += static_cast<size_t>(n);
+    }
+  }
+
+  // The next line from the server's stdout (without the newline); dies on EOF or after
+  // kReplyDeadline without one. The view is valid until the next call.
+  std::string_view ReadLine() {
+    if (start_ == buffer_.size()) {
+      buffer_.clear();
+      start_ = 0;
+    } else if (start_ >= kChunk) {
+      buffer_.erase(0, start_);
+      start_ = 0;
+    }
+    size_t scanned = start_;
+    const auto deadline = Clock::now() + kReplyDeadline;
+    for (;;) {
+      const size_t nl = buffer_.find('\n', scanned);
+      if (nl != std::string::npos) {
+        const std::string_view line = std::string_view(buffer_).substr(start_, nl - start_);
+        start_ = nl + 1;
+        return line;
+      }
+      scanned = buffer_.size();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) Die("no answer from the server within 15 s");
+      pollfd p{out_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(left.count()) + 1);
+      if (ready <= 0) continue;  // EINTR or the deadline, checked above
+      const ssize_t n = ::read(out_, chunk_.data(), chunk_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Die("the server closed its stdout");
+      buffer_.append(chunk_.data(), static_cast<size_t>(n));
+    }
+  }
+
+  // Reads until the answer to request `id`; answers server requests with -32601 and skips
+  // notifications. Dies when the answer is a JSON-RPC error.
+  std::string_view AwaitAnswer(long long id) {
+    for (;;) {
+      const std::string_view line = ReadLine();
+      const LineInfo info = ScanLine(line);
+      if (info.has_method) {
+        if (info.id) AnswerServerRequest(*info.id);
+        continue;
+      }
+      if (!info.id) continue;
+      if (*info.id != id) {
+        Die("answer to request " + std::to_string(*info.id) + " while waiting for " + std::to_string(id));
+      }
+      if (info.has_error) Die("request " + std::to_string(id) + " failed: " + std::string(line.substr(0, 300)));
+      return line;
+    }
+  }
+
+  void AnswerServerRequest(long long id) {
+    std::string reply = R"({"jsonrpc":"2.0","id":)";
+    reply += std::to_string(id);
+    reply += R"(,"error":{"code":-32601,"message":"not supported by the bench client"}})";
+    Send(std::move(reply));
+  }
+
+ private:
+  ServerProcess(pid_t pid, int in, int out) : pid_(pid), in_(in), out_(out) {}
+  static std::optional<ServerProcess> Fail(std::string* error, const char* what) {
+    *error = std::string(what) + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+
+  pid_t pid_;
+  int in_;
+  int out_;
+  static constexpr size_t kChunk = 65536;
+  std::string buffer_;
+  size_t start_ = 0;                                     // bytes of buffer_ already returned
+  std::vector<char> chunk_ = std::vector<char>(kChunk);  // one read(2)
+};
+
+// --- the two servers -------------------------------------------------------------------------
+
+struct Server {
+  std::string label;  // "talaria" / "reference"
+  std::vector<std::string> argv;
+  std::string read_tool;
+  std::string file_path;  // the path argument of the read tool
+  // talaria's read_file answers a re-read of an unchanged region (path, offset, limit) in the
+  // same task with a short "unchanged" stub instead of the content (a guardrail for models).
+  // Every call then asks for a window of its own that still covers the whole file.
+  bool distinct_windows = false;
+};
+
+struct Setup {
+  std::vector<std::string> env;
+  std::string root;
+  std::string log_dir;
+};
+
+std::string InitializeRequest(long long id) {
+  std::string r = R"({"jsonrpc":"2.0","id":)";
+  r += std::to_string(id);
+  r += R"(,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},)";
+  r += R"("clientInfo":{"name":"talaria_mcp_bench","version":"1.0.0"}}})";
+  return r;
+}
+
+std::string ReadRequest(const Server& server, long long id) {
+  std::string r = R"({"jsonrpc":"2.0","id":)";
+  r += std::to_string(id);
+  r += R"(,"method":"tools/call","params":{"name":")";
+  r += server.read_tool;
+  r += R"(","arguments":{"path":")";
+  r += server.file_path;
+  r += '"';
+  if (server.distinct_windows) {
+    // 1,901 distinct limits (100..2000, all beyond the file's 62 lines) between repeats: more
+    // than the 1,000 regions talaria's tracker remembers per task, so none is ever "unchanged".
+    r += R"(,"offset":1,"limit":)";
+    r += std::to_string(100 + id % 1901);
+  }
+  r += "}}}";
+  return r;
+}
+
+ServerProcess Spawn(const Server& server, const Setup& setup) {
+  std::string error;
+  auto process =
+      ServerProcess::Start(server.argv, setup.env, setup.root, setup.log_dir + "/" + server.label + ".log", &error);
+  if (!process) Die(server.label + ": " + error);
+  return std::move(*process);
+}
+
+// posix_spawn -> the initialize answer read in full; the child is then killed and reaped.
+double SpawnToInitializeMs(const Server& server, const Setup& setup) {
+  const auto t0 = Clock::now();
+  ServerProcess process = Spawn(server, setup);
+  process.Send(InitializeRequest(1));
+  process.AwaitAnswer(1);
+  const auto t1 = Clock::now();
+  process.Kill();
+  return MsBetween(t0, t1);
+}
+
+// A fresh server past the handshake, its tool list checked for the read tool, and one read
+// checked for the file's content.
+ServerProcess OpenSession(const Server& server, const Setup& setup, long long& next_id) {
+  ServerProcess process = Spawn(server, setup);
+  process.Send(InitializeRequest(next_id));
+  process.AwaitAnswer(next_id++);
+  process.Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  std::string list = R"({"jsonrpc":"2.0","id":)";
+  list += std::to_string(next_id);
+  list += R"(,"method":"tools/list"})";
+  process.Send(std::move(list));
+  std::string quoted = "\"";
+  quoted += server.read_tool;
+  quoted += '"';
+  if (process.AwaitAnswer(next_id++).find(quoted) == std::string_view::npos) {
+    Die(server.label + " does not list the tool " + server.read_tool);
+  }
+  process.Send(ReadRequest(server, next_id));
+  const std::string_view answer = process.AwaitAnswer(next_id++);
+  if (answer.find(kEndMarker) == std::string_view::npos || answer.find("\"isError\":true") != std::string_view::npos) {
+    Die(server.label + ": " + server.read_tool + " did not return the file: " + std::string(answer.substr(0, 400)));
+  }
+  return process;
+}
+
+void CheckReadAnswer(const Server& server, std::string_view answer) {
+  if (answer.find(kEndMarker) == std::string_view::npos) {
+    Die(server.label + ": a read answer lacks the file's end: " + std::string(answer.substr(0, 300)));
+  }
+}
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+struct RoundTrips {
+  double p50_us = 0;
+  double p99_us = 0;
+};
+
+// One call at a time: warm-up, then `blocks` blocks of `n`; medians of the blocks' p50 and p99.
+RoundTrips MeasureRoundTrips(const Server& server, const Setup& setup, int warmup, int n, int blocks) {
+  long long id = 1;
+  ServerProcess process = OpenSession(server, setup, id);
+  auto one = [&] {
+    const auto t0 = Clock::now();
+    process.Send(ReadRequest(server, id));
+    const std::string_view answer = process.AwaitAnswer(id++);
+    const auto t1 = Clock::now();
+    CheckReadAnswer(server, answer);
+    return UsBetween(t0, t1);
+  };
+  for (int i = 0; i < warmup; ++i) one();
+  std::vector<double> p50s;
+  std::vector<double> p99s;
+  std::vector<double> us(static_cast<size_t>(n));
+  for (int b = 0; b < blocks; ++b) {
+    for (double& u : us) u = one();
+    p50s.push_back(Percentile(us, 50));
+    p99s.push_back(Percentile(us, 99));
+  }
+  return {Median(std::move(p50s)), Median(std::move(p99s))};
+}
+
+struct Throughput {
+  double calls_per_s = 0;  // successful answers only
+  long long rejected = 0;  // JSON-RPC error answers during the timed blocks
+  std::string first_error;
+};
+
+// g_in_flight calls always outstanding (a new one is sent as each answer arrives, ids in order of
+// sending; answers may come in any order). Warm-up, then `blocks` blocks of `block` each; the
+// value of a block is the successful answers it received / its length; returns the median block.
+// An error answer (a server refusing the call) is counted, not fatal: the figure then says how
+// the server copes with this load.
+Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup, std::chrono::milliseconds warmup,
+                                 std::chrono::milliseconds block, int blocks) {
+  long long id = 1;
+  ServerProcess process = OpenSession(server, setup, id);
+  const long long first = id;
+  std::vector<bool> answered;
+  Throughput result;
+  auto send = [&] { process.Send(ReadRequest(server, id++)); };
+  // True for a successful answer.
+  auto receive = [&] {
+    for (;;) {
+      const std::string_view line = process.ReadLine();
+      const LineInfo info = ScanLine(line);
+      if (info.has_method) {
+        if (info.id) process.AnswerServerRequest(*info.id);
+        continue;
+      }
+      if (!info.id) continue;
+      if (*info.id < first || *info.id >= id) Die(server.label + ": an answer to an unknown id");
+      const auto slot = static_cast<size_t>(*info.id - first);
+      if (answered.size() <= slot) answered.resize(slot + 1024, false);
+      if (answered[slot]) Die(server.label + ": two answers to one id");
+      answered[slot] = true;
+      if (info.has_error) {
+        if (result.first_error.empty()) result.first_error = line.substr(0, 300);
+        return false;
+      }
+      CheckReadAnswer(server, line);
+      return true;
+    }
+  };
+  for (int i = 0; i < g_in_flight; ++i) send();
+  auto run_for = [&](std::chrono::milliseconds length, bool timed) {
+    const auto t0 = Clock::now();
+    const auto until = t0 + length;
+    long long done = 0;
+    auto now = t0;
+    while (now < until) {
+      if (receive()) {
+        ++done;
+      } else if (timed) {
+        ++result.rejected;
+      }
+      send();
+      now = Clock::now();
+    }
+    return static_cast<double>(done) / std::chrono::duration<double>(now - t0).count();
+  };
+  run_for(warmup, false);
+  std::vector<double> rates;
+  for (int b = 0; b < blocks; ++b) rates.push_back(run_for(block, true));
+  for (int i = 0; i < g_in_flight; ++i) static_cast<void>(receive());  // every call answered once
+  result.calls_per_s = Median(std::move(rates));
+  return result;
+}
+
+std::string MakeTempDir(const char* what) {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = t != nullptr && *t != '\0' ? t : "/tmp";
+  tmpl += "/talaria-mcp-bench-";
+  tmpl += what;
+  tmpl += "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) Die("mkdtemp: " + std::string(std::strerror(errno)));
+  return std::filesystem::canonical(tmpl).string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  bool talaria_only = false;
+  std::string talaria_path = TALARIA_CLI_PATH;
+  std::string source_dir = TALARIA_SOURCE_DIR;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--talaria" && i + 1 < argc) {
+      talaria_path = argv[++i];
+    } else if (a == "--source" && i + 1 < argc) {
+      source_dir = argv[++i];
+    } else if (a == "--in-flight" && i + 1 < argc) {
+      g_in_flight = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--talaria-only") {
+      talaria_only = true;
+    } else {
+      std::fprintf(
+          stderr,
+          "usage: talaria_mcp_bench [--quick] [--talaria PATH] [--source DIR] [--in-flight N] [--talaria-only]\n");
+      return 64;
+    }
+  }
+  // A dead peer must surface as EPIPE on write, not kill the bench.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const int spawns = quick ? 5 : 20;
+  const int spawn_warmup = quick ? 1 : 3;
+  const int rtt_n = quick ? 200 : 2000;
+  const int rtt_warmup = rtt_n / 10;
+  const int blocks = 5;
+  const auto tput_block = std::chrono::milliseconds(quick ? 200 : 1000);
+  const auto tput_warmup = std::chrono::milliseconds(quick ? 100 : 500);
+
+  Setup setup;
+  setup.root = MakeTempDir("root");
+  const std::string home = MakeTempDir("home");
+  setup.log_dir = home;
+  g_log_dir = home;
+  // No user configuration, no inherited noise: PATH (for node) and a throwaway home.
+  const char* path_env = std::getenv("PATH");
+  setup.env = {std::string("PATH=") + (path_env != nullptr ? path_env : "/usr/bin:/bin"), "HOME=" + home,
+               "TALARIA_HOME=" + home};
+  const std::string file_text = MakeFileText();
+  const std::string file_path = setup.root + "/" + std::string(kFileName);
+  if (FILE* f = std::fopen(file_path.c_str(), "wb")) {
+    std::fwrite(file_text.data(), 1, file_text.size(), f);
+    std::fclose(f);
+  } else {
+    Die("cannot write " + file_path);
+  }
+  std::fprintf(stderr, "# file read: %s (%zu bytes)\n", file_path.c_str(), file_text.size());
+
+  std::vector<Server> servers;
+  servers.push_back({"talaria", {talaria_path, "mcp", "--root", setup.root}, "read_file", file_path, true});
+  const std::string reference_js =
+      source_dir + "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+  bool have_reference = !talaria_only && ::access(reference_js.c_str(), R_OK) == 0;
+  if (talaria_only) {
+    std::fprintf(stderr, "# --talaria-only: the reference is not measured\n");
+  } else if (!have_reference) {
+    std::fprintf(stderr,
+                 "# the reference server is not installed (%s missing; run make deps or npm ci --prefix "
+                 "tests/mcp_peers): printing talaria's metrics only\n",
+                 reference_js.c_str());
+  } else {
+    servers.push_back({"reference", {"node", reference_js, setup.root}, "read_text_file", file_path, false});
+    // node itself may be missing: one probe spawn decides.
+    std::string error;
+    if (!ServerProcess::Start(servers.back().argv, setup.env, setup.root, setup.log_dir + "/probe.log", &error)) {
+      std::fprintf(stderr, "# %s: printing talaria's metrics only\n", error.c_str());
+      servers.pop_back();
+      have_reference = false;
+    }
+  }
+
+  // Spawn to initialize, alternating between the servers.
+  std::vector<std::vector<double>> spawn_ms(servers.size());
+  for (int i = -spawn_warmup; i < spawns; ++i) {
+    for (size_t s = 0; s < servers.size(); ++s) {
+      const double ms = SpawnToInitializeMs(servers[s], setup);
+      if (i >= 0) spawn_ms[s].push_back(ms);
+    }
+  }
+  std::vector<double> spawn_median;
+  for (size_t s = 0; s < servers.size(); ++s) {
+    spawn_median.push_back(Median(spawn_ms[s]));
+    PrintMetric("mcp_spawn_to_initialize_" + servers[s].label + "_ms", spawn_median[s], "ms");
+  }
+  if (have_reference) PrintMetric("mcp_spawn_to_initialize_ratio", spawn_median[1] / spawn_median[0], "x");
+
+  std::vector<RoundTrips> rtt;
+  for (const Server& server : servers) {
+    rtt.push_back(MeasureRoundTrips(server, setup, rtt_warmup, rtt_n, blocks));
+    PrintMetric("mcp_read_file_rtt_p50_" + server.label + "_us", rtt.back().p50_us, "us");
+    PrintMetric("mcp_read_file_rtt_p99_" + server.label + "_us", rtt.back().p99_us, "us");
+  }
+  if (have_reference) PrintMetric("mcp_read_file_rtt_p50_ratio", rtt[1].p50_us / rtt[0].p50_us, "x");
+
+  std::string tput_name = "mcp_calls_per_s_";
+  tput_name += std::to_string(g_in_flight);
+  tput_name += "_in_flight_";
+  std::string rejected_name = "mcp_calls_rejected_";
+  rejected_name += std::to_string(g_in_flight);
+  rejected_name += "_in_flight_";
+  std::vector<double> rate;
+  for (const Server& server : servers) {
+    const Throughput t = MeasureCallsPerSecond(server, setup, tput_warmup, tput_block, blocks);
+    rate.push_back(t.calls_per_s);
+    PrintMetric(tput_name + server.label, t.calls_per_s, "calls/s");
+    PrintMetric(rejected_name + server.label, static_cast<double>(t.rejected), "calls");
+    if (t.rejected > 0) {
+      std::fprintf(stderr, "# %s refused %lld calls with only %d in flight, e.g. %s\n", server.label.c_str(),
+                   t.rejected, g_in_flight, t.first_error.c_str());
+    }
+  }
+  if (have_reference) {
+    PrintMetric(tput_name + "ratio", rate[0] / rate[1], "x");
+    const double spawn_ratio = spawn_median[1] / spawn_median[0];
+    const double rate_ratio = rate[0] / rate[1];
+    std::fprintf(stderr, "# targets: spawn ratio %.1fx (>= 20: %s), calls/s ratio %.2fx (>= 3: %s)\n", spawn_ratio,
+                 spawn_ratio >= 20 ? "met" : "MISSED", rate_ratio, rate_ratio >= 3 ? "met" : "MISSED");
+  }
+
+  std::error_code ec;
+  std::filesystem::remove_all(setup.root, ec);
+  std::filesystem::remove_all(home, ec);
+  return 0;
+}
