@@ -69,6 +69,7 @@ bench: deps
 	build-bench/bench/talaria_batch_bench
 	build-bench/bench/talaria_plugin_bench
 	build-bench/bench/talaria_mcp_bench
+	build-bench/bench/talaria_code_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench

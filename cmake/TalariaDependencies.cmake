@@ -9,8 +9,9 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # search_files content search
 find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (TOML_HEADER_ONLY=0)
-# The embedded interpreter for the Python lint; pkg-config, not FindPython3 (which finds another
-# interpreter on these machines).
+# The embedded interpreter for the Python lint, linked only by the lazily loaded
+# libtalaria_python_lint.so; pkg-config, not FindPython3 (which finds another interpreter on
+# these machines).
 pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
 # The MCP Streamable HTTP transport (and its tests' client). Debian ships it as a compiled
 # library; httplib.h is included only by src/mcp/http_transport.cpp and tests.
@@ -21,5 +22,4 @@ target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::
 
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
-  tomlplusplus::tomlplusplus PkgConfig::PYTHON_EMBED
-  OpenSSL::Crypto PkgConfig::HTTPLIB)
+  tomlplusplus::tomlplusplus OpenSSL::Crypto PkgConfig::HTTPLIB)

@@ -80,6 +80,8 @@ extern "C" {
 #define TALARIA_PLUGIN_ERROR 1            /* generic failure */
 #define TALARIA_PLUGIN_INVALID_ARGUMENT 2 /* register_tool: bad definition or schema */
 #define TALARIA_PLUGIN_ALREADY_EXISTS 3   /* register_tool: would replace an existing tool */
+#define TALARIA_PLUGIN_UNSUPPORTED 4      /* client_request: no MCP client, or it lacks the capability */
+#define TALARIA_PLUGIN_CANCELLED 5        /* client_request: the call was cancelled or timed out */
 
 /* talaria_tool_def.parallel: may calls of this tool run beside others in one model turn? */
 #define TALARIA_PARALLEL_NEVER 0 /* a barrier: runs alone (the default) */
@@ -111,7 +113,31 @@ typedef struct talaria_call {
   void (*set_result)(void* context, const char* text, size_t length);
   /* Non-zero once the call is cancelled or past its deadline: long handlers poll it and return. */
   int (*is_cancelled)(void* context);
+
+  /* The fields below were appended; a plugin uses one only when struct_size covers it
+   * (TALARIA_CALL_HAS(call, field)). */
+
+  /* Rich content for clients that render more than text: a JSON array of MCP content blocks
+   * (text, image, audio, resource, resource_link; copied). The result text (set_result) stays
+   * what the model sees, so set both. */
+  void (*set_content)(void* context, const char* json, size_t length);
+  /* The MCP client behind the call, when there is one (else these do nothing or return
+   * TALARIA_PLUGIN_UNSUPPORTED). A log message (level: "debug" .. "emergency"; data: JSON). */
+  void (*client_log)(void* context, const char* level, const char* data_json);
+  /* Progress (sent only when the client asked for it and `progress` grew); total < 0: none. */
+  void (*client_progress)(void* context, double progress, double total, const char* message);
+  /* Sends a request ("elicitation/create", "sampling/createMessage", ...; params: a JSON object)
+   * and waits for the answer within the call's deadline. On TALARIA_PLUGIN_OK `receive` gets the
+   * result object's JSON; on TALARIA_PLUGIN_UNSUPPORTED (no client, or it lacks the capability),
+   * TALARIA_PLUGIN_CANCELLED or TALARIA_PLUGIN_ERROR it gets the reason. `receive` runs before
+   * client_request returns; its text is valid only during that call. */
+  int (*client_request)(void* context, const char* method, const char* params_json,
+                        void (*receive)(void* user, const char* text, size_t length), void* user);
 } talaria_call;
+
+/* Whether the host's talaria_call has `field` (hosts before an addition lack it). */
+#define TALARIA_CALL_HAS(call, field) \
+  ((call)->struct_size >= offsetof(talaria_call, field) + sizeof((call)->field) && (call)->field != NULL)
 
 /* A tool's handler: `args_json` holds the coerced, schema-validated arguments as a JSON object
  * (`args_length` bytes, also NUL-terminated). Returns TALARIA_PLUGIN_OK or an error code. */
@@ -132,6 +158,33 @@ typedef struct talaria_tool_def {
   const char* emoji; /* NULL: the default */
 } talaria_tool_def;
 
+/* A resource (fixed URI) or resource template an MCP server may serve (appended in the same
+ * interface version; see talaria_plugin_host.register_resource). The handler gets the requested
+ * URI as `args_json` (a JSON object {"uri": "...", "variables": {"id": "123"}}) and sets as its
+ * result the JSON array of MCP resource contents ([{uri, mimeType, text | blob}]); an error code
+ * with a message, or the message "not found", fails the read. */
+typedef struct talaria_resource_def {
+  uint32_t struct_size;
+  const char* toolset;         /* served when this toolset is selected */
+  const char* resource_json;   /* MCP Resource {uri, name, description?, mimeType?} or
+                                  ResourceTemplate {uriTemplate, name, ...}; may add "completions":
+                                  {"variable": ["candidate", ...]} for completion/complete */
+  talaria_tool_handler read;
+  void* user_data;
+} talaria_resource_def;
+
+/* A prompt an MCP server may serve. `prompt_json` is the MCP Prompt {name, description?,
+ * arguments?: [{name, description?, required?}]}, optionally with "completions": {"arg":
+ * ["candidate", ...]}. The handler gets the arguments (a JSON object of strings) and sets as its
+ * result the GetPromptResult JSON ({"messages": [...]}). */
+typedef struct talaria_prompt_def {
+  uint32_t struct_size;
+  const char* toolset;
+  const char* prompt_json;
+  talaria_tool_handler get;
+  void* user_data;
+} talaria_prompt_def;
+
 /* The registration interface passed to talaria_register_tools. Valid only during that call. */
 typedef struct talaria_plugin_host {
   uint32_t interface_version; /* TALARIA_PLUGIN_INTERFACE_VERSION of the host */
@@ -145,6 +198,10 @@ typedef struct talaria_plugin_host {
   void (*set_error)(void* context, const char* message);
   /* Writes one line to talaria's log, prefixed with the plugin's name. */
   void (*log)(void* context, int level, const char* message);
+  /* Appended; check struct_size before use. Stage a resource / prompt for MCP serving, published
+   * with the tools. Hosts that serve no MCP accept and ignore them. */
+  int (*register_resource)(void* context, const talaria_resource_def* def);
+  int (*register_prompt)(void* context, const talaria_prompt_def* def);
 } talaria_plugin_host;
 
 /* The entry point every plugin exports. Returns TALARIA_PLUGIN_OK to publish the staged tools. */

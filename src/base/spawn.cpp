@@ -125,6 +125,15 @@ Status CheckWorkingDirectory(const std::string& cwd) {
 
 Result<pid_t> SpawnChild(const SpawnOptions& options, const ChildStdio& stdio) {
   if (options.argv.empty() || options.argv[0].empty()) return Err(InvalidArgumentError("empty argv"));
+  // A source at or below kInheritedFd is moved up first: dup2 onto itself would keep O_CLOEXEC,
+  // and one among the stdio numbers would be overwritten before it is duplicated.
+  UniqueFd moved_inherit;
+  int inherit_fd = options.inherit_fd;
+  if (inherit_fd >= 0 && inherit_fd <= kInheritedFd) {
+    moved_inherit.reset(::fcntl(inherit_fd, F_DUPFD_CLOEXEC, kInheritedFd + 1));
+    if (!moved_inherit) return Err(ErrnoStatus(errno, "fcntl(F_DUPFD_CLOEXEC)"));
+    inherit_fd = moved_inherit.get();
+  }
   std::vector<char*> argv = TALARIA_TRY(MakeCStringArray(options.argv, "argv"));
   std::vector<char*> envp;
   if (options.env) envp = TALARIA_TRY(MakeCStringArray(*options.env, "env"));
@@ -144,8 +153,11 @@ Result<pid_t> SpawnChild(const SpawnOptions& options, const ChildStdio& stdio) {
   }
   if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdio.stdout_fd, STDOUT_FILENO);
   if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdio.stderr_fd, STDERR_FILENO);
+  // After stdio (whose sources may sit at kInheritedFd), so the order cannot clobber them.
+  if (rc == 0 && inherit_fd >= 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), inherit_fd, kInheritedFd);
   // Keeps descriptors other code opened without O_CLOEXEC out of the child.
-  if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(fa.get(), STDERR_FILENO + 1);
+  const int first_closed = inherit_fd >= 0 ? kInheritedFd + 1 : STDERR_FILENO + 1;
+  if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(fa.get(), first_closed);
   if (rc == 0 && !options.cwd.empty()) rc = ::posix_spawn_file_actions_addchdir_np(fa.get(), options.cwd.c_str());
   if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn file actions"));
 

@@ -212,6 +212,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   stdio.stderr_fd = options.merge_stderr ? out_w.get() : err_w.get();
   const pid_t pid = TALARIA_TRY(base_internal::SpawnChild(options, stdio));
   result.pid = pid;
+  if (options.on_spawn) options.on_spawn(pid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -235,7 +236,7 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   if (feed_stdin) sigpipe_block.emplace();
 
   HeadTailBuffer out_buf(options.max_output_bytes);
-  HeadTailBuffer err_buf(options.max_output_bytes);
+  HeadTailBuffer err_buf(options.max_stderr_bytes > 0 ? options.max_stderr_bytes : options.max_output_bytes);
   size_t stdin_offset = 0;
 
   enum class Ending : unsigned char { kNone, kTimedOut, kCancelled };
@@ -255,10 +256,12 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   };
   const auto drain = [&](UniqueFd& fd, HeadTailBuffer& buf) {
     char chunk[kReadChunk];
+    const bool observed = &buf == &out_buf && options.on_stdout;
     for (int i = 0; i < kMaxReadsPerRound; ++i) {
       const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
       if (n > 0) {
         buf.Append(std::string_view(chunk, static_cast<size_t>(n)));
+        if (observed) options.on_stdout(std::string_view(chunk, static_cast<size_t>(n)));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;

@@ -1,6 +1,7 @@
 #include "talaria/base/subprocess.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "talaria/base/unique_fd.h"
 
 namespace talaria {
 namespace {
@@ -310,6 +313,78 @@ TEST(RunProcess, ChildIsInItsOwnProcessGroup) {
   auto r = RunOk(Shell("ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat"));
   EXPECT_EQ(std::stol(r.stdout_text), r.pid);
   EXPECT_NE(r.pid, ::getpgrp());
+}
+
+}  // namespace
+}  // namespace talaria
+
+namespace talaria {
+namespace {
+
+// execute_code's RPC socket: one chosen descriptor reaches the child as fd 3, nothing else does.
+TEST(RunProcessInheritFd, PassesExactlyTheChosenDescriptorAsFd3) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  UniqueFd read_end(pipe_fds[0]);
+  UniqueFd write_end(pipe_fds[1]);
+  int stray[2];  // close-on-exec off: must still not leak past fd 3
+  ASSERT_EQ(::pipe(stray), 0);
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "echo via-fd3 >&3; ls /proc/self/fd"};
+  o.inherit_fd = write_end.get();
+  pid_t spawned = -1;
+  o.on_spawn = [&](pid_t pid) {
+    spawned = pid;
+    write_end.reset();  // the child has its copy
+  };
+  std::string seen;
+  o.on_stdout = [&](std::string_view chunk) { seen += chunk; };
+  auto r = RunProcess(o);
+  ::close(stray[0]);
+  ::close(stray[1]);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(spawned, r->pid);
+  EXPECT_EQ(seen, r->stdout_text);
+  char buf[64] = {};
+  ASSERT_GT(::read(read_end.get(), buf, sizeof buf - 1), 0);
+  EXPECT_STREQ(buf, "via-fd3\n");
+  // ls sees 0 1 2 3 and the directory descriptor it opened itself, nothing more.
+  std::istringstream fds(r->stdout_text);
+  int count = 0;
+  for (std::string fd; fds >> fd;) ++count;
+  EXPECT_EQ(count, 5) << r->stdout_text;
+}
+
+TEST(RunProcessInheritFd, LowDescriptorsAreMovedUpFirst) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "cat <&3"};
+  std::string path = (std::filesystem::temp_directory_path() / "talaria-inherit-XXXXXX").string();
+  UniqueFd file(::mkstemp(path.data()));
+  ASSERT_TRUE(file);
+  ASSERT_EQ(::write(file.get(), "data", 4), 4);
+  ASSERT_EQ(::lseek(file.get(), 0, SEEK_SET), 0);
+  // The lowest free number from 3 up: 3 itself in a test process, which dup2 onto itself would
+  // leave close-on-exec.
+  UniqueFd low(::fcntl(file.get(), F_DUPFD_CLOEXEC, 3));
+  ASSERT_TRUE(low);
+  o.inherit_fd = low.get();
+  auto r = RunProcess(o);
+  ::unlink(path.c_str());
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->stdout_text, "data");
+}
+
+TEST(RunProcess, StderrMayHaveItsOwnCap) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "head -c 1000 /dev/zero | tr '\\0' o; head -c 1000 /dev/zero | tr '\\0' e >&2"};
+  o.max_output_bytes = 500;
+  o.max_stderr_bytes = 100;
+  auto r = RunProcess(o);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->stderr_total_bytes, 1000u);
+  EXPECT_LT(r->stderr_text.size(), 200u);
+  EXPECT_GT(r->stdout_text.size(), 500u);
+  EXPECT_LT(r->stdout_text.size(), 600u);
 }
 
 }  // namespace

@@ -6,9 +6,16 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "talaria/safety/approvals.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::cli {
+
+// The tools a front end binds to its own dispatcher: the command policy (asking `prompter`;
+// null: nobody can answer, so ask acts as deny) and execute_code, configured from config.yaml,
+// whose scripts may call only the tools of `toolsets` (empty: the default selection).
+Status InstallSessionTools(Runtime& rt, std::shared_ptr<safety::ApprovalPrompter> prompter,
+                           const std::vector<std::string>& toolsets);
 
 // Errors are printed to stderr as "talaria <command>: <message>"; null then.
 std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags, const std::string& command);

@@ -2,11 +2,16 @@
 // and calls one of these; each returns the process exit code.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "talaria/core/batch_executor.h"
 #include "talaria/core/runtime.h"
+
+namespace talaria::mcp {
+class ServerFeatures;
+}
 
 namespace talaria::cli {
 
@@ -60,8 +65,21 @@ struct McpCommandOptions {
   std::string token;                  // --token: required as "Authorization: Bearer <token>"
   std::vector<std::string> allow_origins;  // Origins accepted besides loopback ones
   std::vector<std::string> allow_hosts;    // Host header values accepted besides the bound ones
+  std::vector<std::string> plugin_dirs;    // --plugins: more plugin directories to load
+  // The plugins' resources and prompts, served besides the tools.
+  std::shared_ptr<mcp::ServerFeatures> features;
 };
 int RunMcp(Runtime& rt, const McpCommandOptions& options);
+
+// talaria trust [PATH] [--revoke]: trust (or stop trusting) the exact content of a project-local
+// config (PATH: the file or its project directory; default ./.talaria/config.yaml), after
+// printing what it runs. Exit 0 done, 1 the trust store cannot be written, 2 no such file, a
+// broken file, or (--revoke) a file that was not trusted.
+struct TrustOptions {
+  std::string path;
+  bool revoke = false;
+};
+int RunTrust(const TrustOptions& options);
 
 // talaria check-command [--json] -- "CMD": exit 0 allow, 1 approve, 2 block.
 struct CheckCommandOptions {

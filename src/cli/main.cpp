@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
 #include "cli/startup.h"
+#include "talaria/mcp/features.h"
 
 namespace {
 
@@ -94,6 +95,12 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  mcp->add_option("--plugins", mcp_opts.plugin_dirs,
+                  "another plugin directory to load (repeatable); its tools, resources and prompts are served when "
+                  "their toolset is selected with --toolsets")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   cli::PluginsOptions plugins_opts;
   CLI::App* plugins = app.add_subcommand(
       "plugins",
@@ -114,6 +121,15 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_opts.json, "print {verdict, tier, reasons} as JSON");
   check->add_option("command", check_opts.command, "the command line (put it after --)")->required();
 
+  cli::TrustOptions trust_opts;
+  CLI::App* trust = app.add_subcommand(
+      "trust",
+      "Trust a project-local config (.talaria/config.yaml), so its mcp_servers and hooks run.\n"
+      "Prints what it runs, then records the file's SHA-256 in $TALARIA_HOME/trusted.json;\n"
+      "any edit makes it untrusted again. Exit status: 0 done, 1 cannot record, 2 no/broken file");
+  trust->add_option("path", trust_opts.path, "the file, or its project directory (default: .)");
+  trust->add_flag("--revoke", trust_opts.revoke, "stop trusting it");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -122,6 +138,7 @@ int main(int argc, char** argv) {
   }
 
   if (check->parsed()) return cli::RunCheckCommand(check_opts);
+  if (trust->parsed()) return cli::RunTrust(trust_opts);
 
   RuntimeOptions options;
   options.config_path = config_path;
@@ -133,7 +150,14 @@ int main(int argc, char** argv) {
   if (plugins->parsed()) return cli::RunPlugins(**rt, plugins_opts);
   // Every other command sees the plugins' and the MCP servers' tools; a server is waited for
   // (at most its connect timeout) except by `mcp`, which announces tools as they arrive.
-  const std::unique_ptr<cli::Extensions> extensions = cli::LoadExtensions(**rt, /*wait_for_mcp=*/!mcp->parsed());
+  cli::ExtensionOptions extension_options;
+  if (mcp->parsed()) {
+    mcp_opts.features = std::make_shared<mcp::ServerFeatures>();
+    extension_options.features = mcp_opts.features.get();
+    extension_options.plugin_dirs = mcp_opts.plugin_dirs;
+  }
+  const std::unique_ptr<cli::Extensions> extensions =
+      cli::LoadExtensions(**rt, /*wait_for_mcp=*/!mcp->parsed(), std::chrono::seconds(60), extension_options);
   if (tools->parsed()) {
     tools_opts.toolsets = SplitCommas(tools_toolsets);
     return cli::RunTools(**rt, tools_opts);

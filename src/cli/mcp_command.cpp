@@ -13,6 +13,8 @@
 #include <stop_token>
 #include <thread>
 
+#include "cli/client_roots.h"
+#include "cli/cli_session.h"
 #include "cli/commands.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
@@ -50,14 +52,24 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   auto serial = std::make_shared<std::atomic<uint64_t>>(0);
   // Every HTTP session's calls reach the one tool session: one gate keeps writers apart.
   server_options.call_gate = mcp::NewCallGate();
-  auto factory = [&rt, server_options = std::move(server_options), session, serial](mcp::MessageSink sink) {
+  const std::vector<std::string> roots_allowed = options.session.roots;
+  auto factory = [&rt, server_options = std::move(server_options), session, serial,
+                  roots_allowed](mcp::RoutedSink sink) {
     mcp::McpServerOptions o = server_options;
     const std::string prefix = "s" + std::to_string(++*serial) + "_";
-    o.make_context = [session, prefix](const std::string& call_id) { return session->NewContext(prefix + call_id); };
+    auto roots = std::make_shared<ClientRoots>(roots_allowed);
+    o.make_context = [session, prefix, roots](const std::string& call_id) {
+      ToolContext ctx = session->NewContext(prefix + call_id);
+      roots->Apply(ctx);
+      return ctx;
+    };
+    o.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
     return mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(o), std::move(sink));
   };
   // Fails early on a bad toolset, rather than at the first initialize.
-  if (auto probe = factory([](std::string_view) {}); !probe) return Fail(probe.error().message());
+  if (auto probe = factory([](std::string_view, const mcp::Routing&) {}); !probe) {
+    return Fail(probe.error().message());
+  }
   auto transport = mcp::HttpTransport::Start(std::move(http), std::move(factory));
   if (!transport) return Fail(transport.error().message());
   const std::string url = (*transport)->url();
@@ -89,7 +101,9 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   // First, before any thread exists: from here on SIGINT/SIGTERM only ever stop the server.
   SignalWatch signals([&stop](int) { stop.request_stop(); }, nullptr);
 
-  if (Status s = tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), /*prompter=*/nullptr); !s.ok()) {
+  const std::vector<std::string> exposed =
+      options.toolsets.empty() ? mcp::McpServerOptions().toolsets : options.toolsets;
+  if (Status s = InstallSessionTools(rt, /*prompter=*/nullptr, exposed); !s.ok()) {
     return Fail(s.message());
   }
   auto session_options = tools::SessionOptionsFromConfig(rt.config());
@@ -101,10 +115,15 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
 
   mcp::McpServerOptions server_options;
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
+  server_options.features = options.features;
   if (!options.http.empty()) return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
-  server_options.make_context = [session = *session](const std::string& call_id) {
-    return session->NewContext(call_id);
+  auto roots = std::make_shared<ClientRoots>(options.session.roots);
+  server_options.make_context = [session = *session, roots](const std::string& call_id) {
+    ToolContext ctx = session->NewContext(call_id);
+    roots->Apply(ctx);
+    return ctx;
   };
+  server_options.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
   mcp::FdLineWriter out(STDOUT_FILENO, stop);
   auto server = mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(server_options),
                                        [&out](std::string_view line) { out.Write(line); });

@@ -93,7 +93,8 @@ bool EnsurePrivateDir(const std::string& dir) {
   return true;
 }
 
-// Writes `content` to a fresh 0600 file with an unguessable name; returns its path.
+}  // namespace
+
 std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::string_view call_id,
                                           std::string_view content) {
   std::string dir = config.spill_dir;
@@ -126,6 +127,9 @@ std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::strin
   }
   return path;
 }
+
+namespace {
+
 
 // MCP envelopes {"result": text, "structuredContent"?: ...} spill as pageable text.
 std::string PageableText(std::string_view tool, const std::string& text) {

@@ -561,7 +561,7 @@ TEST(Dispatcher, BoundsLongHandlerErrorsWithTheTruncationMarker) {
          Json body = Json::object();
          body["error"] = long_text;
          body["code"] = 7;
-         return ToolResult{DumpJson(body), CallStatus::kError, {}};
+         return ToolResult{DumpJson(body), CallStatus::kError, {}, nullptr};
        }},
       {"thrown",
        [&](const Json&, ToolContext&) -> ToolResult { throw std::runtime_error(long_text); }},
@@ -583,7 +583,7 @@ TEST(Dispatcher, BoundsLongHandlerErrorsWithTheTruncationMarker) {
 TEST(Dispatcher, LeavesShortHandlerErrorsAlone) {
   Harness h;
   h.Add("short", R"({"type":"object"})", [](const Json&, ToolContext&) {
-    return ToolResult{R"({"error":"file not found","code":"ENOENT"})", CallStatus::kError, {}};
+    return ToolResult{R"({"error":"file not found","code":"ENOENT"})", CallStatus::kError, {}, nullptr};
   });
   ToolContext ctx;
   ToolResult r = h.dispatcher.Dispatch("short", "{}", ctx);

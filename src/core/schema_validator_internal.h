@@ -20,6 +20,7 @@
 
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::schema_internal {
 
@@ -180,7 +181,6 @@ std::optional<std::pair<size_t, size_t>> FindDuplicate(const Json::array_t& item
 std::string ResolveUri(std::string_view base, std::string_view ref);
 // "doc#frag" -> {"doc", "frag"}; the fragment excludes '#', empty when absent.
 std::pair<std::string_view, std::string_view> SplitFragment(std::string_view uri);
-std::string PercentDecode(std::string_view s);
 // Follows RFC 6901 `pointer` (already percent-decoded) from `root`; nullptr when it leads
 // nowhere.
 const Json* FollowPointer(const Json& root, std::string_view pointer);

@@ -405,7 +405,7 @@ TEST(SchemaUri, FollowsEscapedJsonPointers) {
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(*found, 20);
   EXPECT_EQ(schema_internal::FollowPointer(doc, ""), &doc);
-  EXPECT_EQ(*schema_internal::FollowPointer(doc, schema_internal::PercentDecode("/%25")), 1);
+  EXPECT_EQ(*schema_internal::FollowPointer(doc, PercentDecode("/%25")), 1);
   for (const char* missing :
        {"/a~1b/c~0d/2", "/a~1b/c~0d/01", "/a~1b/c~0d/-", "/x", "/a~2b", "a"}) {
     EXPECT_EQ(schema_internal::FollowPointer(doc, missing), nullptr) << missing;

@@ -85,13 +85,6 @@ std::string MergePaths(const UriParts& base, std::string_view ref_path) {
   return std::string(base.path.substr(0, slash + 1)) + std::string(ref_path);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // RFC 6901 token unescaping: "~1" is '/', "~0" is '~'. False on a dangling '~'.
 bool UnescapePointerToken(std::string_view token, std::string& out) {
   out.clear();
@@ -166,22 +159,6 @@ std::string ResolveUri(std::string_view base, std::string_view ref) {
   out += path;
   if (t.has_query) (out += '?') += t.query;
   if (has_fragment) (out += '#') += fragment;
-  return out;
-}
-
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    const int hi = s[i] == '%' && i + 2 < s.size() ? HexValue(s[i + 1]) : -1;
-    const int lo = hi >= 0 ? HexValue(s[i + 2]) : -1;
-    if (lo >= 0) {
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
   return out;
 }
 

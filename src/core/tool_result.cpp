@@ -35,6 +35,13 @@ ToolResult ToolResult::Text(std::string text) {
   return r;
 }
 
+ToolResult ToolResult::WithContent(std::string text, Json blocks) {
+  ToolResult r;
+  r.text = std::move(text);
+  r.content = std::make_shared<const Json>(std::move(blocks));
+  return r;
+}
+
 ToolResult ToolResult::FromJson(const Json& value) {
   if (value.is_object() && value.contains("error") && !value["error"].is_null()) {
     return ErrorJson(value);
@@ -45,7 +52,11 @@ ToolResult ToolResult::FromJson(const Json& value) {
 ToolResult ToolResult::Error(std::string_view message, CallStatus status, std::string error_type) {
   Json body = Json::object();
   body["error"] = BoundErrorMessage(message);
-  return ToolResult{DumpJson(body), status, std::move(error_type)};
+  ToolResult r;
+  r.text = DumpJson(body);
+  r.status = status;
+  r.error_type = std::move(error_type);
+  return r;
 }
 
 ToolResult ToolResult::ErrorJson(Json fields, CallStatus status, std::string error_type) {
@@ -54,7 +65,11 @@ ToolResult ToolResult::ErrorJson(Json fields, CallStatus status, std::string err
   if (it != fields.end() && it->is_string()) {
     *it = BoundErrorMessage(it->get_ref<const std::string&>());
   }
-  return ToolResult{DumpJson(fields), status, std::move(error_type)};
+  ToolResult r;
+  r.text = DumpJson(fields);
+  r.status = status;
+  r.error_type = std::move(error_type);
+  return r;
 }
 
 }  // namespace talaria

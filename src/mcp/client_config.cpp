@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mcp/client_http.h"
 #include "talaria/mcp/client.h"
 
 namespace talaria::mcp {
@@ -105,7 +106,13 @@ std::string ParseEntry(const Json& entry, ServerConfig& config) {
     if (!ReadStringList(*it, "exclude", config.tools.exclude, error)) return "tools: " + error;
   }
   if (!config.url.empty() && !config.command.empty()) return "give either 'command' or 'url', not both";
-  if (!config.url.empty()) return "http transport not supported yet";
+  if (!config.url.empty()) {
+    auto url = client_internal::ParseServerUrl(config.url);
+    if (!url) return url.error().message();
+    if (!config.args.empty() || !config.env.empty()) return "'args' and 'env' are for 'command' servers, not 'url' ones";
+    return {};
+  }
+  if (!config.headers.empty()) return "'headers' are for 'url' servers, not 'command' ones";
   if (config.command.empty()) return "no 'command' given";
   return {};
 }

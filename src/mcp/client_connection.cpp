@@ -58,6 +58,28 @@ std::string DescribeExit(const siginfo_t& info) {
 
 }  // namespace
 
+Result<Json> ResultOfResponse(const Json& doc) {
+  if (auto err = doc.find("error"); err != doc.end()) {
+    std::string message = "JSON-RPC error";
+    int64_t code = 0;
+    if (err->is_object()) {
+      if (auto m = err->find("message"); m != err->end() && m->is_string()) {
+        message = m->get<std::string>();
+      }
+      if (auto c = err->find("code"); c != err->end() && c->is_number_integer()) {
+        code = c->get<int64_t>();
+      }
+    }
+    message += " (code ";
+    message += std::to_string(code);
+    message += ")";
+    return Err(FailedPreconditionError(message));
+  }
+  auto res = doc.find("result");
+  if (res == doc.end()) return Json::object();
+  return *res;
+}
+
 Result<std::unique_ptr<StdioConnection>> StdioConnection::Start(
     const std::vector<std::string>& argv, const std::vector<std::string>& env,
     ConnectionCallbacks callbacks) {
@@ -97,7 +119,7 @@ Result<std::unique_ptr<StdioConnection>> StdioConnection::Start(
   return conn;
 }
 
-StdioConnection::~StdioConnection() { Close(); }
+StdioConnection::~StdioConnection() { Close(std::chrono::milliseconds(500)); }
 
 bool StdioConnection::closed() const {
   std::lock_guard lock(mu_);
@@ -200,24 +222,7 @@ void StdioConnection::HandleLine(std::string_view line) {
         promise = std::move(it->second);
         pending_.erase(it);
       }
-      const Json& doc = *msg.doc;
-      if (auto err = doc.find("error"); err != doc.end()) {
-        std::string message = "JSON-RPC error";
-        int64_t code = 0;
-        if (err->is_object()) {
-          if (auto m = err->find("message"); m != err->end() && m->is_string()) {
-            message = m->get<std::string>();
-          }
-          if (auto c = err->find("code"); c != err->end() && c->is_number_integer()) {
-            code = c->get<int64_t>();
-          }
-        }
-        promise.set_value(
-            Err(FailedPreconditionError(message + " (code " + std::to_string(code) + ")")));
-      } else {
-        auto res = doc.find("result");
-        promise.set_value(res != doc.end() ? *res : Json::object());
-      }
+      promise.set_value(ResultOfResponse(*msg.doc));
       return;
     }
     case MessageKind::kRequest:

@@ -36,9 +36,25 @@ Json NormalizeInputSchema(const Json& input_schema);
 std::vector<McpToolDef> BuildToolDefs(std::string_view server, const std::vector<Json>& tools,
                                       const ToolFilter& filter, std::vector<std::string>* skipped);
 
+// Hides a server's credentials from everything the client shows (errors the model reads,
+// statuses, logs): exact configured values first — header values and each word of them (so
+// "Bearer X" also hides a bare X), env values given to the server, the URL's userinfo and
+// query values — then the generic secret patterns (safety::RedactSecrets). Values shorter than
+// kMinMaskedChars are not masked: they would blank out ordinary words.
+class SecretMask {
+ public:
+  static constexpr size_t kMinMaskedChars = 6;
+  SecretMask() = default;
+  explicit SecretMask(const ServerConfig& config);
+  std::string Apply(std::string_view text) const;
+
+ private:
+  std::vector<std::string> values_;  // longest first, so a value's substrings never win
+};
+
 // {"result": <text parts joined by "\n">, "structuredContent"?: ...}; an isError result
-// becomes {"error": "MCP call failed: <redacted text>"}.
-ToolResult RenderCallResult(const Json& result);
+// becomes {"error": "MCP call failed: <masked text>"}.
+ToolResult RenderCallResult(const Json& result, const SecretMask& mask = SecretMask());
 
 // The child's environment: PATH and HOME from talaria's, then the configured entries.
 std::vector<std::string> BuildChildEnv(const std::map<std::string, std::string>& configured);

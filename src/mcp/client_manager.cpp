@@ -10,17 +10,19 @@
 #include <thread>
 
 #include "mcp/client_connection.h"
+#include "mcp/client_http.h"
 #include "mcp/client_internal.h"
 #include "talaria/base/log.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/runtime.h"
 #include "talaria/mcp/client.h"
-#include "talaria/safety/redact.h"
+#include "talaria/safety/untrusted_content.h"
 
 namespace talaria::mcp {
 
+using client_internal::Connection;
 using client_internal::McpToolDef;
-using client_internal::StdioConnection;
+using client_internal::SecretMask;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -39,16 +41,18 @@ std::string Tail(std::string text, size_t max_bytes) {
 // callbacks.
 struct ServerSlot {
   ServerConfig config;
+  SecretMask mask;  // built from config; applied to every reason, log line and error
   Registry* registry = nullptr;
 
   mutable std::mutex mu;
   std::condition_variable_any cv;               // an event for the supervisor, or settled
-  std::shared_ptr<StdioConnection> conn;        // Guarded by mu. null when not connected.
+  std::shared_ptr<Connection> conn;             // Guarded by mu. null when not connected.
   ServerStatus status;                          // Guarded by mu.
   std::vector<McpToolDef> defs;                 // Guarded by mu. The last published tools.
   std::shared_ptr<std::atomic<bool>> live;      // Guarded by mu. The published tools' check.
   bool list_changed = false;                    // Guarded by mu.
   bool closed = false;                          // Guarded by mu.
+  std::string ping_failure;                     // Guarded by mu. Why a keepalive ended it.
   bool settled = false;                         // Guarded by mu. First attempt finished.
 };
 
@@ -56,11 +60,21 @@ Clock::time_point DeadlineIn(std::chrono::milliseconds d) {
   return Clock::now() + d;
 }
 
+// Everything a server sends reaches the model wrapped as untrusted content (its errors too:
+// their text is the server's), with the configured credentials masked out of errors.
+ToolResult Untrusted(ToolResult result, const std::string& registered_name) {
+  result.text = safety::WrapUntrusted(result.text, registered_name);
+  return result;
+}
+
 ToolResult CallTool(const std::weak_ptr<ServerSlot>& weak, const std::string& server,
-                    const std::string& tool, const Json& args, ToolContext& ctx) {
-  std::shared_ptr<StdioConnection> conn;
+                    const std::string& tool, const std::string& registered_name, const Json& args,
+                    ToolContext& ctx) {
+  std::shared_ptr<ServerSlot> slot = weak.lock();
+  if (!slot) return ToolResult::Error("MCP server '" + server + "' is not connected");
+  std::shared_ptr<Connection> conn;
   std::chrono::milliseconds timeout{0};
-  if (auto slot = weak.lock()) {
+  {
     std::lock_guard lock(slot->mu);
     conn = slot->conn;
     timeout = slot->config.timeout;
@@ -73,14 +87,14 @@ ToolResult CallTool(const std::weak_ptr<ServerSlot>& weak, const std::string& se
   auto result = conn->Call("tools/call", std::move(params), deadline, ctx.cancel);
   if (!result) {
     const Status& s = result.error();
-    const std::string message = "MCP call failed: " + safety::RedactSecrets(s.message());
+    const std::string message = "MCP call failed: " + slot->mask.Apply(s.message());
     if (s.code() == StatusCode::kCancelled) return ToolResult::Error(message, CallStatus::kCancelled);
     if (s.code() == StatusCode::kDeadlineExceeded) {
       return ToolResult::Error(message, CallStatus::kTimedOut);
     }
-    return ToolResult::Error(message);
+    return Untrusted(ToolResult::Error(message), registered_name);
   }
-  return client_internal::RenderCallResult(*result);
+  return Untrusted(client_internal::RenderCallResult(*result, slot->mask), registered_name);
 }
 
 }  // namespace
@@ -102,6 +116,8 @@ class McpClientManager::Impl {
         slot->status.reason = config.unusable_reason;
         slot->settled = true;
       }
+      slot->mask = SecretMask(config);
+      slot->status.reason = slot->mask.Apply(slot->status.reason);
       slot->config = std::move(config);
       slots_.push_back(slot);
     }
@@ -123,7 +139,7 @@ class McpClientManager::Impl {
     }
     threads_.clear();
     for (auto& slot : slots_) {
-      std::shared_ptr<StdioConnection> conn;
+      std::shared_ptr<Connection> conn;
       std::vector<std::string> names;
       {
         std::lock_guard slot_lock(slot->mu);
@@ -194,8 +210,9 @@ class McpClientManager::Impl {
       spec.parallel = def.read_only ? ParallelClass::kSafe : ParallelClass::kNever;
       spec.annotations = {def.read_only, def.destructive, def.idempotent, def.open_world};
       spec.check_fn = [live] { return live->load(); };
-      spec.handler = [weak, server, tool = def.server_tool](const Json& args, ToolContext& ctx) {
-        return CallTool(weak, server, tool, args, ctx);
+      spec.handler = [weak, server, tool = def.server_tool, name = def.name](const Json& args,
+                                                                             ToolContext& ctx) {
+        return CallTool(weak, server, tool, name, args, ctx);
       };
       return spec;
     };
@@ -215,14 +232,15 @@ class McpClientManager::Impl {
     if (!s.ok()) {
       // One bad tool (a schema we cannot compile, a clash with a built-in) must not hide the
       // others: register them one by one.
-      LogWarn("mcp client: server '" + server + "': " + s.ToString() + "; registering tools one by one");
+      LogWarn("mcp client: server '" + server + "': " + slot.mask.Apply(s.ToString()) +
+              "; registering tools one by one");
       (void)registry_.Replace(old, {});
       names.clear();
       for (const auto& def : defs) {
         if (Status one = registry_.Register(spec_for(def)); one.ok()) {
           names.push_back(def.name);
         } else {
-          LogWarn("mcp client: server '" + server + "': " + one.ToString());
+          LogWarn("mcp client: server '" + server + "': " + slot.mask.Apply(one.ToString()));
         }
       }
     }
@@ -246,7 +264,7 @@ class McpClientManager::Impl {
     {
       std::lock_guard lock(slot.mu);
       slot.status.state = ServerState::kUnavailable;
-      slot.status.reason = std::move(reason);
+      slot.status.reason = slot.mask.Apply(reason);
       slot.status.protocol_version.clear();
       slot.status.pid = 0;
       if (slot.live) {
@@ -258,7 +276,7 @@ class McpClientManager::Impl {
     if (republish) Publish(slot, shared, std::move(defs), /*available=*/false);
   }
 
-  Result<std::vector<Json>> ListTools(StdioConnection& conn, Clock::time_point deadline,
+  Result<std::vector<Json>> ListTools(Connection& conn, Clock::time_point deadline,
                                       const std::stop_token& stop) {
     std::vector<Json> tools;
     std::string cursor;
@@ -309,22 +327,29 @@ class McpClientManager::Impl {
       std::lock_guard lock(slot.mu);
       slot.closed = false;
       slot.list_changed = false;
+      slot.ping_failure.clear();
     }
-    auto started = StdioConnection::Start(argv, client_internal::BuildChildEnv(config.env),
-                                          std::move(callbacks));
-    if (!started) {
-      return started.error().WithContext("starting '" + config.command + "'");
+    std::shared_ptr<Connection> conn;
+    if (!config.url.empty()) {
+      client_internal::HttpConnectionOptions http;
+      http.url = config.url;
+      http.headers = config.headers;
+      auto opened = client_internal::HttpConnection::Open(std::move(http), std::move(callbacks));
+      if (!opened) return opened.error();
+      conn = std::move(*opened);
+    } else {
+      auto started = client_internal::StdioConnection::Start(
+          argv, client_internal::BuildChildEnv(config.env), std::move(callbacks));
+      if (!started) {
+        return started.error().WithContext("starting '" + config.command + "'");
+      }
+      conn = std::move(*started);
     }
-    std::shared_ptr<StdioConnection> conn = std::move(*started);
     auto fail = [&](const Status& s) {
       conn->Close(std::chrono::milliseconds(0));
       std::string why = s.message();
-      if (std::string exit = conn->ExitDescription(); !exit.empty() &&
-                                                      why.find(exit) == std::string::npos) {
-        why += " (the server process " + exit + ")";
-      }
-      if (std::string err = Tail(conn->StderrTail(), 400); !err.empty()) {
-        why += "; stderr: " + safety::RedactSecrets(err);
+      if (std::string end = DescribeEnd(*conn); !end.empty() && why.find(end) == std::string::npos) {
+        why += " (" + end + ")";
       }
       return Status(s.code(), why);
     };
@@ -345,6 +370,7 @@ class McpClientManager::Impl {
                                           version + "'"));
     }
     if (Status s = conn->Notify("notifications/initialized", Json()); !s.ok()) return fail(s);
+    conn->Initialized(version, init->contains("capabilities") ? (*init)["capabilities"] : Json());
     {
       std::lock_guard lock(slot.mu);
       slot.list_changed = false;  // the list below covers whatever changed so far
@@ -369,7 +395,7 @@ class McpClientManager::Impl {
 
   void Refresh(ServerSlot& slot, const std::shared_ptr<ServerSlot>& shared,
                const std::stop_token& stop) {
-    std::shared_ptr<StdioConnection> conn;
+    std::shared_ptr<Connection> conn;
     std::chrono::milliseconds timeout{0};
     {
       std::lock_guard lock(slot.mu);
@@ -380,10 +406,66 @@ class McpClientManager::Impl {
     auto tools = ListTools(*conn, DeadlineIn(timeout), stop);
     if (!tools) {
       LogWarn("mcp client: server '" + slot.config.name + "': re-listing tools failed: " +
-              tools.error().ToString());
+              slot.mask.Apply(tools.error().ToString()));
       return;
     }
     Publish(slot, shared, Filter(slot, *tools), /*available=*/true);
+  }
+
+  // Connected: follows list_changed until the connection closes (or `stop`). A transport that
+  // cannot tell when the server goes away (HTTP) is pinged every keepalive_interval; a ping the
+  // server cannot answer ends the connection.
+  void WatchConnected(ServerSlot& slot, const std::shared_ptr<ServerSlot>& shared,
+                      const std::stop_token& stop) {
+    std::shared_ptr<Connection> conn;
+    {
+      std::lock_guard lock(slot.mu);
+      conn = slot.conn;
+    }
+    const bool keepalive = conn && conn->NeedsKeepalive();
+    auto next_ping = DeadlineIn(options_.keepalive_interval);
+    for (;;) {
+      bool changed = false;
+      {
+        std::unique_lock lock(slot.mu);
+        auto ready = [&] { return slot.list_changed || slot.closed; };
+        if (keepalive) {
+          slot.cv.wait_until(lock, stop, next_ping, ready);
+        } else {
+          slot.cv.wait(lock, stop, ready);
+        }
+        if (stop.stop_requested() || slot.closed) return;
+        changed = std::exchange(slot.list_changed, false);
+      }
+      if (changed) Refresh(slot, shared, stop);
+      if (keepalive && Clock::now() >= next_ping) {
+        auto pong = conn->Call("ping", Json::object(), DeadlineIn(slot.config.connect_timeout), stop);
+        if (!pong && pong.error().code() != StatusCode::kFailedPrecondition) {
+          if (stop.stop_requested()) return;
+          // An error answer still proves the server is there; silence or a refusal does not.
+          conn->Close(std::chrono::milliseconds(0));
+          std::lock_guard lock(slot.mu);
+          slot.closed = true;
+          slot.ping_failure = "keepalive ping failed: " + pong.error().message();
+          return;
+        }
+        next_ping = DeadlineIn(options_.keepalive_interval);
+      }
+    }
+  }
+
+  // How a connection ended, for statuses: the process's exit and stderr tail (stdio) or the
+  // transport's reason (HTTP). Unmasked.
+  static std::string DescribeEnd(const Connection& conn) {
+    std::string out;
+    if (std::string exit = conn.ExitDescription(); !exit.empty()) {
+      out = conn.pid() > 0 ? "server process " + exit : exit;
+    }
+    if (std::string err = Tail(conn.StderrTail(), 400); !err.empty()) {
+      out += out.empty() ? "stderr: " : "; stderr: ";
+      out += err;
+    }
+    return out;
   }
 
   void Supervise(ServerSlot& slot, const std::shared_ptr<ServerSlot>& shared,
@@ -399,38 +481,25 @@ class McpClientManager::Impl {
       if (stop.stop_requested()) return;
       if (s.ok()) {
         failures = 0;
-        // Connected: wait for the server to change its tools or to go away.
-        for (;;) {
-          bool changed = false;
-          {
-            std::unique_lock lock(slot.mu);
-            slot.cv.wait(lock, stop, [&] { return slot.list_changed || slot.closed; });
-            if (stop.stop_requested()) return;
-            if (slot.closed) break;
-            changed = std::exchange(slot.list_changed, false);
-          }
-          if (changed) Refresh(slot, shared, stop);
-        }
-        std::shared_ptr<StdioConnection> conn;
+        WatchConnected(slot, shared, stop);
+        if (stop.stop_requested()) return;
+        std::shared_ptr<Connection> conn;
+        std::string reason = slot.config.url.empty() ? "server process exited" : "server connection lost";
         {
           std::lock_guard lock(slot.mu);
           conn = std::move(slot.conn);
+          if (!slot.ping_failure.empty()) reason = slot.ping_failure;
         }
-        std::string reason = "server process exited";
         if (conn) {
           conn->Close(std::chrono::milliseconds(0));
-          if (std::string exit = conn->ExitDescription(); !exit.empty()) {
-            reason = "server process " + exit;
-          }
-          if (std::string err = Tail(conn->StderrTail(), 400); !err.empty()) {
-            reason += "; stderr: " + safety::RedactSecrets(err);
-          }
+          if (std::string end = DescribeEnd(*conn); !end.empty()) reason = end;
         }
-        LogWarn("mcp client: server '" + slot.config.name + "': " + reason + "; reconnecting");
+        LogWarn("mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(reason) +
+                "; reconnecting");
         MarkUnavailable(slot, shared, reason + "; reconnecting");
       } else {
         ++failures;
-        LogWarn("mcp client: server '" + slot.config.name + "': " + s.ToString());
+        LogWarn("mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(s.ToString()));
         MarkUnavailable(slot, shared, s.message());
       }
       std::chrono::milliseconds wait = Backoff(failures);
@@ -482,12 +551,23 @@ void McpClientManager::Shutdown() {
 }
 
 Result<std::unique_ptr<McpClientManager>> StartConfiguredServers(Runtime& runtime,
+                                                                 std::vector<ServerConfig> project,
                                                                  ClientOptions options) {
   std::vector<ServerConfig> servers;
   if (const auto& raw = runtime.config().raw; raw && raw->is_object()) {
     if (auto it = raw->find("mcp_servers"); it != raw->end()) {
       servers = TALARIA_TRY(ParseServerConfigs(*it));
     }
+  }
+  const size_t user_count = servers.size();
+  for (auto& config : project) {
+    const bool taken = std::any_of(servers.begin(), servers.begin() + static_cast<ptrdiff_t>(user_count),
+                                   [&](const ServerConfig& c) { return c.name == config.name; });
+    if (taken) {
+      LogWarn("mcp client: project server '" + config.name + "' skipped: config.yaml has one of that name");
+      continue;
+    }
+    servers.push_back(std::move(config));
   }
   return McpClientManager::Start(runtime.registry(), std::move(servers), options);
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <poll.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -14,6 +17,7 @@
 #include <thread>
 
 #include "mcp/client_internal.h"
+#include "talaria/base/spawn.h"
 #include "talaria/core/registry.h"
 
 namespace talaria::mcp {
@@ -35,9 +39,11 @@ std::string FindOnPath(const std::string& program) {
   return {};
 }
 
+// Built with += : g++ 12 reports a false -Warray-bounds for the `std::string(...) + "..."` form.
 std::string EverythingScript() {
-  return std::string(TALARIA_SOURCE_DIR) +
-         "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+  std::string path = TALARIA_SOURCE_DIR;
+  path += "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+  return path;
 }
 
 #define REQUIRE_EVERYTHING_SERVER()                                                           \
@@ -77,15 +83,94 @@ bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds time
   return done();
 }
 
-ToolResult Call(Registry& registry, const std::string& name, const Json& args) {
+ToolResult Call(Registry& registry, const std::string& name, const Json& args,
+                std::chrono::milliseconds timeout = 20s, std::stop_token cancel = {}) {
   auto entry = registry.GetEntry(name);
   if (!entry) return ToolResult::Error("no tool " + name);
   ToolContext ctx;
-  ctx.deadline = std::chrono::steady_clock::now() + 20s;
+  ctx.deadline = std::chrono::steady_clock::now() + timeout;
+  ctx.cancel = std::move(cancel);
   return entry->handler()(args, ctx);
 }
 
-Json ParsedText(const ToolResult& r) { return Json::parse(r.text); }
+// The JSON inside a result, unwrapped from its <untrusted_tool_result> envelope when it has one.
+Json ParsedText(const ToolResult& r) {
+  std::string text = r.text;
+  if (text.rfind("<untrusted_tool_result", 0) == 0) {
+    const size_t open = text.find('{');
+    text = text.substr(open, text.rfind('}') + 1 - open);
+  }
+  return Json::parse(text);
+}
+
+// server-everything's Streamable HTTP transport on 127.0.0.1 (tests/data/mcp/listen_loopback.cjs
+// makes it bind loopback and print its port), ended by pid with its process group.
+class EverythingOverHttp {
+ public:
+  explicit EverythingOverHttp(int port = 0) {
+    SpawnOptions spawn;
+    std::string preload = TALARIA_SOURCE_DIR;
+    preload += "/tests/data/mcp/listen_loopback.cjs";
+    std::string port_env = "PORT=";
+    port_env += std::to_string(port);
+    std::string path_env = "PATH=";
+    path_env += std::getenv("PATH");
+    spawn.argv = {"node", "--require", preload, EverythingScript(), "streamableHttp"};
+    spawn.env = {port_env, path_env};
+    auto child = StartProcess(spawn, StartOptions{});
+    if (!child) {
+      ADD_FAILURE() << child.error().ToString();
+      return;
+    }
+    child_ = std::move(*child);
+    // Its output is drained for its whole life: a full pipe would stall the server.
+    reader_ = std::jthread([this](const std::stop_token& stop) {
+      char buf[4096];
+      while (!stop.stop_requested()) {
+        pollfd p{child_.output.get(), POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        const ssize_t n = ::read(child_.output.get(), buf, sizeof buf);
+        if (n <= 0) {
+          if (n == 0) break;
+          continue;
+        }
+        std::lock_guard lock(mu_);
+        output_.append(buf, static_cast<size_t>(n));
+        if (const size_t at = output_.find("TALARIA_TEST_PORT="); at != std::string::npos && port_ == 0) {
+          port_ = std::atoi(output_.c_str() + at + 18);
+        }
+        if (output_.size() > 65536) output_.erase(0, output_.size() - 4096);
+      }
+    });
+  }
+  ~EverythingOverHttp() { Kill(); }
+
+  // The port once the server listens (0 after `timeout`).
+  int WaitForPort(std::chrono::milliseconds timeout = 20s) {
+    WaitUntil([&] {
+      std::lock_guard lock(mu_);
+      return port_ != 0;
+    }, timeout);
+    std::lock_guard lock(mu_);
+    return port_;
+  }
+  void Kill() {
+    if (child_.pid <= 0) return;
+    TerminateProcessGroup(child_.pid, child_.pidfd.get(), 500ms);
+    siginfo_t info{};
+    ::waitid(P_PID, static_cast<id_t>(child_.pid), &info, WEXITED);
+    child_.pid = -1;
+    reader_.request_stop();
+    if (reader_.joinable()) reader_.join();
+  }
+
+ private:
+  StartedProcess child_;
+  std::jthread reader_;
+  std::mutex mu_;
+  std::string output_;  // Guarded by mu_.
+  int port_ = 0;        // Guarded by mu_.
+};
 
 TEST(McpClient, ConnectsAndRegistersTools) {
   REQUIRE_EVERYTHING_SERVER();
@@ -207,6 +292,73 @@ TEST(McpClient, DeadServerToolsStayListedButUnavailable) {
   EXPECT_EQ(ParsedText(r)["error"], "MCP server 'everything' is not connected");
 }
 
+TEST(McpClient, HttpServerEverythingCallsCancelsAndReconnects) {
+  REQUIRE_EVERYTHING_SERVER();
+  auto server = std::make_unique<EverythingOverHttp>();
+  const int port = server->WaitForPort();
+  ASSERT_GT(port, 0);
+  Registry registry;
+  ServerConfig config;
+  config.name = "web";
+  config.url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  config.headers = {{"X-Api-Key", "header-secret-123"}};
+  config.connect_timeout = 10s;
+  config.timeout = 20s;
+  ClientOptions options = FastRetries();
+  options.keepalive_interval = 300ms;
+  auto manager = McpClientManager::Start(registry, {config}, options);
+  ASSERT_TRUE(manager->WaitForInitialConnections(20s));
+  auto status = *manager->StatusOf("web");
+  ASSERT_EQ(status.state, ServerState::kConnected) << status.reason;
+  EXPECT_EQ(status.protocol_version, "2025-11-25");
+  EXPECT_EQ(status.pid, 0);
+  EXPECT_EQ(registry.ResolveToolsetAlias("web"), "mcp-web");
+
+  ToolResult echo = Call(registry, "mcp_web_echo", Json{{"message", "over http"}});
+  ASSERT_TRUE(echo.ok()) << echo.text;
+  EXPECT_EQ(ParsedText(echo)["result"], "Echo: over http");
+  ToolResult structured = Call(registry, "mcp_web_get_structured_content", Json{{"location", "Chicago"}});
+  ASSERT_TRUE(structured.ok()) << structured.text;
+  // Long enough to be wrapped: the model is told it is data from outside.
+  EXPECT_EQ(structured.text.rfind("<untrusted_tool_result source=\"mcp_web_get_structured_content\">", 0), 0u)
+      << structured.text;
+  EXPECT_TRUE(ParsedText(structured).contains("structuredContent")) << structured.text;
+
+  // A 10 s operation: the call's deadline, then its cancel token, end it promptly.
+  const Json long_op = {{"duration", 10}, {"steps", 10}};
+  auto start = std::chrono::steady_clock::now();
+  ToolResult timed_out = Call(registry, "mcp_web_trigger_long_running_operation", long_op, 400ms);
+  EXPECT_EQ(timed_out.status, CallStatus::kTimedOut) << timed_out.text;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  std::stop_source cancel;
+  std::jthread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    cancel.request_stop();
+  });
+  start = std::chrono::steady_clock::now();
+  ToolResult cancelled = Call(registry, "mcp_web_trigger_long_running_operation", long_op, 20s, cancel.get_token());
+  EXPECT_EQ(cancelled.status, CallStatus::kCancelled) << cancelled.text;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+
+  // The server dies: the keepalive notices, the tools stay listed but unavailable; a server on
+  // the same port again is reconnected to.
+  server->Kill();
+  ASSERT_TRUE(WaitUntil([&] { return manager->StatusOf("web")->state == ServerState::kUnavailable; }, 5s));
+  EXPECT_TRUE(registry.GetEntry("mcp_web_echo"));
+  EXPECT_FALSE(registry.CheckAvailability("mcp_web_echo").available);
+  EXPECT_EQ(manager->StatusOf("web")->reason.find("header-secret-123"), std::string::npos);
+  server = std::make_unique<EverythingOverHttp>(port);
+  ASSERT_EQ(server->WaitForPort(), port);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto s = manager->StatusOf("web");
+    return s->state == ServerState::kConnected && s->connections >= 2;
+  }, 20s)) << manager->StatusOf("web")->reason;
+  ToolResult again = Call(registry, "mcp_web_echo", Json{{"message", "back"}});
+  ASSERT_TRUE(again.ok()) << again.text;
+  EXPECT_EQ(ParsedText(again)["result"], "Echo: back");
+  manager->Shutdown();
+}
+
 TEST(McpClient, IncludeAndExcludeFilters) {
   REQUIRE_EVERYTHING_SERVER();
   Registry registry;
@@ -231,8 +383,8 @@ TEST(McpClient, MissingCommandIsUnavailableWithReason) {
   missing.command = "/nonexistent/talaria-mcp-server";
   ServerConfig http;
   http.name = "remote";
-  http.url = "https://example.invalid/mcp";
-  http.unusable_reason = "http transport not supported yet";
+  http.url = "ftp://example.invalid/mcp";
+  http.unusable_reason = "'url' must start with http:// or https://";
   ServerConfig off = missing;
   off.name = "off";
   off.enabled = false;
@@ -240,7 +392,7 @@ TEST(McpClient, MissingCommandIsUnavailableWithReason) {
   options.failures_before_break = 2;
   auto manager = McpClientManager::Start(registry, {missing, http, off}, options);
   ASSERT_TRUE(manager->WaitForInitialConnections(5s));
-  EXPECT_EQ(manager->StatusOf("remote")->reason, "http transport not supported yet");
+  EXPECT_EQ(manager->StatusOf("remote")->reason, "'url' must start with http:// or https://");
   EXPECT_EQ(manager->StatusOf("off")->state, ServerState::kDisabled);
   // The circuit opens after two failures in a row (between attempts the state may briefly read
   // "connecting"; once open it stays unavailable with the last reason).
@@ -256,13 +408,15 @@ TEST(McpClientConfig, ParsesServersAndReportsBadEntries) {
     "fs": {"command": "npx", "args": ["-y", "server"], "env": {"K": "v"}, "timeout": 12,
            "connect_timeout": 3.5, "tools": {"include": ["read_*"], "exclude": ["x"]}},
     "web": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}},
+    "mixed": {"url": "https://h/mcp", "args": ["x"]},
+    "ftp": {"url": "ftp://h/mcp"},
     "off": {"command": "x", "enabled": false},
     "bad": {"command": 3},
     "empty": {}
   })");
   auto servers = ParseServerConfigs(section);
   ASSERT_TRUE(servers) << servers.error().ToString();
-  ASSERT_EQ(servers->size(), 5u);
+  ASSERT_EQ(servers->size(), 7u);
   const ServerConfig& fs = (*servers)[0];
   EXPECT_EQ(fs.name, "fs");
   EXPECT_EQ(fs.unusable_reason, "");
@@ -272,11 +426,13 @@ TEST(McpClientConfig, ParsesServersAndReportsBadEntries) {
   EXPECT_EQ(fs.connect_timeout, 3500ms);
   EXPECT_TRUE(fs.tools.Allows("read_file"));
   EXPECT_FALSE(fs.tools.Allows("write_file"));
-  EXPECT_EQ((*servers)[1].unusable_reason, "http transport not supported yet");
+  EXPECT_EQ((*servers)[1].unusable_reason, "");
   EXPECT_EQ((*servers)[1].headers.at("Authorization"), "Bearer t");
-  EXPECT_FALSE((*servers)[2].enabled);
-  EXPECT_EQ((*servers)[3].unusable_reason, "'command' must be a string");
-  EXPECT_EQ((*servers)[4].unusable_reason, "no 'command' given");
+  EXPECT_EQ((*servers)[2].unusable_reason, "'args' and 'env' are for 'command' servers, not 'url' ones");
+  EXPECT_EQ((*servers)[3].unusable_reason, "'url' must start with http:// or https://");
+  EXPECT_FALSE((*servers)[4].enabled);
+  EXPECT_EQ((*servers)[5].unusable_reason, "'command' must be a string");
+  EXPECT_EQ((*servers)[6].unusable_reason, "no 'command' given");
   EXPECT_FALSE(ParseServerConfigs(Json::array()));
   EXPECT_TRUE(ParseServerConfigs(Json())->empty());
   ServerConfig defaults;

@@ -80,7 +80,7 @@ std::vector<McpToolDef> BuildToolDefs(std::string_view server, const std::vector
   return kept;
 }
 
-ToolResult RenderCallResult(const Json& result) {
+ToolResult RenderCallResult(const Json& result, const SecretMask& mask) {
   std::string text;
   auto append = [&text](std::string_view part) {
     if (!text.empty()) text.push_back('\n');
@@ -107,7 +107,7 @@ ToolResult RenderCallResult(const Json& result) {
   }
   if (BoolField(result, "isError")) {
     return ToolResult::Error("MCP call failed: " +
-                             safety::RedactSecrets(text.empty() ? "the tool reported an error" : text));
+                             mask.Apply(text.empty() ? "the tool reported an error" : text));
   }
   Json out = {{"result", std::move(text)}};
   if (result.is_object()) {

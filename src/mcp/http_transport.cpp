@@ -85,47 +85,6 @@ void Refuse(httplib::Response& res, int status, int code, std::string_view messa
   res.set_content(EncodeError(nullptr, code, message), "application/json");
 }
 
-// Which way an outgoing line goes. McpServer's lines come from EncodeResult / EncodeError /
-// EncodeNotification, whose key order is fixed ("jsonrpc", then "id" or "method", then
-// "params"), so the id or progress token is read off the front without parsing the whole line
-// (a read_file result may be megabytes).
-enum class Route : unsigned char { kResponse, kProgress, kOther };
-struct Routed {
-  Route route = Route::kOther;
-  std::string_view key;  // the id's or progress token's JSON text, as DumpJson writes it
-};
-
-// The JSON text of the string or integer at the front of `s`; empty for anything else.
-std::string_view LeadingScalar(std::string_view s) {
-  if (s.empty()) return {};
-  if (s[0] == '"') {
-    for (size_t i = 1; i < s.size(); ++i) {
-      if (s[i] == '\\') {
-        ++i;
-      } else if (s[i] == '"') {
-        return s.substr(0, i + 1);
-      }
-    }
-    return {};
-  }
-  size_t i = s[0] == '-' ? 1 : 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  return i > 0 && s[i - 1] != '-' ? s.substr(0, i) : std::string_view();
-}
-
-Routed Classify(std::string_view line) {
-  constexpr std::string_view kResponsePrefix = R"({"jsonrpc":"2.0","id":)";
-  constexpr std::string_view kProgressPrefix =
-      R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)";
-  if (line.starts_with(kResponsePrefix)) {
-    return {Route::kResponse, LeadingScalar(line.substr(kResponsePrefix.size()))};
-  }
-  if (line.starts_with(kProgressPrefix)) {
-    return {Route::kProgress, LeadingScalar(line.substr(kProgressPrefix.size()))};
-  }
-  return {};
-}
-
 std::string SseEvent(std::string_view line) {
   std::string event;
   event.reserve(line.size() + 24);
@@ -155,9 +114,10 @@ Accepts ParseAccept(const httplib::Request& req) {
 // One POSTed request waiting for its response.
 struct Pending {
   std::string id_key;
-  std::string token_key;  // set only for event-stream answers (progress goes there)
-  bool stream = false;
-  std::deque<std::string> events;       // Guarded by Session::mu. Notifications before the response.
+  // The client accepts an event stream: messages related to the request (progress, log
+  // messages, requests to the client) travel on it, ahead of the response.
+  bool events_ok = false;
+  std::deque<std::string> events;       // Guarded by Session::mu. Related messages before the response.
   std::optional<std::string> response;  // Guarded by Session::mu.
 };
 
@@ -165,24 +125,22 @@ struct Pending {
 struct Session {
   explicit Session(std::string session_id) : id(std::move(session_id)), last_used(Clock::now()) {}
 
-  // The McpServer's sink: a response to its POST, progress to its event stream, anything else
-  // to the GET stream (queued while none is open).
-  void Route(std::string_view line) {
-    const Routed routed = Classify(line);
+  // The McpServer's sink: a response to its POST, a related message to that POST's event
+  // stream, anything else to the GET stream (queued while none is open).
+  void Route(std::string_view line, const Routing& routing) {
     std::lock_guard lock(mu);
-    if (routed.route == Route::kResponse) {
-      auto it = pending.find(std::string(routed.key));
-      // No one waiting (the client went away): dropped; a disconnect is not a cancellation.
-      if (it == pending.end()) return;
-      std::shared_ptr<Pending> p = it->second;
-      p->response.emplace(line);
-      pending.erase(it);
-      if (!p->token_key.empty()) by_token.erase(p->token_key);
-      cv.notify_all();
-      return;
-    }
-    if (routed.route == Route::kProgress) {
-      if (auto it = by_token.find(std::string(routed.key)); it != by_token.end()) {
+    if (!routing.request.empty()) {
+      auto it = pending.find(routing.request);
+      if (routing.is_response) {
+        // No one waiting (the client went away): dropped; a disconnect is not a cancellation.
+        if (it == pending.end()) return;
+        std::shared_ptr<Pending> p = it->second;
+        p->response.emplace(line);
+        pending.erase(it);
+        cv.notify_all();
+        return;
+      }
+      if (it != pending.end() && it->second->events_ok) {
         it->second->events.emplace_back(line);
         cv.notify_all();
         return;
@@ -199,16 +157,12 @@ struct Session {
   }
 
   // Registers a request's waiter; null when the id is already waiting for an answer.
-  std::shared_ptr<Pending> Expect(std::string id_key, std::string token_key, bool stream) {
+  std::shared_ptr<Pending> Expect(std::string id_key, bool events_ok) {
     auto p = std::make_shared<Pending>();
     p->id_key = std::move(id_key);
-    p->stream = stream;
+    p->events_ok = events_ok;
     std::lock_guard lock(mu);
     if (pending.contains(p->id_key)) return nullptr;
-    if (stream && !token_key.empty() && !by_token.contains(token_key)) {
-      p->token_key = std::move(token_key);
-      by_token.emplace(p->token_key, p);
-    }
     pending.emplace(p->id_key, p);
     return p;
   }
@@ -216,7 +170,6 @@ struct Session {
   void Forget(const std::shared_ptr<Pending>& p) {
     std::lock_guard lock(mu);
     if (auto it = pending.find(p->id_key); it != pending.end() && it->second == p) pending.erase(it);
-    if (auto it = by_token.find(p->token_key); it != by_token.end() && it->second == p) by_token.erase(it);
   }
 
   // Serves one message; false once the session has ended.
@@ -264,8 +217,7 @@ struct Session {
 
   std::mutex mu;
   std::condition_variable cv;  // a response, event or queued message arrived; or the end
-  std::map<std::string, std::shared_ptr<Pending>> pending;   // Guarded by mu. By the id's JSON.
-  std::map<std::string, std::shared_ptr<Pending>> by_token;  // Guarded by mu. By the token's JSON.
+  std::map<std::string, std::shared_ptr<Pending>, std::less<>> pending;  // Guarded by mu. By the id's JSON.
   std::deque<std::string> queued;  // Guarded by mu. For the GET stream.
   size_t queued_bytes = 0;         // Guarded by mu.
   bool stream_open = false;        // Guarded by mu. A GET stream is attached.
@@ -341,8 +293,9 @@ struct HttpTransport::Impl {
   std::shared_ptr<Session> FindSession(const httplib::Request& req, httplib::Response& res);
   // False after answering 400 for an unsupported MCP-Protocol-Version.
   bool CheckVersion(const httplib::Request& req, httplib::Response& res) const;
-  // Waits for a JSON answer and writes it (or the reason there is none).
-  void AnswerJson(Session& session, const std::shared_ptr<Pending>& p, const Message& m, httplib::Response& res);
+  // Waits for the first message for the request, then answers with JSON or an event stream.
+  void Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Message& m,
+              const Accepts& accepts, httplib::Response& res);
   void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, httplib::Response& res);
   // Frees room for a new session: ends idle expired ones. False when still full.
   bool MakeRoom();
@@ -514,18 +467,7 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     res.status = 202;
     return;
   }
-  // An event stream when the client can take one and there is something to stream before the
-  // response (a tools/call asking for progress), or when it cannot take JSON.
-  std::string token_key;
-  if (m.method == "tools/call" && m.params().is_object()) {
-    if (auto meta = m.params().find("_meta"); meta != m.params().end() && meta->is_object()) {
-      if (auto t = meta->find("progressToken"); t != meta->end() && (t->is_string() || t->is_number_integer())) {
-        token_key = DumpJson(*t);
-      }
-    }
-  }
-  const bool stream = accepts.sse && (!accepts.json || !token_key.empty());
-  std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), stream ? token_key : std::string(), stream);
+  std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), accepts.sse);
   if (!p) {
     res.status = 400;
     res.set_content(EncodeError(&m.id(), kInvalidRequest,
@@ -537,24 +479,31 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     session->Forget(p);
     return Refuse(res, 404, kSessionNotFound, "Session not found");
   }
-  if (stream) return AnswerStream(std::move(session), std::move(p), res);
-  AnswerJson(*session, p, m, res);
+  Answer(std::move(session), std::move(p), m, accepts, res);
 }
 
-void HttpTransport::Impl::AnswerJson(Session& session, const std::shared_ptr<Pending>& p, const Message& m,
-                                     httplib::Response& res) {
+void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Message& m,
+                                 const Accepts& accepts, httplib::Response& res) {
+  // The choice between a JSON body and an event stream waits for the first thing to send: a
+  // response alone goes as JSON (when accepted); a related message first (progress, a log line,
+  // an elicitation request) opens the stream, which carries the response last.
   const auto deadline = Clock::now() + options.request_timeout;
-  std::unique_lock lock(session.mu);
-  while (!p->response && !session.ended && !stopping && Clock::now() < deadline) {
-    session.cv.wait_for(lock, kWaitSlice);
+  std::unique_lock lock(session->mu);
+  while (!p->response && p->events.empty() && !session->ended && !stopping && Clock::now() < deadline) {
+    session->cv.wait_for(lock, kWaitSlice);
   }
-  if (p->response) {
+  const bool stream = !p->events.empty() || (p->response && !accepts.json);
+  if (p->response && !stream) {
     res.set_content(*p->response, "application/json");
     return;
   }
-  const bool ended = session.ended;
+  if (stream) {
+    lock.unlock();
+    return AnswerStream(std::move(session), std::move(p), res);
+  }
+  const bool ended = session->ended;
   lock.unlock();
-  session.Forget(p);
+  session->Forget(p);
   if (ended) return Refuse(res, 404, kSessionNotFound, "Session not found: it ended before the response");
   if (stopping) return Refuse(res, 503, kBadRequest, "Service Unavailable: the server is stopping");
   res.status = 504;
@@ -621,7 +570,9 @@ void HttpTransport::Impl::Initialize(httplib::Response& res, const Message& m) {
     return;
   }
   auto session = std::make_shared<Session>(std::move(*id));
-  auto server = factory([raw = session.get()](std::string_view line) { raw->Route(line); });
+  auto server = factory([raw = session.get()](std::string_view line, const Routing& routing) {
+    raw->Route(line, routing);
+  });
   if (!server) {
     LogError("mcp http: cannot start a session: " + server.error().message());
     res.status = 500;
@@ -630,7 +581,7 @@ void HttpTransport::Impl::Initialize(httplib::Response& res, const Message& m) {
     return;
   }
   session->server = std::move(*server);
-  std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), std::string(), false);
+  std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), false);
   session->Handle(m);
   // initialize is answered before HandleMessage returns.
   std::optional<std::string> answer;

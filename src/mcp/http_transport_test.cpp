@@ -84,7 +84,7 @@ class HttpTransportTest : public ::testing::Test {
   }
 
   void Start(HttpTransportOptions options = {}) {
-    auto started = HttpTransport::Start(std::move(options), [this](MessageSink sink) {
+    auto started = HttpTransport::Start(std::move(options), [this](RoutedSink sink) {
       McpServerOptions o;
       o.toolsets = {"file", kTestToolset};
       o.make_context = [s = session_](const std::string& call_id) { return s->NewContext(call_id); };
@@ -307,7 +307,7 @@ TEST_F(HttpTransportTest, BearerTokenIsRequiredWhenConfigured) {
 TEST_F(HttpTransportTest, RefusesANonLoopbackAddressWithoutAToken) {
   HttpTransportOptions o;
   o.host = "0.0.0.0";
-  auto refused = HttpTransport::Start(o, [](MessageSink) -> Result<std::unique_ptr<McpServer>> {
+  auto refused = HttpTransport::Start(o, [](RoutedSink) -> Result<std::unique_ptr<McpServer>> {
     return Err(InternalError("unused"));
   });
   ASSERT_FALSE(refused);

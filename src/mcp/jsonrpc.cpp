@@ -164,4 +164,13 @@ std::string EncodeNotification(std::string_view method, const Json& params) {
   return DumpJson(out);
 }
 
+std::string EncodeRequest(const Json& id, std::string_view method, const Json& params) {
+  Json out = Json::object();
+  out["jsonrpc"] = "2.0";
+  out["id"] = id;
+  out["method"] = std::string(method);
+  if (!params.is_null()) out["params"] = params;
+  return DumpJson(out);
+}
+
 }  // namespace talaria::mcp

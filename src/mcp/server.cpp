@@ -8,42 +8,26 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "mcp/call_gate.h"
+#include "mcp/outlet.h"
+#include "mcp/server_internal.h"
 #include "mcp/tool_catalog.h"
 #include "talaria/base/log.h"
+#include "talaria/base/uri.h"
+#include "talaria/mcp/features.h"
 
 namespace talaria::mcp {
 namespace {
 
 constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
-                                                         "error", "critical", "alert",  "emergency"};
 constexpr std::string_view kCursorPrefix = "after:";
-
-int LogLevelRank(std::string_view level) {
-  for (size_t i = 0; i < kLogLevels.size(); ++i) {
-    if (kLogLevels[i] == level) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-// A request's answer: a result, or a JSON-RPC error when code != 0.
-struct Reply {
-  Json result = Json::object();
-  int code = 0;
-  std::string message;
-};
-
-Reply Error(int code, std::string message) {
-  Reply r;
-  r.code = code;
-  r.message = std::move(message);
-  return r;
-}
+// How long the client gets to answer roots/list; without an answer the --root workspace stays.
+constexpr auto kRootsAnswerTimeout = std::chrono::seconds(10);
 
 // The params object of a request: null params read as {}. Arrays are not MCP.
 const Json* ParamsObject(const Message& m) {
@@ -65,12 +49,18 @@ GateMode GateModeOf(const ToolEntry& entry) {
   return GateMode::kExclusive;
 }
 
-// CallToolResult: the text as one text block; a JSON object result also as structuredContent.
+// CallToolResult: the result's rich content blocks, else the text as one text block; a JSON
+// object result also as structuredContent.
 Json ToCallResult(const ToolResult& r) {
+  Json result = Json::object();
+  if (r.content && r.content->is_array() && !r.content->empty()) {
+    result["content"] = *r.content;
+    if (!r.ok()) result["isError"] = true;
+    return result;
+  }
   Json block = Json::object();
   block["type"] = "text";
   block["text"] = r.text;
-  Json result = Json::object();
   result["content"] = Json::array({std::move(block)});
   const size_t first = r.text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && r.text[first] == '{') {
@@ -96,32 +86,33 @@ struct McpServer::Impl {
     std::string key;
     std::stop_source stop;
     std::atomic<bool> cancelled_by_client{false};
+    std::atomic<bool> returned{false};  // RunCall is over: joining the thread cannot block
     std::jthread thread;
   };
 
-  // Lets the registry listener outlive the server safely: it reaches the server only through
-  // here, and the server unhooks itself under `mu` before it goes away.
+  // Lets the registry and feature listeners outlive the server safely: they reach the server
+  // only through here, and the server unhooks itself under `mu` before it goes away.
   struct ListenerHook {
     std::mutex mu;
     Impl* impl = nullptr;  // Guarded by mu.
   };
 
-  Impl(Dispatcher& d, const Toolsets& toolsets, McpServerOptions o, MessageSink s)
+  Impl(Dispatcher& d, const Toolsets& toolsets, McpServerOptions o, RoutedSink s)
       : dispatcher(d),
         options(std::move(o)),
-        sink(std::move(s)),
+        outlet(std::make_shared<Outlet>(std::move(s))),
         catalog(d.registry(), toolsets, options.toolsets),
+        features(options.features, options.toolsets),
         gate(options.call_gate ? options.call_gate : NewCallGate()) {}
 
-  void Send(std::string_view line) {
-    std::lock_guard lock(send_mu);
-    if (sink) sink(line);
-  }
+  void Send(std::string_view line) { outlet->Send(line, Routing{}); }
   void Answer(const Json& id, const Reply& reply) {
+    const std::string key = DumpJson(id);
+    const Routing routing{key, true};
     if (reply.code != 0) {
-      Send(EncodeError(&id, reply.code, reply.message));
+      outlet->Send(EncodeError(&id, reply.code, reply.message, reply.data.is_null() ? nullptr : &reply.data), routing);
     } else {
-      Send(EncodeResult(id, reply.result));
+      outlet->Send(EncodeResult(id, reply.result), routing);
     }
   }
 
@@ -135,41 +126,55 @@ struct McpServer::Impl {
   Reply Initialize(const Json& params);
   Reply ListTools(const Json& params);
   Reply SetLevel(const Json& params);
+  Reply Subscribe(const Json& params, bool subscribe);
+  // A context for a request served on the reader thread (resources/read, prompts/get).
+  ToolContext RequestContext(const Message& m);
   // Answers itself (now on refusal, later from the call's thread).
   void StartCall(const Message& m);
   void RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token);
-  void SendProgress(const Json& token, double progress, std::optional<double> total, std::string_view message);
+  void Retire(Call* call);
+  // Asks the client for its roots in the background (its answer arrives on the reader thread)
+  // and hands them to options.on_client_roots. A newer fetch cancels an older one.
+  void FetchRoots();
   void OnRegistryChange();
+  void OnFeatureEvent(const FeatureEvent& event);
   void ReapFinished();
   void Shutdown(std::chrono::milliseconds grace);
   void SendLog(std::string_view level, std::string_view logger, const Json& data);
 
   Dispatcher& dispatcher;
   const McpServerOptions options;
-  const MessageSink sink;
+  const std::shared_ptr<Outlet> outlet;
   ToolCatalog catalog;
+  const FeatureView features;
   const std::shared_ptr<CallGate> gate;
   std::shared_ptr<ListenerHook> hook = std::make_shared<ListenerHook>();
   int listener_id = 0;
-
-  std::mutex send_mu;  // one sink call at a time
+  int feature_listener_id = 0;
 
   mutable std::mutex mu;
   std::condition_variable cv;                          // a call finished
   State state_ = State::kNew;                          // Guarded by mu.
   std::string protocol_version;                        // Guarded by mu.
-  int log_threshold = LogLevelRank("warning");         // Guarded by mu.
+  Json client_capabilities;                            // Guarded by mu.
   bool shutting_down = false;                          // Guarded by mu.
   std::map<std::string, std::unique_ptr<Call>> calls;  // Guarded by mu. Keyed by the id's JSON.
   std::vector<std::unique_ptr<Call>> finished;         // Guarded by mu. To be joined.
   std::vector<std::string> exposed;                    // Guarded by mu. Names last seen.
+  std::set<std::string, std::less<>> subscriptions;    // Guarded by mu. Resource URIs.
+  std::jthread roots_fetch;                            // Only touched by the reader thread.
 };
 
 void McpServer::Impl::HandleRequest(const Message& m) {
   const std::string& method = m.method;
   if (method == "ping") return Answer(m.id(), Reply{});
-  const bool known = method == "initialize" || method == "tools/list" || method == "tools/call" ||
-                     method == "logging/setLevel";
+  static constexpr std::string_view kTools[] = {"initialize", "tools/list", "tools/call", "logging/setLevel"};
+  static constexpr std::string_view kFeatures[] = {
+      "resources/list",  "resources/templates/list", "resources/read", "resources/subscribe",
+      "resources/unsubscribe", "prompts/list",       "prompts/get",    "completion/complete"};
+  const bool known = std::find(std::begin(kTools), std::end(kTools), method) != std::end(kTools) ||
+                     (features.enabled() &&
+                      std::find(std::begin(kFeatures), std::end(kFeatures), method) != std::end(kFeatures));
   if (!known) return Answer(m.id(), Error(kMethodNotFound, "Method not found: " + method));
   const Json* params = ParamsObject(m);
   if (params == nullptr) return Answer(m.id(), Error(kInvalidParams, "Invalid params: expected an object"));
@@ -179,15 +184,27 @@ void McpServer::Impl::HandleRequest(const Message& m) {
   }
   if (method == "tools/call") return StartCall(m);
   if (method == "tools/list") return Answer(m.id(), ListTools(*params));
-  return Answer(m.id(), SetLevel(*params));
+  if (method == "logging/setLevel") return Answer(m.id(), SetLevel(*params));
+  if (method == "resources/list") return Answer(m.id(), features.ListResources());
+  if (method == "resources/templates/list") return Answer(m.id(), features.ListTemplates());
+  if (method == "resources/subscribe") return Answer(m.id(), Subscribe(*params, true));
+  if (method == "resources/unsubscribe") return Answer(m.id(), Subscribe(*params, false));
+  if (method == "prompts/list") return Answer(m.id(), features.ListPrompts());
+  if (method == "completion/complete") return Answer(m.id(), features.Complete(*params));
+  ToolContext ctx = RequestContext(m);
+  if (method == "resources/read") return Answer(m.id(), features.ReadResource(*params, ctx));
+  return Answer(m.id(), features.GetPrompt(*params, ctx));
 }
 
 void McpServer::Impl::HandleNotification(const Message& m) {
   if (m.method == "notifications/initialized") {
-    std::lock_guard lock(mu);
-    if (state_ == State::kInitializing) state_ = State::kReady;
-    return;
+    {
+      std::lock_guard lock(mu);
+      if (state_ == State::kInitializing) state_ = State::kReady;
+    }
+    return FetchRoots();
   }
+  if (m.method == "notifications/roots/list_changed") return FetchRoots();
   if (m.method == "notifications/cancelled") {
     const Json& p = m.params();
     if (!p.is_object()) return;
@@ -200,7 +217,7 @@ void McpServer::Impl::HandleNotification(const Message& m) {
     it->second->stop.request_stop();
     return;
   }
-  // notifications/progress, notifications/roots/list_changed and the like need nothing yet.
+  // notifications/progress and the like need nothing.
 }
 
 Reply McpServer::Impl::Initialize(const Json& params) {
@@ -211,12 +228,16 @@ Reply McpServer::Impl::Initialize(const Json& params) {
   const std::string requested = version->get<std::string>();
   const bool supported = std::find(kVersions.begin(), kVersions.end(), requested) != kVersions.end();
   const std::string negotiated = supported ? requested : std::string(kLatestProtocolVersion);
+  Json client_caps = Json::object();
+  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) client_caps = *caps;
   {
     std::lock_guard lock(mu);
     if (state_ != State::kNew) return Error(kInvalidRequest, "Invalid Request: already initialized");
     state_ = State::kInitializing;
     protocol_version = negotiated;
+    client_capabilities = client_caps;
   }
+  outlet->SetClientCapabilities(std::move(client_caps));
   if (LogEnabled(LogLevel::kInfo)) {
     std::string client = "unknown client";
     if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) {
@@ -229,6 +250,7 @@ Reply McpServer::Impl::Initialize(const Json& params) {
   Json capabilities = Json::object();
   capabilities["logging"] = Json::object();
   capabilities["tools"] = Json::object({{"listChanged", true}});
+  features.AddCapabilities(capabilities);
   r.result["capabilities"] = std::move(capabilities);
   r.result["serverInfo"] = Json::object({{"name", options.server_name}, {"version", options.server_version}});
   if (!options.instructions.empty()) r.result["instructions"] = options.instructions;
@@ -266,9 +288,37 @@ Reply McpServer::Impl::SetLevel(const Json& params) {
     return Error(kInvalidParams, "Invalid params: level must be one of debug, info, notice, warning, error, "
                                  "critical, alert, emergency");
   }
-  std::lock_guard lock(mu);
-  log_threshold = rank;
+  outlet->SetLogThreshold(rank);
   return Reply{};
+}
+
+Reply McpServer::Impl::Subscribe(const Json& params, bool subscribe) {
+  std::string uri;
+  if (!subscribe) {
+    // Unsubscribing from something never subscribed (or gone since) is harmless.
+    auto given = params.find("uri");
+    if (given == params.end() || !given->is_string()) {
+      return Error(kInvalidParams, "Invalid params: needs a uri (a string)");
+    }
+    std::lock_guard lock(mu);
+    subscriptions.erase(given->get<std::string>());
+    return Reply{};
+  }
+  Reply checked = features.CheckSubscribable(params, &uri);
+  if (checked.code != 0) return checked;
+  std::lock_guard lock(mu);
+  subscriptions.insert(std::move(uri));
+  return Reply{};
+}
+
+ToolContext McpServer::Impl::RequestContext(const Message& m) {
+  const std::string call_id = "mcp_" + IdText(m.id());
+  ToolContext ctx = options.make_context ? options.make_context(call_id) : ToolContext{};
+  if (ctx.call_id.empty()) ctx.call_id = call_id;
+  if (options.call_timeout.count() > 0) {
+    ctx.deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() + options.call_timeout);
+  }
+  return ctx;
 }
 
 void McpServer::Impl::StartCall(const Message& m) {
@@ -323,13 +373,15 @@ void McpServer::Impl::StartCall(const Message& m) {
 
 void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token) {
   const auto started = std::chrono::steady_clock::now();
+  auto channel = std::make_shared<CallChannel>(outlet, call->key, progress_token);
   try {
     const std::string call_id = "mcp_" + IdText(call->id);
     ToolContext ctx = options.make_context ? options.make_context(call_id) : ToolContext{};
     if (ctx.call_id.empty()) ctx.call_id = call_id;
     ctx.cancel = call->stop.get_token();
+    ctx.client = channel;
     if (options.call_timeout.count() > 0) ctx.deadline = std::min(ctx.deadline, started + options.call_timeout);
-    if (!progress_token.is_null()) SendProgress(progress_token, 0, std::nullopt, "started " + entry->name());
+    channel->Progress(0, std::nullopt, "started " + entry->name());
 
     const GateMode mode = GateModeOf(*entry);
     ToolResult result;
@@ -342,10 +394,17 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
                                                      "cancelled"));
     }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    // Retired before the answer goes out: a client that sends its next request the moment it
+    // reads this answer must not find the call still counted against max_calls_in_flight, nor
+    // its id still in use.
+    Retire(call);
     if (!call->cancelled_by_client) {
-      if (!progress_token.is_null()) SendProgress(progress_token, 1, 1, "finished " + entry->name());
-      Send(EncodeResult(call->id, ToCallResult(result)));
+      // Dropped when the tool reported progress up to or past 1 itself (progress only grows).
+      channel->Progress(1, 1, "finished " + entry->name());
+      channel->End();
+      outlet->Send(EncodeResult(call->id, ToCallResult(result)), Routing{call->key, true});
     }
+    channel->End();
     Json data = Json::object();
     data["tool"] = entry->name();
     data["status"] = std::string(CallStatusName(result.status));
@@ -353,33 +412,34 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     SendLog("debug", "talaria.tools", data);
   } catch (const std::exception& e) {
     LogError(std::string("mcp: tools/call failed: ") + e.what());
-    if (!call->cancelled_by_client) Send(EncodeError(&call->id, kInternalError, "Internal error"));
+    Retire(call);
+    channel->End();
+    if (!call->cancelled_by_client) {
+      outlet->Send(EncodeError(&call->id, kInternalError, "Internal error"), Routing{call->key, true});
+    }
   }
+  call->returned.store(true, std::memory_order_release);
+}
+
+// Moves the call to `finished`, where ReapFinished joins its thread once RunCall has returned
+// (the answer may still be on its way out: a reader thread must never wait for that, or a
+// client blocked writing to us while we block writing to it would deadlock). Idempotent.
+void McpServer::Impl::Retire(Call* call) {
   std::lock_guard lock(mu);
   auto it = calls.find(call->key);
-  if (it != calls.end()) {
+  if (it != calls.end() && it->second.get() == call) {
     finished.push_back(std::move(it->second));
     calls.erase(it);
   }
   cv.notify_all();
 }
 
-void McpServer::Impl::SendProgress(const Json& token, double progress, std::optional<double> total,
-                                   std::string_view message) {
-  Json p = Json::object();
-  p["progressToken"] = token;
-  p["progress"] = progress;
-  if (total) p["total"] = *total;
-  p["message"] = std::string(message);
-  Send(EncodeNotification("notifications/progress", p));
-}
-
 void McpServer::Impl::SendLog(std::string_view level, std::string_view logger, const Json& data) {
-  const int rank = LogLevelRank(level);
   {
     std::lock_guard lock(mu);
-    if (rank < 0 || rank < log_threshold || state_ == State::kNew) return;
+    if (state_ == State::kNew) return;
   }
+  if (!outlet->LogEnabled(LogLevelRank(level))) return;
   Json p = Json::object();
   p["level"] = std::string(level);
   p["logger"] = std::string(logger);
@@ -401,14 +461,56 @@ void McpServer::Impl::OnRegistryChange() {
   Send(EncodeNotification("notifications/tools/list_changed", Json()));
 }
 
+void McpServer::Impl::OnFeatureEvent(const FeatureEvent& event) {
+  {
+    std::lock_guard lock(mu);
+    if (state_ != State::kReady) return;
+    if (event.kind == FeatureEvent::Kind::kResourceUpdated && !subscriptions.contains(event.uri)) return;
+  }
+  switch (event.kind) {
+    case FeatureEvent::Kind::kResourceUpdated:
+      Send(EncodeNotification("notifications/resources/updated", Json::object({{"uri", event.uri}})));
+      break;
+    case FeatureEvent::Kind::kResourcesChanged:
+      Send(EncodeNotification("notifications/resources/list_changed", Json()));
+      break;
+    case FeatureEvent::Kind::kPromptsChanged:
+      Send(EncodeNotification("notifications/prompts/list_changed", Json()));
+      break;
+  }
+}
+
+void McpServer::Impl::FetchRoots() {
+  if (!options.on_client_roots || !outlet->ClientSupports("roots")) return;
+  roots_fetch = std::jthread([this](std::stop_token stop) {
+    const auto deadline = std::chrono::steady_clock::now() + kRootsAnswerTimeout;
+    auto answer = outlet->Request("roots/list", Json::object(), Routing{}, stop, deadline);
+    if (!answer) {
+      if (!stop.stop_requested()) LogWarn("mcp: roots/list failed: " + answer.error().message());
+      return;
+    }
+    std::vector<std::string> paths;
+    if (auto roots = answer->find("roots"); roots != answer->end() && roots->is_array()) {
+      for (const Json& root : *roots) {
+        if (!root.is_object() || !root.contains("uri") || !root["uri"].is_string()) continue;
+        if (auto path = FileUriPath(root["uri"].get_ref<const std::string&>())) paths.push_back(std::move(*path));
+      }
+    }
+    if (!stop.stop_requested()) options.on_client_roots(paths);
+  });
+}
+
 void McpServer::Impl::ReapFinished() {
   std::vector<std::unique_ptr<Call>> done;
   {
     std::lock_guard lock(mu);
-    done.swap(finished);
+    auto returned = std::stable_partition(finished.begin(), finished.end(), [](const auto& c) {
+      return !c->returned.load(std::memory_order_acquire);
+    });
+    std::move(returned, finished.end(), std::back_inserter(done));
+    finished.erase(returned, finished.end());
   }
-  // Each thread's last act was moving itself here; joining is a short wait.
-  done.clear();
+  done.clear();  // joins threads that have returned from RunCall: a short wait
 }
 
 void McpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
@@ -416,12 +518,15 @@ void McpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   shutting_down = true;
   cv.wait_for(lock, grace, [this] { return calls.empty(); });
   for (auto& [key, call] : calls) call->stop.request_stop();
-  // Cancelled calls end promptly (children are killed); warn if one does not.
+  // Cancelled calls end promptly (children are killed; a wait for the client's answer ends);
+  // warn if one does not.
   while (!cv.wait_for(lock, std::chrono::seconds(10), [this] { return calls.empty(); })) {
     LogWarn("mcp: waiting for " + std::to_string(calls.size()) + " cancelled tool call(s) to end");
   }
+  std::vector<std::unique_ptr<Call>> rest;
+  rest.swap(finished);
   lock.unlock();
-  ReapFinished();
+  rest.clear();  // joins every call thread, including any still sending its answer
 }
 
 McpServer::McpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -432,13 +537,23 @@ McpServer::~McpServer() {
     impl_->hook->impl = nullptr;
   }
   impl_->dispatcher.registry().RemoveListener(impl_->listener_id);
+  if (impl_->options.features) impl_->options.features->RemoveListener(impl_->feature_listener_id);
   Shutdown();
+  // Channels a tool kept past its call find the way out closed.
+  impl_->outlet->Close();
 }
 
 std::shared_ptr<CallGate> NewCallGate() { return std::make_shared<CallGate>(); }
 
 Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
                                                      McpServerOptions options, MessageSink sink) {
+  RoutedSink routed;
+  if (sink) routed = [sink = std::move(sink)](std::string_view line, const Routing&) { sink(line); };
+  return Create(dispatcher, toolsets, std::move(options), std::move(routed));
+}
+
+Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
+                                                     McpServerOptions options, RoutedSink sink) {
   if (options.page_size == 0) return Err(InvalidArgumentError("page_size must be at least 1"));
   if (options.max_calls_in_flight == 0) return Err(InvalidArgumentError("max_calls_in_flight must be at least 1"));
   auto impl = std::make_unique<Impl>(dispatcher, toolsets, std::move(options), std::move(sink));
@@ -450,6 +565,12 @@ Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, con
     std::lock_guard lock(hook->mu);
     if (hook->impl != nullptr) hook->impl->OnRegistryChange();
   });
+  if (impl->options.features) {
+    impl->feature_listener_id = impl->options.features->AddListener([hook = impl->hook](const FeatureEvent& event) {
+      std::lock_guard lock(hook->mu);
+      if (hook->impl != nullptr) hook->impl->OnFeatureEvent(event);
+    });
+  }
   return std::unique_ptr<McpServer>(new McpServer(std::move(impl)));
 }
 
@@ -473,13 +594,14 @@ void McpServer::HandleDecoded(const Message& m) {
         impl_->HandleNotification(m);
         break;
       case MessageKind::kResponse:
-        // The server sends no requests yet; a stray response is dropped.
+        // An answer to a request of ours (elicitation, sampling); a stray one is dropped.
+        (void)impl_->outlet->Resolve(m);
         break;
     }
   } catch (const std::exception& e) {
     // Only a bug (or allocation failure) gets here; the peer still gets an answer.
     LogError(std::string("mcp: ") + m.method + ": " + e.what());
-    if (m.kind == MessageKind::kRequest) impl_->Send(EncodeError(&m.id(), kInternalError, "Internal error"));
+    if (m.kind == MessageKind::kRequest) impl_->Answer(m.id(), Error(kInternalError, "Internal error"));
   }
 }
 
@@ -491,6 +613,11 @@ void McpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grac
 
 void McpServer::SendLog(std::string_view level, std::string_view logger, const Json& data) {
   impl_->SendLog(level, logger, data);
+}
+
+Json McpServer::client_capabilities() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->client_capabilities;
 }
 
 size_t McpServer::calls_in_flight() const {

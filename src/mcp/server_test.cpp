@@ -2,6 +2,8 @@
 // test uses its own Registry with small test tools; every wait is bounded.
 #include "talaria/mcp/server.h"
 
+#include "mcp/server_test_util.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -26,56 +28,6 @@ std::string Schema(std::string_view name, std::string_view properties = "{}") {
   return R"({"name": ")" + std::string(name) + R"(", "description": "test tool )" + std::string(name) +
          R"(", "parameters": {"type": "object", "properties": )" + std::string(properties) + "}}";
 }
-
-// Collects what the server sends; waits for lines with a deadline.
-class Outbox {
- public:
-  MessageSink Sink() {
-    return [this](std::string_view line) {
-      std::lock_guard lock(mu_);
-      lines_.emplace_back(line);
-      cv_.notify_all();
-    };
-  }
-  // The first message matching `pred`, or null after `timeout`.
-  Json WaitFor(const std::function<bool(const Json&)>& pred, std::chrono::milliseconds timeout = 3s) {
-    std::unique_lock lock(mu_);
-    Json found;
-    cv_.wait_for(lock, timeout, [&] {
-      for (const auto& l : lines_) {
-        Json j = Json::parse(l);
-        if (pred(j)) {
-          found = std::move(j);
-          return true;
-        }
-      }
-      return false;
-    });
-    return found;
-  }
-  Json Response(const Json& id, std::chrono::milliseconds timeout = 3s) {
-    return WaitFor([&](const Json& j) { return j.contains("id") && j["id"] == id && !j.contains("method"); },
-                   timeout);
-  }
-  std::vector<Json> Notifications(std::string_view method) {
-    std::lock_guard lock(mu_);
-    std::vector<Json> out;
-    for (const auto& l : lines_) {
-      Json j = Json::parse(l);
-      if (j.value("method", "") == method) out.push_back(std::move(j));
-    }
-    return out;
-  }
-  std::vector<std::string> Lines() {
-    std::lock_guard lock(mu_);
-    return lines_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::string> lines_;  // Guarded by mu_.
-};
 
 class McpServerTest : public ::testing::Test {
  protected:

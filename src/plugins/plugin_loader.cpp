@@ -20,10 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "plugins/plugin_bridge.h"
 #include "plugins/verdict_cache.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/unique_fd.h"
+#include "talaria/mcp/features.h"
 #include "talaria/plugin.h"
 #include "talaria/plugins/script_tool.h"
 
@@ -62,77 +64,6 @@ bool ValidToolsetName(std::string_view s) {
   });
 }
 
-// ---- one running call, as the plugin's handler sees it ----
-
-struct CallState {
-  ToolContext* ctx = nullptr;
-  std::string result;
-};
-
-void CallSetResult(void* context, const char* text, size_t length) {
-  auto* state = static_cast<CallState*>(context);
-  if (state == nullptr) return;
-  try {
-    if (text == nullptr)
-      state->result.clear();
-    else
-      state->result.assign(text, length);
-  } catch (...) {  // bad_alloc must not unwind into C code
-    state->result.clear();
-  }
-}
-
-int CallIsCancelled(void* context) {
-  auto* state = static_cast<CallState*>(context);
-  return state != nullptr && state->ctx != nullptr &&
-         (state->ctx->cancelled() || state->ctx->expired());
-}
-
-// A JSON object with an "error" key marks a failure, as for built-in tools.
-bool IsErrorObject(const std::string& text) {
-  if (text.empty() || text.front() != '{') return false;
-  auto parsed = ParseJson(text);
-  return parsed && parsed->is_object() && parsed->contains("error");
-}
-
-SyncHandler AdaptHandler(talaria_tool_handler fn, void* user_data, std::string tool) {
-  return [fn, user_data, tool = std::move(tool)](const Json& args, ToolContext& ctx) -> ToolResult {
-    const std::string text = DumpJson(args);
-    CallState state;
-    state.ctx = &ctx;
-    talaria_call call{};
-    call.struct_size = sizeof(talaria_call);
-    call.context = &state;
-    call.set_result = &CallSetResult;
-    call.is_cancelled = &CallIsCancelled;
-    int rc = TALARIA_PLUGIN_ERROR;
-    try {
-      rc = fn(user_data, text.c_str(), text.size(), &call);
-    } catch (...) {
-      return ToolResult::Error("plugin tool '" + tool + "' threw an exception", CallStatus::kError,
-                               "plugin_exception");
-    }
-    if (rc == TALARIA_PLUGIN_OK) {
-      if (IsErrorObject(state.result)) {
-        ToolResult r = ToolResult::Text(std::move(state.result));
-        r.status = CallStatus::kError;
-        return r;
-      }
-      return ToolResult::Text(std::move(state.result));
-    }
-    if (IsErrorObject(state.result)) {
-      ToolResult r = ToolResult::Text(std::move(state.result));
-      r.status = CallStatus::kError;
-      return r;
-    }
-    if (state.result.empty()) {
-      return ToolResult::Error("plugin tool '" + tool + "' failed (code " + std::to_string(rc) +
-                               ")");
-    }
-    return ToolResult::Error(state.result);
-  };
-}
-
 // ---- registration: what talaria_register_tools talks to ----
 
 struct Staging {
@@ -145,6 +76,9 @@ struct Staging {
   std::set<std::string, std::less<>> staged;
   std::vector<std::string> refused;
   std::string error;  // from set_error
+  bool serve_features = false;  // a ServerFeatures takes resources and prompts
+  std::vector<mcp::ResourceDef> resources;
+  std::vector<mcp::PromptDef> prompts;
 };
 
 int Refuse(Staging& s, std::string_view name, int code, const std::string& why) {
@@ -212,7 +146,7 @@ int HostRegisterTool(void* context, const talaria_tool_def* def) {
     ToolSpec spec;
     spec.name = std::string(name);
     spec.toolset = std::string(toolset);
-    spec.handler = AdaptHandler(d.handler, d.user_data, spec.name);
+    spec.handler = AdaptToolHandler(d.handler, d.user_data, spec.name);
     spec.parallel =
         d.parallel == TALARIA_PARALLEL_SAFE ? ParallelClass::kSafe : ParallelClass::kNever;
     if (def->struct_size >= offsetof(talaria_tool_def, emoji) + sizeof(d.emoji) &&
@@ -221,6 +155,56 @@ int HostRegisterTool(void* context, const talaria_tool_def* def) {
     }
     s->specs.push_back(std::move(spec));
     s->staged.emplace(name);
+    return TALARIA_PLUGIN_OK;
+  } catch (...) {
+    return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
+  }
+}
+
+// Copies the first `size` bytes the plugin's struct has (a smaller, older struct leaves the rest
+// zero); false when it is too small to hold `required` bytes.
+template <typename Def>
+bool ReadDef(const Def* def, size_t required, Def& out) {
+  out = Def{};
+  if (def == nullptr || def->struct_size < required) return false;
+  std::memcpy(&out, def, std::min<size_t>(def->struct_size, sizeof out));
+  return true;
+}
+
+int HostRegisterResource(void* context, const talaria_resource_def* def) {
+  auto* s = static_cast<Staging*>(context);
+  if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
+  try {
+    talaria_resource_def d;
+    if (!ReadDef(def, offsetof(talaria_resource_def, user_data) + sizeof(void*), d)) {
+      return Refuse(*s, "resource", TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
+    }
+    auto resource = AdaptResource(d, s->plugin_name);
+    if (!resource) return Refuse(*s, "resource", TALARIA_PLUGIN_INVALID_ARGUMENT, resource.error().message());
+    if (!ValidToolsetName(resource->toolset)) {
+      return Refuse(*s, resource->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
+    }
+    if (s->serve_features) s->resources.push_back(std::move(*resource));
+    return TALARIA_PLUGIN_OK;
+  } catch (...) {
+    return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
+  }
+}
+
+int HostRegisterPrompt(void* context, const talaria_prompt_def* def) {
+  auto* s = static_cast<Staging*>(context);
+  if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
+  try {
+    talaria_prompt_def d;
+    if (!ReadDef(def, offsetof(talaria_prompt_def, user_data) + sizeof(void*), d)) {
+      return Refuse(*s, "prompt", TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
+    }
+    auto prompt = AdaptPrompt(d, s->plugin_name);
+    if (!prompt) return Refuse(*s, "prompt", TALARIA_PLUGIN_INVALID_ARGUMENT, prompt.error().message());
+    if (!ValidToolsetName(prompt->toolset)) {
+      return Refuse(*s, prompt->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
+    }
+    if (s->serve_features) s->prompts.push_back(std::move(*prompt));
     return TALARIA_PLUGIN_OK;
   } catch (...) {
     return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
@@ -410,7 +394,8 @@ DiscoveryOptions OptionsFromConfig(const PluginConfig& config,
   return options;
 }
 
-PluginLoader::PluginLoader(Registry& registry) : registry_(registry) {}
+PluginLoader::PluginLoader(Registry& registry, mcp::ServerFeatures* features)
+    : registry_(registry), features_(features) {}
 PluginLoader::~PluginLoader() = default;
 
 DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
@@ -566,6 +551,9 @@ void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
   host.register_tool = &HostRegisterTool;
   host.set_error = &HostSetError;
   host.log = &HostLog;
+  host.register_resource = &HostRegisterResource;
+  host.register_prompt = &HostRegisterPrompt;
+  staging.serve_features = features_ != nullptr;
 
   int rc = TALARIA_PLUGIN_ERROR;
   try {
@@ -606,6 +594,19 @@ void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
   if (!published.ok()) {
     c.reason = "publishing tools: " + published.message();
     return;
+  }
+  // Resources and prompts go out after the tools; one that clashes is refused, the rest stay.
+  for (mcp::ResourceDef& r : staging.resources) {
+    const std::string label = r.uri.empty() ? r.uri_template : r.uri;
+    if (Status added = features_->AddResource(std::move(r)); !added.ok()) {
+      c.refused.push_back(label + ": " + added.message());
+    }
+  }
+  for (mcp::PromptDef& p : staging.prompts) {
+    const std::string label = p.name;
+    if (Status added = features_->AddPrompt(std::move(p)); !added.ok()) {
+      c.refused.push_back(label + ": " + added.message());
+    }
   }
   c.verdict = Verdict::kLoaded;
   c.reason.clear();

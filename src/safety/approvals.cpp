@@ -145,7 +145,8 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
     case ApprovalMode::kAsk:
       break;
   }
-  if (prompter_ == nullptr) {
+  const std::shared_ptr<ApprovalPrompter>& prompter = request.prompter ? request.prompter : prompter_;
+  if (prompter == nullptr) {
     return Refuse("no_human", "BLOCKED: this command needs a human's approval (" + what +
                                   ") and nobody is available to answer.");
   }
@@ -157,7 +158,7 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
       std::lock_guard lock(mu_);
       if (AllowedLocked(request.session, request.reasons)) return {true, "session", ""};
     }
-    answer = prompter_->Ask(request);
+    answer = prompter->Ask(request);
   }
   const std::string approved_note = "Command required approval (" + what + ") and was approved by the user.";
   std::lock_guard lock(mu_);

@@ -34,7 +34,7 @@ GuardVerdict Dangerous(const std::string& rule) {
 }
 
 ApprovalRequest RequestFor(const GuardVerdict& v, std::string session = "s1") {
-  return {std::move(session), "terminal", "cmd", v.reasons};
+  return {std::move(session), "terminal", "cmd", v.reasons, nullptr};
 }
 
 TEST(Approvals, HardlineIsRefusedInEveryModeWithoutAsking) {
@@ -64,6 +64,22 @@ TEST(Approvals, DenyIsTheDefaultAndNamesTheRuleToAllow) {
 TEST(Approvals, AskWithoutAHumanRefuses) {
   Approvals approvals({ApprovalMode::kAsk, {}, ""}, nullptr);
   EXPECT_EQ(approvals.Decide(RequestFor(Dangerous("x")), Dangerous("x")).how, "no_human");
+}
+
+TEST(Approvals, TheCallsOwnPrompterAnswersBeforeTheProcessWideOne) {
+  // An MCP client that can elicit answers for its call; elsewhere the process-wide prompter.
+  auto global = std::make_shared<ScriptedPrompter>(ApprovalAnswer::kDeny);
+  auto call = std::make_shared<ScriptedPrompter>(ApprovalAnswer::kOnce);
+  Approvals approvals({ApprovalMode::kAsk, {}, ""}, global);
+  ApprovalRequest request = RequestFor(Dangerous("x"));
+  request.prompter = call;
+  EXPECT_EQ(approvals.Decide(request, Dangerous("x")).how, "once");
+  EXPECT_EQ(call->asked, 1);
+  EXPECT_EQ(global->asked, 0);
+  Approvals nobody({ApprovalMode::kAsk, {}, ""}, nullptr);
+  EXPECT_EQ(nobody.Decide(request, Dangerous("x")).how, "once");
+  Approvals deny({ApprovalMode::kDeny, {}, ""}, nullptr);
+  EXPECT_EQ(deny.Decide(request, Dangerous("x")).how, "mode_deny") << "the deny default never asks";
 }
 
 TEST(Approvals, YoloAllowsTheDangerousTier) {

@@ -11,6 +11,7 @@
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/safety/audit_log.h"
+#include "tools/elicitation_prompter.h"
 
 namespace talaria::tools {
 namespace {
@@ -59,6 +60,8 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, c
   request.tool = tool.name();
   request.command = command;
   request.reasons = verdict.reasons;
+  // An MCP client that can elicit answers for its own calls (approvals.mode: ask).
+  request.prompter = MakeElicitationPrompter(ctx);
   const safety::ApprovalOutcome outcome = approvals_->Decide(request, verdict);
   Audit(ctx, tool.name(), command, verdict, outcome);
   Decision d;

@@ -142,6 +142,49 @@ TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
   EXPECT_TRUE(mcp.Next(500ms).is_null()) << "nothing after the last answer";
 }
 
+// The client's roots narrow the workspace inside --root, and never widen it.
+TEST_F(McpStdio, ClientRootsNarrowTheWorkspaceOnlyInsideRoot) {
+  std::filesystem::create_directories(root_ + "/sub");
+  std::ofstream(root_ + "/sub/in.txt") << "inside\n";
+  const std::string outside = home_.path() + "/elsewhere";
+  std::filesystem::create_directories(outside);
+  std::ofstream(outside + "/secret.txt") << "secret\n";
+  std::filesystem::create_symlink(outside, root_ + "/sub/link-out");
+
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
+                                     {"capabilities", {{"roots", {{"listChanged", true}}}}},
+                                     {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+  ASSERT_EQ(mcp.Next()["id"], 1);
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  json ask = mcp.Next();
+  ASSERT_EQ(ask["method"], "roots/list") << ask.dump();
+  // One root inside --root (percent-encoded), one outside it, one a link that leads outside.
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]},
+                {"result", {{"roots", {{{"uri", "file://" + root_ + "/s%75b"}},
+                                       {{"uri", "file://" + outside}},
+                                       {{"uri", "file://" + root_ + "/sub/link-out"}}}}}}});
+  const auto read = [&](int id, const std::string& path) {
+    json answer;
+    // The roots are applied by the server's roots thread: retry briefly until they take effect.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      mcp.Send(Request(id, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", path}}}}));
+      answer = mcp.Next();
+      if (answer["result"].value("isError", false)) break;
+      if (path.ends_with("in.txt")) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    return answer;
+  };
+  json in = read(10, root_ + "/sub/in.txt");
+  EXPECT_THAT(in.dump(), HasSubstr("inside"));
+  EXPECT_EQ(read(100, root_ + "/a.txt")["result"]["isError"], true) << "narrowed to sub/";
+  EXPECT_EQ(read(200, outside + "/secret.txt")["result"]["isError"], true) << "never widened";
+  EXPECT_THAT(mcp.Stderr(), HasSubstr("ignoring the client's root"));
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+}
+
 TEST_F(McpStdio, CancelKillsTheCallsChildrenWhilePingIsStillServed) {
   const std::string marker = "talaria-mcp-test-" + std::to_string(::getpid());
   McpProcess mcp(home_.path(), root_, {"--root", root_});

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -26,6 +27,9 @@ namespace talaria {
 // Exit codes reported when talaria ended the child (shell conventions).
 inline constexpr int kExitCodeTimedOut = 124;
 inline constexpr int kExitCodeCancelled = 130;
+
+// The descriptor number SpawnOptions::inherit_fd gets in the child (the first after stdio).
+inline constexpr int kInheritedFd = 3;
 
 struct SpawnOptions {
   // argv[0] is the program: a path when it contains '/', otherwise looked up in the caller's
@@ -53,6 +57,17 @@ struct SpawnOptions {
   // After the child exits: how long a grandchild may keep stdout/stderr open before the group
   // is killed and reading stops.
   std::chrono::milliseconds drain_grace{200};
+  // A descriptor the child gets as kInheritedFd (e.g. one end of a socketpair it talks back
+  // on); every other descriptor above stderr is still closed. -1: none.
+  int inherit_fd = -1;
+  // stderr's capture cap when it should differ from stdout's; 0: max_output_bytes.
+  size_t max_stderr_bytes = 0;
+  // RunProcess only: called once, right after the spawn, with the child's pid (before any output
+  // is read), e.g. to tell a peer which process to expect. Must not block.
+  std::function<void(pid_t)> on_spawn;
+  // RunProcess only: sees every chunk of stdout as it arrives, before truncation (to spill the
+  // whole stream, or time the first line). Called on RunProcess's thread; must not block.
+  std::function<void(std::string_view)> on_stdout;
 };
 
 struct ProcessResult {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,12 @@ struct TurnResult {
   std::string_view call_id;
   ToolResult* result;
 };
+
+// Writes `content` to a fresh 0600 file with an unguessable name in the spill directory
+// (config.spill_dir, else $TALARIA_HOME/spill; created private) and returns its path; nullopt
+// when it cannot be written whole. `call_id` becomes the file name's stem (sanitised).
+std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::string_view call_id,
+                                          std::string_view content);
 
 // Spills the largest results of one turn until their total fits the turn budget.
 void EnforceTurnBudget(const BudgetConfig& config, std::span<TurnResult> results);

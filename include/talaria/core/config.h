@@ -12,7 +12,8 @@
 //     context_window_tokens: 0      # > 0 scales both budgets to the window
 //     tool_overrides: {terminal: 50000}
 //
-// Only the user-level file is read: project-local config that could run code is not trusted.
+// This is the user-level file. A project-local .talaria/config.yaml contributes only mcp_servers
+// and hooks, and only once trusted (project_config.h).
 // Thread-safety: value types and free functions.
 #pragma once
 

@@ -12,6 +12,8 @@
 
 namespace talaria {
 
+class ClientChannel;  // the MCP client behind this call (client_channel.h); null elsewhere
+
 namespace safety {
 class Workspace;  // file tools resolve every path through it; null when none is attached
 class AuditLog;   // one JSON line per mutation; null: mutations are not audited
@@ -48,6 +50,9 @@ struct ToolContext {
   std::shared_ptr<const safety::AuditLog> audit_log;
   std::shared_ptr<env::Environment> environment;
   std::shared_ptr<env::ProcessTable> processes;
+  // Set by the MCP server for tools/call: log, progress, elicitation and sampling requests to
+  // the client. Null outside MCP.
+  std::shared_ptr<ClientChannel> client;
 
   bool cancelled() const { return cancel.stop_requested(); }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline; }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -38,11 +39,18 @@ struct ToolResult {
   CallStatus status = CallStatus::kOk;
   // Machine-readable reason for non-ok endings (e.g. "plugin_block", "invalid_arguments").
   std::string error_type;
+  // Rich content for clients that render more than text: a JSON array of MCP content blocks
+  // (text, image, audio, resource, resource_link). Null: `text` is the whole result. `text`
+  // stays what the model, the hooks and the budget see, so a tool sets both (a short text
+  // rendering of the content).
+  std::shared_ptr<const Json> content;
 
   bool ok() const { return status == CallStatus::kOk; }
 
   // A successful result whose text is returned verbatim.
   static ToolResult Text(std::string text);
+  // A successful result with rich content (see `content`); `blocks` must be a JSON array.
+  static ToolResult WithContent(std::string text, Json blocks);
   // A successful result serialized from JSON. A top-level "error" key makes it an error result
   // (the original classifies results the same way).
   static ToolResult FromJson(const Json& value);

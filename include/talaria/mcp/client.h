@@ -11,13 +11,20 @@
 //       connect_timeout: 60            # seconds for spawn + initialize + tools/list
 //       enabled: true
 //       tools: {include: ["echo", "get-*"], exclude: ["dangerous"]}
+//     remote:
+//       url: https://mcp.example.com/mcp     # Streamable HTTP (see mcp/client_http.h)
+//       headers: {Authorization: "Bearer ..."}
+//       timeout: 120
 //
 // McpClientManager owns one supervisor thread (std::jthread) per enabled server. It connects in
 // the background, re-lists on notifications/tools/list_changed (one Registry::Replace), and when
 // the server dies it marks the server's tools unavailable (they stay registered; their check_fn
 // fails) and reconnects with exponential backoff; after repeated failures a circuit breaker
-// pauses the attempts, then probes again. Only stdio servers are implemented; `url` entries are
-// reported unavailable ("http transport not supported yet").
+// pauses the attempts, then probes again. HTTP servers have no process to watch, so a connected
+// one is pinged every ClientOptions::keepalive_interval.
+// What a server sends reaches the model wrapped as untrusted content (safety/untrusted_content.h);
+// configured credentials (header and env values, URL userinfo and query values) are masked out
+// of every error, status and log line.
 // Destroying the manager stops the supervisors, ends the server processes (their whole process
 // groups) and deregisters their tools.
 // Thread-safety: thread-safe.
@@ -61,7 +68,7 @@ struct ServerConfig {
   std::string command;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
-  // http transport (parsed, not implemented)
+  // Streamable HTTP transport (http:// or https://; userinfo becomes Basic credentials)
   std::string url;
   std::map<std::string, std::string> headers;
 
@@ -69,8 +76,8 @@ struct ServerConfig {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
   bool enabled = true;
   ToolFilter tools;
-  // Set when the entry cannot be started (bad shape, http): the server is reported unavailable
-  // with this reason and never spawned.
+  // Set when the entry cannot be started (bad shape, bad URL, untrusted project config): the
+  // server is reported unavailable with this reason and never started.
   std::string unusable_reason;
 };
 
@@ -89,8 +96,12 @@ struct ClientOptions {
   double jitter = 0.2;  // each wait is scaled by a uniform factor in [1 - jitter, 1 + jitter]
   int failures_before_break = 5;  // consecutive failed connects that open the circuit
   std::chrono::milliseconds breaker_pause{std::chrono::seconds(300)};
-  // How long a server gets to exit after its stdin is closed before SIGTERM/SIGKILL.
+  // How long a server gets to exit after its stdin is closed before SIGTERM/SIGKILL (stdio), or
+  // to answer the DELETE ending its session (HTTP).
   std::chrono::milliseconds shutdown_grace{std::chrono::milliseconds(500)};
+  // HTTP servers have no process to watch: a connected one is pinged this often, and a ping it
+  // does not answer ends the connection (then reconnect with backoff as usual).
+  std::chrono::milliseconds keepalive_interval{std::chrono::seconds(180)};
 };
 
 enum class ServerState : unsigned char {
@@ -145,7 +156,10 @@ class McpClientManager {
 // Reads `mcp_servers` from the runtime's config and starts them into runtime.registry().
 // InvalidArgument when the section has the wrong shape. The returned manager must be kept alive
 // as long as the tools should work (typically for the process's lifetime).
+// `project`: servers from a trusted project-local config, started too; one named like a
+// user-level server is skipped (the user's own config wins) with a warning.
 Result<std::unique_ptr<McpClientManager>> StartConfiguredServers(Runtime& runtime,
+                                                                 std::vector<ServerConfig> project = {},
                                                                  ClientOptions options = {});
 
 }  // namespace talaria::mcp

@@ -1,11 +1,13 @@
 // The MCP Streamable HTTP transport (protocol 2025-03-26 .. 2025-11-25): one endpoint, `/mcp`.
 //
 //   POST   one JSON-RPC message. A request is answered with its response as application/json,
-//          or as text/event-stream (progress notifications, then the response) when it is a
-//          tools/call carrying a progressToken and the client accepts event streams.
+//          or as text/event-stream when the client accepts event streams and the server has
+//          something related to send before the response (progress, log messages of the call,
+//          requests to the client such as elicitation/create); the response comes last, then
+//          the stream ends. The client's answer to such a request is a new POST.
 //          Notifications and responses get 202 with no body.
-//   GET    an event stream of the session's server-initiated messages (tools/list_changed,
-//          log messages); one per session at a time (409 for a second).
+//   GET    an event stream of the session's server-initiated messages (list_changed, resource
+//          updates, log messages outside calls); one per session at a time (409 for a second).
 //   DELETE ends the session: its running calls are cancelled; later requests get 404.
 //
 // Each session (created by `initialize`, named by a random MCP-Session-Id) owns its own
@@ -20,7 +22,7 @@
 // without a token is refused. Bodies over limits.max_bytes get 413; malformed JSON gets 400
 // with a JSON-RPC -32700 error body.
 //
-//   auto http = talaria::mcp::HttpTransport::Start(options, [&](talaria::mcp::MessageSink sink) {
+//   auto http = talaria::mcp::HttpTransport::Start(options, [&](talaria::mcp::RoutedSink sink) {
 //     return talaria::mcp::McpServer::Create(dispatcher, toolsets, server_options, std::move(sink));
 //   });
 //   std::fprintf(stderr, "%s\n", (*http)->url().c_str());
@@ -57,8 +59,9 @@ Result<HostPort> ParseHostPort(std::string_view text);
 // True for "localhost", 127.0.0.0/8 and ::1 (bracketed or not).
 bool IsLoopbackHost(std::string_view host);
 
-// Makes the McpServer of a new session; everything it sends goes to `sink`.
-using ServerFactory = std::function<Result<std::unique_ptr<McpServer>>(MessageSink sink)>;
+// Makes the McpServer of a new session; everything it sends goes to `sink`, which routes each
+// message by the request it belongs to.
+using ServerFactory = std::function<Result<std::unique_ptr<McpServer>>(RoutedSink sink)>;
 
 struct HttpTransportOptions {
   std::string host = "127.0.0.1";

@@ -17,7 +17,7 @@
 
 namespace talaria::mcp {
 
-// JSON-RPC 2.0 error codes (MCP adds none that this layer produces).
+// JSON-RPC 2.0 error codes.
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
@@ -85,5 +85,10 @@ std::string EncodeResult(const Json& id, const Json& result);
 // `id` null: "id": null. `data` null: no data member.
 std::string EncodeError(const Json* id, int code, std::string_view message, const Json* data = nullptr);
 std::string EncodeNotification(std::string_view method, const Json& params);
+// A request the server sends to the client (elicitation/create, sampling/createMessage, ...).
+std::string EncodeRequest(const Json& id, std::string_view method, const Json& params);
+
+// MCP's own error codes.
+inline constexpr int kResourceNotFound = -32002;
 
 }  // namespace talaria::mcp

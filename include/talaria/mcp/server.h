@@ -4,11 +4,20 @@
 //
 // What it serves (protocol 2025-11-25, negotiating down to 2025-06-18, 2025-03-26, 2024-11-05):
 // initialize / notifications/initialized, ping, tools/list (sorted by name, cursor pagination),
-// tools/call through the Dispatcher (text content, structuredContent when the result is a JSON
-// object, tool failures as isError results, unknown tools -32602), progress notifications for
-// requests carrying _meta.progressToken, notifications/cancelled (the call's cancel token fires:
-// its child processes are killed and no response is sent), notifications/tools/list_changed
-// when the registry changes what is exposed, and logging/setLevel.
+// tools/call through the Dispatcher (text content, or the result's rich content blocks;
+// structuredContent when the result is a JSON object, tool failures as isError results, unknown
+// tools -32602), progress notifications for requests carrying _meta.progressToken,
+// notifications/cancelled (the call's cancel token fires: its child processes are killed and no
+// response is sent), notifications/tools/list_changed when the registry changes what is exposed,
+// and logging/setLevel. With options.features: resources (list, read, templates/list,
+// subscribe/unsubscribe, notifications/resources/updated and list_changed), prompts (list, get,
+// list_changed) and completion/complete; capabilities name only what is served.
+//
+// A running tool reaches the client through ToolContext::client (client_channel.h): log and
+// progress notifications and requests the client answers (elicitation/create,
+// sampling/createMessage, see tool_requests.h), all tied to the call's request so that Streamable
+// HTTP sends them on that request's event stream; the client's answers come back through
+// HandleMessage as responses.
 //
 // Each tools/call runs on its own thread, so a slow call never delays ping or other calls. Calls
 // that must not overlap are kept apart by the tools' parallel classes: safe and path-scoped
@@ -49,6 +58,19 @@ std::shared_ptr<CallGate> NewCallGate();
 // Receives each outgoing message as one line of JSON (no newline). Never called concurrently.
 using MessageSink = std::function<void(std::string_view line)>;
 
+// Where an outgoing message belongs, for transports that keep a stream per request (Streamable
+// HTTP sends a request's related messages on its POST's event stream).
+struct Routing {
+  // DumpJson of the id of the client request this message answers or belongs to (the
+  // tools/call whose progress, log message or elicitation request it is); empty: none, a
+  // server-initiated message (list_changed, resource updates, logs outside calls).
+  std::string_view request;
+  bool is_response = false;  // the answer to `request`: nothing more follows for it
+};
+using RoutedSink = std::function<void(std::string_view line, const Routing& routing)>;
+
+class ServerFeatures;  // features.h
+
 struct McpServerOptions {
   // What is exposed: the union of these toolsets (resolved through Toolsets).
   std::vector<std::string> toolsets{"talaria-mcp"};
@@ -63,8 +85,16 @@ struct McpServerOptions {
   std::chrono::milliseconds call_timeout{0};
   // Null: each call gets a bare ToolContext (no workspace, no terminal).
   ContextFactory make_context;
+  // The client's roots (`roots/list`) as absolute local paths, asked for after initialization
+  // when the client declares the roots capability and again on notifications/roots/list_changed;
+  // called from a server thread. Roots that are not file:// URIs are dropped. Null: roots are
+  // never asked for.
+  std::function<void(const std::vector<std::string>& paths)> on_client_roots;
   // Shared by every server whose calls reach the same tool session; null: one of its own.
   std::shared_ptr<CallGate> call_gate;
+  // Resources, resource templates and prompts to serve besides tools (those of the selected
+  // toolsets); null: none, and no such capabilities are declared.
+  std::shared_ptr<ServerFeatures> features;
 };
 
 class McpServer {
@@ -72,13 +102,17 @@ class McpServer {
   // InvalidArgument when options.toolsets names an unknown toolset or page_size is zero.
   static Result<std::unique_ptr<McpServer>> Create(Dispatcher& dispatcher, const Toolsets& toolsets,
                                                    McpServerOptions options, MessageSink sink);
+  // The same, for a transport that routes messages by the request they belong to.
+  static Result<std::unique_ptr<McpServer>> Create(Dispatcher& dispatcher, const Toolsets& toolsets,
+                                                   McpServerOptions options, RoutedSink sink);
   // Shutdown(0).
   ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
   // Decodes and serves one incoming message. Requests other than tools/call are answered before
-  // it returns; tools/call is answered from the call's thread. Never throws.
+  // it returns; tools/call is answered from the call's thread. A response answers a request the
+  // server sent (elicitation, sampling) and wakes the call waiting for it. Never throws.
   void HandleMessage(std::string_view text);
   // The same for a message the transport already decoded (with these options' limits).
   void HandleDecoded(const Message& message);
@@ -95,6 +129,9 @@ class McpServer {
   // Sends notifications/message when `level` (debug, info, notice, warning, error, critical,
   // alert, emergency) is at or above the level the client set (default: warning).
   void SendLog(std::string_view level, std::string_view logger, const Json& data);
+
+  // The client's capabilities from initialize (null before).
+  Json client_capabilities() const;
 
   size_t calls_in_flight() const;
   bool initialized() const;  // notifications/initialized received

@@ -39,6 +39,10 @@
 #include "talaria/plugins/elf_scan.h"
 #include "talaria/safety/command_guard.h"
 
+namespace talaria::mcp {
+class ServerFeatures;
+}
+
 namespace talaria::plugins {
 
 enum class Verdict : unsigned char {
@@ -128,7 +132,9 @@ DiscoveryOptions OptionsFromConfig(const PluginConfig& config,
 
 class PluginLoader {
  public:
-  explicit PluginLoader(Registry& registry);
+  // `features`: where the resources and prompts plugins register go (an MCP server serves
+  // them); null: they are accepted and ignored. Both are kept by reference.
+  explicit PluginLoader(Registry& registry, mcp::ServerFeatures* features = nullptr);
   ~PluginLoader();
   PluginLoader(const PluginLoader&) = delete;
   PluginLoader& operator=(const PluginLoader&) = delete;
@@ -151,6 +157,7 @@ class PluginLoader {
   void LoadScript(CandidateReport& report, const DiscoveryOptions& options);
 
   Registry& registry_;
+  mcp::ServerFeatures* const features_;
   std::map<std::string, Loaded, std::less<>> loaded_;  // path -> what it registered
 };
 

@@ -27,14 +27,19 @@ enum class ApprovalMode : unsigned char { kDeny, kAsk, kAllowlist, kYolo };
 Result<ApprovalMode> ParseApprovalMode(std::string_view name);
 std::string_view ApprovalModeName(ApprovalMode mode);
 
+enum class ApprovalAnswer : unsigned char { kOnce, kSession, kAlways, kDeny, kTimeout };
+
+class ApprovalPrompter;
+
 struct ApprovalRequest {
   std::string session;
   std::string tool;
   std::string command;
   std::vector<GuardReason> reasons;  // the dangerous ones still needing a decision
+  // Who can answer for this call in particular (an MCP client that can elicit); preferred over
+  // the process-wide prompter. Null: the process-wide one, if any.
+  std::shared_ptr<ApprovalPrompter> prompter;
 };
-
-enum class ApprovalAnswer : unsigned char { kOnce, kSession, kAlways, kDeny, kTimeout };
 
 // A front end's way to ask a human (a TTY prompt, MCP elicitation). Having one is the explicit
 // statement that somebody can answer.

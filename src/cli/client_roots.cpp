@@ -1,0 +1,67 @@
+#include "cli/client_roots.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "talaria/base/log.h"
+#include "talaria/safety/workspace.h"
+
+namespace talaria::cli {
+namespace {
+
+// Resolves symlinks and "..": a client root that is a link to somewhere else is judged by where
+// it leads. Empty when the path does not exist.
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::canonical(path, ec);
+  return ec ? std::string() : p.string();
+}
+
+bool IsWithin(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+}  // namespace
+
+ClientRoots::ClientRoots(std::vector<std::string> allowed) {
+  if (allowed.empty()) allowed.push_back(std::filesystem::current_path().string());
+  for (const std::string& dir : allowed) {
+    if (std::string c = Canonical(dir); !c.empty()) allowed_.push_back(std::move(c));
+  }
+}
+
+void ClientRoots::Update(const std::vector<std::string>& client_paths) {
+  std::vector<std::string> inside;
+  for (const std::string& path : client_paths) {
+    const std::string c = Canonical(path);
+    bool ok = false;
+    for (const std::string& dir : allowed_) ok = ok || (!c.empty() && IsWithin(c, dir));
+    if (ok) {
+      inside.push_back(c);
+    } else {
+      LogWarn("talaria mcp: ignoring the client's root " + path +
+              " (missing, or outside the --root directories)");
+    }
+  }
+  std::shared_ptr<safety::Workspace> narrowed;
+  if (!inside.empty()) {
+    safety::WorkspaceOptions options;
+    options.roots = inside;
+    auto ws = safety::Workspace::Open(std::move(options));
+    if (ws) {
+      narrowed = std::move(*ws);
+    } else {
+      LogWarn("talaria mcp: the client's roots are not usable: " + ws.error().message());
+    }
+  }
+  std::lock_guard lock(mu_);
+  narrowed_ = std::move(narrowed);
+}
+
+void ClientRoots::Apply(ToolContext& ctx) const {
+  std::lock_guard lock(mu_);
+  if (narrowed_) ctx.workspace = narrowed_;
+}
+
+}  // namespace talaria::cli

@@ -1,0 +1,79 @@
+#include "talaria/env/bwrap.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <string_view>
+
+#include "talaria/base/subprocess.h"
+
+namespace talaria::env {
+namespace {
+
+// Top-level directories that merged-/usr systems make symlinks into /usr; on older layouts they
+// are real directories and are bound read-only instead.
+constexpr std::array<std::string_view, 6> kSystemDirs = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+// What the loader and libc read from /etc; nothing with credentials in it.
+constexpr std::array<std::string_view, 4> kSystemEtcFiles = {"/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf",
+                                                             "/etc/mime.types"};
+
+void AddSystemOnlyMounts(std::vector<std::string>& argv) {
+  argv.insert(argv.end(), {"--ro-bind", "/usr", "/usr"});
+  for (std::string_view dir : kSystemDirs) {
+    const std::string path(dir);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      argv.insert(argv.end(), {"--symlink", std::string(target, static_cast<size_t>(n)), path});
+    } else if (S_ISDIR(st.st_mode)) {
+      argv.insert(argv.end(), {"--ro-bind", path, path});
+    }
+  }
+  for (std::string_view file : kSystemEtcFiles) {
+    argv.insert(argv.end(), {"--ro-bind-try", std::string(file), std::string(file)});
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
+  std::vector<std::string> argv = {layout.bwrap};
+  if (layout.host == BwrapLayout::HostView::kWholeHost) {
+    argv.insert(argv.end(), {"--ro-bind", "/", "/"});
+  } else {
+    AddSystemOnlyMounts(argv);
+  }
+  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  if (layout.host == BwrapLayout::HostView::kWholeHost) argv.insert(argv.end(), {"--tmpfs", "/var/tmp"});
+  argv.push_back("--unshare-all");
+  if (layout.network) argv.push_back("--share-net");
+  argv.push_back("--die-with-parent");
+  for (const std::string& dir : layout.writable) argv.insert(argv.end(), {"--bind", dir, dir});
+  if (layout.new_session) argv.push_back("--new-session");
+  if (!layout.chdir.empty()) argv.insert(argv.end(), {"--chdir", layout.chdir});
+  argv.push_back("--");
+  return argv;
+}
+
+Status ProbeBwrap(const std::string& bwrap) {
+  SpawnOptions probe;
+  probe.argv = {bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true"};
+  probe.timeout = std::chrono::seconds(10);
+  auto probed = RunProcess(probe);
+  if (!probed) {
+    if (probed.error().code() == StatusCode::kNotFound) {
+      return NotFoundError("sandbox: '" + bwrap + "' not found (apt-get install bubblewrap)");
+    }
+    return probed.error();
+  }
+  if (probed->exit_code != 0) {
+    return FailedPreconditionError("sandbox: bwrap cannot create namespaces here: " + probed->stderr_text);
+  }
+  return {};
+}
+
+}  // namespace talaria::env

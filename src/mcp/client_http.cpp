@@ -1,0 +1,571 @@
+#include "mcp/client_http.h"
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <optional>
+#include <utility>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "mcp/client_sse.h"
+#include "talaria/base/log.h"
+
+namespace talaria::mcp::client_internal {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSessionHeader = "Mcp-Session-Id";
+constexpr const char* kVersionHeader = "Mcp-Protocol-Version";
+// Notifications, answers to server requests, notifications/cancelled and DELETE are small and
+// must not hold anything up for long.
+constexpr auto kSideRequestTimeout = 5s;
+// An event stream is held open indefinitely; Close stops it.
+constexpr auto kStreamReadTimeout = 24h;
+constexpr size_t kErrorBodySnippet = 300;
+// How often the GET stream is retried after failing (not after ending normally) before the
+// client does without it (keepalive pings still notice a dead server).
+constexpr int kMaxStreamFailures = 5;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Visible ASCII only (the spec's rule for session ids; also applied to the version we echo):
+// anything else is refused rather than written into a header.
+bool ValidSessionId(std::string_view id) {
+  if (id.empty() || id.size() > 1024) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
+}
+
+// Seconds and microseconds for httplib's timeouts: what is left until `deadline`, at least 1 ms.
+std::pair<time_t, time_t> Remaining(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+  left = std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24 * 365));
+  return {static_cast<time_t>(left.count() / 1000000), static_cast<time_t>(left.count() % 1000000)};
+}
+
+enum class Stopped : unsigned char { kNo, kDeadline, kCancelled, kClosed };
+
+// Stops `client` (shutting its socket down, which fails the blocked read or write) once
+// `deadline` passes or a token fires, and again every 20 ms until the request returns: a stop()
+// that lands before the socket exists does nothing.
+class RequestWatchdog {
+ public:
+  RequestWatchdog(httplib::Client& client, Clock::time_point deadline, std::stop_token cancel,
+                  std::stop_token close) {
+    thread_ = std::jthread([this, &client, deadline, cancel = std::move(cancel),
+                            close = std::move(close)](const std::stop_token& done) {
+      std::mutex mu;
+      std::condition_variable_any cv;
+      auto wake = [&] {
+        std::lock_guard lock(mu);
+        cv.notify_all();
+      };
+      std::stop_callback on_cancel(cancel, wake);
+      std::stop_callback on_close(close, wake);
+      std::unique_lock lock(mu);
+      const auto until = std::min(deadline, Clock::now() + std::chrono::hours(24 * 365));
+      cv.wait_until(lock, done, until,
+                    [&] { return cancel.stop_requested() || close.stop_requested(); });
+      if (done.stop_requested()) return;
+      why_ = close.stop_requested()    ? Stopped::kClosed
+             : cancel.stop_requested() ? Stopped::kCancelled
+                                       : Stopped::kDeadline;
+      while (!done.stop_requested()) {
+        client.stop();
+        cv.wait_for(lock, done, 20ms, [] { return false; });
+      }
+    });
+  }
+  ~RequestWatchdog() { Finish(); }
+  RequestWatchdog(const RequestWatchdog&) = delete;
+  RequestWatchdog& operator=(const RequestWatchdog&) = delete;
+
+  bool fired() const { return why_.load() != Stopped::kNo; }
+  // Ends the watchdog; what stopped the request, if anything did.
+  Stopped Finish() {
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
+    }
+    return why_.load();
+  }
+
+ private:
+  std::atomic<Stopped> why_{Stopped::kNo};
+  std::jthread thread_;
+};
+
+void Configure(httplib::Client& client, const HttpServerUrl& url, Clock::time_point deadline,
+               std::chrono::microseconds read_timeout) {
+  const auto [sec, usec] = Remaining(deadline);
+  client.set_tcp_nodelay(true);
+  client.set_keep_alive(false);
+  client.set_follow_location(false);  // a redirect must not carry our headers elsewhere
+  client.set_connection_timeout(sec, usec);
+  client.set_write_timeout(sec, usec);
+  client.set_read_timeout(static_cast<time_t>(read_timeout.count() / 1000000),
+                          static_cast<time_t>(read_timeout.count() % 1000000));
+  if (!url.user.empty() || !url.password.empty()) client.set_basic_auth(url.user, url.password);
+}
+
+// The text of a refused request, for the error: "HTTP 500: <JSON-RPC message or body start>".
+std::string DescribeRefusal(int status, const std::string& body) {
+  std::string out = "HTTP ";
+  out += std::to_string(status);
+  if (auto doc = ParseJson(body); doc && doc->is_object()) {
+    auto err = doc->find("error");
+    if (err != doc->end() && err->is_object()) {
+      auto message = err->find("message");
+      if (message != err->end() && message->is_string()) {
+        out += ": ";
+        out += message->get<std::string>().substr(0, kErrorBodySnippet);
+        return out;
+      }
+    }
+  }
+  std::string snippet = body.substr(0, kErrorBodySnippet);
+  std::replace_if(snippet.begin(), snippet.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  if (!snippet.empty()) {
+    out += ": ";
+    out += snippet;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct HttpConnection::Exchange {
+  const Json* expect_id = nullptr;
+  std::optional<Json> response;  // the awaited response document
+  int status = 0;
+  bool event_stream = false;
+  bool too_big = false;
+  std::string body;  // a JSON answer, or the start of a refusal
+  std::string session_id;
+  std::unique_ptr<SseParser> sse;
+};
+
+Result<HttpServerUrl> ParseServerUrl(std::string_view url) {
+  const size_t sep = url.find("://");
+  if (sep == std::string_view::npos) return Err(InvalidArgumentError("'url' must start with http:// or https://"));
+  const std::string scheme = Lower(url.substr(0, sep));
+  if (scheme != "http" && scheme != "https") {
+    return Err(InvalidArgumentError("'url' must start with http:// or https://"));
+  }
+  std::string_view rest = url.substr(sep + 3);
+  if (const size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+  const size_t path_at = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, path_at);
+  HttpServerUrl out;
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = authority.substr(0, at);
+    const size_t colon = userinfo.find(':');
+    out.user = std::string(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos) out.password = std::string(userinfo.substr(colon + 1));
+    authority.remove_prefix(at + 1);
+  }
+  if (authority.empty() || authority.front() == ':') return Err(InvalidArgumentError("'url' has no host"));
+  if (authority.find_first_of(" \t\r\n") != std::string_view::npos) {
+    return Err(InvalidArgumentError("'url' has a malformed host"));
+  }
+  out.origin = scheme + "://" + std::string(authority);
+  out.target = path_at == std::string_view::npos ? "/" : std::string(rest.substr(path_at));
+  if (out.target.front() == '?') out.target.insert(0, "/");
+  return out;
+}
+
+std::string RedactUrl(std::string_view url) {
+  std::string out;
+  const size_t sep = url.find("://");
+  size_t start = 0;
+  if (sep != std::string_view::npos) {
+    start = sep + 3;
+    const size_t end = url.find_first_of("/?#", start);
+    const std::string_view authority = url.substr(start, end == std::string_view::npos ? end : end - start);
+    out.append(url.substr(0, start));
+    if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      out.append("[REDACTED]@");
+      start += at + 1;
+    }
+  }
+  std::string_view rest = url.substr(start);
+  if (const size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+  const size_t q = rest.find('?');
+  out.append(rest.substr(0, q));
+  if (q == std::string_view::npos) return out;
+  std::string_view query = rest.substr(q + 1);
+  out.push_back('?');
+  bool first = true;
+  while (!query.empty() || first) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (!first) out.push_back('&');
+    first = false;
+    const size_t eq = pair.find('=');
+    out.append(pair.substr(0, eq));
+    if (eq != std::string_view::npos) out.append("=[REDACTED]");
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(HttpConnectionOptions options,
+                                                             ConnectionCallbacks callbacks) {
+  HttpServerUrl url = TALARIA_TRY(ParseServerUrl(options.url));
+  std::unique_ptr<HttpConnection> conn(new HttpConnection());
+  conn->url_ = std::move(url);
+  conn->display_url_ = RedactUrl(options.url);
+  conn->options_ = std::move(options);
+  conn->callbacks_ = std::move(callbacks);
+  return conn;
+}
+
+HttpConnection::~HttpConnection() { Close(std::chrono::milliseconds(500)); }
+
+bool HttpConnection::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+std::string HttpConnection::ExitDescription() const {
+  std::lock_guard lock(mu_);
+  return close_reason_;
+}
+
+void HttpConnection::MarkClosed(std::string why) {
+  bool notify = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) {
+      closed_ = true;
+      close_reason_ = std::move(why);
+    }
+    notify = !closed_notified_;
+    closed_notified_ = true;
+  }
+  if (notify && callbacks_.on_closed) callbacks_.on_closed();
+}
+
+bool HttpConnection::HandleIncoming(const Message& message, Exchange* exchange) {
+  switch (message.kind) {
+    case MessageKind::kResponse:
+      if (exchange != nullptr && exchange->expect_id != nullptr && message.id() == *exchange->expect_id) {
+        exchange->response = *message.doc;
+        return true;
+      }
+      LogInfo("mcp client: ignoring a response to no request of ours from " + display_url_);
+      return false;
+    case MessageKind::kNotification:
+      if (callbacks_.on_notification) callbacks_.on_notification(message.method, message.params());
+      return false;
+    case MessageKind::kRequest: {
+      // The client offers no capabilities, so only ping is served.
+      const std::string answer =
+          message.method == "ping"
+              ? EncodeResult(message.id(), Json::object())
+              : EncodeError(&message.id(), kMethodNotFound, "Method not found: " + message.method);
+      if (auto sent = Post(answer, nullptr, Clock::now() + kSideRequestTimeout, {}); !sent) {
+        LogInfo("mcp client: answering a server request failed: " + sent.error().message());
+      }
+      return false;
+    }
+  }
+  return false;
+}
+
+Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id, TimePoint deadline,
+                                  const std::stop_token& cancel) {
+  std::string session_id;
+  std::string version;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Err(UnavailableError("the server connection is closed"));
+    session_id = session_id_;
+    version = protocol_version_;
+  }
+  httplib::Client client(url_.origin);
+  if (!client.is_valid()) return Err(InvalidArgumentError("cannot use the server URL " + display_url_));
+  // The socket's own read timeout is a backstop a little past the deadline: the watchdog ends the
+  // request at the deadline and says why.
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()) + 1s;
+  Configure(client, url_, deadline, std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24)));
+
+  httplib::Request req;
+  req.method = "POST";
+  req.path = url_.target;
+  for (const auto& [name, value] : options_.headers) req.set_header(name, value);
+  req.set_header("Accept", "application/json, text/event-stream");
+  req.set_header("Content-Type", "application/json");
+  if (!session_id.empty()) req.set_header(kSessionHeader, session_id);
+  if (!version.empty()) req.set_header(kVersionHeader, version);
+  req.body = body;
+
+  Exchange ex;
+  ex.expect_id = expect_id;
+  const size_t cap = options_.max_message_bytes;
+  RequestWatchdog watchdog(client, deadline, cancel, close_source_.get_token());
+  req.response_handler = [&](const httplib::Response& res) {
+    ex.status = res.status;
+    ex.event_stream = Lower(res.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
+    ex.session_id = res.get_header_value(kSessionHeader);
+    if (ex.event_stream) ex.sse = std::make_unique<SseParser>(cap);
+    return !watchdog.fired();
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (watchdog.fired()) return false;
+    if (ex.event_stream && ex.status / 100 == 2) {
+      bool found = false;
+      const bool ok = ex.sse->Feed(std::string_view(data, n), [&](const SseEvent& event) {
+        if (event.type != "message" || event.data.empty()) return true;
+        Decoded decoded = DecodeMessage(event.data, MessageLimits{cap});
+        if (!decoded.ok()) {
+          LogWarn("mcp client: ignoring a malformed event from " + display_url_ + ": " + decoded.error.message);
+          return true;
+        }
+        found = HandleIncoming(*decoded.message, &ex);
+        return !found;
+      });
+      if (!ok) ex.too_big = true;
+      return ok && !found;  // our response is in: stop reading (the server may keep the stream)
+    }
+    const size_t keep = ex.status / 100 == 2 ? cap : kErrorBodySnippet * 4;
+    if (ex.body.size() + n > keep) {
+      if (ex.status / 100 == 2) {
+        ex.too_big = true;
+        return false;
+      }
+      ex.body.append(data, std::min(n, keep - std::min(keep, ex.body.size())));
+      return false;
+    }
+    ex.body.append(data, n);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  (void)client.send(req, res, error);
+  const Stopped stopped = watchdog.Finish();
+
+  // Only initialize's answer names the session (sent while we have none); later answers may
+  // repeat it.
+  if (session_id.empty() && !ex.session_id.empty() && ex.status / 100 == 2) {
+    if (!ValidSessionId(ex.session_id)) {
+      return Err(UnavailableError("the server sent a malformed " + std::string(kSessionHeader) + " header"));
+    }
+    std::lock_guard lock(mu_);
+    session_id_ = ex.session_id;
+  }
+  if (ex.response) return std::move(*ex.response);
+  if (ex.too_big) {
+    return Err(ResourceExhaustedError("the server sent a message over the " + std::to_string(cap) +
+                                      "-byte limit"));
+  }
+  if (stopped == Stopped::kNo && error != httplib::Error::Success && Clock::now() >= deadline) {
+    return Err(DeadlineExceededError("the request timed out"));
+  }
+  switch (stopped) {
+    case Stopped::kDeadline: return Err(DeadlineExceededError("the request timed out"));
+    case Stopped::kCancelled: return Err(CancelledError("the request was cancelled"));
+    case Stopped::kClosed: return Err(UnavailableError("the server connection is closed"));
+    case Stopped::kNo: break;
+  }
+  if (ex.status == 0) {
+    std::string what = "cannot reach " + display_url_ + ": " + httplib::to_string(error);
+    if (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout ||
+        error == httplib::Error::SSLConnection || error == httplib::Error::SSLServerVerification) {
+      MarkClosed(what);
+    }
+    return Err(UnavailableError(what));
+  }
+  if (ex.status == 404 && !session_id.empty()) {
+    MarkClosed("the server ended the session (HTTP 404)");
+    return Err(UnavailableError("the server ended the session (HTTP 404)"));
+  }
+  if (ex.status / 100 != 2) return Err(FailedPreconditionError(DescribeRefusal(ex.status, ex.body)));
+  if (error != httplib::Error::Success && error != httplib::Error::Canceled) {
+    return Err(UnavailableError("reading the answer from " + display_url_ + " failed: " + httplib::to_string(error)));
+  }
+  if (expect_id == nullptr) return Json();  // a notification or response: 202 (or any 2xx)
+  if (ex.event_stream) return Err(UnavailableError("the server's event stream ended without the response"));
+  if (ex.status == 202 || ex.body.empty()) return Err(UnavailableError("the server accepted the request but sent no response"));
+  Decoded decoded = DecodeMessage(ex.body, MessageLimits{cap});
+  if (!decoded.ok()) return Err(UnavailableError("the server's answer is not JSON-RPC: " + decoded.error.message));
+  if (!HandleIncoming(*decoded.message, &ex)) {
+    return Err(UnavailableError("the server's answer holds no response to request " + expect_id->dump()));
+  }
+  return std::move(*ex.response);
+}
+
+Result<Json> HttpConnection::Call(std::string_view method, Json params, TimePoint deadline,
+                                  std::stop_token cancel) {
+  const Json id = next_id_++;
+  Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", std::string(method)}};
+  if (!params.is_null()) request["params"] = std::move(params);
+  const bool initialize = method == "initialize";
+  if (initialize) {
+    std::lock_guard lock(mu_);
+    session_id_.clear();
+    protocol_version_.clear();
+  }
+  auto answer = Post(DumpJson(request), &id, deadline, cancel);
+  if (!answer) {
+    const StatusCode code = answer.error().code();
+    if ((code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled) && !initialize) {
+      (void)Notify("notifications/cancelled",
+                   Json{{"requestId", id},
+                        {"reason", code == StatusCode::kDeadlineExceeded ? "timed out" : "cancelled"}});
+    }
+    return Err(answer.error());
+  }
+  Result<Json> result = ResultOfResponse(*answer);
+  if (initialize && result) {
+    // Every later request names the negotiated version.
+    auto v = result->find("protocolVersion");
+    if (v != result->end() && v->is_string() && ValidSessionId(v->get<std::string>())) {
+      std::lock_guard lock(mu_);
+      protocol_version_ = v->get<std::string>();
+    }
+  }
+  return result;
+}
+
+Status HttpConnection::Notify(std::string_view method, const Json& params) {
+  const std::string body =
+      params.is_null() ? DumpJson(Json{{"jsonrpc", "2.0"}, {"method", std::string(method)}})
+                       : EncodeNotification(method, params);
+  auto sent = Post(body, nullptr, Clock::now() + kSideRequestTimeout, {});
+  if (!sent) return sent.error();
+  return {};
+}
+
+void HttpConnection::Initialized(const std::string& protocol_version, const Json& capabilities) {
+  (void)protocol_version;
+  bool list_changed = false;
+  if (capabilities.is_object()) {
+    auto tools = capabilities.find("tools");
+    if (tools != capabilities.end() && tools->is_object()) {
+      auto lc = tools->find("listChanged");
+      list_changed = lc != tools->end() && lc->is_boolean() && lc->get<bool>();
+    }
+  }
+  std::lock_guard lock(close_mu_);
+  if (list_changed && !stream_.joinable() && !closed()) {
+    stream_ = std::jthread([this](const std::stop_token& stop) { StreamLoop(stop); });
+  }
+}
+
+void HttpConnection::StreamLoop(const std::stop_token& stop) {
+  SseParser parser(options_.max_message_bytes);
+  int failures = 0;
+  while (!stop.stop_requested() && !closed()) {
+    std::string session_id;
+    std::string version;
+    {
+      std::lock_guard lock(mu_);
+      session_id = session_id_;
+      version = protocol_version_;
+    }
+    httplib::Client client(url_.origin);
+    Configure(client, url_, Clock::now() + 10s, kStreamReadTimeout);
+    httplib::Request req;
+    req.method = "GET";
+    req.path = url_.target;
+    for (const auto& [name, value] : options_.headers) req.set_header(name, value);
+    req.set_header("Accept", "text/event-stream");
+    if (!session_id.empty()) req.set_header(kSessionHeader, session_id);
+    if (!version.empty()) req.set_header(kVersionHeader, version);
+    if (!parser.last_event_id().empty()) req.set_header("Last-Event-ID", parser.last_event_id());
+    int status = 0;
+    bool is_stream = false;
+    bool overflow = false;
+    RequestWatchdog watchdog(client, Clock::time_point::max(), stop, close_source_.get_token());
+    req.response_handler = [&](const httplib::Response& res) {
+      status = res.status;
+      is_stream = Lower(res.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
+      return status == 200 && is_stream;
+    };
+    req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+      if (watchdog.fired()) return false;
+      failures = 0;
+      const bool ok = parser.Feed(std::string_view(data, n), [&](const SseEvent& event) {
+        if (event.type != "message" || event.data.empty()) return true;
+        Decoded decoded = DecodeMessage(event.data, MessageLimits{options_.max_message_bytes});
+        if (decoded.ok()) (void)HandleIncoming(*decoded.message, nullptr);
+        return true;
+      });
+      overflow = !ok;
+      return ok;
+    };
+    httplib::Response res;
+    httplib::Error error = httplib::Error::Success;
+    (void)client.send(req, res, error);
+    if (watchdog.Finish() != Stopped::kNo) return;
+    if (status == 405) return;  // the server offers no stream; keepalive pings watch it
+    if (status == 404 && !session_id.empty()) {
+      MarkClosed("the server ended the session (HTTP 404)");
+      return;
+    }
+    if (status == 0 && (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout)) {
+      MarkClosed("lost the connection to " + display_url_ + ": " + httplib::to_string(error));
+      return;
+    }
+    if (overflow) {
+      LogWarn("mcp client: " + display_url_ + " sent an event over the size limit; dropping its event stream");
+      parser = SseParser(options_.max_message_bytes);
+    }
+    if (status != 200 || !is_stream || overflow) {
+      if (++failures >= kMaxStreamFailures) {
+        LogWarn("mcp client: giving up the event stream of " + display_url_ + " (HTTP " + std::to_string(status) + ")");
+        return;
+      }
+    }
+    // Ended (the server may close it after a `retry:` hint) or failed: reopen after a pause.
+    const auto pause = parser.retry().value_or(1s) * (failures + 1);
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, stop, std::min<std::chrono::milliseconds>(pause, 60s), [] { return false; });
+  }
+}
+
+void HttpConnection::Close(std::chrono::milliseconds grace) {
+  std::lock_guard close_lock(close_mu_);
+  std::string session_id;
+  bool was_open = false;
+  {
+    std::lock_guard lock(mu_);
+    was_open = !closed_;
+    closed_ = true;
+    closed_notified_ = true;  // our own Close is no news for the supervisor
+    session_id = std::exchange(session_id_, std::string());
+  }
+  close_source_.request_stop();
+  if (stream_.joinable()) {
+    stream_.request_stop();
+    if (stream_.get_id() != std::this_thread::get_id()) stream_.join();
+  }
+  if (!was_open || session_id.empty()) return;
+  // End the session politely; a server that does not answer in time is simply left.
+  httplib::Client client(url_.origin);
+  const auto wait = std::clamp<std::chrono::milliseconds>(grace, 100ms, kSideRequestTimeout);
+  Configure(client, url_, Clock::now() + wait, wait);
+  httplib::Headers headers;
+  for (const auto& [name, value] : options_.headers) headers.emplace(name, value);
+  headers.emplace(kSessionHeader, session_id);
+  std::string version;
+  {
+    std::lock_guard lock(mu_);
+    version = protocol_version_;
+  }
+  if (!version.empty()) headers.emplace(kVersionHeader, version);
+  (void)client.Delete(url_.target, headers);
+}
+
+}  // namespace talaria::mcp::client_internal

@@ -1,0 +1,109 @@
+// The MCP client's Streamable HTTP transport (protocol 2025-03-26 .. 2025-11-25), as a
+// Connection the supervisor uses like the stdio one:
+//
+//   POST   every message, with `Accept: application/json, text/event-stream`; a request's answer
+//          is either one JSON body or an event stream carrying notifications (passed on), server
+//          requests (ping answered, others refused) and finally the response. Notifications
+//          expect 202.
+//   GET    after the handshake, when the server says tools.listChanged: an event stream for
+//          server-initiated messages, reopened (with Last-Event-ID, after the server's `retry`)
+//          when it ends; 405 means the server offers none.
+//   DELETE on Close, ending the session.
+//
+// The initialize answer's MCP-Session-Id is echoed on every later request, and the negotiated
+// MCP-Protocol-Version too. A 404 for our session, or a refused connection, closes the
+// connection (on_closed fires; the supervisor re-initializes).
+//
+// Each request has its own httplib client, stopped by a watchdog when the call's deadline
+// passes, its cancel token fires or the connection closes, so a server that hangs or drips
+// bytes never holds a call past its deadline. Bodies and events over max_message_bytes fail
+// the request.
+// FIXME: no connection reuse: every request opens its own TCP (and TLS) connection, cheap on
+// loopback but a handshake per call for remote https servers.
+// Thread-safety: thread-safe; requests run concurrently. Callbacks run on request threads or
+// the event-stream thread and must not block on Call().
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "mcp/client_connection.h"
+#include "talaria/mcp/jsonrpc.h"
+
+namespace talaria::mcp::client_internal {
+
+// An http(s) URL split for the HTTP client. userinfo becomes Basic credentials.
+struct HttpServerUrl {
+  std::string origin;  // "http://host:port" / "https://host" as httplib::Client takes it
+  std::string target;  // path and query; "/" when empty
+  std::string user;
+  std::string password;
+};
+// InvalidArgument unless the scheme is http or https and a host is given.
+Result<HttpServerUrl> ParseServerUrl(std::string_view url);
+// `url` safe to show: userinfo and the query's values replaced by "[REDACTED]".
+std::string RedactUrl(std::string_view url);
+
+struct HttpConnectionOptions {
+  std::string url;
+  std::map<std::string, std::string> headers;  // sent on every request (Authorization, ...)
+  size_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+class HttpConnection final : public Connection {
+ public:
+  // Checks the URL; connects nothing yet (the first Call does). InvalidArgument for a bad URL.
+  static Result<std::unique_ptr<HttpConnection>> Open(HttpConnectionOptions options,
+                                                      ConnectionCallbacks callbacks);
+  ~HttpConnection() override;  // Close()
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  Result<Json> Call(std::string_view method, Json params, TimePoint deadline,
+                    std::stop_token cancel = {}) override;
+  Status Notify(std::string_view method, const Json& params) override;
+  void Initialized(const std::string& protocol_version, const Json& capabilities) override;
+  bool closed() const override;
+  bool NeedsKeepalive() const override { return true; }
+  std::string ExitDescription() const override;
+  void Close(std::chrono::milliseconds grace) override;
+
+  struct Exchange;  // one POST in flight (client_http.cpp)
+
+ private:
+  HttpConnection() = default;
+  // POSTs `body`. With `expect_id`, waits for the response with that id and returns its
+  // document; without, returns null once the server accepted the message.
+  Result<Json> Post(const std::string& body, const Json* expect_id, TimePoint deadline,
+                    const std::stop_token& cancel);
+  // Dispatches a message a server sent on an event stream; true when it is the awaited response
+  // (stored in `exchange`).
+  bool HandleIncoming(const Message& message, Exchange* exchange);
+  void StreamLoop(const std::stop_token& stop);
+  void MarkClosed(std::string why);
+
+  HttpServerUrl url_;
+  std::string display_url_;
+  HttpConnectionOptions options_;
+  ConnectionCallbacks callbacks_;
+  std::atomic<int64_t> next_id_{1};
+  std::stop_source close_source_;  // stops every request in flight
+
+  mutable std::mutex mu_;
+  std::string session_id_;         // Guarded by mu_.
+  std::string protocol_version_;   // Guarded by mu_. Empty before initialize.
+  bool closed_ = false;            // Guarded by mu_.
+  bool closed_notified_ = false;   // Guarded by mu_.
+  std::string close_reason_;       // Guarded by mu_.
+
+  std::mutex close_mu_;  // serializes Close
+  std::jthread stream_;  // the GET event stream, when the server offers one
+};
+
+}  // namespace talaria::mcp::client_internal

@@ -1,0 +1,58 @@
+// Pieces McpServer's handlers share across its source files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/json.h"
+#include "talaria/core/tool_context.h"
+#include "talaria/mcp/features.h"
+
+namespace talaria::mcp {
+
+// A request's answer: a result, or a JSON-RPC error when code != 0 (with optional data).
+struct Reply {
+  Json result = Json::object();
+  int code = 0;
+  std::string message;
+  Json data;  // null: none
+};
+
+inline Reply Error(int code, std::string message) {
+  Reply r;
+  r.code = code;
+  r.message = std::move(message);
+  return r;
+}
+
+// What one server serves of a ServerFeatures: the definitions of its selected toolsets.
+class FeatureView {
+ public:
+  FeatureView(std::shared_ptr<ServerFeatures> features, std::vector<std::string> selection)
+      : features_(std::move(features)), selection_(std::move(selection)) {}
+
+  bool enabled() const { return features_ != nullptr; }
+  // True when a definition of `toolset` is served.
+  bool Serves(const std::string& toolset) const;
+  // The capabilities to declare ({resources}, {prompts}, {completions}) for what is served now.
+  void AddCapabilities(Json& capabilities) const;
+
+  Reply ListResources() const;
+  Reply ListTemplates() const;
+  Reply ReadResource(const Json& params, ToolContext& ctx) const;
+  // Checks that `params.uri` is served (the URI of a resource or a template's match).
+  Reply CheckSubscribable(const Json& params, std::string* uri) const;
+  Reply ListPrompts() const;
+  Reply GetPrompt(const Json& params, ToolContext& ctx) const;
+  Reply Complete(const Json& params) const;
+
+ private:
+  std::shared_ptr<const FeatureSnapshot> Snapshot() const;
+
+  const std::shared_ptr<ServerFeatures> features_;
+  const std::vector<std::string> selection_;
+};
+
+}  // namespace talaria::mcp

@@ -1,0 +1,257 @@
+#include "tools/code/code_runner.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/subprocess.h"
+#include "talaria/base/unique_fd.h"
+#include "talaria/core/budget.h"
+#include "tools/code/call_gate.h"
+#include "tools/code/interpreter.h"
+#include "tools/code/rpc_server.h"
+#include "tools/code/stub_module.h"
+#include "tools/terminal/terminal_output.h"
+
+namespace talaria::tools::code {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// After SIGTERM on timeout or cancel: python dies at once unless the script traps the signal.
+constexpr std::chrono::milliseconds kKillGrace{500};
+// The RPC reader outlives the interpreter's deadline by this much (the kill and the reaping).
+constexpr std::chrono::seconds kServerSlack{5};
+
+// The private working directory, removed with everything in it when the call ends.
+class WorkDir {
+ public:
+  static Result<WorkDir> Create(const std::string& parent) {
+    std::string tmpl = parent;
+    if (tmpl.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      tmpl = tmp != nullptr && *tmp == '/' ? tmp : "/tmp";
+    }
+    tmpl += "/talaria-exec-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      return Err(InternalError("execute_code: cannot create a working directory under " + parent + ": " +
+                               std::strerror(errno)));
+    }
+    return WorkDir(std::move(tmpl));
+  }
+  WorkDir(WorkDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  WorkDir& operator=(WorkDir&&) = delete;
+  ~WorkDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit WorkDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+Status WriteNewFile(const std::string& path, std::string_view content) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return InternalError("execute_code: cannot create " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return InternalError("execute_code: cannot write " + path + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+double Seconds(Clock::duration d) {
+  return std::round(std::chrono::duration<double>(d).count() * 100.0) / 100.0;
+}
+
+ToolResult ErrorResult(std::string message, Clock::time_point started, int calls = 0) {
+  Json body = Json::object();
+  body["status"] = "error";
+  body["error"] = std::move(message);
+  body["tool_calls_made"] = calls;
+  body["duration_seconds"] = Seconds(Clock::now() - started);
+  return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "execute_code_error");
+}
+
+// The original's hints for the commonest script mistakes.
+std::optional<std::string> FailureHint(std::string_view stderr_text, const std::vector<std::string>& allowed) {
+  for (const std::string& tool : allowed) {
+    if (stderr_text.find("NameError: name '" + tool + "' is not defined") != std::string_view::npos) {
+      return "Import the tools first: from hermes_tools import " + tool;
+    }
+  }
+  if (stderr_text.find("ModuleNotFoundError") != std::string_view::npos) {
+    return "Only the Python standard library and hermes_tools are available; third-party modules are not installed "
+           "in the sandbox.";
+  }
+  if (stderr_text.find("TypeError: string indices must be integers") != std::string_view::npos) {
+    return "Tool functions return dicts parsed from the tool's JSON result, not strings.";
+  }
+  return std::nullopt;
+}
+
+// Wall-clock budget left before `deadline`, at least 1 ms.
+std::chrono::milliseconds Left(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+CodeRunner::CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions options, std::vector<std::string> allowed,
+                       std::string stub_source, safety::GuardOptions guard)
+    : dispatcher_(dispatcher),
+      options_(std::move(options)),
+      allowed_(std::move(allowed)),
+      stub_source_(std::move(stub_source)),
+      guard_(std::move(guard)) {}
+
+ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
+  const auto started = Clock::now();
+  const std::string code = args.value("code", std::string());
+  if (code.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorResult("No code provided.", started);
+
+  auto work = WorkDir::Create(options_.temp_dir);
+  if (!work) return ErrorResult(work.error().message(), started);
+  const std::string& dir = work->path();
+  const std::string script = dir + "/script.py";
+  const std::string hermes_module = HermesToolsModule();
+  const std::pair<std::string, std::string_view> files[] = {
+      {script, code}, {dir + "/talaria_tools.py", stub_source_}, {dir + "/hermes_tools.py", hermes_module}};
+  for (const auto& [name, content] : files) {
+    if (Status s = WriteNewFile(name, content); !s.ok()) return ErrorResult(s.message(), started);
+  }
+  auto plan = PlanInterpreter(options_, dir, script);
+  if (!plan) return ErrorResult(plan.error().message(), started);
+
+  // The interpreter's end is passed as fd 3; ours stays here. Both close-on-exec, so no other
+  // child of this process (a terminal command, a concurrent script) ever holds either.
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return ErrorResult(std::string("execute_code: socketpair: ") + std::strerror(errno), started);
+  }
+  UniqueFd host_end(pair[0]);
+  UniqueFd script_end(pair[1]);
+
+  const Clock::time_point deadline =
+      std::min(ctx.deadline, started + std::chrono::duration_cast<Clock::duration>(options_.timeout));
+  // Script calls stop when the caller cancels or when this execution ends (whichever first).
+  std::stop_source calls_stop;
+  std::stop_callback forward(ctx.cancel, [&calls_stop] { calls_stop.request_stop(); });
+  GateOptions gate_options;
+  gate_options.allowed = allowed_;
+  gate_options.max_tool_calls = options_.max_tool_calls;
+  gate_options.approvals = options_.approvals;
+  gate_options.guard = guard_;
+  CallGate gate(dispatcher_, ctx, std::move(gate_options), calls_stop.get_token(), deadline);
+  auto server = RpcServer::Start(
+      std::move(host_end), [&gate](const std::string& tool, Json call_args) { return gate.Call(tool, std::move(call_args)); },
+      deadline + kServerSlack);
+  if (!server) return ErrorResult(server.error().message(), started);
+
+  std::string full_stdout;  // for the spill file, up to max_spill_bytes
+  SpawnOptions spawn;
+  spawn.argv = std::move(plan->argv);
+  spawn.env = std::move(plan->env);
+  spawn.cwd = dir;
+  spawn.timeout = Left(deadline);
+  spawn.cancel = ctx.cancel;
+  spawn.max_output_bytes = options_.max_stdout_bytes;
+  spawn.max_stderr_bytes = options_.max_stderr_bytes;
+  spawn.kill_grace = kKillGrace;
+  spawn.inherit_fd = script_end.get();
+  spawn.on_spawn = [&](pid_t pid) {
+    (*server)->ExpectChild(pid);
+    script_end.reset();  // the child has its copy; ours would keep the socket alive
+  };
+  spawn.on_stdout = [&](std::string_view chunk) {
+    if (full_stdout.size() < options_.max_spill_bytes) {
+      full_stdout.append(chunk.substr(0, options_.max_spill_bytes - full_stdout.size()));
+    }
+  };
+  auto ran = RunProcess(spawn);
+  calls_stop.request_stop();
+  (*server)->Stop();
+  const RpcServerStats rpc = (*server)->stats();
+  const int calls = gate.calls_made();
+  if (!ran) return ErrorResult("execute_code: could not run the interpreter: " + ran.error().message(), started, calls);
+
+  Json body = Json::object();
+  std::string status = "success";
+  if (ran->timed_out) {
+    status = "timeout";
+  } else if (ran->cancelled) {
+    status = "interrupted";
+  } else if (ran->exit_code != 0) {
+    status = "error";
+  }
+  body["status"] = status;
+  std::string output = CleanOutput(ran->stdout_text);
+  if (ran->timed_out) {
+    const auto limit = std::chrono::duration_cast<std::chrono::seconds>(deadline - started).count();
+    output += "\n\xE2\x8F\xB0 Script timed out after " + std::to_string(limit) + "s and was killed.";  // "⏰"
+  } else if (ran->cancelled) {
+    output += "\n[execution interrupted: the script was killed]";
+  }
+  body["output"] = std::move(output);
+  if (ran->exit_code != 0 && !ran->timed_out && !ran->cancelled) body["exit_code"] = ran->exit_code;
+  body["tool_calls_made"] = calls;
+  body["duration_seconds"] = Seconds(Clock::now() - started);
+  body["isolation"] = std::string(IsolationName(plan->isolation));
+  const bool truncated = ran->stdout_total_bytes > options_.max_stdout_bytes;
+  const size_t captured = std::min(ran->stdout_total_bytes, options_.max_stdout_bytes);
+  body["stdout_truncated"] = truncated;
+  body["stdout_bytes_captured"] = captured;
+  body["stdout_bytes_total"] = ran->stdout_total_bytes;
+  body["stdout_bytes_omitted"] = ran->stdout_total_bytes - captured;
+  if (truncated) {
+    std::string spill_name = ctx.call_id.empty() ? std::string("execute_code") : ctx.call_id;
+    spill_name += "-stdout";
+    if (auto path = WriteSpillFile(dispatcher_.options().budget, spill_name, CleanOutput(full_stdout))) {
+      body["stdout_spill_path"] = *path;
+    }
+  }
+  const std::string stderr_text = CleanOutput(ran->stderr_text);
+  if (!stderr_text.empty() && status != "error") body["stderr"] = stderr_text;
+  if (rpc.rejected_frames > 0) {
+    std::string warning = std::to_string(rpc.rejected_frames);
+    warning += " write(s) to the RPC socket were refused: ";
+    warning += rpc.rejection;
+    body["warning"] = std::move(warning);
+    body["rpc_rejected"] = rpc.rejected_frames;
+  }
+  if (status == "error") {
+    std::string error = stderr_text;
+    if (error.empty()) {
+      error = "Script exited with code ";
+      error += std::to_string(ran->exit_code);
+    }
+    body["error"] = std::move(error);
+    if (auto hint = FailureHint(ran->stderr_text, allowed_)) body["hint"] = *hint;
+  }
+  ToolResult result;
+  result.text = DumpJson(body);
+  if (status == "success") return result;
+  result.status = status == "timeout" ? CallStatus::kTimedOut : status == "interrupted" ? CallStatus::kCancelled : CallStatus::kError;
+  result.error_type = status == "timeout" ? "timeout" : status == "interrupted" ? "cancelled" : "script_error";
+  return result;
+}
+
+}  // namespace talaria::tools::code

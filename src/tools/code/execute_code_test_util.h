@@ -1,0 +1,128 @@
+// Test-only fixture for execute_code: a real session (workspace, local terminal) under a private
+// temp dir with its own $TALARIA_HOME, the process-wide registry's tools plus fake web tools, a
+// dispatcher with the command policy, and execute_code enabled on it. Scripts run in a real
+// python3 under real bwrap. Not thread-safe; one per test.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/tool_registration.h"
+#include "talaria/tools/code_execution.h"
+#include "talaria/tools/command_policy.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::tools::testing {
+
+// Fake web tools: web_search echoes its query after a configurable sleep (to see overlap),
+// web_extract echoes its urls.
+inline void RegisterFakeWebTools() {
+  ToolSpec search;
+  search.name = "web_search";
+  search.toolset = "web";
+  search.schema = R"json({"name":"web_search","description":"Search the web.","parameters":{"type":"object",
+    "properties":{"query":{"type":"string"},"limit":{"type":"integer","default":5}},"required":["query"]}})json";
+  search.handler = [](const Json& args, ToolContext&) {
+    const std::string query = args["query"].get<std::string>();
+    if (query.rfind("slow:", 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    Json body = {{"success", true}, {"data", {{"web", Json::array({{{"title", query}, {"url", "https://example.invalid/"}}})}}},
+                 {"limit", args.value("limit", 0)}};
+    return ToolResult::FromJson(body);
+  };
+  ASSERT_TRUE(Registry::Global().Register(std::move(search)).ok());
+  ToolSpec extract;
+  extract.name = "web_extract";
+  extract.toolset = "web";
+  extract.schema = R"json({"name":"web_extract","description":"Extract pages.","parameters":{"type":"object",
+    "properties":{"urls":{"type":"array","items":{"type":"string"}},"char_limit":{"type":"integer"}},"required":["urls"]}})json";
+  extract.handler = [](const Json& args, ToolContext&) {
+    Json results = Json::array();
+    for (const auto& u : args["urls"]) results.push_back({{"url", u}, {"title", "t"}, {"content", "page " + u.get<std::string>()}});
+    return ToolResult::FromJson(Json{{"results", results}});
+  };
+  ASSERT_TRUE(Registry::Global().Register(std::move(extract)).ok());
+}
+
+class ExecuteCodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    namespace fs = std::filesystem;
+    std::string tmpl = (fs::temp_directory_path() / "talaria-exec-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    base_ = fs::canonical(tmpl).string();
+    root_ = base_ + "/ws";
+    home_ = base_ + "/talaria-home";
+    fs::create_directories(root_);
+    fs::create_directories(home_);
+    if (const char* old = std::getenv("TALARIA_HOME")) saved_home_ = old;
+    ::setenv("TALARIA_HOME", home_.c_str(), 1);
+    RegisterFakeWebTools();
+    SessionOptions options;
+    options.roots = {root_};
+    options.audit = false;
+    auto session = Session::Open(options);
+    ASSERT_TRUE(session) << session.error().ToString();
+    session_ = *session;
+    ctx_ = session_->NewContext("call_1");
+    ASSERT_TRUE(InstallCommandPolicy(dispatcher_, Config{}, nullptr).ok());
+    Enable(CodeExecutionOptions{});
+  }
+  void TearDown() override {
+    DisableCodeExecution(dispatcher_);
+    (void)Registry::Global().Deregister("web_search");
+    (void)Registry::Global().Deregister("web_extract");
+    if (saved_home_) {
+      ::setenv("TALARIA_HOME", saved_home_->c_str(), 1);
+    } else {
+      ::unsetenv("TALARIA_HOME");
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(base_, ec);
+  }
+
+  void Enable(CodeExecutionOptions options) {
+    Status s = EnableCodeExecution(dispatcher_, std::move(options));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // Runs `code` through the dispatcher; the result as JSON (last_ keeps the raw result).
+  Json Run(const std::string& code) {
+    last_ = dispatcher_.Dispatch("execute_code", Json{{"code", code}}.dump(), ctx_);
+    auto parsed = Json::parse(last_.text, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << last_.text;
+    return parsed;
+  }
+
+  void Write(const std::string& rel, const std::string& content) const {
+    std::ofstream(root_ + "/" + rel, std::ios::binary | std::ios::trunc) << content;
+  }
+  static std::string ReadAbsolute(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::string base_;
+  std::string root_;
+  std::string home_;
+  std::optional<std::string> saved_home_;
+  std::shared_ptr<Session> session_;
+  ToolContext ctx_;
+  Dispatcher dispatcher_;
+  ToolResult last_;
+};
+
+}  // namespace talaria::tools::testing
