@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/utf8.h"
+
 namespace talaria {
 
 size_t JsonNestingOverflowOffset(std::string_view text, int limit) {
@@ -85,8 +87,43 @@ std::string DumpJsonPythonStyle(const Json& value) {
   return out;
 }
 
+void AppendJsonQuoted(std::string& out, std::string_view s) {
+  if (!IsValidUtf8(s)) {  // rare: let nlohmann apply its replacement rules
+    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  out.reserve(out.size() + s.size() + 2);
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
 std::string JsonQuote(std::string_view s) {
-  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  AppendJsonQuoted(out, s);
+  return out;
 }
 
 }  // namespace talaria

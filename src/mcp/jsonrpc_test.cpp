@@ -123,20 +123,6 @@ TEST(DecodeMessage, DecodesRequestsNotificationsAndResponses) {
   EXPECT_EQ(unicode.message->method, "caf\xc3\xa9 \xf0\x9f\x9a\x80");
 }
 
-TEST(IsValidUtf8, AcceptsWellFormedAndPointsAtTheFirstBadByte) {
-  EXPECT_TRUE(IsValidUtf8(""));
-  EXPECT_TRUE(IsValidUtf8("ascii"));
-  EXPECT_TRUE(IsValidUtf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"));  // é € 😀 U+10FFFF
-  size_t at = 0;
-  EXPECT_FALSE(IsValidUtf8("ab\x80", &at));
-  EXPECT_EQ(at, 2u);
-  EXPECT_FALSE(IsValidUtf8("a\xe0\x80\x80", &at));  // overlong U+0000
-  EXPECT_EQ(at, 1u);
-  EXPECT_FALSE(IsValidUtf8("\xf8\x88\x80\x80\x80", &at));  // five-byte form
-  EXPECT_EQ(at, 0u);
-  EXPECT_FALSE(IsValidUtf8(std::string_view("\xc3", 1), &at));
-}
-
 TEST(Encode, ProducesCompactSingleLines) {
   EXPECT_EQ(EncodeResult(Json(1), Json::object()), R"({"jsonrpc":"2.0","id":1,"result":{}})");
   EXPECT_EQ(EncodeError(nullptr, kParseError, "Parse error"),

@@ -72,6 +72,38 @@ Json ToCallResult(const ToolResult& r) {
   return result;
 }
 
+// Whether a result text that starts like a JSON object can go out as structuredContent as it
+// is: one line (stdio frames messages by newlines) that parses. Checked by scanning.
+bool IsSpliceableObject(std::string_view text) {
+  if (text.find_first_of("\r\n") != std::string_view::npos) return false;
+  if (JsonNestingOverflowOffset(text) != std::string_view::npos) return false;
+  return Json::accept(text);
+}
+
+// The tools/call answer, written directly: the text escaped once, and a JSON-object text spliced
+// in as structuredContent after a validating scan. Building it as a Json (parse the text, dump it
+// twice) made nlohmann's serializer the largest cost of a read_file round trip. The same message
+// as EncodeResult(id, ToCallResult(r)), except that structuredContent keeps the tool's spacing.
+std::string EncodeCallResult(const Json& id, const ToolResult& r) {
+  if (r.content && r.content->is_array() && !r.content->empty()) return EncodeResult(id, ToCallResult(r));
+  const size_t first = r.text.find_first_not_of(" \t\r\n");
+  const bool object_like = first != std::string::npos && r.text[first] == '{';
+  const bool splice = object_like && IsSpliceableObject(r.text);
+  if (object_like && !splice) return EncodeResult(id, ToCallResult(r));  // the parsing path decides
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  out += DumpJson(id);
+  out += R"(,"result":{"content":[{"type":"text","text":)";
+  AppendJsonQuoted(out, r.text);
+  out += "}]";
+  if (splice) {
+    out += R"(,"structuredContent":)";
+    out += r.text;
+  }
+  if (!r.ok()) out += R"(,"isError":true)";
+  out += "}}";
+  return out;
+}
+
 std::string IdText(const Json& id) { return id.is_string() ? id.get<std::string>() : DumpJson(id); }
 
 }  // namespace
@@ -402,7 +434,7 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
       // Dropped when the tool reported progress up to or past 1 itself (progress only grows).
       channel->Progress(1, 1, "finished " + entry->name());
       channel->End();
-      outlet->Send(EncodeResult(call->id, ToCallResult(result)), Routing{call->key, true});
+      outlet->Send(EncodeCallResult(call->id, result), Routing{call->key, true});
     }
     channel->End();
     Json data = Json::object();

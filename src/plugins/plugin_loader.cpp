@@ -95,6 +95,15 @@ std::optional<std::string> ShadowProblem(const Staging& s, std::string_view name
          existing->toolset() + "'); list the plugin under plugins.allow_shadowing to allow it";
 }
 
+// How a plugin's tools are published: over existing tools only when the config allows it;
+// otherwise insert-if-absent, except for names this plugin itself registered before (a reload).
+RegisterOptions PublishOptions(const Staging& s) {
+  RegisterOptions options;
+  options.allow_override = s.allow_shadowing;
+  options.only_new = !s.allow_shadowing && s.own.empty();
+  return options;
+}
+
 int HostRegisterTool(void* context, const talaria_tool_def* def) {
   auto* s = static_cast<Staging*>(context);
   if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
@@ -574,9 +583,9 @@ void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
     return;
   }
 
-  // Publish all of its tools at once, or none. Re-check shadowing against the newest snapshot:
-  // FIXME: the registry has no insert-if-absent; a same-toolset tool registered by another
-  // thread between this check and Replace would be replaced (discovery runs at startup).
+  // Publish all of its tools at once, or none. Re-check shadowing against the newest snapshot
+  // (for the readable reason); `only_new` then makes the registry itself refuse a name somebody
+  // registered in between, under its write lock.
   staging.snapshot = registry_.Snapshot();
   std::vector<std::string> names;
   for (const ToolSpec& spec : staging.specs) {
@@ -588,9 +597,7 @@ void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
   }
   std::vector<ToolSpec> specs = std::move(staging.specs);
   for (size_t i = 0; i < specs.size(); ++i) specs[i].schema = std::string_view(staging.schemas[i]);
-  RegisterOptions reg;
-  reg.allow_override = staging.allow_shadowing;
-  Status published = registry_.Replace({}, std::move(specs), reg);
+  Status published = registry_.Replace({}, std::move(specs), PublishOptions(staging));
   if (!published.ok()) {
     c.reason = "publishing tools: " + published.message();
     return;
@@ -691,9 +698,7 @@ void PluginLoader::LoadScript(CandidateReport& c, const DiscoveryOptions& option
     c.reason = "registration: " + *problem;
     return;
   }
-  RegisterOptions reg;
-  reg.allow_override = staging.allow_shadowing;
-  Status registered = registry_.Register(ScriptToolSpec(*manifest), reg);
+  Status registered = registry_.Register(ScriptToolSpec(*manifest), PublishOptions(staging));
   if (!registered.ok()) {
     c.reason = "registration: " + registered.message();
     return;

@@ -36,7 +36,11 @@ std::string DumpJson(const Json& value);
 // exact text the original produced (models tuned on it see the same bytes).
 std::string DumpJsonPythonStyle(const Json& value);
 
-// Quotes and escapes `s` as a JSON string literal (invalid UTF-8 replaced).
+// Quotes and escapes `s` as a JSON string literal (invalid UTF-8 replaced), byte for byte what
+// DumpJson writes for the same string.
 std::string JsonQuote(std::string_view s);
+// The same, appended to `out`: copies runs of plain bytes at once (nlohmann's serializer decodes
+// every byte, which made escaping a large tool result the main cost of an MCP round trip).
+void AppendJsonQuoted(std::string& out, std::string_view s);
 
 }  // namespace talaria

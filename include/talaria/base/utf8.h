@@ -1,7 +1,9 @@
-// UTF-8 encoding of one code point.
+// UTF-8: encoding one code point, checking well-formedness.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace talaria {
 
@@ -24,5 +26,9 @@ inline void AppendUtf8(std::string& out, char32_t cp) {
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
 }
+
+// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points past
+// U+10FFFF). `bad_offset` receives the first bad byte's offset when false.
+bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
 
 }  // namespace talaria

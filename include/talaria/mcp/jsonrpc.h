@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "talaria/base/json.h"
+#include "talaria/base/utf8.h"  // IsValidUtf8, which DecodeMessage applies
 
 namespace talaria::mcp {
 
@@ -76,9 +77,6 @@ struct Decoded {
 // integer, method not a string, params neither object nor array, both result and error, ...).
 Decoded DecodeMessage(std::string_view text, const MessageLimits& limits = {});
 
-// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points past
-// U+10FFFF). `bad_offset` receives the first bad byte's offset when false.
-bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
 
 // Compact one-line encodings (no trailing newline); strings with invalid UTF-8 are replaced.
 std::string EncodeResult(const Json& id, const Json& result);
