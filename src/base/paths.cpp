@@ -1,5 +1,8 @@
 #include "talaria/base/paths.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace talaria {
@@ -10,6 +13,12 @@ std::string TalariaHome() {
     return std::string(home) + "/.talaria";
   }
   return ".talaria";
+}
+
+std::string UserHome() {
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
+  const char* home = std::getenv("HOME");
+  return home != nullptr ? home : "";
 }
 
 }  // namespace talaria

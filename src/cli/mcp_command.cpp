@@ -36,6 +36,20 @@ int Fail(const std::string& message) {
   return kExitUsage;
 }
 
+// Points one McpServer's calls at the tool session: contexts from `session` (call ids prefixed
+// with `call_prefix`), narrowed to the client's roots inside `allowed` once the client names them.
+void ServeSession(mcp::McpServerOptions& options, std::shared_ptr<tools::Session> session,
+                  const std::vector<std::string>& allowed, std::string call_prefix) {
+  auto roots = std::make_shared<ClientRoots>(allowed);
+  options.make_context = [session = std::move(session), call_prefix = std::move(call_prefix),
+                          roots](const std::string& call_id) {
+    ToolContext ctx = session->NewContext(call_prefix + call_id);
+    roots->Apply(ctx);
+    return ctx;
+  };
+  options.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
+}
+
 // Streamable HTTP until a signal. Each MCP session gets its own McpServer; they share the tool
 // session (workspace, terminal), and their call ids are prefixed per MCP session so that two
 // clients' request ids never collide.
@@ -57,13 +71,7 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
                   roots_allowed](mcp::RoutedSink sink) {
     mcp::McpServerOptions o = server_options;
     const std::string prefix = "s" + std::to_string(++*serial) + "_";
-    auto roots = std::make_shared<ClientRoots>(roots_allowed);
-    o.make_context = [session, prefix, roots](const std::string& call_id) {
-      ToolContext ctx = session->NewContext(prefix + call_id);
-      roots->Apply(ctx);
-      return ctx;
-    };
-    o.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
+    ServeSession(o, session, roots_allowed, prefix);
     return mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(o), std::move(sink));
   };
   // Fails early on a bad toolset, rather than at the first initialize.
@@ -117,13 +125,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
   server_options.features = options.features;
   if (!options.http.empty()) return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
-  auto roots = std::make_shared<ClientRoots>(options.session.roots);
-  server_options.make_context = [session = *session, roots](const std::string& call_id) {
-    ToolContext ctx = session->NewContext(call_id);
-    roots->Apply(ctx);
-    return ctx;
-  };
-  server_options.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
+  ServeSession(server_options, *session, options.session.roots, /*call_prefix=*/"");
   mcp::FdLineWriter out(STDOUT_FILENO, stop);
   auto server = mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(server_options),
                                        [&out](std::string_view line) { out.Write(line); });

@@ -1,7 +1,6 @@
 #include "talaria/core/budget.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
+#include "talaria/base/random.h"
 
 namespace talaria {
 namespace {
@@ -71,19 +71,6 @@ std::string SafeStem(std::string_view call_id) {
   return stem;
 }
 
-std::string RandomHex(size_t bytes) {
-  unsigned char buf[16];
-  bytes = std::min(bytes, sizeof buf);
-  if (getrandom(buf, bytes, 0) != static_cast<ssize_t>(bytes)) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < bytes; ++i) {
-    out += kHex[buf[i] >> 4];
-    out += kHex[buf[i] & 15];
-  }
-  return out;
-}
-
 // Creates (or checks) a private directory: ours, not a symlink, no group/other access.
 bool EnsurePrivateDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
@@ -105,7 +92,6 @@ std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::strin
   }
   if (!EnsurePrivateDir(dir)) return std::nullopt;
   const std::string suffix = RandomHex(8);
-  if (suffix.empty()) return std::nullopt;
   const std::string path = dir + "/" + SafeStem(call_id) + "-" + suffix + ".txt";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return std::nullopt;

@@ -26,13 +26,13 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "env/foreground_run.h"
 #include "env/ssh_command.h"
 #include "talaria/base/paths.h"
+#include "talaria/base/random.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
@@ -187,18 +187,6 @@ std::string Trim(std::string_view s) {
   if (b == std::string_view::npos) return "";
   const size_t e = s.find_last_not_of(" \t\r\n");
   return std::string(s.substr(b, e - b + 1));
-}
-
-std::string RandomHex(size_t bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::random_device rd;
-  std::string out;
-  for (size_t i = 0; i < bytes; ++i) {
-    const unsigned v = rd() & 0xffU;
-    out += kHex[v >> 4];
-    out += kHex[v & 0xfU];
-  }
-  return out;
 }
 
 // The ssh client in PATH, as an absolute path; empty when there is none.

@@ -14,6 +14,7 @@
 
 #include "mcp/client_internal.h"
 #include "mcp/client_sse.h"
+#include "mcp/client_test_util.h"
 #include "talaria/core/registry.h"
 #include "talaria/mcp/client.h"
 
@@ -21,6 +22,8 @@ namespace talaria::mcp::client_internal {
 namespace {
 
 using namespace std::chrono_literals;
+using talaria::mcp::client_testing::FastRetries;
+using talaria::mcp::client_testing::WaitUntil;
 using Clock = std::chrono::steady_clock;
 
 std::vector<SseEvent> FeedAll(SseParser& parser, const std::vector<std::string>& chunks) {
@@ -395,24 +398,6 @@ TEST(HttpConnection, RefusedConnectionClosesIt) {
   EXPECT_EQ(r.error().message().find("qsecret"), std::string::npos) << r.error().message();
   EXPECT_TRUE((*conn)->closed());
   EXPECT_EQ(closed.load(), 1);
-}
-
-ClientOptions FastRetries() {
-  ClientOptions options;
-  options.initial_backoff = 100ms;
-  options.max_backoff = 400ms;
-  options.breaker_pause = 1s;
-  options.shutdown_grace = 200ms;
-  return options;
-}
-
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
 }
 
 ToolResult RunTool(Registry& registry, const std::string& name, std::chrono::milliseconds timeout = 5s) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "mcp/client_internal.h"
+#include "mcp/client_test_util.h"
 #include "talaria/base/spawn.h"
 #include "talaria/core/registry.h"
 
@@ -24,6 +25,8 @@ namespace talaria::mcp {
 namespace {
 
 using namespace std::chrono_literals;
+using talaria::mcp::client_testing::FastRetries;
+using talaria::mcp::client_testing::WaitUntil;
 
 std::string FindOnPath(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -63,24 +66,6 @@ ServerConfig Everything(std::string name = "everything") {
   config.connect_timeout = 20s;
   config.timeout = 20s;
   return config;
-}
-
-ClientOptions FastRetries() {
-  ClientOptions options;
-  options.initial_backoff = 100ms;
-  options.max_backoff = 400ms;
-  options.breaker_pause = 1s;
-  options.shutdown_grace = 200ms;
-  return options;
-}
-
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
 }
 
 ToolResult Call(Registry& registry, const std::string& name, const Json& args,

@@ -38,6 +38,11 @@ void Outlet::SetClientCapabilities(Json capabilities) {
   capabilities_ = std::move(capabilities);
 }
 
+Json Outlet::ClientCapabilities() const {
+  std::lock_guard lock(mu_);
+  return capabilities_;
+}
+
 bool Outlet::ClientSupports(std::string_view capability) const {
   std::lock_guard lock(mu_);
   if (!capabilities_.is_object()) return false;

@@ -39,6 +39,7 @@ class Outlet {
   void Close();
 
   void SetClientCapabilities(Json capabilities);
+  Json ClientCapabilities() const;  // null before initialize
   bool ClientSupports(std::string_view capability) const;
 
   void SetLogThreshold(int rank) { log_threshold_ = rank; }

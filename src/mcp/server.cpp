@@ -188,7 +188,6 @@ struct McpServer::Impl {
   std::condition_variable cv;                          // a call finished
   State state_ = State::kNew;                          // Guarded by mu.
   std::string protocol_version;                        // Guarded by mu.
-  Json client_capabilities;                            // Guarded by mu.
   bool shutting_down = false;                          // Guarded by mu.
   std::map<std::string, std::unique_ptr<Call>> calls;  // Guarded by mu. Keyed by the id's JSON.
   std::vector<std::unique_ptr<Call>> finished;         // Guarded by mu. To be joined.
@@ -267,7 +266,6 @@ Reply McpServer::Impl::Initialize(const Json& params) {
     if (state_ != State::kNew) return Error(kInvalidRequest, "Invalid Request: already initialized");
     state_ = State::kInitializing;
     protocol_version = negotiated;
-    client_capabilities = client_caps;
   }
   outlet->SetClientCapabilities(std::move(client_caps));
   if (LogEnabled(LogLevel::kInfo)) {
@@ -430,13 +428,12 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     // reads this answer must not find the call still counted against max_calls_in_flight, nor
     // its id still in use.
     Retire(call);
+    // Dropped when the tool reported progress up to or past 1 itself (progress only grows).
+    if (!call->cancelled_by_client) channel->Progress(1, 1, "finished " + entry->name());
+    channel->End();  // nothing of the call may follow its answer
     if (!call->cancelled_by_client) {
-      // Dropped when the tool reported progress up to or past 1 itself (progress only grows).
-      channel->Progress(1, 1, "finished " + entry->name());
-      channel->End();
       outlet->Send(EncodeCallResult(call->id, result), Routing{call->key, true});
     }
-    channel->End();
     Json data = Json::object();
     data["tool"] = entry->name();
     data["status"] = std::string(CallStatusName(result.status));
@@ -647,10 +644,7 @@ void McpServer::SendLog(std::string_view level, std::string_view logger, const J
   impl_->SendLog(level, logger, data);
 }
 
-Json McpServer::client_capabilities() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->client_capabilities;
-}
+Json McpServer::client_capabilities() const { return impl_->outlet->ClientCapabilities(); }
 
 size_t McpServer::calls_in_flight() const {
   std::lock_guard lock(impl_->mu);

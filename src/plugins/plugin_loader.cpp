@@ -104,19 +104,27 @@ RegisterOptions PublishOptions(const Staging& s) {
   return options;
 }
 
+// Copies the first `size` bytes the plugin's struct has (a smaller, older struct leaves the rest
+// zero); false when it is too small to hold `required` bytes.
+template <typename Def>
+bool ReadDef(const Def* def, size_t required, Def& out) {
+  out = Def{};
+  if (def == nullptr || def->struct_size < required) return false;
+  std::memcpy(&out, def, std::min<size_t>(def->struct_size, sizeof out));
+  return true;
+}
+
 int HostRegisterTool(void* context, const talaria_tool_def* def) {
   auto* s = static_cast<Staging*>(context);
   if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
   try {
     if (def == nullptr) return Refuse(*s, "", TALARIA_PLUGIN_INVALID_ARGUMENT, "null definition");
     // Read only the fields the plugin's struct has; the rest keep their defaults.
-    talaria_tool_def d{};
-    constexpr size_t kMinSize = offsetof(talaria_tool_def, user_data) + sizeof(void*);
-    if (def->struct_size < kMinSize) {
+    talaria_tool_def d;
+    if (!ReadDef(def, offsetof(talaria_tool_def, user_data) + sizeof(void*), d)) {
       return Refuse(*s, "", TALARIA_PLUGIN_INVALID_ARGUMENT,
                     "struct_size " + std::to_string(def->struct_size) + " is too small");
     }
-    std::memcpy(&d, def, std::min<size_t>(def->struct_size, sizeof d));
     const std::string_view name = d.name != nullptr ? std::string_view(d.name) : std::string_view();
     if (!ValidToolName(name)) {
       return Refuse(*s, name, TALARIA_PLUGIN_INVALID_ARGUMENT,
@@ -170,54 +178,35 @@ int HostRegisterTool(void* context, const talaria_tool_def* def) {
   }
 }
 
-// Copies the first `size` bytes the plugin's struct has (a smaller, older struct leaves the rest
-// zero); false when it is too small to hold `required` bytes.
-template <typename Def>
-bool ReadDef(const Def* def, size_t required, Def& out) {
-  out = Def{};
-  if (def == nullptr || def->struct_size < required) return false;
-  std::memcpy(&out, def, std::min<size_t>(def->struct_size, sizeof out));
-  return true;
+// A resource or prompt definition: read, adapted, staged (served only when an MCP server takes
+// the plugin's features). `kind` names it in refusals.
+template <typename Def, typename Adapt, typename Member>
+int RegisterFeature(void* context, const Def* def, const char* kind, Adapt adapt, Member staged) {
+  auto* s = static_cast<Staging*>(context);
+  if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
+  try {
+    Def d;
+    if (!ReadDef(def, offsetof(Def, user_data) + sizeof(void*), d)) {
+      return Refuse(*s, kind, TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
+    }
+    auto adapted = adapt(d, s->plugin_name);
+    if (!adapted) return Refuse(*s, kind, TALARIA_PLUGIN_INVALID_ARGUMENT, adapted.error().message());
+    if (!ValidToolsetName(adapted->toolset)) {
+      return Refuse(*s, adapted->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
+    }
+    if (s->serve_features) (s->*staged).push_back(std::move(*adapted));
+    return TALARIA_PLUGIN_OK;
+  } catch (...) {
+    return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
+  }
 }
 
 int HostRegisterResource(void* context, const talaria_resource_def* def) {
-  auto* s = static_cast<Staging*>(context);
-  if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
-  try {
-    talaria_resource_def d;
-    if (!ReadDef(def, offsetof(talaria_resource_def, user_data) + sizeof(void*), d)) {
-      return Refuse(*s, "resource", TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
-    }
-    auto resource = AdaptResource(d, s->plugin_name);
-    if (!resource) return Refuse(*s, "resource", TALARIA_PLUGIN_INVALID_ARGUMENT, resource.error().message());
-    if (!ValidToolsetName(resource->toolset)) {
-      return Refuse(*s, resource->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
-    }
-    if (s->serve_features) s->resources.push_back(std::move(*resource));
-    return TALARIA_PLUGIN_OK;
-  } catch (...) {
-    return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
-  }
+  return RegisterFeature(context, def, "resource", &AdaptResource, &Staging::resources);
 }
 
 int HostRegisterPrompt(void* context, const talaria_prompt_def* def) {
-  auto* s = static_cast<Staging*>(context);
-  if (s == nullptr) return TALARIA_PLUGIN_INVALID_ARGUMENT;
-  try {
-    talaria_prompt_def d;
-    if (!ReadDef(def, offsetof(talaria_prompt_def, user_data) + sizeof(void*), d)) {
-      return Refuse(*s, "prompt", TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
-    }
-    auto prompt = AdaptPrompt(d, s->plugin_name);
-    if (!prompt) return Refuse(*s, "prompt", TALARIA_PLUGIN_INVALID_ARGUMENT, prompt.error().message());
-    if (!ValidToolsetName(prompt->toolset)) {
-      return Refuse(*s, prompt->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
-    }
-    if (s->serve_features) s->prompts.push_back(std::move(*prompt));
-    return TALARIA_PLUGIN_OK;
-  } catch (...) {
-    return Refuse(*s, "", TALARIA_PLUGIN_ERROR, "out of memory");
-  }
+  return RegisterFeature(context, def, "prompt", &AdaptPrompt, &Staging::prompts);
 }
 
 void HostSetError(void* context, const char* message) {

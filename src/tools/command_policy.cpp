@@ -1,6 +1,5 @@
 #include "talaria/tools/command_policy.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,12 +14,6 @@
 
 namespace talaria::tools {
 namespace {
-
-std::string HomeDirectory() {
-  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
-  const char* home = std::getenv("HOME");
-  return home != nullptr ? home : "";
-}
 
 void Audit(const ToolContext& ctx, std::string_view tool, std::string_view command,
            const safety::GuardVerdict& verdict, const safety::ApprovalOutcome& outcome) {
@@ -99,7 +92,7 @@ Status InstallCommandPolicy(Dispatcher& dispatcher, const Config& config,
                             std::shared_ptr<safety::ApprovalPrompter> prompter) {
   safety::ApprovalSettings settings = TALARIA_TRY(ApprovalSettingsFromConfig(config));
   safety::GuardOptions guard;
-  guard.home = HomeDirectory();
+  guard.home = UserHome();
   guard.talaria_home = TalariaHome();
   dispatcher.SetPolicy(std::make_shared<CommandPolicy>(
       std::make_shared<safety::Approvals>(std::move(settings), std::move(prompter)), std::move(guard)));

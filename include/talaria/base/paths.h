@@ -10,4 +10,8 @@ namespace talaria {
 // $TALARIA_HOME when set and non-empty, else $HOME/.talaria (else ./.talaria).
 std::string TalariaHome();
 
+// The user's home directory as the password database has it (what `~` means to the guard's
+// deny rules even when $HOME is changed), else $HOME, else "".
+std::string UserHome();
+
 }  // namespace talaria

@@ -184,7 +184,7 @@ TEST_F(ExecuteCodeTest, ScriptCannotSeeHomeSshOrTalariaHome) {
   const passwd* pw = ::getpwuid(::getuid());
   ASSERT_NE(pw, nullptr);
   const std::string ssh = std::string(pw->pw_dir) + "/.ssh";
-  const std::string secret = base_ + "/secret.txt";
+  const std::string secret = base_ / "secret.txt";
   std::ofstream(secret) << "hunter2";
   std::ofstream(home_ + "/config.yaml") << "api_key: hunter2";
   std::string code = "import os\nfor p in (";
@@ -343,7 +343,7 @@ TEST_F(ExecuteCodeTest, LandlockFallbackConfinesTheScript) {
   CodeExecutionOptions options;
   options.sandbox = CodeSandbox::kLandlock;
   Enable(options);
-  const std::string secret = base_ + "/secret.txt";
+  const std::string secret = base_ / "secret.txt";
   std::ofstream(secret) << "hunter2";
   const passwd* pw = ::getpwuid(::getuid());
   ASSERT_NE(pw, nullptr);

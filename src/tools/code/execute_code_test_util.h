@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_dir.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/tools/code_execution.h"
@@ -59,11 +60,8 @@ class ExecuteCodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     namespace fs = std::filesystem;
-    std::string tmpl = (fs::temp_directory_path() / "talaria-exec-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    base_ = fs::canonical(tmpl).string();
-    root_ = base_ + "/ws";
-    home_ = base_ + "/talaria-home";
+    root_ = base_ / "ws";
+    home_ = base_ / "talaria-home";
     fs::create_directories(root_);
     fs::create_directories(home_);
     if (const char* old = std::getenv("TALARIA_HOME")) saved_home_ = old;
@@ -88,8 +86,6 @@ class ExecuteCodeTest : public ::testing::Test {
     } else {
       ::unsetenv("TALARIA_HOME");
     }
-    std::error_code ec;
-    std::filesystem::remove_all(base_, ec);
   }
 
   void Enable(CodeExecutionOptions options) {
@@ -115,7 +111,7 @@ class ExecuteCodeTest : public ::testing::Test {
     return ss.str();
   }
 
-  std::string base_;
+  test_support::TempDir base_;  // removed with the fixture
   std::string root_;
   std::string home_;
   std::optional<std::string> saved_home_;

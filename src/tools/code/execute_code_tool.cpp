@@ -1,7 +1,6 @@
 // execute_code: registration bound to a dispatcher (see talaria/tools/code_execution.h), the
 // schema as the model sees it (rebuilt to list only the tools scripts can call), and the
 // config section.
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,12 +18,6 @@ namespace talaria::tools {
 namespace {
 
 constexpr std::string_view kToolName = "execute_code";
-
-std::string HomeDirectory() {
-  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
-  const char* home = std::getenv("HOME");
-  return home != nullptr ? home : "";
-}
 
 std::string Description(const std::vector<std::string>& allowed, const CodeExecutionOptions& options) {
   std::string text =
@@ -117,7 +110,7 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
     stubs.push_back(code::StubTool{name, entry->description(), SchemaParams(*entry)});
   }
   safety::GuardOptions guard;
-  guard.home = HomeDirectory();
+  guard.home = UserHome();
   guard.talaria_home = TalariaHome();
   const Json schema = Schema(allowed, options);
   auto runner = std::make_shared<const code::CodeRunner>(dispatcher, options, allowed, code::TalariaToolsModule(stubs),

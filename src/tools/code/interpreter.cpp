@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "talaria/base/subprocess.h"
 #include "talaria/env/bwrap.h"
 #include "tools/code/landlock_confine.h"
 #include "tools/code/stub_module.h"
@@ -38,9 +39,9 @@ std::vector<std::string> ScrubbedEnvironment(const std::string& work_dir) {
       "TERM=dumb",
       "PYTHONIOENCODING=utf-8",
       "PYTHONDONTWRITEBYTECODE=1",
-      // Where the RPC socket is (documentation for scripts; the stubs know it).
-      "TALARIA_RPC_FD=3",
   };
+  // Where the RPC socket is (documentation for scripts; the stubs know it).
+  env.push_back("TALARIA_RPC_FD=" + std::to_string(kInheritedFd));
   for (const char* name : {"HOME=", "TMPDIR="}) {
     std::string entry = name;
     entry += work_dir;

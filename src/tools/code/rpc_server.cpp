@@ -211,13 +211,13 @@ void RpcServer::ReadLoop(std::stop_token stop) {
           return;  // an oversized frame: the stream cannot be trusted any more
         }
         if (!*frame) break;
-        HandleFrame(sender, **frame);
+        HandleFrame(**frame);
       }
     }
   }
 }
 
-void RpcServer::HandleFrame(pid_t /*sender*/, const std::string& payload) {
+void RpcServer::HandleFrame(const std::string& payload) {
   auto parsed = ParseJson(payload);
   if (!parsed || !parsed->is_object()) {
     Reject("a frame that is not a JSON object");
@@ -272,10 +272,10 @@ void RpcServer::Respond(const Json& id, std::string_view result_text, std::strin
   payload += DumpJson(id);
   if (!error.empty()) {
     payload += ",\"error\":";
-    payload += JsonQuote(error);
+    AppendJsonQuoted(payload, error);
   } else {
     payload += ",\"result\":";
-    payload += JsonQuote(result_text);
+    AppendJsonQuoted(payload, result_text);
   }
   payload += "}";
   if (payload.size() > kMaxFrameBytes) {

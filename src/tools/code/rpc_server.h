@@ -75,7 +75,7 @@ class RpcServer {
   void ReadLoop(std::stop_token stop);
   void WorkLoop(std::stop_token stop);
   // One reassembled frame from `sender`.
-  void HandleFrame(pid_t sender, const std::string& payload);
+  void HandleFrame(const std::string& payload);
   void Reject(std::string why);
   void Enqueue(Request request);
   void Respond(const Json& id, std::string_view result_text, std::string_view error = {});
