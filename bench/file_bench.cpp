@@ -126,6 +126,28 @@ int main(int argc, char** argv) {
   }
   PrintMetric("read_file_dedup_stub_us", Median(std::move(stub_us)), "us");
 
+  // patch (replace) whose old_string matches nowhere in a 20,000-line file: every fuzzy
+  // strategy runs to the end (the worst case of the matcher). A failed patch is the answer.
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "    line_number_" + std::to_string(i) + " = i;\n";
+  std::ofstream(options.roots[0] + "/fuzzy_20k.py", std::ios::binary) << big;
+  std::string near_miss;
+  for (int i = 0; i < 30; ++i) near_miss += "line_nomber_" + std::to_string(i * 7) + " = j;\n";
+  const std::string miss_args =
+      Json{{"mode", "replace"}, {"path", "fuzzy_20k.py"}, {"old_string", near_miss}, {"new_string", "x"}}.dump();
+  std::vector<double> miss_ms;
+  for (int i = 0; i < (quick ? 1 : 5); ++i) {
+    talaria::ToolContext patch_ctx = (*session)->NewContext("bench-patch");
+    const auto t0 = Clock::now();
+    talaria::ToolResult r = dispatcher.Dispatch("patch", miss_args, patch_ctx);
+    miss_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (r.ok()) {
+      std::fprintf(stderr, "a near miss must not patch: %.300s\n", r.text.c_str());
+      return 2;
+    }
+  }
+  PrintMetric("patch_fuzzy_miss_20k_lines_ms", Median(std::move(miss_ms)), "ms");
+
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
   return 0;

@@ -4,7 +4,6 @@
 #include <system_error>
 
 #include "talaria/base/log.h"
-#include "talaria/safety/workspace.h"
 
 namespace talaria::cli {
 namespace {
@@ -24,7 +23,8 @@ bool IsWithin(const std::string& path, const std::string& dir) {
 
 }  // namespace
 
-ClientRoots::ClientRoots(std::vector<std::string> allowed) {
+ClientRoots::ClientRoots(std::shared_ptr<tools::Session> session, std::vector<std::string> allowed)
+    : session_(std::move(session)) {
   if (allowed.empty()) allowed.push_back(std::filesystem::current_path().string());
   for (const std::string& dir : allowed) {
     if (std::string c = Canonical(dir); !c.empty()) allowed_.push_back(std::move(c));
@@ -44,24 +44,26 @@ void ClientRoots::Update(const std::vector<std::string>& client_paths) {
               " (missing, or outside the --root directories)");
     }
   }
-  std::shared_ptr<safety::Workspace> narrowed;
+  std::shared_ptr<tools::Session> narrowed;
   if (!inside.empty()) {
-    safety::WorkspaceOptions options;
-    options.roots = inside;
-    auto ws = safety::Workspace::Open(std::move(options));
-    if (ws) {
-      narrowed = std::move(*ws);
+    auto session = session_->Narrowed(std::move(inside));
+    if (session) {
+      narrowed = std::move(*session);
     } else {
-      LogWarn("talaria mcp: the client's roots are not usable: " + ws.error().message());
+      LogWarn("talaria mcp: the client's roots are not usable: " + session.error().message());
     }
   }
   std::lock_guard lock(mu_);
   narrowed_ = std::move(narrowed);
 }
 
-void ClientRoots::Apply(ToolContext& ctx) const {
-  std::lock_guard lock(mu_);
-  if (narrowed_) ctx.workspace = narrowed_;
+ToolContext ClientRoots::NewContext(std::string call_id) const {
+  std::shared_ptr<tools::Session> session;
+  {
+    std::lock_guard lock(mu_);
+    session = narrowed_ ? narrowed_ : session_;
+  }
+  return session->NewContext(std::move(call_id));
 }
 
 }  // namespace talaria::cli

@@ -40,12 +40,9 @@ int Fail(const std::string& message) {
 // with `call_prefix`), narrowed to the client's roots inside `allowed` once the client names them.
 void ServeSession(mcp::McpServerOptions& options, std::shared_ptr<tools::Session> session,
                   const std::vector<std::string>& allowed, std::string call_prefix) {
-  auto roots = std::make_shared<ClientRoots>(allowed);
-  options.make_context = [session = std::move(session), call_prefix = std::move(call_prefix),
-                          roots](const std::string& call_id) {
-    ToolContext ctx = session->NewContext(call_prefix + call_id);
-    roots->Apply(ctx);
-    return ctx;
+  auto roots = std::make_shared<ClientRoots>(std::move(session), allowed);
+  options.make_context = [call_prefix = std::move(call_prefix), roots](const std::string& call_id) {
+    return roots->NewContext(call_prefix + call_id);
   };
   options.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
 }

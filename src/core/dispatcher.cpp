@@ -14,6 +14,7 @@
 
 #include "core/compiled_schema.h"
 #include "talaria/base/executor.h"
+#include "talaria/safety/untrusted_content.h"
 
 namespace talaria {
 namespace {
@@ -302,6 +303,10 @@ ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResul
     if (auto replaced = hooks_.RunTransform(event)) result.text = std::move(*replaced);
   }
   ApplyResultBudget(options_.budget, name, entry ? entry->max_result_chars() : -1, ctx.call_id, result);
+  if (!result.untrusted_source.empty()) {
+    result.text = safety::WrapUntrusted(result.text, result.untrusted_source);
+    result.untrusted_source.clear();  // wrapped once: a later stage must not wrap it again
+  }
   return result;
 }
 

@@ -23,6 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using talaria::mcp::client_testing::FastRetries;
+using talaria::mcp::client_testing::Dispatched;
 using talaria::mcp::client_testing::WaitUntil;
 using Clock = std::chrono::steady_clock;
 
@@ -427,7 +428,7 @@ TEST(McpHttpClient, FollowsListChangedOnTheEventStream) {
   EXPECT_TRUE(registry.GetEntry("mcp_scripted_echo"));
 
   // The server's error text reaches the model masked and wrapped as untrusted.
-  ToolResult error = RunTool(registry, "mcp_scripted_error");
+  ToolResult error = Dispatched(registry, "mcp_scripted_error", Json::object());
   EXPECT_EQ(error.status, CallStatus::kError);
   EXPECT_EQ(error.text.find("sekrit-token-99"), std::string::npos) << error.text;
   EXPECT_EQ(error.text.rfind("<untrusted_tool_result source=\"mcp_scripted_error\">", 0), 0u) << error.text;

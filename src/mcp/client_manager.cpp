@@ -16,7 +16,6 @@
 #include "talaria/core/registry.h"
 #include "talaria/core/runtime.h"
 #include "talaria/mcp/client.h"
-#include "talaria/safety/untrusted_content.h"
 
 namespace talaria::mcp {
 
@@ -61,9 +60,10 @@ Clock::time_point DeadlineIn(std::chrono::milliseconds d) {
 }
 
 // Everything a server sends reaches the model wrapped as untrusted content (its errors too:
-// their text is the server's), with the configured credentials masked out of errors.
+// their text is the server's), with the configured credentials masked out of errors. The
+// dispatcher wraps, after the result budget (see ToolResult::untrusted_source).
 ToolResult Untrusted(ToolResult result, const std::string& registered_name) {
-  result.text = safety::WrapUntrusted(result.text, registered_name);
+  result.untrusted_source = registered_name;
   return result;
 }
 
@@ -263,17 +263,20 @@ class McpClientManager::Impl {
     bool republish = false;
     {
       std::lock_guard lock(slot.mu);
-      slot.status.state = ServerState::kUnavailable;
-      slot.status.reason = slot.mask.Apply(reason);
-      slot.status.protocol_version.clear();
-      slot.status.pid = 0;
       if (slot.live) {
         slot.live->store(false);
         republish = !slot.status.tools.empty();
       }
       defs = slot.defs;
     }
+    // Republished before the state says so: the registry caches the old check's verdict, and
+    // whoever sees kUnavailable must not still find the tools available.
     if (republish) Publish(slot, shared, std::move(defs), /*available=*/false);
+    std::lock_guard lock(slot.mu);
+    slot.status.state = ServerState::kUnavailable;
+    slot.status.reason = slot.mask.Apply(reason);
+    slot.status.protocol_version.clear();
+    slot.status.pid = 0;
   }
 
   Result<std::vector<Json>> ListTools(Connection& conn, Clock::time_point deadline,

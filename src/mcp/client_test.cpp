@@ -26,6 +26,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using talaria::mcp::client_testing::FastRetries;
+using talaria::mcp::client_testing::Dispatched;
 using talaria::mcp::client_testing::WaitUntil;
 
 std::string FindOnPath(const std::string& program) {
@@ -302,7 +303,7 @@ TEST(McpClient, HttpServerEverythingCallsCancelsAndReconnects) {
   ToolResult echo = Call(registry, "mcp_web_echo", Json{{"message", "over http"}});
   ASSERT_TRUE(echo.ok()) << echo.text;
   EXPECT_EQ(ParsedText(echo)["result"], "Echo: over http");
-  ToolResult structured = Call(registry, "mcp_web_get_structured_content", Json{{"location", "Chicago"}});
+  ToolResult structured = Dispatched(registry, "mcp_web_get_structured_content", Json{{"location", "Chicago"}});
   ASSERT_TRUE(structured.ok()) << structured.text;
   // Long enough to be wrapped: the model is told it is data from outside.
   EXPECT_EQ(structured.text.rfind("<untrusted_tool_result source=\"mcp_web_get_structured_content\">", 0), 0u)

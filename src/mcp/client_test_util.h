@@ -1,11 +1,14 @@
-// What the MCP client tests share: retry timings short enough for tests, and polling for a
-// condition the client's supervisor threads bring about.
+// What the MCP client tests share: retry timings short enough for tests, polling for a
+// condition the client's supervisor threads bring about, and a call through the whole
+// dispatcher (where a server's text gets its untrusted wrapper).
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
 
+#include "talaria/core/dispatcher.h"
 #include "talaria/mcp/client.h"
 
 namespace talaria::mcp::client_testing {
@@ -28,6 +31,15 @@ inline bool WaitUntil(const std::function<bool()>& done, std::chrono::millisecon
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
+}
+
+// `name` called as the model would call it: validated, budgeted and wrapped by a Dispatcher.
+inline ToolResult Dispatched(Registry& registry, const std::string& name, const Json& args,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  Dispatcher dispatcher(registry);
+  ToolContext ctx;
+  ctx.deadline = std::chrono::steady_clock::now() + timeout;
+  return dispatcher.DispatchArgs(name, args, ctx);
 }
 
 }  // namespace talaria::mcp::client_testing

@@ -64,6 +64,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   const std::vector<std::string> ws_roots = ws.roots;
   ws.cwd = options.cwd;
   std::shared_ptr<Session> session(new Session());
+  session->options_ = options;
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>();
@@ -79,6 +80,18 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
     }
   }
   return session;
+}
+
+Result<std::shared_ptr<Session>> Session::Narrowed(std::vector<std::string> roots) const {
+  SessionOptions options = options_;
+  options.roots = std::move(roots);
+  options.cwd.clear();
+  options.session_id = id_;
+  options.audit = false;  // shares ours below
+  auto narrowed = TALARIA_TRY(Open(std::move(options)));
+  narrowed->tracker_ = tracker_;
+  narrowed->audit_ = audit_;
+  return narrowed;
 }
 
 ToolContext Session::NewContext(std::string call_id, std::string task_id) const {

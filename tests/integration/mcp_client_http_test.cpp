@@ -13,6 +13,7 @@
 
 #include "cli_harness.h"
 #include "mcp_process.h"
+#include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/mcp/client.h"
 
@@ -70,11 +71,11 @@ TEST(McpClientHttp, TalariaClientAgainstTalariaServerWithBearerToken) {
 
   auto status = *manager->StatusOf("self");
   ASSERT_EQ(status.state, mcp::ServerState::kConnected) << status.reason;
-  auto entry = registry.GetEntry("mcp_self_read_file");
-  ASSERT_TRUE(entry);
+  ASSERT_TRUE(registry.GetEntry("mcp_self_read_file"));
+  Dispatcher dispatcher(registry);
   ToolContext ctx;
   ctx.deadline = std::chrono::steady_clock::now() + 10s;
-  ToolResult read = entry->handler()(nlohmann::ordered_json{{"path", root + "/notes.txt"}}, ctx);
+  ToolResult read = dispatcher.DispatchArgs("mcp_self_read_file", nlohmann::ordered_json{{"path", root + "/notes.txt"}}, ctx);
   ASSERT_TRUE(read.ok()) << read.text;
   EXPECT_EQ(read.text.rfind("<untrusted_tool_result source=\"mcp_self_read_file\">", 0), 0u) << read.text;
   EXPECT_NE(read.text.find("alpha beta gamma"), std::string::npos) << read.text;

@@ -180,6 +180,10 @@ TEST_F(McpStdio, ClientRootsNarrowTheWorkspaceOnlyInsideRoot) {
   EXPECT_THAT(in.dump(), HasSubstr("inside"));
   EXPECT_EQ(read(100, root_ + "/a.txt")["result"]["isError"], true) << "narrowed to sub/";
   EXPECT_EQ(read(200, outside + "/secret.txt")["result"]["isError"], true) << "never widened";
+  // The terminal is narrowed too: its shell starts in the client's root, not in --root.
+  mcp.Send(Request(300, "tools/call", {{"name", "terminal"}, {"arguments", {{"command", "pwd"}}}}));
+  json pwd = mcp.Next();
+  EXPECT_THAT(pwd.dump(), HasSubstr(root_ + "/sub\\n")) << pwd.dump();
   EXPECT_THAT(mcp.Stderr(), HasSubstr("ignoring the client's root"));
   mcp.CloseInput();
   EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();

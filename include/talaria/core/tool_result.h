@@ -44,6 +44,11 @@ struct ToolResult {
   // stays what the model, the hooks and the budget see, so a tool sets both (a short text
   // rendering of the content).
   std::shared_ptr<const Json> content;
+  // Where the text came from when it is not ours (an MCP server's registered tool name, a URL).
+  // Non-empty: the dispatcher wraps the text as untrusted content *after* the result budget, so
+  // a large result still spills whole to a pageable file and the preview the model sees is
+  // wrapped. Handlers set it instead of wrapping themselves.
+  std::string untrusted_source;
 
   bool ok() const { return status == CallStatus::kOk; }
 

@@ -66,8 +66,15 @@ class Session {
   // A context for one call of this session.
   ToolContext NewContext(std::string call_id, std::string task_id = "default") const;
 
+  // The same conversation confined to `roots` (the caller checks they lie inside this
+  // session's): a workspace of those roots and a terminal of its own — a shell that starts in
+  // roots[0], and under bwrap/docker one that can write only there. The read tracker and the
+  // audit log are shared. Errors: those of Open.
+  Result<std::shared_ptr<Session>> Narrowed(std::vector<std::string> roots) const;
+
  private:
   Session() = default;
+  SessionOptions options_;
   std::string id_;
   std::shared_ptr<safety::Workspace> workspace_;
   std::shared_ptr<ReadLoopObserver> tracker_;

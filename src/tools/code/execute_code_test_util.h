@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -27,7 +29,24 @@
 
 namespace talaria::tools::testing {
 
-// Fake web tools: web_search echoes its query after a configurable sleep (to see overlap),
+// How many "slow:" web_search calls were in flight at once, at most (reset by the test).
+inline std::atomic<int> slow_searches_in_flight{0};
+inline std::atomic<int> slow_searches_peak{0};
+// A "slow:N" search waits (up to 5 s) until N slow searches are in flight together: a script
+// whose calls are served one at a time shows a peak of 1, never a hang.
+inline void WaitForSlowSearches(int together) {
+  const int now = ++slow_searches_in_flight;
+  int peak = slow_searches_peak.load();
+  while (now > peak && !slow_searches_peak.compare_exchange_weak(peak, now)) {
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (slow_searches_peak.load() < together && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  --slow_searches_in_flight;
+}
+
+// Fake web tools: web_search echoes its query ("slow:N" after waiting for N of them to overlap),
 // web_extract echoes its urls.
 inline void RegisterFakeWebTools() {
   ToolSpec search;
@@ -37,7 +56,7 @@ inline void RegisterFakeWebTools() {
     "properties":{"query":{"type":"string"},"limit":{"type":"integer","default":5}},"required":["query"]}})json";
   search.handler = [](const Json& args, ToolContext&) {
     const std::string query = args["query"].get<std::string>();
-    if (query.rfind("slow:", 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    if (query.rfind("slow:", 0) == 0) WaitForSlowSearches(std::atoi(query.c_str() + 5));
     Json body = {{"success", true}, {"data", {{"web", Json::array({{{"title", query}, {"url", "https://example.invalid/"}}})}}},
                  {"limit", args.value("limit", 0)}};
     return ToolResult::FromJson(body);

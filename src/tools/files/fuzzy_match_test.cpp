@@ -461,16 +461,16 @@ TEST(FindMatches, RandomInputsKeepTheRangeInvariants) {
   }
 }
 
-TEST(FindMatches, LargeFileStaysFast) {
+// Every strategy runs to the end on a large file and a near miss, and none of them settles for a
+// wrong block (its speed: bench/file_bench.cpp, patch_fuzzy_miss_20k_lines_ms).
+TEST(FuzzyReplace, NearMissInALargeFileIsRefused) {
   std::string content;
   for (int i = 0; i < 20000; ++i) content += "    line_number_" + std::to_string(i) + " = i;\n";
   std::string old_string;
   for (int i = 0; i < 30; ++i) old_string += "line_nomber_" + std::to_string(i * 7) + " = j;\n";
-  auto start = std::chrono::steady_clock::now();
   MatchSet set = FindMatches(content, old_string);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 1500);
-  (void)set;
+  for (const TextMatch& m : set.matches) EXPECT_LT(m.similarity, kMinApplySimilarity);
+  EXPECT_FALSE(FuzzyReplace(content, old_string, "x\n", ReplaceAll::kNo));
 }
 
 }  // namespace
