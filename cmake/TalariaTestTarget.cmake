@@ -13,6 +13,5 @@ function(talaria_configure_test_target target)
     TALARIA_BINARY_DIR="${PROJECT_BINARY_DIR}"
     TALARIA_CLI_PATH="$<TARGET_FILE:talaria>")
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
-  add_dependencies(${target} talaria)
   talaria_set_warnings(${target})
 endfunction()

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
@@ -95,15 +96,8 @@ std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::strin
   const std::string path = dir + "/" + SafeStem(call_id) + "-" + suffix + ".txt";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return std::nullopt;
-  size_t written = 0;
-  while (written < content.size()) {
-    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
   struct stat st {};
-  const bool complete = written == content.size() && ::fstat(fd, &st) == 0 &&
+  const bool complete = WriteAll(fd, content).ok() && ::fstat(fd, &st) == 0 &&
                         static_cast<size_t>(st.st_size) == content.size();
   ::close(fd);
   if (!complete) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
 #include "talaria/core/config.h"
 #include "talaria/safety/sha256.h"
@@ -47,28 +48,9 @@ Result<Json> ReadTrustStore(const std::string& trust_store) {
 Status WriteTrustStore(const Json& store, const std::string& trust_store) {
   const size_t slash = trust_store.rfind('/');
   if (slash != std::string::npos) ::mkdir(trust_store.substr(0, slash).c_str(), 0700);
-  std::string tmp = trust_store;
-  tmp += ".tmp.";
-  tmp += std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return UnavailableError("cannot write " + tmp + ": " + std::strerror(errno));
   std::string text = store.dump(2);
   text.push_back('\n');
-  bool ok = true;
-  for (size_t off = 0; off < text.size() && ok;) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), trust_store.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return UnavailableError("cannot write " + trust_store + ": " + why);
-  }
-  return Status::Ok();
+  return WriteFileAtomic(trust_store, text);
 }
 
 std::string Names(const Json& object) {

@@ -134,7 +134,7 @@ struct McpServer::Impl {
         options(std::move(o)),
         outlet(std::make_shared<Outlet>(std::move(s))),
         catalog(d.registry(), toolsets, options.toolsets),
-        features(options.features, options.toolsets),
+        features(options.features, options.toolsets, toolsets),
         gate(options.call_gate ? options.call_gate : NewCallGate()) {}
 
   void Send(std::string_view line) { outlet->Send(line, Routing{}); }

@@ -71,6 +71,21 @@ std::shared_ptr<const FeatureSnapshot> FeatureView::Snapshot() const {
   return features_ ? features_->Snapshot() : std::make_shared<const FeatureSnapshot>();
 }
 
+FeatureView::FeatureView(std::shared_ptr<ServerFeatures> features, const std::vector<std::string>& selection,
+                         const Toolsets& toolsets)
+    : features_(std::move(features)) {
+  std::vector<std::string> pending = selection;
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    if (std::find(selection_.begin(), selection_.end(), name) != selection_.end()) continue;
+    if (auto def = toolsets.Find(name)) {
+      for (const std::string& included : def->includes) pending.push_back(included);
+    }
+    selection_.push_back(std::move(name));
+  }
+}
+
 bool FeatureView::Serves(const std::string& toolset) const {
   if (toolset.empty()) return true;
   return std::any_of(selection_.begin(), selection_.end(),

@@ -82,9 +82,10 @@ class McpFeaturesTest : public ::testing::Test {
     ASSERT_TRUE(registry_.Register(std::move(spec)).ok());
   }
 
-  void Start(bool with_features = true, Json client_capabilities = Json::object()) {
+  void Start(bool with_features = true, Json client_capabilities = Json::object(),
+             std::vector<std::string> selection = {"test"}) {
     McpServerOptions options;
-    options.toolsets = {"test"};
+    options.toolsets = std::move(selection);
     if (with_features) options.features = features_;
     auto created = McpServer::Create(dispatcher_, toolsets_, std::move(options), out_.Routed());
     ASSERT_TRUE(created.has_value()) << created.error().message();
@@ -130,6 +131,15 @@ TEST_F(McpFeaturesTest, CapabilitiesNameWhatIsServed) {
   EXPECT_FALSE(init_["result"]["capabilities"].contains("resources"));
   EXPECT_FALSE(init_["result"]["capabilities"].contains("prompts"));
   EXPECT_EQ(Request(1, "resources/list")["error"]["code"], kMethodNotFound);
+}
+
+TEST_F(McpFeaturesTest, ABundleServesWhatItsIncludedToolsetsDefine) {
+  toolsets_.Define({"bundle", "a bundle", {}, {"test"}});
+  Start(/*with_features=*/true, Json::object(), {"bundle"});
+  const Json prompts = Request(1, "prompts/list")["result"]["prompts"];
+  ASSERT_EQ(prompts.size(), 1u) << prompts.dump();
+  EXPECT_EQ(prompts[0]["name"], "greet");
+  EXPECT_TRUE(init_["result"]["capabilities"].contains("resources"));
 }
 
 TEST_F(McpFeaturesTest, ResourcesListReadAndTemplates) {

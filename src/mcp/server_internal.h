@@ -8,6 +8,7 @@
 
 #include "talaria/base/json.h"
 #include "talaria/core/tool_context.h"
+#include "talaria/core/toolsets.h"
 #include "talaria/mcp/features.h"
 
 namespace talaria::mcp {
@@ -30,8 +31,10 @@ inline Reply Error(int code, std::string message) {
 // What one server serves of a ServerFeatures: the definitions of its selected toolsets.
 class FeatureView {
  public:
-  FeatureView(std::shared_ptr<ServerFeatures> features, std::vector<std::string> selection)
-      : features_(std::move(features)), selection_(std::move(selection)) {}
+  // `selection`: the server's --toolsets; a definition is served when its toolset is one of
+  // them or is included by one of them (bundles name their parts through includes).
+  FeatureView(std::shared_ptr<ServerFeatures> features, const std::vector<std::string>& selection,
+              const Toolsets& toolsets);
 
   bool enabled() const { return features_ != nullptr; }
   // True when a definition of `toolset` is served.
@@ -52,7 +55,7 @@ class FeatureView {
   std::shared_ptr<const FeatureSnapshot> Snapshot() const;
 
   const std::shared_ptr<ServerFeatures> features_;
-  const std::vector<std::string> selection_;
+  std::vector<std::string> selection_;  // with what the selected toolsets include
 };
 
 }  // namespace talaria::mcp

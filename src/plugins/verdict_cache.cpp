@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/base/unique_fd.h"
@@ -36,17 +37,6 @@ std::string HostKey() {
   std::string key = TALARIA_CACHE_MACHINE "/" TALARIA_CACHE_STR(__SIZEOF_POINTER__) "/iface";
   key += std::to_string(TALARIA_PLUGIN_INTERFACE_VERSION);
   return key;
-}
-
-Status WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return InternalError(std::string("write: ") + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -141,22 +131,10 @@ Status VerdictCache::Save() const {
   const std::filesystem::path target(path_);
   std::error_code ec;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-  std::string tmp = path_ + ".tmp.XXXXXX";
-  UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
-  if (!fd) {
-    return PermissionDeniedError("cannot write the plugin scan cache " + path_ + ": " +
-                                 std::strerror(errno));
-  }
   // No fsync: a torn file after a power loss fails to parse and is rebuilt, which is cheaper
   // than a sync on every save.
-  Status written = WriteAll(fd.get(), text);
-  fd.reset();
-  if (written.ok() && ::rename(tmp.c_str(), path_.c_str()) != 0) {
-    written = InternalError(std::string("rename: ") + std::strerror(errno));
-  }
-  if (!written.ok()) {
-    ::unlink(tmp.c_str());
-    return written.WithContext("saving the plugin scan cache " + path_);
+  if (Status written = WriteFileAtomic(path_, text, {.mode = 0600, .sync = false}); !written.ok()) {
+    return written.WithContext("saving the plugin scan cache");
   }
   return Status::Ok();
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
 
@@ -102,18 +103,12 @@ void Approvals::PersistLocked() const {
   if (settings_.store_path.empty()) return;
   Json rules = Json::array();
   for (const std::string& rule : permanent_) rules.push_back(rule);
-  // Written whole to a temp file and renamed: a crash never leaves a truncated list.
-  const std::string tmp = settings_.store_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << rules.dump(2) << '\n';
-    if (!out) {
-      LogWarn("could not save approvals to " + settings_.store_path);
-      return;
-    }
+  // Replaced whole: a crash never leaves a truncated list.
+  std::string text = rules.dump(2);
+  text += '\n';
+  if (Status s = WriteFileAtomic(settings_.store_path, text); !s.ok()) {
+    LogWarn("could not save approvals: " + s.message());
   }
-  ::chmod(tmp.c_str(), 0600);
-  if (std::rename(tmp.c_str(), settings_.store_path.c_str()) != 0) LogWarn("could not save approvals");
 }
 
 ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVerdict& verdict) {

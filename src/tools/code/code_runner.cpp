@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/core/budget.h"
@@ -67,14 +68,7 @@ class WorkDir {
 Status WriteNewFile(const std::string& path, std::string_view content) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return InternalError("execute_code: cannot create " + path + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return InternalError("execute_code: cannot write " + path + ": " + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return {};
+  return WriteAll(fd.get(), content).WithContext("execute_code: writing " + path);
 }
 
 double Seconds(Clock::duration d) {

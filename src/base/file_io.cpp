@@ -1,0 +1,50 @@
+#include "talaria/base/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "talaria/base/unique_fd.h"
+
+namespace talaria {
+
+Status WriteAll(int fd, std::string_view data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    // Capped per call: Linux writes at most ~2 GiB at once anyway.
+    const ssize_t n = ::write(fd, data.data() + done, std::min<size_t>(data.size() - done, size_t{1} << 30));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return InternalError(std::string("write: ") + std::strerror(n < 0 ? errno : EIO));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content, AtomicWriteOptions options) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));  // O_EXCL, 0600: nothing planted is followed
+  if (!fd) return PermissionDeniedError("cannot write " + path + ": " + std::strerror(errno));
+  auto fail = [&](std::string_view step, int err) {
+    ::unlink(tmp.c_str());
+    std::string message = "cannot write ";
+    message += path;
+    message += " (";
+    message += step;
+    message += "): ";
+    message += std::strerror(err);
+    return UnavailableError(message);
+  };
+  if (options.mode != 0600 && ::fchmod(fd.get(), options.mode) != 0) return fail("chmod", errno);
+  if (Status s = WriteAll(fd.get(), content); !s.ok()) return fail("write", errno);
+  if (options.sync && ::fsync(fd.get()) != 0) return fail("fsync", errno);
+  if (::close(fd.release()) != 0) return fail("close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename", errno);
+  return Status::Ok();
+}
+
+}  // namespace talaria
