@@ -17,6 +17,7 @@
 #include "mcp/outlet.h"
 #include "mcp/server_internal.h"
 #include "mcp/tool_catalog.h"
+#include "talaria/base/elastic_pool.h"
 #include "talaria/base/log.h"
 #include "talaria/base/uri.h"
 #include "talaria/mcp/features.h"
@@ -73,11 +74,11 @@ Json ToCallResult(const ToolResult& r) {
 }
 
 // Whether a result text that starts like a JSON object can go out as structuredContent as it
-// is: one line (stdio frames messages by newlines) that parses. Checked by scanning.
+// is: one line (stdio frames messages by newlines) of valid JSON. Checked by a scan that builds
+// nothing (nlohmann's accept() lexing it was a sixth of a read_file call).
 bool IsSpliceableObject(std::string_view text) {
   if (text.find_first_of("\r\n") != std::string_view::npos) return false;
-  if (JsonNestingOverflowOffset(text) != std::string_view::npos) return false;
-  return Json::accept(text);
+  return IsValidJsonText(text);
 }
 
 // The tools/call answer, written directly: the text escaped once, and a JSON-object text spliced
@@ -118,8 +119,7 @@ struct McpServer::Impl {
     std::string key;
     std::stop_source stop;
     std::atomic<bool> cancelled_by_client{false};
-    std::atomic<bool> returned{false};  // RunCall is over: joining the thread cannot block
-    std::jthread thread;
+    bool returned = false;  // Guarded by mu. RunCall will not touch the call again.
   };
 
   // Lets the registry and feature listeners outlive the server safely: they reach the server
@@ -190,10 +190,12 @@ struct McpServer::Impl {
   std::string protocol_version;                        // Guarded by mu.
   bool shutting_down = false;                          // Guarded by mu.
   std::map<std::string, std::unique_ptr<Call>> calls;  // Guarded by mu. Keyed by the id's JSON.
-  std::vector<std::unique_ptr<Call>> finished;         // Guarded by mu. To be joined.
+  std::vector<std::unique_ptr<Call>> finished;         // Guarded by mu. Until RunCall returns.
   std::vector<std::string> exposed;                    // Guarded by mu. Names last seen.
   std::set<std::string, std::less<>> subscriptions;    // Guarded by mu. Resource URIs.
   std::jthread roots_fetch;                            // Only touched by the reader thread.
+  // Runs the calls; last, so destroyed (its threads joined) before anything they use.
+  ElasticPool call_threads;
 };
 
 void McpServer::Impl::HandleRequest(const Message& m) {
@@ -394,9 +396,9 @@ void McpServer::Impl::StartCall(const Message& m) {
   call->key = key;
   Call* raw = call.get();
   calls.emplace(std::move(key), std::move(call));
-  // Started under the lock: Finish (on the new thread) cannot run before the thread is stored.
-  raw->thread = std::jthread([this, raw, entry = tool->entry, args = std::move(args),
-                              token = std::move(progress_token)]() mutable {
+  lock.unlock();
+  call_threads.Run([this, raw, entry = tool->entry, args = std::move(args),
+                    token = std::move(progress_token)]() mutable {
     RunCall(raw, std::move(entry), std::move(args), std::move(token));
   });
 }
@@ -447,12 +449,14 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
       outlet->Send(EncodeError(&call->id, kInternalError, "Internal error"), Routing{call->key, true});
     }
   }
-  call->returned.store(true, std::memory_order_release);
+  std::lock_guard lock(mu);
+  call->returned = true;
+  cv.notify_all();
 }
 
-// Moves the call to `finished`, where ReapFinished joins its thread once RunCall has returned
-// (the answer may still be on its way out: a reader thread must never wait for that, or a
-// client blocked writing to us while we block writing to it would deadlock). Idempotent.
+// Moves the call to `finished`, where ReapFinished frees it once RunCall has returned (the answer
+// may still be on its way out: a reader thread must never wait for that, or a client blocked
+// writing to us while we block writing to it would deadlock). Idempotent.
 void McpServer::Impl::Retire(Call* call) {
   std::lock_guard lock(mu);
   auto it = calls.find(call->key);
@@ -533,13 +537,10 @@ void McpServer::Impl::ReapFinished() {
   std::vector<std::unique_ptr<Call>> done;
   {
     std::lock_guard lock(mu);
-    auto returned = std::stable_partition(finished.begin(), finished.end(), [](const auto& c) {
-      return !c->returned.load(std::memory_order_acquire);
-    });
+    auto returned = std::stable_partition(finished.begin(), finished.end(), [](const auto& c) { return !c->returned; });
     std::move(returned, finished.end(), std::back_inserter(done));
     finished.erase(returned, finished.end());
   }
-  done.clear();  // joins threads that have returned from RunCall: a short wait
 }
 
 void McpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
@@ -552,10 +553,13 @@ void McpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   while (!cv.wait_for(lock, std::chrono::seconds(10), [this] { return calls.empty(); })) {
     LogWarn("mcp: waiting for " + std::to_string(calls.size()) + " cancelled tool call(s) to end");
   }
+  // Including any still sending its answer.
+  cv.wait(lock, [this] {
+    return std::all_of(finished.begin(), finished.end(), [](const auto& c) { return c->returned; });
+  });
   std::vector<std::unique_ptr<Call>> rest;
   rest.swap(finished);
   lock.unlock();
-  rest.clear();  // joins every call thread, including any still sending its answer
 }
 
 McpServer::McpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -25,6 +25,11 @@ inline constexpr int kMaxJsonDepth = 256;
 // never see text nested deeper than it can take.
 size_t JsonNestingOverflowOffset(std::string_view text, int limit = kMaxJsonDepth);
 
+// True when `text` is exactly one JSON value (RFC 8259: strings of valid UTF-8 with valid escapes
+// and paired surrogates, numbers by the grammar, whitespace around) nested at most `limit` deep.
+// A scan that builds nothing — the check before text is spliced into a message as it is.
+bool IsValidJsonText(std::string_view text, int limit = kMaxJsonDepth);
+
 // Parses `text` as one JSON document. InvalidArgument on a syntax error or excessive nesting;
 // the message names the byte offset.
 Result<Json> ParseJson(std::string_view text);
