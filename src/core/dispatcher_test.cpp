@@ -3,6 +3,7 @@
 // Every test uses its own Registry, never Registry::Global().
 #include "talaria/core/dispatcher.h"
 #include "core/test_tools.h"
+#include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -824,10 +825,20 @@ TEST(Dispatcher, TransformResultReplacesTheTextAndTheFirstReplacementWins) {
 
 // --- 9 budget (the dispatcher applies it last) ----------------------------------------------
 
+// The contents of every file in `dir` (none when it does not exist).
+std::vector<std::string> FileContents(const std::string& dir) {
+  std::vector<std::string> contents;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream in(f.path(), std::ios::binary);
+    contents.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return contents;
+}
+
 TEST(Dispatcher, AppliesTheToolsBudgetToTheTransformedResult) {
-  char dir_template[] = "/tmp/talaria-dispatch-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string base = dir_template;
+  test_support::TempDir dir;
+  const std::string base = dir.path();
   Registry registry;
   DispatcherOptions options;
   options.budget.spill_dir = base + "/spill";
@@ -849,20 +860,12 @@ TEST(Dispatcher, AppliesTheToolsBudgetToTheTransformedResult) {
   EXPECT_EQ(r.status, CallStatus::kOk);
   EXPECT_TRUE(r.text.starts_with("<persisted-output>")) << r.text.substr(0, 200);
   EXPECT_THAT(r.text, HasSubstr("5000 characters"));
-  std::error_code ec;
-  size_t files = 0;
-  for (const auto& f : std::filesystem::directory_iterator(base + "/spill", ec)) {
-    ++files;
-    EXPECT_EQ(std::filesystem::file_size(f.path()), transformed.size());
-  }
-  EXPECT_EQ(files, 1u);
-  std::filesystem::remove_all(base, ec);
+  EXPECT_EQ(FileContents(base + "/spill"), std::vector<std::string>{transformed});
 }
 
 TEST(Dispatcher, WrapsUntrustedTextAfterTheBudgetSoTheSpillFileHoldsItWhole) {
-  char dir_template[] = "/tmp/talaria-dispatch-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string base = dir_template;
+  test_support::TempDir dir;
+  const std::string base = dir.path();
   Registry registry;
   DispatcherOptions options;
   options.budget.spill_dir = base + "/spill";
@@ -890,20 +893,11 @@ TEST(Dispatcher, WrapsUntrustedTextAfterTheBudgetSoTheSpillFileHoldsItWhole) {
   EXPECT_TRUE(big.text.starts_with("<untrusted_tool_result source=\"mcp_srv_big\">")) << big.text.substr(0, 200);
   EXPECT_THAT(big.text, HasSubstr("<persisted-output>"));
   EXPECT_TRUE(big.untrusted_source.empty());
-  std::error_code ec;
-  size_t files = 0;
-  for (const auto& f : std::filesystem::directory_iterator(base + "/spill", ec)) {
-    ++files;
-    std::ifstream in(f.path());
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(content, raw);
-  }
-  EXPECT_EQ(files, 1u);
+  EXPECT_EQ(FileContents(base + "/spill"), std::vector<std::string>{raw});
   ToolResult small = dispatcher.Dispatch("mcp_srv_big", R"({"small":true})", ctx);
   EXPECT_TRUE(small.text.starts_with("<untrusted_tool_result source=\"mcp_srv_big\">")) << small.text;
   EXPECT_THAT(small.text, HasSubstr("a reply of more than thirty-two chars"));
   EXPECT_EQ(small.text.find("<persisted-output>"), std::string::npos);
-  std::filesystem::remove_all(base, ec);
 }
 
 // --- concurrency ------------------------------------------------------------------------------

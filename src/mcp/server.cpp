@@ -134,7 +134,7 @@ struct McpServer::Impl {
         options(std::move(o)),
         outlet(std::make_shared<Outlet>(std::move(s))),
         catalog(d.registry(), toolsets, options.toolsets),
-        features(options.features, options.toolsets, toolsets),
+        features(options.features, options.toolsets, toolsets, options.page_size),
         gate(options.call_gate ? options.call_gate : NewCallGate()) {}
 
   void Send(std::string_view line) { outlet->Send(line, Routing{}); }
@@ -218,11 +218,11 @@ void McpServer::Impl::HandleRequest(const Message& m) {
   if (method == "tools/call") return StartCall(m);
   if (method == "tools/list") return Answer(m.id(), ListTools(*params));
   if (method == "logging/setLevel") return Answer(m.id(), SetLevel(*params));
-  if (method == "resources/list") return Answer(m.id(), features.ListResources());
-  if (method == "resources/templates/list") return Answer(m.id(), features.ListTemplates());
+  if (method == "resources/list") return Answer(m.id(), features.ListResources(*ParamsObject(m)));
+  if (method == "resources/templates/list") return Answer(m.id(), features.ListTemplates(*ParamsObject(m)));
   if (method == "resources/subscribe") return Answer(m.id(), Subscribe(*params, true));
   if (method == "resources/unsubscribe") return Answer(m.id(), Subscribe(*params, false));
-  if (method == "prompts/list") return Answer(m.id(), features.ListPrompts());
+  if (method == "prompts/list") return Answer(m.id(), features.ListPrompts(*ParamsObject(m)));
   if (method == "completion/complete") return Answer(m.id(), features.Complete(*params));
   ToolContext ctx = RequestContext(m);
   if (method == "resources/read") return Answer(m.id(), features.ReadResource(*params, ctx));

@@ -1,11 +1,14 @@
 // McpServer's resources, prompts and completion handlers (features.h).
 #include <algorithm>
+#include <cstdlib>
 
 #include "mcp/server_internal.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace talaria::mcp {
 namespace {
+
+constexpr std::string_view kPageCursorPrefix = "page:";
 
 constexpr size_t kMaxCompletions = 100;
 
@@ -72,8 +75,8 @@ std::shared_ptr<const FeatureSnapshot> FeatureView::Snapshot() const {
 }
 
 FeatureView::FeatureView(std::shared_ptr<ServerFeatures> features, const std::vector<std::string>& selection,
-                         const Toolsets& toolsets)
-    : features_(std::move(features)) {
+                         const Toolsets& toolsets, size_t page_size)
+    : features_(std::move(features)), page_size_(page_size) {
   std::vector<std::string> pending = selection;
   while (!pending.empty()) {
     std::string name = std::move(pending.back());
@@ -105,24 +108,46 @@ void FeatureView::AddCapabilities(Json& capabilities) const {
   if (resources || prompts) capabilities["completions"] = Json::object();
 }
 
-Reply FeatureView::ListResources() const {
-  Json list = Json::array();
-  for (const auto& r : Snapshot()->resources) {
-    if (Serves(r->toolset)) list.push_back(ResourceJson(*r));
+// The page of `served` (the JSON of each served definition, in the snapshot's order) that
+// params.cursor names, under `key`. A cursor is the offset of the page's first item: the lists
+// change rarely, and a change is announced with list_changed, after which clients list again.
+template <class Defs, class ToJson>
+Reply FeatureView::Page(const Json& params, const Defs& defs, ToJson to_json, const char* key) const {
+  size_t offset = 0;
+  if (auto cursor = params.find("cursor"); cursor != params.end() && !cursor->is_null()) {
+    const std::string* text = cursor->is_string() ? &cursor->get_ref<const std::string&>() : nullptr;
+    const char* digits = text != nullptr && text->starts_with(kPageCursorPrefix) ? text->c_str() + kPageCursorPrefix.size() : nullptr;
+    char* end = nullptr;
+    const unsigned long long value = digits != nullptr && *digits != '\0' ? std::strtoull(digits, &end, 10) : 0;
+    if (digits == nullptr || end == nullptr || *end != '\0' || value == 0) {
+      return Error(kInvalidParams, "Invalid params: unknown cursor");
+    }
+    offset = static_cast<size_t>(value);
+  }
+  Json page = Json::array();
+  size_t index = 0;
+  bool more = false;
+  for (const auto& d : defs) {
+    if (!Serves(d->toolset)) continue;
+    if (index++ < offset) continue;
+    if (page.size() == page_size_) {
+      more = true;
+      break;
+    }
+    page.push_back(to_json(*d));
   }
   Reply reply;
-  reply.result["resources"] = std::move(list);
+  reply.result[key] = std::move(page);
+  if (more) reply.result["nextCursor"] = std::string(kPageCursorPrefix) + std::to_string(offset + page_size_);
   return reply;
 }
 
-Reply FeatureView::ListTemplates() const {
-  Json list = Json::array();
-  for (const auto& t : Snapshot()->templates) {
-    if (Serves(t->toolset)) list.push_back(ResourceJson(*t));
-  }
-  Reply reply;
-  reply.result["resourceTemplates"] = std::move(list);
-  return reply;
+Reply FeatureView::ListResources(const Json& params) const {
+  return Page(params, Snapshot()->resources, [](const auto& r) { return ResourceJson(r); }, "resources");
+}
+
+Reply FeatureView::ListTemplates(const Json& params) const {
+  return Page(params, Snapshot()->templates, [](const auto& t) { return ResourceJson(t); }, "resourceTemplates");
 }
 
 Reply FeatureView::ReadResource(const Json& params, ToolContext& ctx) const {
@@ -152,14 +177,8 @@ Reply FeatureView::CheckSubscribable(const Json& params, std::string* uri) const
   return Reply{};
 }
 
-Reply FeatureView::ListPrompts() const {
-  Json list = Json::array();
-  for (const auto& p : Snapshot()->prompts) {
-    if (Serves(p->toolset)) list.push_back(PromptJson(*p));
-  }
-  Reply reply;
-  reply.result["prompts"] = std::move(list);
-  return reply;
+Reply FeatureView::ListPrompts(const Json& params) const {
+  return Page(params, Snapshot()->prompts, [](const auto& p) { return PromptJson(p); }, "prompts");
 }
 
 Reply FeatureView::GetPrompt(const Json& params, ToolContext& ctx) const {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -83,9 +84,10 @@ class McpFeaturesTest : public ::testing::Test {
   }
 
   void Start(bool with_features = true, Json client_capabilities = Json::object(),
-             std::vector<std::string> selection = {"test"}) {
+             std::vector<std::string> selection = {"test"}, size_t page_size = 100) {
     McpServerOptions options;
     options.toolsets = std::move(selection);
+    options.page_size = page_size;
     if (with_features) options.features = features_;
     auto created = McpServer::Create(dispatcher_, toolsets_, std::move(options), out_.Routed());
     ASSERT_TRUE(created.has_value()) << created.error().message();
@@ -140,6 +142,35 @@ TEST_F(McpFeaturesTest, ABundleServesWhatItsIncludedToolsetsDefine) {
   ASSERT_EQ(prompts.size(), 1u) << prompts.dump();
   EXPECT_EQ(prompts[0]["name"], "greet");
   EXPECT_TRUE(init_["result"]["capabilities"].contains("resources"));
+}
+
+TEST_F(McpFeaturesTest, ListsComeInPagesThatCoverEverythingOnce) {
+  for (int i = 0; i < 4; ++i) {
+    ResourceDef extra;
+    extra.uri = "test://extra/" + std::to_string(i);
+    extra.name = "extra" + std::to_string(i);
+    extra.toolset = i == 2 ? "other" : "test";  // not served: never counted in a page
+    extra.read = [](const ResourceRequest& r, ToolContext&) -> Result<Json> { return TextContents(r.uri, "text/plain", ""); };
+    ASSERT_TRUE(features_->AddResource(std::move(extra)).ok());
+  }
+  Start(/*with_features=*/true, Json::object(), {"test"}, /*page_size=*/2);
+  std::vector<std::string> uris;
+  Json params = Json::object();
+  for (int page = 0; page < 10; ++page) {
+    const Json r = Request(10 + page, "resources/list", params)["result"];
+    ASSERT_LE(r["resources"].size(), 2u) << r.dump();
+    for (const Json& item : r["resources"]) uris.push_back(item["uri"]);
+    if (!r.contains("nextCursor")) break;
+    params = Json{{"cursor", r["nextCursor"]}};
+  }
+  EXPECT_EQ(uris.size(), 4u);  // "test://text" and three served extras
+  EXPECT_EQ(std::set<std::string>(uris.begin(), uris.end()).size(), uris.size());
+  EXPECT_EQ(std::find(uris.begin(), uris.end(), "test://extra/2"), uris.end());
+  for (const Json& bad : {Json("page:0"), Json("page:x"), Json("after:a"), Json(7)}) {
+    EXPECT_EQ(Request(50, "resources/list", {{"cursor", bad}})["error"]["code"], kInvalidParams) << bad;
+  }
+  EXPECT_EQ(Request(60, "prompts/list")["result"]["prompts"].size(), 1u);
+  EXPECT_FALSE(Request(61, "prompts/list")["result"].contains("nextCursor"));
 }
 
 TEST_F(McpFeaturesTest, ResourcesListReadAndTemplates) {

@@ -77,7 +77,7 @@ struct McpServerOptions {
   std::string server_name = "talaria";
   std::string server_version = "0.1.0";
   std::string instructions;  // empty: none sent
-  size_t page_size = 100;    // tools per tools/list page
+  size_t page_size = 100;    // items per tools/resources/templates/prompts list page
   MessageLimits limits;
   // More concurrent tools/call requests than this are refused (-32603) rather than queued.
   size_t max_calls_in_flight = 64;
