@@ -436,11 +436,13 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     if (!call->cancelled_by_client) {
       outlet->Send(EncodeCallResult(call->id, result), Routing{call->key, true});
     }
-    Json data = Json::object();
-    data["tool"] = entry->name();
-    data["status"] = std::string(CallStatusName(result.status));
-    data["ms"] = ms.count();
-    SendLog("debug", "talaria.tools", data);
+    if (outlet->LogEnabled(LogLevelRank("debug"))) {  // most clients never ask for debug
+      Json data = Json::object();
+      data["tool"] = entry->name();
+      data["status"] = std::string(CallStatusName(result.status));
+      data["ms"] = ms.count();
+      SendLog("debug", "talaria.tools", data);
+    }
   } catch (const std::exception& e) {
     LogError(std::string("mcp: tools/call failed: ") + e.what());
     Retire(call);
