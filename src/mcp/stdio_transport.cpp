@@ -26,26 +26,40 @@ void RejectOversize(McpServer& server, size_t bytes, size_t limit) {
 }  // namespace
 
 bool FdLineWriter::Write(std::string_view line) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  drained_.wait(lock, [this] { return broken_ || queued_.size() < kMaxQueuedBytes; });
   if (broken_) return false;
-  std::string buf;
-  buf.reserve(line.size() + 1);
-  buf.append(line);
-  buf.push_back('\n');
+  queued_.append(line);
+  queued_.push_back('\n');
+  if (writing_) return true;  // the Write in progress takes this line along
+  writing_ = true;
+  while (!queued_.empty() && !broken_) {
+    std::string batch;
+    batch.swap(queued_);
+    lock.unlock();
+    const bool ok = WriteOut(batch);
+    lock.lock();
+    if (!ok) {
+      broken_ = true;
+      on_broken_.request_stop();
+    }
+    drained_.notify_all();
+  }
+  writing_ = false;
+  return !broken_;
+}
+
+bool FdLineWriter::WriteOut(std::string_view bytes) {
   size_t done = 0;
-  while (done < buf.size()) {
-    const ssize_t n = ::write(fd_, buf.data() + done, buf.size() - done);
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) {
       pollfd p{fd_, POLLOUT, 0};
       ::poll(&p, 1, 1000);
       continue;
     }
-    if (n <= 0) {
-      broken_ = true;
-      on_broken_.request_stop();
-      return false;
-    }
+    if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
   return true;

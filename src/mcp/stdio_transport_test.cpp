@@ -137,5 +137,46 @@ TEST(FdLineWriter, WritesWholeLinesAndStopsOnceTheReaderIsGone) {
   EXPECT_TRUE(broken.stop_requested());
 }
 
+TEST(FdLineWriter, ConcurrentWritersNeverInterleaveOrLoseALine) {
+  Pipe p;
+  FdLineWriter writer(p.write_end.get());
+  std::string received;
+  std::thread reader([&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(p.read_end.get(), buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
+  });
+  constexpr int kThreads = 8, kLines = 400;
+  // Lines of different lengths, every 50th longer than a pipe's buffer.
+  auto size_of = [](int i) { return static_cast<size_t>(i % 50 == 0 ? 70000 + i : (i * 37) % 300); };
+  {
+    std::vector<std::jthread> writers;
+    for (int t = 0; t < kThreads; ++t) {
+      writers.emplace_back([&writer, &size_of, t] {
+        for (int i = 0; i < kLines; ++i) {
+          const std::string body(size_of(i), 'a' + static_cast<char>(t));
+          EXPECT_TRUE(writer.Write(std::to_string(t) + ":" + std::to_string(i) + ":" + body));
+        }
+      });
+    }
+  }
+  p.write_end.reset();
+  reader.join();
+  std::vector<int> next(kThreads, 0);
+  size_t start = 0, lines = 0;
+  for (size_t nl; (nl = received.find('\n', start)) != std::string::npos; start = nl + 1, ++lines) {
+    const std::string line = received.substr(start, nl - start);
+    const size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    ASSERT_NE(c2, std::string::npos) << line.substr(0, 80);
+    const int t = std::stoi(line.substr(0, c1)), i = std::stoi(line.substr(c1 + 1, c2 - c1 - 1));
+    ASSERT_EQ(i, next[static_cast<size_t>(t)]++) << "a writer's lines keep their order";
+    const std::string body = line.substr(c2 + 1);
+    ASSERT_EQ(body, std::string(body.size(), 'a' + static_cast<char>(t))) << "interleaved";
+    ASSERT_EQ(body.size(), size_of(i));
+  }
+  EXPECT_EQ(start, received.size());
+  EXPECT_EQ(lines, static_cast<size_t>(kThreads * kLines));
+}
+
 }  // namespace
 }  // namespace talaria::mcp
