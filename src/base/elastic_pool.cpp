@@ -1,10 +1,6 @@
 #include "talaria/base/elastic_pool.h"
 
-#include <exception>
-#include <string>
 #include <utility>
-
-#include "talaria/base/log.h"
 
 namespace talaria {
 
@@ -65,13 +61,7 @@ void ElasticPool::Loop(Handle self) {
       Executor::Task task = std::move(tasks_.front());
       tasks_.pop_front();
       lock.unlock();
-      try {
-        task();
-      } catch (const std::exception& e) {
-        LogError(std::string("a pool task threw: ") + e.what());
-      } catch (...) {
-        LogError("a pool task threw a non-standard exception");
-      }
+      Executor::RunLoggingThrows(task, "elastic pool");
       task = Executor::Task();  // its captures go before the next wait
       lock.lock();
       continue;

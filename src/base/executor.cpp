@@ -29,17 +29,17 @@ bool ReadyNow(const std::function<bool(Executor::TimePoint)>& ready_by) {
   return ready_by(Executor::TimePoint{});
 }
 
-void RunGuarded(Executor::Task& task) {
+}  // namespace
+
+void Executor::RunLoggingThrows(Task& task, std::string_view pool) {
   try {
     task();
   } catch (const std::exception& e) {
-    LogError(std::string("executor: a posted task threw: ") + e.what());
+    LogError(std::string(pool) + ": a task threw: " + e.what());
   } catch (...) {
-    LogError("executor: a posted task threw a non-standard exception");
+    LogError(std::string(pool) + ": a task threw a non-standard exception");
   }
 }
-
-}  // namespace
 
 size_t Executor::DefaultWorkerCount() {
   return std::max<size_t>(2, std::thread::hardware_concurrency());
@@ -121,7 +121,7 @@ void Executor::WorkerLoop(const std::stop_token& stop) {
 
 void Executor::RunUnlocked(Task task, std::unique_lock<std::mutex>& lock) {
   lock.unlock();
-  RunGuarded(task);
+  RunLoggingThrows(task, "executor");
   task = Task();  // destroyed before the lock is taken again: it may hold user state
   lock.lock();
   ++completed_;

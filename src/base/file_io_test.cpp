@@ -11,17 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include "support/file_text.h"
 #include "support/temp_dir.h"
 
 namespace talaria {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::ReadWholeFile;
 
 size_t EntriesIn(const std::string& dir) {
   size_t n = 0;
@@ -34,7 +30,7 @@ TEST(WriteFileAtomic, ReplacesTheFileWholeWithTheRequestedMode) {
   const std::string path = dir.path() + "/store.json";
   std::ofstream(path) << "old content that is longer than the new one\n";
   ASSERT_TRUE(WriteFileAtomic(path, "new\n", {.mode = 0640, .sync = true}).ok());
-  EXPECT_EQ(Slurp(path), "new\n");
+  EXPECT_EQ(ReadWholeFile(path), "new\n");
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
@@ -48,9 +44,9 @@ TEST(WriteFileAtomic, ReplacesAPlantedLinkInsteadOfWritingThroughIt) {
   const std::string path = dir.path() + "/trust.json";
   ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
   ASSERT_TRUE(WriteFileAtomic(path, "{}\n").ok());
-  EXPECT_EQ(Slurp(victim), "precious\n");
+  EXPECT_EQ(ReadWholeFile(victim), "precious\n");
   EXPECT_FALSE(std::filesystem::is_symlink(path));
-  EXPECT_EQ(Slurp(path), "{}\n");
+  EXPECT_EQ(ReadWholeFile(path), "{}\n");
 }
 
 TEST(WriteFileAtomic, AFailureLeavesTheOldFileAndNoTempFile) {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/file_text.h"
 #include "support/temp_dir.h"
 
 namespace talaria {
@@ -30,12 +31,7 @@ using ::testing::HasSubstr;
 // A fresh directory under /tmp, removed with everything in it at the end of the test.
 using test_support::TempDir;
 
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+std::string ReadWhole(const std::string& path) { return test_support::ReadWholeFile(path); }
 
 unsigned ModeOf(const std::string& path) {
   struct stat st {};

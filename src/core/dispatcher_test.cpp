@@ -3,6 +3,7 @@
 // Every test uses its own Registry, never Registry::Global().
 #include "talaria/core/dispatcher.h"
 #include "core/test_tools.h"
+#include "support/file_text.h"
 #include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
@@ -830,8 +831,7 @@ std::vector<std::string> FileContents(const std::string& dir) {
   std::vector<std::string> contents;
   std::error_code ec;
   for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
-    std::ifstream in(f.path(), std::ios::binary);
-    contents.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    contents.push_back(test_support::ReadWholeFile(f.path()));
   }
   return contents;
 }

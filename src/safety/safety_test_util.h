@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/file_text.h"
 #include "support/temp_dir.h"
 
 namespace talaria::safety::testing {
@@ -25,12 +26,7 @@ inline void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
 }
 
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+inline std::string ReadFile(const std::string& path) { return test_support::ReadWholeFile(path); }
 
 // A tmpfs directory (fsync is nearly free there) when one is usable, else "" ($TMPDIR).
 inline std::string FastTempBase() {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <stop_token>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -68,6 +69,10 @@ class Executor {
 
   // max(2, hardware_concurrency).
   static size_t DefaultWorkerCount();
+
+  // Runs `task`; what it throws is logged as `pool`'s, never propagated (a worker thread must
+  // survive any task).
+  static void RunLoggingThrows(Task& task, std::string_view pool);
 
   // The process-wide executor (DefaultWorkerCount() workers), created on first use and shut
   // down at exit.

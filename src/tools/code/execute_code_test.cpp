@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 
+#include "support/file_text.h"
 #include "talaria/base/unique_fd.h"
 #include "tools/code/execute_code_test_util.h"
 #include "tools/code/landlock_confine.h"
@@ -263,12 +264,7 @@ print(sorted(got.items()))
   EXPECT_EQ(slow_searches_peak.load(), 4) << "the four calls were not served side by side";
 }
 
-std::string ReadProcFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ReadProcFile(const std::string& path) { return test_support::ReadWholeFile(path); }
 
 bool AnyProcessWithArg(const std::string& needle) {
   DIR* proc = ::opendir("/proc");
