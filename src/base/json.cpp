@@ -156,9 +156,8 @@ class JsonScanner {
 
   // One multi-byte UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF).
   bool Utf8Sequence() {
-    size_t bad = 0;
     const size_t len = (static_cast<unsigned char>(s_[pos_]) >= 0xF0) ? 4 : (static_cast<unsigned char>(s_[pos_]) >= 0xE0) ? 3 : 2;
-    if (pos_ + len > s_.size() || !IsValidUtf8(s_.substr(pos_, len), &bad)) return false;
+    if (pos_ + len > s_.size() || !IsValidUtf8(s_.substr(pos_, len))) return false;
     pos_ += len;
     return true;
   }
@@ -198,6 +197,12 @@ class JsonScanner {
 };
 
 }  // namespace
+
+std::string JsonStringField(const Json& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 bool IsValidJsonText(std::string_view text, int limit) { return JsonScanner(text).Whole(limit); }
 

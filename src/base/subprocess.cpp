@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -21,6 +20,7 @@
 
 #include "base/spawn_internal.h"
 #include "talaria/base/unique_fd.h"
+#include "talaria/base/poll_timeout.h"
 
 namespace talaria {
 namespace {
@@ -168,14 +168,6 @@ Clock::time_point AddClamped(Clock::time_point t, milliseconds d) {
   if (d.count() <= 0) return t;
   const auto room = std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - t);
   return d >= room ? Clock::time_point::max() : t + d;
-}
-
-int PollTimeoutMs(Clock::time_point now, Clock::time_point wake) {
-  if (wake == Clock::time_point::max()) return -1;
-  if (wake <= now) return 0;
-  // Round up so we never wake just before the instant we wait for and spin.
-  const auto ms = std::chrono::ceil<milliseconds>(wake - now).count();
-  return static_cast<int>(std::min<long long>(ms, INT_MAX));
 }
 
 }  // namespace

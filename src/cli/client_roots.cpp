@@ -1,5 +1,6 @@
 #include "cli/client_roots.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -35,8 +36,8 @@ void ClientRoots::Update(const std::vector<std::string>& client_paths) {
   std::vector<std::string> inside;
   for (const std::string& path : client_paths) {
     const std::string c = Canonical(path);
-    bool ok = false;
-    for (const std::string& dir : allowed_) ok = ok || (!c.empty() && IsWithin(c, dir));
+    const bool ok = !c.empty() && std::any_of(allowed_.begin(), allowed_.end(),
+                                               [&c](const std::string& dir) { return IsWithin(c, dir); });
     if (ok) {
       inside.push_back(c);
     } else {

@@ -4,25 +4,21 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "talaria/base/json.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/core/project_config.h"
 
 namespace talaria::cli {
 namespace {
 
-std::string StringOr(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // What the file will run once trusted, so the user sees it before it does.
 void PrintWhatRuns(const ProjectConfig& config) {
   if (config.mcp_servers) {
     for (const auto& [name, entry] : config.mcp_servers->items()) {
-      std::string what = StringOr(entry, "url");
+      std::string what = JsonStringField(entry, "url");
       if (what.empty()) {
-        std::vector<std::string> argv = {StringOr(entry, "command")};
+        std::vector<std::string> argv = {JsonStringField(entry, "command")};
         if (entry.is_object() && entry.contains("args") && entry["args"].is_array()) {
           for (const auto& a : entry["args"]) argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
         }
@@ -37,7 +33,7 @@ void PrintWhatRuns(const ProjectConfig& config) {
       for (const auto& group : groups) {
         if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
         for (const auto& hook : group["hooks"]) {
-          std::printf("  hook %s: %s\n", event.c_str(), StringOr(hook, "command").c_str());
+          std::printf("  hook %s: %s\n", event.c_str(), JsonStringField(hook, "command").c_str());
         }
       }
     }

@@ -12,6 +12,7 @@
 #include <re2/re2.h>
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/base/subprocess.h"
 
@@ -74,12 +75,6 @@ bool Matches(const MatcherGroup& group, std::string_view tool_name) {
   return !group.matcher || RE2::FullMatch(tool_name, *group.matcher);
 }
 
-// The optional string field `key` of `object`, or "".
-std::string StringField(const Json& object, std::string_view key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::vector<std::string> HookEnvironment(const std::string& cwd) {
   std::vector<std::string> env;
@@ -196,7 +191,7 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   if (!out) return PreHookDecision::Continue();
 
   if (auto it = out->find("continue"); it != out->end() && it->is_boolean() && !it->get<bool>()) {
-    std::string reason = StringField(*out, "stopReason");
+    std::string reason = JsonStringField(*out, "stopReason");
     if (reason.empty()) reason = "Stopped by PreToolUse hook: " + Shorten(spec.command);
     return PreHookDecision::Block(std::move(reason));
   }
@@ -205,13 +200,13 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   auto hso_it = out->find("hookSpecificOutput");
   const Json& hso = hso_it != out->end() && hso_it->is_object() ? *hso_it : kNoObject;
 
-  std::string decision = StringField(hso, "permissionDecision");
-  std::string reason = StringField(hso, "permissionDecisionReason");
+  std::string decision = JsonStringField(hso, "permissionDecision");
+  std::string reason = JsonStringField(hso, "permissionDecisionReason");
   if (decision.empty()) {  // the older top-level form: "decision": "approve" | "block"
-    const std::string legacy = StringField(*out, "decision");
+    const std::string legacy = JsonStringField(*out, "decision");
     if (legacy == "block") decision = "deny";
     if (legacy == "approve") decision = "allow";
-    if (reason.empty()) reason = StringField(*out, "reason");
+    if (reason.empty()) reason = JsonStringField(*out, "reason");
   }
   if (decision == "deny") {
     if (reason.empty()) reason = "Denied by PreToolUse hook: " + Shorten(spec.command);
@@ -264,14 +259,14 @@ std::vector<std::string> CollectPostFeedback(const std::vector<MatcherGroup>& gr
       }
       auto out = ParseHookOutput(*run, spec, env);
       if (!out) continue;
-      if (StringField(*out, "decision") == "block") {
-        std::string reason = Trim(StringField(*out, "reason"));
+      if (JsonStringField(*out, "decision") == "block") {
+        std::string reason = Trim(JsonStringField(*out, "reason"));
         feedback.push_back(reason.empty()
                                ? "PostToolUse hook flagged this result: " + Shorten(spec.command)
                                : std::move(reason));
       }
       if (auto it = out->find("hookSpecificOutput"); it != out->end()) {
-        std::string context = Trim(StringField(*it, "additionalContext"));
+        std::string context = Trim(JsonStringField(*it, "additionalContext"));
         if (!context.empty()) feedback.push_back(std::move(context));
       }
     }

@@ -1,7 +1,6 @@
 #include "mcp/client_http.h"
 
 #include <algorithm>
-#include <cctype>
 #include <condition_variable>
 #include <optional>
 #include <utility>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mcp/client_sse.h"
+#include "talaria/base/ascii.h"
 #include "talaria/base/log.h"
 
 namespace talaria::mcp::client_internal {
@@ -30,10 +30,8 @@ constexpr size_t kErrorBodySnippet = 300;
 // client does without it (keepalive pings still notice a dead server).
 constexpr int kMaxStreamFailures = 5;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+bool IsEventStream(const httplib::Response& res) {
+  return AsciiLower(res.get_header_value("Content-Type")).starts_with("text/event-stream");
 }
 
 // Visible ASCII only (the spec's rule for session ids; also applied to the version we echo):
@@ -155,7 +153,7 @@ struct HttpConnection::Exchange {
 Result<HttpServerUrl> ParseServerUrl(std::string_view url) {
   const size_t sep = url.find("://");
   if (sep == std::string_view::npos) return Err(InvalidArgumentError("'url' must start with http:// or https://"));
-  const std::string scheme = Lower(url.substr(0, sep));
+  const std::string scheme = AsciiLower(url.substr(0, sep));
   if (scheme != "http" && scheme != "https") {
     return Err(InvalidArgumentError("'url' must start with http:// or https://"));
   }
@@ -314,7 +312,7 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
   RequestWatchdog watchdog(client, deadline, cancel, close_source_.get_token());
   req.response_handler = [&](const httplib::Response& res) {
     ex.status = res.status;
-    ex.event_stream = Lower(res.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
+    ex.event_stream = IsEventStream(res);
     ex.session_id = res.get_header_value(kSessionHeader);
     if (ex.event_stream) ex.sse = std::make_unique<SseParser>(cap);
     return !watchdog.fired();
@@ -406,15 +404,14 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
 Result<Json> HttpConnection::Call(std::string_view method, Json params, TimePoint deadline,
                                   std::stop_token cancel) {
   const Json id = next_id_++;
-  Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", std::string(method)}};
-  if (!params.is_null()) request["params"] = std::move(params);
+  const std::string request = EncodeRequest(id, method, params);
   const bool initialize = method == "initialize";
   if (initialize) {
     std::lock_guard lock(mu_);
     session_id_.clear();
     protocol_version_.clear();
   }
-  auto answer = Post(DumpJson(request), &id, deadline, cancel);
+  auto answer = Post(request, &id, deadline, cancel);
   if (!answer) {
     const StatusCode code = answer.error().code();
     if ((code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled) && !initialize) {
@@ -437,10 +434,7 @@ Result<Json> HttpConnection::Call(std::string_view method, Json params, TimePoin
 }
 
 Status HttpConnection::Notify(std::string_view method, const Json& params) {
-  const std::string body =
-      params.is_null() ? DumpJson(Json{{"jsonrpc", "2.0"}, {"method", std::string(method)}})
-                       : EncodeNotification(method, params);
-  auto sent = Post(body, nullptr, Clock::now() + kSideRequestTimeout, {});
+  auto sent = Post(EncodeNotification(method, params), nullptr, Clock::now() + kSideRequestTimeout, {});
   if (!sent) return sent.error();
   return {};
 }
@@ -488,7 +482,7 @@ void HttpConnection::StreamLoop(const std::stop_token& stop) {
     RequestWatchdog watchdog(client, Clock::time_point::max(), stop, close_source_.get_token());
     req.response_handler = [&](const httplib::Response& res) {
       status = res.status;
-      is_stream = Lower(res.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
+      is_stream = IsEventStream(res);
       return status == 200 && is_stream;
     };
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {

@@ -1,10 +1,10 @@
 // SecretMask: a server's configured credentials kept out of what the client shows.
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "mcp/client_http.h"
 #include "mcp/client_internal.h"
+#include "talaria/base/ascii.h"
 #include "talaria/safety/redact.h"
 
 namespace talaria::mcp::client_internal {
@@ -18,8 +18,7 @@ void AddValue(std::vector<std::string>& out, std::string_view value) {
 
 // Authorization scheme names: words of a header value, but no secret.
 bool IsAuthScheme(std::string_view word) {
-  std::string lower(word);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(word);
   return lower == "bearer" || lower == "basic" || lower == "digest" || lower == "token";
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "mcp/client_internal.h"
+#include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/safety/redact.h"
 
@@ -18,11 +19,6 @@ bool BoolField(const Json& object, const char* key) {
   return it != object.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::string StringField(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -46,12 +42,12 @@ std::vector<McpToolDef> BuildToolDefs(std::string_view server, const std::vector
   std::vector<McpToolDef> defs;
   std::map<std::string, int> name_counts;
   for (const Json& tool : tools) {
-    const std::string tool_name = StringField(tool, "name");
+    const std::string tool_name = JsonStringField(tool, "name");
     if (tool_name.empty() || !filter.Allows(tool_name)) continue;
     McpToolDef def;
     def.server_tool = tool_name;
     def.name = McpToolName(server, tool_name);
-    def.description = StringField(tool, "description");
+    def.description = JsonStringField(tool, "description");
     if (def.description.empty()) def.description = "MCP tool " + tool_name + " of server " + std::string(server);
     const Json& annotations = tool.contains("annotations") ? tool["annotations"] : Json();
     def.read_only = BoolField(annotations, "readOnlyHint");
@@ -89,17 +85,17 @@ ToolResult RenderCallResult(const Json& result, const SecretMask& mask) {
   if (result.is_object()) {
     if (auto content = result.find("content"); content != result.end() && content->is_array()) {
       for (const Json& item : *content) {
-        const std::string type = StringField(item, "type");
+        const std::string type = JsonStringField(item, "type");
         if (type == "text") {
-          append(StringField(item, "text"));
+          append(JsonStringField(item, "text"));
         } else if (type == "resource") {
           const Json& res = item.contains("resource") ? item["resource"] : Json();
-          const std::string res_text = StringField(res, "text");
-          append(!res_text.empty() ? res_text : "[resource: " + StringField(res, "uri") + "]");
+          const std::string res_text = JsonStringField(res, "text");
+          append(!res_text.empty() ? res_text : "[resource: " + JsonStringField(res, "uri") + "]");
         } else if (type == "resource_link") {
-          append("[resource link: " + StringField(item, "uri") + "]");
+          append("[resource link: " + JsonStringField(item, "uri") + "]");
         } else if (!type.empty()) {
-          const std::string mime = StringField(item, "mimeType");
+          const std::string mime = JsonStringField(item, "mimeType");
           append("[" + type + " content" + (mime.empty() ? "" : " (" + mime + ")") + " omitted]");
         }
       }

@@ -18,6 +18,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/ascii.h"
 #include "talaria/base/log.h"
 
 namespace talaria::mcp {
@@ -39,12 +40,6 @@ constexpr size_t kMaxQueuedBytes = size_t{4} << 20;
 constexpr auto kKeepAliveInterval = 15s;
 // Waits are sliced so the stop flag is seen promptly even if a wake-up is missed.
 constexpr auto kWaitSlice = 1s;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string Bracketed(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -101,7 +96,7 @@ struct Accepts {
 };
 Accepts ParseAccept(const httplib::Request& req) {
   if (!req.has_header("Accept")) return {};
-  const std::string accept = Lower(req.get_header_value("Accept"));
+  const std::string accept = AsciiLower(req.get_header_value("Accept"));
   const bool any = accept.find("*/*") != std::string::npos;
   Accepts a;
   a.json = any || accept.find("application/json") != std::string::npos ||
@@ -268,7 +263,7 @@ Result<HostPort> ParseHostPort(std::string_view text) {
 
 bool IsLoopbackHost(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const std::string h = Lower(host);
+  const std::string h = AsciiLower(host);
   if (h == "localhost") return true;
   in_addr v4{};
   if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
@@ -320,12 +315,12 @@ struct HttpTransport::Impl {
 
 bool HttpTransport::Impl::HostAllowed(const httplib::Request& req) const {
   if (!req.has_header("Host")) return false;
-  const std::string host = Lower(req.get_header_value("Host"));
+  const std::string host = AsciiLower(req.get_header_value("Host"));
   return std::find(allowed_hosts.begin(), allowed_hosts.end(), host) != allowed_hosts.end();
 }
 
 bool HttpTransport::Impl::OriginAllowed(const std::string& origin) const {
-  const std::string o = Lower(origin);
+  const std::string o = AsciiLower(origin);
   if (std::find(allowed_origins.begin(), allowed_origins.end(), o) != allowed_origins.end()) return true;
   std::string_view rest(o);
   if (rest.starts_with("http://")) {
@@ -361,7 +356,7 @@ bool HttpTransport::Impl::Authorized(const httplib::Request& req) const {
   if (options.bearer_token.empty()) return true;
   if (!req.has_header("Authorization")) return false;
   const std::string value = req.get_header_value("Authorization");
-  if (value.size() < 7 || Lower(std::string_view(value).substr(0, 7)) != "bearer ") return false;
+  if (value.size() < 7 || AsciiLower(std::string_view(value).substr(0, 7)) != "bearer ") return false;
   std::string_view token(value);
   token.remove_prefix(7);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
@@ -442,7 +437,7 @@ bool HttpTransport::Impl::CheckVersion(const httplib::Request& req, httplib::Res
 }
 
 void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& res) {
-  if (req.has_header("Content-Type") && !Lower(req.get_header_value("Content-Type")).starts_with("application/json")) {
+  if (req.has_header("Content-Type") && !AsciiLower(req.get_header_value("Content-Type")).starts_with("application/json")) {
     Refuse(res, 415, kBadRequest, "Unsupported Media Type: the body must be application/json");
     return;
   }
@@ -818,12 +813,12 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions
   }
   const std::string port = std::to_string(impl->port);
   for (const std::string& name : {std::string("localhost"), std::string("127.0.0.1"), std::string("[::1]"),
-                                  Lower(Bracketed(o.host))}) {
+                                  AsciiLower(Bracketed(o.host))}) {
     impl->allowed_hosts.push_back(name + ":" + port);
     if (impl->port == 80) impl->allowed_hosts.push_back(name);
   }
-  for (const std::string& h : o.allowed_hosts) impl->allowed_hosts.push_back(Lower(h));
-  for (const std::string& origin : o.allowed_origins) impl->allowed_origins.push_back(Lower(origin));
+  for (const std::string& h : o.allowed_hosts) impl->allowed_hosts.push_back(AsciiLower(h));
+  for (const std::string& origin : o.allowed_origins) impl->allowed_origins.push_back(AsciiLower(origin));
   Impl* raw = impl.get();
   impl->listener = std::jthread([raw] {
     if (!raw->http.listen_after_bind() && !raw->stopping) LogError("mcp http: the listener failed");

@@ -159,8 +159,9 @@ struct McpServer::Impl {
   Reply ListTools(const Json& params);
   Reply SetLevel(const Json& params);
   Reply Subscribe(const Json& params, bool subscribe);
-  // A context for a request served on the reader thread (resources/read, prompts/get).
-  ToolContext RequestContext(const Message& m);
+  // The context of request `id` that began at `started` (a tool call's, or one served on the
+  // reader thread: resources/read, prompts/get): session context, call id, call_timeout.
+  ToolContext RequestContext(const Json& id, std::chrono::steady_clock::time_point started);
   // Answers itself (now on refusal, later from the call's thread).
   void StartCall(const Message& m);
   void RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token);
@@ -218,13 +219,13 @@ void McpServer::Impl::HandleRequest(const Message& m) {
   if (method == "tools/call") return StartCall(m);
   if (method == "tools/list") return Answer(m.id(), ListTools(*params));
   if (method == "logging/setLevel") return Answer(m.id(), SetLevel(*params));
-  if (method == "resources/list") return Answer(m.id(), features.ListResources(*ParamsObject(m)));
-  if (method == "resources/templates/list") return Answer(m.id(), features.ListTemplates(*ParamsObject(m)));
+  if (method == "resources/list") return Answer(m.id(), features.ListResources(*params));
+  if (method == "resources/templates/list") return Answer(m.id(), features.ListTemplates(*params));
   if (method == "resources/subscribe") return Answer(m.id(), Subscribe(*params, true));
   if (method == "resources/unsubscribe") return Answer(m.id(), Subscribe(*params, false));
-  if (method == "prompts/list") return Answer(m.id(), features.ListPrompts(*ParamsObject(m)));
+  if (method == "prompts/list") return Answer(m.id(), features.ListPrompts(*params));
   if (method == "completion/complete") return Answer(m.id(), features.Complete(*params));
-  ToolContext ctx = RequestContext(m);
+  ToolContext ctx = RequestContext(m.id(), std::chrono::steady_clock::now());
   if (method == "resources/read") return Answer(m.id(), features.ReadResource(*params, ctx));
   return Answer(m.id(), features.GetPrompt(*params, ctx));
 }
@@ -343,13 +344,11 @@ Reply McpServer::Impl::Subscribe(const Json& params, bool subscribe) {
   return Reply{};
 }
 
-ToolContext McpServer::Impl::RequestContext(const Message& m) {
-  const std::string call_id = "mcp_" + IdText(m.id());
+ToolContext McpServer::Impl::RequestContext(const Json& id, std::chrono::steady_clock::time_point started) {
+  const std::string call_id = "mcp_" + IdText(id);
   ToolContext ctx = options.make_context ? options.make_context(call_id) : ToolContext{};
   if (ctx.call_id.empty()) ctx.call_id = call_id;
-  if (options.call_timeout.count() > 0) {
-    ctx.deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() + options.call_timeout);
-  }
+  if (options.call_timeout.count() > 0) ctx.deadline = std::min(ctx.deadline, started + options.call_timeout);
   return ctx;
 }
 
@@ -407,12 +406,9 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
   const auto started = std::chrono::steady_clock::now();
   auto channel = std::make_shared<CallChannel>(outlet, call->key, progress_token);
   try {
-    const std::string call_id = "mcp_" + IdText(call->id);
-    ToolContext ctx = options.make_context ? options.make_context(call_id) : ToolContext{};
-    if (ctx.call_id.empty()) ctx.call_id = call_id;
+    ToolContext ctx = RequestContext(call->id, started);
     ctx.cancel = call->stop.get_token();
     ctx.client = channel;
-    if (options.call_timeout.count() > 0) ctx.deadline = std::min(ctx.deadline, started + options.call_timeout);
     channel->Progress(0, std::nullopt, "started " + entry->name());
 
     const GateMode mode = GateModeOf(*entry);

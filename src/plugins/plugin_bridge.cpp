@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/json.h"
 #include "talaria/core/client_channel.h"
 #include "talaria/core/tool_context.h"
 #include "talaria/core/tool_result.h"
@@ -183,10 +184,6 @@ mcp::CompleteFn CompletionsFrom(const Json& descriptor) {
   };
 }
 
-std::string StringField(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -223,12 +220,12 @@ Result<mcp::ResourceDef> AdaptResource(const talaria_resource_def& def, const st
   auto descriptor = ParseJson(def.resource_json);
   if (!descriptor || !descriptor->is_object()) return Err(InvalidArgumentError("resource_json is not a JSON object"));
   mcp::ResourceDef r;
-  r.uri = StringField(*descriptor, "uri");
-  r.uri_template = StringField(*descriptor, "uriTemplate");
-  r.name = StringField(*descriptor, "name");
-  r.title = StringField(*descriptor, "title");
-  r.description = StringField(*descriptor, "description");
-  r.mime_type = StringField(*descriptor, "mimeType");
+  r.uri = JsonStringField(*descriptor, "uri");
+  r.uri_template = JsonStringField(*descriptor, "uriTemplate");
+  r.name = JsonStringField(*descriptor, "name");
+  r.title = JsonStringField(*descriptor, "title");
+  r.description = JsonStringField(*descriptor, "description");
+  r.mime_type = JsonStringField(*descriptor, "mimeType");
   r.toolset = def.toolset != nullptr ? def.toolset : "";
   r.complete = CompletionsFrom(*descriptor);
   const std::string what = "plugin " + plugin + ": resource " + (r.uri.empty() ? r.uri_template : r.uri);
@@ -255,16 +252,16 @@ Result<mcp::PromptDef> AdaptPrompt(const talaria_prompt_def& def, const std::str
   auto descriptor = ParseJson(def.prompt_json);
   if (!descriptor || !descriptor->is_object()) return Err(InvalidArgumentError("prompt_json is not a JSON object"));
   mcp::PromptDef p;
-  p.name = StringField(*descriptor, "name");
-  p.title = StringField(*descriptor, "title");
-  p.description = StringField(*descriptor, "description");
+  p.name = JsonStringField(*descriptor, "name");
+  p.title = JsonStringField(*descriptor, "title");
+  p.description = JsonStringField(*descriptor, "description");
   p.toolset = def.toolset != nullptr ? def.toolset : "";
   if (auto args = descriptor->find("arguments"); args != descriptor->end() && args->is_array()) {
     for (const auto& a : *args) {
       if (!a.is_object()) return Err(InvalidArgumentError("prompt arguments must be objects"));
       mcp::PromptArgument arg;
-      arg.name = StringField(a, "name");
-      arg.description = StringField(a, "description");
+      arg.name = JsonStringField(a, "name");
+      arg.description = JsonStringField(a, "description");
       auto required = a.find("required");
       arg.required = required != a.end() && required->is_boolean() && required->get<bool>();
       if (arg.name.empty()) return Err(InvalidArgumentError("a prompt argument needs a name"));

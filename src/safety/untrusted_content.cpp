@@ -1,6 +1,6 @@
 #include "talaria/safety/untrusted_content.h"
 
-#include <cctype>
+#include "talaria/base/ascii.h"
 
 namespace talaria::safety {
 namespace {
@@ -17,23 +17,13 @@ constexpr std::string_view kElisionNotice =
     "shows). Do not treat what is shown as complete; ask for the rest explicitly if it "
     "matters.]";
 
-char LowerAscii(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (LowerAscii(a[i]) != LowerAscii(b[i])) return false;
-  }
-  return true;
-}
-
 std::string Defang(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
-    if (text.size() - i >= kTag.size() && LowerAscii(text[i]) == 'u' &&
-        EqualsIgnoreCase(text.substr(i, kTag.size()), kTag)) {
+    if (text.size() - i >= kTag.size() && AsciiLower(text[i]) == 'u' &&
+        EqualsIgnoringAsciiCase(text.substr(i, kTag.size()), kTag)) {
       out.append(kDefanged);
       i += kTag.size();
     } else {

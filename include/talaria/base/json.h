@@ -34,6 +34,10 @@ bool IsValidJsonText(std::string_view text, int limit = kMaxJsonDepth);
 // the message names the byte offset.
 Result<Json> ParseJson(std::string_view text);
 
+// The string field `key` of `object`, or "" when `object` is not an object or the field is
+// missing or not a string.
+std::string JsonStringField(const Json& object, std::string_view key);
+
 // Compact serialization (no spaces); invalid UTF-8 in strings is replaced, never thrown on.
 std::string DumpJson(const Json& value);
 

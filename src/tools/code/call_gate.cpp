@@ -58,7 +58,7 @@ std::string CallGate::Call(const std::string& tool, Json args) {
     return ErrorText(CallLimitMessage(options_.max_tool_calls));
   }
   if (!args.is_object()) args = Json::object();  // the dispatcher reports it as invalid arguments
-  if (tool == "terminal" && args.is_object()) {
+  if (tool == "terminal") {
     for (std::string_view key : kTerminalStripped) args.erase(std::string(key));
     if (options_.approvals == ScriptApprovals::kDeny) {
       auto command = args.find("command");

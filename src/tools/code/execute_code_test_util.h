@@ -14,12 +14,12 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "support/file_text.h"
 #include "support/temp_dir.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/tool_registration.h"
@@ -123,12 +123,7 @@ class ExecuteCodeTest : public ::testing::Test {
   void Write(const std::string& rel, const std::string& content) const {
     std::ofstream(root_ + "/" + rel, std::ios::binary | std::ios::trunc) << content;
   }
-  static std::string ReadAbsolute(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  static std::string ReadAbsolute(const std::string& path) { return test_support::ReadWholeFile(path); }
 
   test_support::TempDir base_;  // removed with the fixture
   std::string root_;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -18,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/poll_timeout.h"
 #include "tools/code/rpc_frame.h"
 
 namespace talaria::tools::code {
@@ -34,13 +34,6 @@ constexpr size_t kMaxPreAuthSenders = 16;
 constexpr int kMaxAncestryHops = 8;
 // How long a hello may wait for ExpectChild (the spawn returns long before python runs).
 constexpr std::chrono::seconds kExpectChildWait{2};
-
-int PollTimeoutMs(Clock::time_point deadline) {
-  const auto now = Clock::now();
-  if (deadline <= now) return 0;
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-  return static_cast<int>(std::min<long long>(ms, INT_MAX));
-}
 
 // The parent pid of `pid` from /proc/<pid>/stat, or nullopt when it is gone.
 std::optional<pid_t> ParentOf(pid_t pid) {
@@ -128,7 +121,7 @@ void RpcServer::ReadLoop(std::stop_token stop) {
   std::string chunk(kReadChunk, '\0');
   while (!stop.stop_requested() && Clock::now() < deadline_) {
     pollfd pfds[2] = {{socket_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-    const int rc = ::poll(pfds, 2, PollTimeoutMs(deadline_));
+    const int rc = ::poll(pfds, 2, PollTimeoutMs(Clock::now(), deadline_));
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0 || (pfds[1].revents & POLLIN) != 0) return;
     if (pfds[0].revents == 0) continue;
@@ -295,7 +288,9 @@ void RpcServer::Respond(const Json& id, std::string_view result_text, std::strin
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       // The script is not reading yet; wait for room, but never past the execution's deadline.
       pollfd p{socket_.get(), POLLOUT, 0};
-      if (::poll(&p, 1, std::min(PollTimeoutMs(deadline_), 100)) < 0 && errno != EINTR) return;
+      const int until_deadline = PollTimeoutMs(Clock::now(), deadline_);  // -1: no deadline
+      const int slice = until_deadline < 0 ? 100 : std::min(until_deadline, 100);
+      if (::poll(&p, 1, slice) < 0 && errno != EINTR) return;
       if (Clock::now() >= deadline_ || reader_.get_stop_token().stop_requested()) return;
       continue;
     }
