@@ -9,8 +9,11 @@
 //   W6_prescan_only_ms            pre-scan of every candidate, sorted, no verdict cache
 //   W6_prescan_cold_with_cache_write_ms  the same, writing a fresh verdict cache
 //   W6_prescan_cached_ms          the same with a warm on-disk verdict cache (stat + lookup)
-//   W6_discovery_total_ms         list, stat, pre-scan, write the cache, dlopen + register 500
-//   W6_discovery_total_cached_ms  the same with a warm verdict cache
+//   W6_discovery_total_ms         list, stat, pre-scan, write the cache, trial-load 500 in the
+//                                 trial process (beside), dlopen + register 500
+//   W6_discovery_total_cached_ms  the same with a warm verdict cache (written by an earlier
+//                                 start, so scans and trials are remembered)
+//   W6_discovery_total_no_trial_ms  cold, with the trial load turned off (what it costs)
 //   W6_import_and_register_ms_derived  total - prescan (medians)
 //   W6_dlopen_floor_500_ms        bare dlopen of 500 fresh copies: what loading costs at least
 //   W6_registered_tools, W6_verdicts_fnv1a64 (over "name verdict scan\n" of every candidate)
@@ -18,6 +21,7 @@
 // Each repetition runs in a fresh process (dlopen'ed images never go away):
 //   talaria_plugin_bench [--repeat N]   (default 5; prints per-repeat lines prefixed with '#')
 //   talaria_plugin_bench --once
+//   talaria_plugin_bench --load DIR CACHE TRIAL(0|1) EXPECTED_TRIAL   (one start, timed)
 #include <dlfcn.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,44 +90,109 @@ void BuildCandidates(const std::string& dir) {
 }
 
 tp::DiscoveryReport Discover(const std::string& dir, const std::string& cache, tp::LoadMode mode,
-                             talaria::Registry& registry, double& ms) {
+                             talaria::Registry& registry, double& ms, bool trial = true) {
   tp::PluginLoader loader(registry);
   tp::DiscoveryOptions options;
   options.dirs = {dir};
   options.cache_path = cache;
   options.mode = mode;
+  options.trial = trial;
   const auto start = Clock::now();
   tp::DiscoveryReport report = loader.Discover(options);
   ms = MsSince(start);
   return report;
 }
 
+// Whether every loaded candidate's trial says `trial`.
+bool AllTrials(const tp::DiscoveryReport& report, std::string_view trial) {
+  return std::all_of(report.candidates.begin(), report.candidates.end(), [&](const auto& c) {
+    return c.verdict != tp::Verdict::kLoaded || c.trial == trial;
+  });
+}
+
+// Runs this program with `args`; its standard output when it exited 0.
+std::optional<std::string> RunSelf(const std::vector<std::string>& args) {
+  std::vector<std::string> copies = args;
+  copies.insert(copies.begin(), "/proc/self/exe");
+  std::vector<char*> argv;
+  for (auto& arg : copies) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  if (rc != 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// One start of talaria over `dir` (in a process of its own: images loaded before would make
+// dlopen free, and 1,000 of them make it slower): loads everything, checks that all 500 plugins
+// loaded with the expected trial state, and prints the milliseconds Discover took.
+int RunLoad(const std::string& dir, const std::string& cache, bool trial,
+            std::string_view expect_trial) {
+  talaria::Registry registry;
+  double ms = 0;
+  const tp::DiscoveryReport report =
+      Discover(dir, cache, tp::LoadMode::kLoad, registry, ms, trial);
+  if (report.Count(tp::Verdict::kLoaded) != kCandidates / 2 ||
+      registry.ToolsOfToolset("discovery").size() != kCandidates / 2 ||
+      !AllTrials(report, expect_trial)) {
+    std::fprintf(stderr, "plugin_bench: %s: expected 500 plugins loaded (trial %s)\n",
+                 dir.c_str(), std::string(expect_trial).c_str());
+    for (const auto& cand : report.candidates) {
+      if (cand.verdict == tp::Verdict::kFailed)
+        std::fprintf(stderr, "  %s: %s\n", cand.name.c_str(), cand.reason.c_str());
+    }
+    return 1;
+  }
+  std::printf("%.3f\n", ms);
+  return 0;
+}
+
+// RunLoad in a child; its milliseconds, or -1 when it failed.
+double LoadInChild(const std::string& dir, const std::string& cache, bool trial,
+                   const char* expect_trial) {
+  auto out = RunSelf({"--load", dir, cache, trial ? "1" : "0", expect_trial});
+  return out ? std::strtod(out->c_str(), nullptr) : -1;
+}
+
 int RunOnce() {
   std::string root_tmpl = (fs::temp_directory_path() / "talaria-w6-XXXXXX").string();
   if (::mkdtemp(root_tmpl.data()) == nullptr) return 1;
   const std::string root = root_tmpl;
-  const std::string a = root + "/a", b = root + "/b", c = root + "/c";
-  BuildCandidates(a);
-  BuildCandidates(b);
-  BuildCandidates(c);
+  const std::string a = root + "/a", b = root + "/b", c = root + "/c", e = root + "/e";
+  for (const std::string& dir : {a, b, c, e}) BuildCandidates(dir);
 
   talaria::Registry scratch;
-  double prescan_ms = 0, prescan_cached_ms = 0, total_ms = 0, total_cached_ms = 0, ignored = 0;
+  double prescan_ms = 0, prescan_cached_ms = 0;
   // Pre-scan only: without a cache (W6's measure), cold with a cache to write, then warm.
   double prescan_cold_ms = 0;
   const tp::DiscoveryReport scanned = Discover(a, "", tp::LoadMode::kScanOnly, scratch, prescan_ms);
   (void)Discover(a, root + "/a-cache.json", tp::LoadMode::kScanOnly, scratch, prescan_cold_ms);
   (void)Discover(a, root + "/a-cache.json", tp::LoadMode::kScanOnly, scratch, prescan_cached_ms);
 
-  // Everything, cold: a fresh registry, no cache file yet.
-  talaria::Registry registry_b;
-  const tp::DiscoveryReport loaded =
-      Discover(b, root + "/b-cache.json", tp::LoadMode::kLoad, registry_b, total_ms);
-  // Everything with a warm cache (written by an earlier scan-only pass over c).
-  (void)Discover(c, root + "/c-cache.json", tp::LoadMode::kScanOnly, scratch, ignored);
-  talaria::Registry registry_c;
-  const tp::DiscoveryReport loaded_c =
-      Discover(c, root + "/c-cache.json", tp::LoadMode::kLoad, registry_c, total_cached_ms);
+  // Everything, cold: no cache file yet; the trial load on (the default) and off.
+  const double total_ms = LoadInChild(b, root + "/b-cache.json", true, "passed");
+  const double no_trial_ms = LoadInChild(e, root + "/e-cache.json", false, "off");
+  // Everything with the cache an earlier start wrote (scans and trials remembered).
+  const double warm_ms = LoadInChild(c, root + "/c-cache.json", true, "passed");
+  const double total_cached_ms = LoadInChild(c, root + "/c-cache.json", true, "cached");
+  if (total_ms < 0 || no_trial_ms < 0 || warm_ms < 0 || total_cached_ms < 0) return 1;
 
   // The floor: dlopen (RTLD_NOW | RTLD_LOCAL) of 500 fresh plugin copies and nothing else.
   const std::string d = root + "/d";
@@ -143,16 +213,9 @@ int RunOnce() {
     verdicts += cand.name + " " + std::string(tp::VerdictName(cand.verdict)) + " " +
                 std::string(tp::ScanOutcomeName(cand.scan)) + "\n";
   }
-  const size_t registered = registry_b.ToolsOfToolset("discovery").size();
-  if (accepted != kCandidates / 2 || registered != kCandidates / 2 ||
-      loaded.Count(tp::Verdict::kLoaded) != kCandidates / 2 ||
-      loaded_c.Count(tp::Verdict::kLoaded) != kCandidates / 2) {
-    std::fprintf(stderr, "plugin_bench: expected 500 plugins; accepted %zu, registered %zu\n",
-                 accepted, registered);
-    for (const auto& cand : loaded.candidates) {
-      if (cand.verdict == tp::Verdict::kFailed)
-        std::fprintf(stderr, "  %s: %s\n", cand.name.c_str(), cand.reason.c_str());
-    }
+  if (accepted != kCandidates / 2) {
+    std::fprintf(stderr, "plugin_bench: expected 500 plugins; the pre-scan accepted %zu\n",
+                 accepted);
     return 1;
   }
   talaria_bench::PrintMetric("W6_prescan_only_ms", prescan_ms, "ms");
@@ -160,9 +223,10 @@ int RunOnce() {
   talaria_bench::PrintMetric("W6_prescan_cached_ms", prescan_cached_ms, "ms");
   talaria_bench::PrintMetric("W6_discovery_total_ms", total_ms, "ms");
   talaria_bench::PrintMetric("W6_discovery_total_cached_ms", total_cached_ms, "ms");
+  talaria_bench::PrintMetric("W6_discovery_total_no_trial_ms", no_trial_ms, "ms");
   talaria_bench::PrintMetric("W6_import_and_register_ms_derived", total_ms - prescan_ms, "ms");
   talaria_bench::PrintMetric("W6_dlopen_floor_500_ms", dlopen_floor_ms, "ms");
-  talaria_bench::PrintMetric("W6_registered_tools", static_cast<double>(registered), "tools");
+  talaria_bench::PrintMetric("W6_registered_tools", static_cast<double>(kCandidates / 2), "tools");
   char hash[24];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(Fnv1a64(verdicts)));
   std::printf("METRIC W6_verdicts_fnv1a64 %s hash\n", hash);
@@ -172,35 +236,17 @@ int RunOnce() {
 }
 
 // Runs `--once` in `repeat` fresh processes and prints the median of every metric.
-int RunRepeated(const char* self, int repeat) {
+int RunRepeated(int repeat) {
   std::map<std::string, std::vector<double>> values;
   std::map<std::string, std::string> units, hashes;
   std::vector<std::string> order;
   for (int r = 1; r <= repeat; ++r) {
-    int fds[2];
-    if (::pipe(fds) != 0) return 1;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addclose(&actions, fds[1]);
-    char once[] = "--once";
-    char* argv[] = {const_cast<char*>(self), once, nullptr};
-    pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-    ::close(fds[0]);
-    int status = 0;
-    if (rc != 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
+    const std::optional<std::string> run = RunSelf({"--once"});
+    if (!run) {
       std::fprintf(stderr, "plugin_bench: repeat %d failed\n", r);
       return 1;
     }
+    const std::string& out = *run;
     size_t pos = 0;
     while (pos < out.size()) {
       size_t eol = out.find('\n', pos);
@@ -238,8 +284,11 @@ int main(int argc, char** argv) {
   int repeat = 5;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--once") == 0) return RunOnce();
+    if (std::strcmp(argv[i], "--load") == 0 && i + 4 < argc) {
+      return RunLoad(argv[i + 1], argv[i + 2], std::strcmp(argv[i + 3], "1") == 0, argv[i + 4]);
+    }
     if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
       repeat = std::max(1, std::atoi(argv[++i]));
   }
-  return RunRepeated(argv[0], repeat);
+  return RunRepeated(repeat);
 }

@@ -29,9 +29,13 @@
  *  - Handlers may run on any thread, concurrently; they must be thread-safe and must not let a
  *    C++ exception escape (the host converts one into an error result if it can, but that is
  *    undefined behaviour across compilers).
- *  - A crash (SIGSEGV, abort) inside a plugin takes the process down: in-process loading cannot
- *    contain it. Only install plugins you trust; the pre-scan protects against broken files,
- *    not against malicious code.
+ *  - Loading and registration are rehearsed first in a throwaway process (talaria-plugin-trial):
+ *    a plugin that crashes, exits or hangs there is reported as failed and never loaded into
+ *    talaria. So static constructors and talaria_register_tools run twice on a plugin's first
+ *    load (once per changed file after that): keep them free of side effects. A crash in a
+ *    handler, or one that happens only sometimes, still takes the process down. Only install
+ *    plugins you trust; the pre-scan and the trial protect against broken files, not against
+ *    malicious code.
  *  - A loaded plugin is never unloaded (its handlers stay referenced by the registry).
  *
  * Minimal plugin (see examples/plugin/):

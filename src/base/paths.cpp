@@ -1,5 +1,6 @@
 #include "talaria/base/paths.h"
 
+#include <dlfcn.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -19,6 +20,17 @@ std::string UserHome() {
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
   const char* home = std::getenv("HOME");
   return home != nullptr ? home : "";
+}
+
+std::string LibraryDirectory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {};
+  }
+  const std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
 }  // namespace talaria

@@ -234,7 +234,7 @@ Result<StartedProcess> StartProcess(const SpawnOptions& options, const StartOpti
   } else {
     TALARIA_RETURN_IF_ERROR(base_internal::MakePipe(child.output, out_w));
     if (start.stdin_pipe) TALARIA_RETURN_IF_ERROR(base_internal::MakePipe(in_r, child.input));
-    stdio.stdin_fd = in_r.get();
+    stdio.stdin_fd = start.stdin_pipe ? in_r.get() : start.stdin_fd;
     stdio.stdout_fd = out_w.get();
     stdio.stderr_fd = out_w.get();
   }

@@ -36,7 +36,7 @@ int RunPlugins(Runtime& rt, const PluginsOptions& options) {
   if (options.json) {
     std::printf("%s\n", report.ToJson().dump(2).c_str());
   } else {
-    Table table({"verdict", "plugin", "details"});
+    Table table({"verdict", "trial", "plugin", "details"});
     for (const auto& c : report.candidates) {
       std::string details;
       if (c.verdict == plugins::Verdict::kLoaded) {
@@ -45,7 +45,8 @@ int RunPlugins(Runtime& rt, const PluginsOptions& options) {
         details = c.reason;
       }
       if (!c.refused.empty()) details += " (refused: " + Join(c.refused, "; ") + ")";
-      table.AddRow({std::string(plugins::VerdictName(c.verdict)), c.path, details});
+      table.AddRow({std::string(plugins::VerdictName(c.verdict)), c.trial.empty() ? "-" : c.trial,
+                    c.path, details});
     }
     if (report.candidates.empty()) {
       std::printf("no plugin candidates in %s\n", Join(discovery.dirs, ", ").c_str());

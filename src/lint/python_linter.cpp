@@ -9,6 +9,7 @@
 
 #include "lint/linters.h"
 #include "lint/python_lint_abi.h"
+#include "talaria/base/paths.h"
 
 namespace talaria::lint_internal {
 namespace {
@@ -18,21 +19,9 @@ struct PythonModule {
   std::string error;  // why it is unavailable; empty when check is set
 };
 
-// The directory of the shared object holding this code (libtalaria.so, or the executable when
-// linked statically), with a trailing '/'.
-std::string OwnDirectory() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&OwnDirectory), &info) == 0 || info.dli_fname == nullptr) {
-    return {};
-  }
-  std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
 PythonModule LoadModule() {
   PythonModule m;
-  const std::string path = OwnDirectory() + TALARIA_PYLINT_MODULE;
+  const std::string path = LibraryDirectory() + TALARIA_PYLINT_MODULE;
   // RTLD_LOCAL: libpython's symbols stay out of the global scope (plugins cannot bind to them).
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

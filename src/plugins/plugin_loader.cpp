@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "plugins/plugin_bridge.h"
+#include "plugins/plugin_trial.h"
 #include "plugins/verdict_cache.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
@@ -338,6 +339,7 @@ Json CandidateReport::ToJson() const {
   j["scan"] = std::string(ScanOutcomeName(scan));
   j["scan_cached"] = scan_cached;
   j["interface_version"] = interface_version;
+  j["trial"] = trial;
   j["tools"] = StringArray(tools);
   j["refused"] = StringArray(refused);
   return j;
@@ -371,6 +373,18 @@ Result<PluginConfig> ReadPluginConfig(const Config& config) {
     if (!c->is_boolean()) return Err(InvalidArgumentError("plugins.cache must be true or false"));
     out.cache = c->get<bool>();
   }
+  if (auto t = it->find("trial"); t != it->end() && !t->is_null()) {
+    if (!t->is_boolean()) return Err(InvalidArgumentError("plugins.trial must be true or false"));
+    out.trial = t->get<bool>();
+  }
+  if (auto t = it->find("trial_timeout_s"); t != it->end() && !t->is_null()) {
+    if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 3600) {
+      return Err(InvalidArgumentError(
+          "plugins.trial_timeout_s must be a number of seconds in (0, 3600]"));
+    }
+    out.trial_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(t->get<double>() * 1000));
+  }
   return out;
 }
 
@@ -386,6 +400,8 @@ DiscoveryOptions OptionsFromConfig(const PluginConfig& config,
   if (config.cache) options.cache_path = DefaultScanCachePath();
   options.allow_shadowing = config.allow_shadowing;
   options.disabled = config.disabled;
+  options.trial = config.trial;
+  options.trial_timeout = config.trial_timeout;
   if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/')
     options.guard.home = home;
   options.guard.talaria_home = TalariaHome();
@@ -402,6 +418,7 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
       options.cache_path.empty() ? VerdictCache() : VerdictCache::Load(options.cache_path);
   std::set<std::string, std::less<>> dirs_done;
   std::map<std::string, std::string, std::less<>> names;  // plugin name -> first path
+  std::vector<PendingLoad> pending;
 
   for (const std::string& raw_dir : options.dirs) {
     std::error_code ec;
@@ -488,12 +505,13 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
       if (options.mode == LoadMode::kScanOnly) {
         c.reason = "not loaded (scan only)";
       } else {
-        Load(c, options, p.st);
+        pending.push_back(PendingLoad{report.candidates.size(), p.st});
       }
       report.candidates.push_back(std::move(c));
     }
     cache.Retain(prefix, seen);
   }
+  LoadPending(report, pending, options, cache);
   if (!options.cache_path.empty()) {
     Status saved = cache.Save();
     if (!saved.ok()) report.warnings.push_back(saved.message());
@@ -501,16 +519,84 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
   return report;
 }
 
+const PluginLoader::Loaded* PluginLoader::LoadedUnchanged(const std::string& path,
+                                                          const struct stat& st) const {
+  const auto it = loaded_.find(path);
+  if (it == loaded_.end()) return nullptr;
+  const Loaded& l = it->second;
+  const FileKey key = KeyOf(st);
+  const bool same = l.dev == static_cast<uint64_t>(st.st_dev) && l.ino == key.ino &&
+                    l.size == key.size && l.mtime_ns == key.mtime_ns;
+  return same ? &l : nullptr;
+}
+
+void PluginLoader::LoadPending(DiscoveryReport& report, const std::vector<PendingLoad>& pending,
+                               const DiscoveryOptions& options, VerdictCache& cache) {
+  constexpr size_t kNoTrial = static_cast<size_t>(-1);
+  std::vector<std::string> trial_paths;
+  std::vector<size_t> trial_slot(pending.size(), kNoTrial);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    CandidateReport& c = report.candidates[pending[i].report_index];
+    if (LoadedUnchanged(c.path, pending[i].st) != nullptr) continue;  // nothing runs again
+    if (!options.trial) {
+      c.trial = "off";
+    } else if (cache.TrialPassed(c.path, KeyOf(pending[i].st))) {
+      c.trial = "cached";
+    } else {
+      trial_slot[i] = trial_paths.size();
+      trial_paths.push_back(c.path);
+    }
+  }
+  std::optional<PluginTrial> trial;
+  std::string unavailable;  // why the trial could not run, once
+  if (!trial_paths.empty()) {
+    const std::string program =
+        options.trial_executable.empty() ? FindTrialExecutable() : options.trial_executable;
+    if (program.empty()) {
+      unavailable = "the plugin trial program (talaria-plugin-trial, beside libtalaria, or "
+                    "$TALARIA_PLUGIN_TRIAL) was not found";
+    } else {
+      trial.emplace(program, std::move(trial_paths), options.trial_timeout);
+    }
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    CandidateReport& c = report.candidates[pending[i].report_index];
+    if (trial_slot[i] != kNoTrial) {
+      const TrialVerdict verdict =
+          trial ? trial->Await(trial_slot[i])
+                : TrialVerdict{TrialVerdict::Outcome::kNotRun, unavailable};
+      switch (verdict.outcome) {
+        case TrialVerdict::Outcome::kPassed:
+          c.trial = "passed";
+          cache.MarkTrialPassed(c.path, KeyOf(pending[i].st));
+          break;
+        case TrialVerdict::Outcome::kFailed:
+          c.trial = "failed";
+          c.verdict = Verdict::kFailed;
+          c.reason = "trial load: " + verdict.reason;
+          LogWarn("plugin " + c.path + " not loaded: " + c.reason);
+          continue;
+        case TrialVerdict::Outcome::kNotRun:
+          c.trial = "unavailable";
+          if (unavailable.empty()) unavailable = verdict.reason;
+          break;
+      }
+    }
+    Load(c, options, pending[i].st);
+  }
+  if (!unavailable.empty()) {
+    report.warnings.push_back(unavailable + "; plugins were loaded without crash containment");
+  }
+}
+
 void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
                         const struct stat& st) {
   c.verdict = Verdict::kFailed;
   const FileKey key = KeyOf(st);
   const auto previous = loaded_.find(c.path);
-  if (previous != loaded_.end() && previous->second.dev == static_cast<uint64_t>(st.st_dev) &&
-      previous->second.ino == key.ino && previous->second.size == key.size &&
-      previous->second.mtime_ns == key.mtime_ns) {
+  if (const Loaded* same = LoadedUnchanged(c.path, st)) {
     c.verdict = Verdict::kLoaded;
-    c.tools = previous->second.tools;
+    c.tools = same->tools;
     return;
   }
 
@@ -673,11 +759,9 @@ void PluginLoader::LoadScript(CandidateReport& c, const DiscoveryOptions& option
   staging.snapshot = registry_.Snapshot();
   if (previous != loaded_.end()) {
     staging.own.insert(previous->second.tools.begin(), previous->second.tools.end());
-    if (previous->second.ino == key.ino && previous->second.size == key.size &&
-        previous->second.mtime_ns == key.mtime_ns &&
-        previous->second.dev == static_cast<uint64_t>(st.st_dev)) {
+    if (const Loaded* same = LoadedUnchanged(c.path, st)) {
       c.verdict = Verdict::kLoaded;
-      c.tools = previous->second.tools;
+      c.tools = same->tools;
       return;
     }
   }

@@ -18,7 +18,7 @@
 namespace talaria::plugins {
 namespace {
 
-constexpr int kFormat = 2;
+constexpr int kFormat = 3;
 constexpr uint64_t kMaxCacheBytes = 64ull << 20;
 
 // Verdicts depend on the host (class, machine) and the interface version it supports: a cache
@@ -69,10 +69,10 @@ VerdictCache VerdictCache::Load(const std::string& path) {
   auto entries = root->find("entries");
   if (entries == root->end() || !entries->is_array()) return cache;
   for (const Json& row : *entries) {
-    // [path, size, mtime_ns, ino, outcome, version, reason]
-    if (!row.is_array() || row.size() != 7 || !row[0].is_string() || !row[1].is_number_unsigned() ||
+    // [path, size, mtime_ns, ino, outcome, version, reason, trial_passed]
+    if (!row.is_array() || row.size() != 8 || !row[0].is_string() || !row[1].is_number_unsigned() ||
         !row[2].is_number_integer() || !row[3].is_number_unsigned() || !row[4].is_string() ||
-        !row[5].is_number_unsigned() || !row[6].is_string()) {
+        !row[5].is_number_unsigned() || !row[6].is_string() || !row[7].is_boolean()) {
       continue;
     }
     Entry entry;
@@ -80,6 +80,7 @@ VerdictCache VerdictCache::Load(const std::string& path) {
     if (!ParseScanOutcome(row[4].get_ref<const std::string&>(), entry.verdict.outcome)) continue;
     entry.verdict.interface_version = static_cast<uint32_t>(row[5].get<uint64_t>());
     entry.verdict.reason = row[6].get<std::string>();
+    entry.trial_passed = row[7].get<bool>();
     cache.entries_.insert_or_assign(row[0].get<std::string>(), std::move(entry));
   }
   return cache;
@@ -95,6 +96,19 @@ void VerdictCache::Put(const std::string& file, const FileKey& key, const ScanVe
   auto& entry = entries_[file];
   entry.key = key;
   entry.verdict = verdict;
+  entry.trial_passed = false;
+  dirty_ = true;
+}
+
+bool VerdictCache::TrialPassed(std::string_view file, const FileKey& key) const {
+  auto it = entries_.find(file);
+  return it != entries_.end() && it->second.key == key && it->second.trial_passed;
+}
+
+void VerdictCache::MarkTrialPassed(std::string_view file, const FileKey& key) {
+  auto it = entries_.find(file);
+  if (it == entries_.end() || !(it->second.key == key) || it->second.trial_passed) return;
+  it->second.trial_passed = true;
   dirty_ = true;
 }
 
@@ -122,7 +136,8 @@ Status VerdictCache::Save() const {
   for (const auto& [file, e] : entries_) {
     entries.push_back(Json::array({file, e.key.size, e.key.mtime_ns, e.key.ino,
                                    std::string(ScanOutcomeName(e.verdict.outcome)),
-                                   e.verdict.interface_version, e.verdict.reason}));
+                                   e.verdict.interface_version, e.verdict.reason,
+                                   e.trial_passed}));
   }
   root["entries"] = std::move(entries);
   const std::string text = DumpJson(root) + "\n";

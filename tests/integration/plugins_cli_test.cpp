@@ -34,6 +34,7 @@ TEST(PluginsCli, APluginInTheHomeDirectoryIsListedLoadedAndCallable) {
   for (const auto& c : report["candidates"]) {
     if (c["name"] == "example_plugin") {
       EXPECT_EQ(c["verdict"], "loaded") << c.dump();
+      EXPECT_EQ(c["trial"], "passed") << c.dump();  // the trial program is found beside libtalaria
       EXPECT_THAT(c["tools"].dump(), HasSubstr("example_add"));
     } else {
       EXPECT_EQ(c["verdict"], "skipped") << c.dump();
@@ -48,6 +49,27 @@ TEST(PluginsCli, APluginInTheHomeDirectoryIsListedLoadedAndCallable) {
   CliRun call = testing_cli::RunTalaria(how, {"call", "example_add", "a=20", "b=22"});
   ASSERT_EQ(call.exit_code, 0) << Describe({"call", "example_add"}, call);
   EXPECT_THAT(call.out, HasSubstr("42"));
+}
+
+// A plugin that aborts while registering must not take `talaria` down: the trial process dies
+// instead, the plugin is reported failed, and the command still works with the others.
+TEST(PluginsCli, APluginThatCrashesAtRegistrationIsReportedNotFatal) {
+  TempHome home;
+  const std::string dir = home.path() + "/plugins";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/crash_plugin.so", dir + "/a_crash.so");
+  std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so", dir + "/b_example.so");
+  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30)};
+
+  CliRun listed = testing_cli::RunTalaria(how, {"plugins"});
+  EXPECT_EQ(listed.exit_code, 1) << Describe({"plugins"}, listed);  // a failed candidate
+  EXPECT_THAT(listed.out, HasSubstr("crashed in the trial process (signal 6, SIGABRT)"));
+  EXPECT_THAT(listed.out, HasSubstr("1 loaded, 0 skipped, 1 failed"));
+
+  CliRun call = testing_cli::RunTalaria(how, {"call", "example_add", "a=20", "b=22"});
+  ASSERT_EQ(call.exit_code, 0) << Describe({"call", "example_add"}, call);
+  EXPECT_THAT(call.out, HasSubstr("42"));
+  EXPECT_THAT(call.err, HasSubstr("a_crash.so failed: trial load: crashed"));
 }
 
 }  // namespace

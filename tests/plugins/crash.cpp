@@ -1,4 +1,4 @@
-// Crashes inside registration: in-process loading cannot contain this (a death test shows it).
+// Aborts inside registration: the trial process must die of it, not talaria.
 #include <stdlib.h>
 
 #include "plugin_common.h"

@@ -14,4 +14,9 @@ std::string TalariaHome();
 // deny rules even when $HOME is changed), else $HOME, else "".
 std::string UserHome();
 
+// The directory of the shared object holding talaria's code (libtalaria.so; the executable when
+// linked statically), with a trailing '/': where its helper modules and programs are installed.
+// Empty when the loader cannot tell.
+std::string LibraryDirectory();
+
 }  // namespace talaria

@@ -24,6 +24,9 @@ struct StartOptions {
   // Run on a new pseudo-terminal (80x24): stdin, stdout and stderr are its slave side and it is
   // the child's controlling terminal; `output` and `input` are the master side.
   bool pty = false;
+  // Without stdin_pipe or pty: a descriptor (a file, say) the child gets as its stdin instead of
+  // /dev/null; the caller keeps its own copy. -1: none.
+  int stdin_fd = -1;
 };
 
 struct StartedProcess {
@@ -33,8 +36,8 @@ struct StartedProcess {
   UniqueFd output;   // read end of stdout+stderr (merged), non-blocking
 };
 
-// Uses argv, env and cwd of `options` (its capture, timeout and stdin fields are RunProcess's
-// and ignored here). Errors as RunProcess's.
+// Uses argv, env, cwd and inherit_fd of `options` (its capture, timeout and stdin fields are
+// RunProcess's and ignored here). Errors as RunProcess's.
 Result<StartedProcess> StartProcess(const SpawnOptions& options, const StartOptions& start);
 
 // Ends the group of `pid`: SIGTERM, up to `grace` for the leader to exit, then SIGKILL to the

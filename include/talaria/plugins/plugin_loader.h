@@ -13,11 +13,14 @@
 // registry's shadowing rules and more: a plugin may only add names nobody registered yet, unless
 // the config lists it under `plugins.allow_shadowing`.
 //
-// Limits, by design of in-process loading: a plugin that crashes (SIGSEGV, abort) in a static
-// constructor or during registration takes the process down — nothing in-process can contain
-// it, and talaria never forks its main process to pre-flight one. The pre-scan keeps broken
-// files out; trust decides what may be installed. Loaded (and failed) plugins are never
-// dlclose'd: their handlers stay referenced by registry snapshots.
+// Crash containment: before a plugin is loaded in-process it is loaded, and its registration
+// run, in a throwaway process (talaria-plugin-trial, installed beside libtalaria; see
+// src/plugins/plugin_trial.h). One that crashes, exits or hangs there is reported as failed and
+// never loaded here; the trial runs ahead of the loader on its own thread. A passed trial is
+// remembered in the verdict cache, so an unchanged plugin is not tried again on the next start.
+// A plugin that crashes only some of the time, or only in the host, is not contained: trust
+// still decides what may be installed. Loaded (and failed) plugins are never dlclose'd: their
+// handlers stay referenced by registry snapshots.
 //
 // Ownership: the loader keeps the registry by reference; one loader per registry (it remembers
 // which tools each plugin registered, so a rescan reloads nothing).
@@ -26,6 +29,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -44,6 +48,8 @@ class ServerFeatures;
 }
 
 namespace talaria::plugins {
+
+class VerdictCache;  // src/plugins/verdict_cache.h
 
 enum class Verdict : unsigned char {
   kLoaded,   // pre-scan accepted, loaded, registration succeeded (its tools are published)
@@ -72,9 +78,14 @@ struct CandidateReport {
   std::vector<std::string> tools;  // the tools it registered, in registration order
   // register_tool calls the host refused ("<name>: <why>"); the plugin may still have loaded.
   std::vector<std::string> refused;
+  // The trial load of a shared object about to be loaded: "passed", "cached" (passed before,
+  // file unchanged), "failed" (then verdict is failed and reason says how it died), "off"
+  // (DiscoveryOptions::trial false) or "unavailable" (the trial program could not run; see the
+  // report's warnings). Empty when nothing was to be loaded.
+  std::string trial;
 
   // {"path", "name", "kind", "verdict", "reason", "scan", "scan_cached", "interface_version",
-  //  "tools", "refused"}
+  //  "trial", "tools", "refused"}
   Json ToJson() const;
 };
 
@@ -95,11 +106,15 @@ struct DiscoveryReport {
 //     allow_shadowing: [my_plugin]     # plugins that may replace existing tools
 //     disabled: [broken_plugin]        # plugins never loaded
 //     cache: true                      # keep the pre-scan verdict cache (default true)
+//     trial: true                      # trial-load plugins in a throwaway process first
+//     trial_timeout_s: 10              # how long a trial load may take per plugin
 struct PluginConfig {
   std::vector<std::string> dirs;
   std::vector<std::string> allow_shadowing;  // plugin names (file name with or without ".so")
   std::vector<std::string> disabled;
   bool cache = true;
+  bool trial = true;
+  std::chrono::milliseconds trial_timeout{10'000};
 };
 
 // A missing section gives the defaults. InvalidArgument naming the key for a wrong shape.
@@ -123,6 +138,10 @@ struct DiscoveryOptions {
   LoadMode mode = LoadMode::kLoad;
   // How script-tool commands are judged (home, talaria_home); OptionsFromConfig fills it in.
   safety::GuardOptions guard;
+  // Trial-load each shared object in a throwaway process before loading it here (see above).
+  bool trial = true;
+  std::string trial_executable;  // empty: $TALARIA_PLUGIN_TRIAL, else beside libtalaria
+  std::chrono::milliseconds trial_timeout{10'000};  // per plugin
 };
 
 // Options from config: DefaultPluginDir() then config.dirs then `extra_dirs`, the default cache
@@ -152,6 +171,17 @@ class PluginLoader {
     std::vector<std::string> tools;
   };
 
+  // A shared object the pre-scan accepted, waiting for its trial and load.
+  struct PendingLoad {
+    size_t report_index = 0;
+    struct stat st {};
+  };
+
+  // The record of `path` when this loader loaded it and the file is unchanged since; else null.
+  const Loaded* LoadedUnchanged(const std::string& path, const struct stat& st) const;
+  // Trial-loads (when options.trial) and then loads every pending candidate, in order.
+  void LoadPending(DiscoveryReport& report, const std::vector<PendingLoad>& pending,
+                   const DiscoveryOptions& options, VerdictCache& cache);
   // `st`: the candidate's stat from discovery (identity and cache key).
   void Load(CandidateReport& report, const DiscoveryOptions& options, const struct stat& st);
   void LoadScript(CandidateReport& report, const DiscoveryOptions& options);

@@ -1,0 +1,10 @@
+// Never returns from registration.
+#include <unistd.h>
+
+#include "plugin_common.h"
+
+TALARIA_PLUGIN_DEFINE_VERSION();
+
+TALARIA_PLUGIN_EXPORT int talaria_register_tools(const talaria_plugin_host*) {
+  for (;;) pause();
+}
