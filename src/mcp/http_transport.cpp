@@ -175,6 +175,19 @@ struct Session {
     return true;
   }
 
+  // Serves a JSON-RPC batch whose answer routes to `batch_key`: nullopt once the session has
+  // ended, else whether an answer will come.
+  std::optional<bool> HandleBatch(std::string_view body, std::string_view batch_key) {
+    std::lock_guard lock(handle_mu);
+    if (!server) return std::nullopt;
+    return server->HandleBatch(body, batch_key);
+  }
+
+  std::string ProtocolVersion() {
+    std::lock_guard lock(handle_mu);
+    return server ? server->protocol_version() : std::string();
+  }
+
   void Touch() {
     std::lock_guard lock(mu);
     last_used = Clock::now();
@@ -281,6 +294,8 @@ struct HttpTransport::Impl {
   bool OriginAllowed(const std::string& origin) const;
   bool Authorized(const httplib::Request& req) const;
   void Post(const httplib::Request& req, httplib::Response& res);
+  // A POSTed JSON array: a batch, served under protocol 2025-03-26 and refused otherwise.
+  void PostBatch(const httplib::Request& req, const Accepts& accepts, httplib::Response& res);
   void Initialize(httplib::Response& res, const Message& m);
   void Get(const httplib::Request& req, httplib::Response& res);
   void Delete(const httplib::Request& req, httplib::Response& res);
@@ -289,7 +304,8 @@ struct HttpTransport::Impl {
   // False after answering 400 for an unsupported MCP-Protocol-Version.
   bool CheckVersion(const httplib::Request& req, httplib::Response& res) const;
   // Waits for the first message for the request, then answers with JSON or an event stream.
-  void Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Message& m,
+  // `id`: the request's (null for a batch), for the error when no answer comes in time.
+  void Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
               const Accepts& accepts, httplib::Response& res);
   void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, httplib::Response& res);
   // Frees room for a new session: ends idle expired ones. False when still full.
@@ -304,6 +320,7 @@ struct HttpTransport::Impl {
   std::vector<std::string> allowed_origins;  // lowercased
   std::atomic<bool> stopping{false};
   std::atomic<bool> listen_done{false};
+  std::atomic<uint64_t> next_batch{1};  // batch answers route to "batch:<n>", which no id dumps to
   std::jthread listener;
 
   std::mutex stop_mu;  // Stop() runs once
@@ -446,6 +463,7 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     Refuse(res, 406, kBadRequest, "Not Acceptable: accept application/json or text/event-stream");
     return;
   }
+  if (IsBatchText(req.body)) return PostBatch(req, accepts, res);
   const Decoded decoded = DecodeMessage(req.body, options.limits);
   if (!decoded.ok()) {
     res.status = 400;
@@ -474,10 +492,38 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
     session->Forget(p);
     return Refuse(res, 404, kSessionNotFound, "Session not found");
   }
-  Answer(std::move(session), std::move(p), m, accepts, res);
+  Answer(std::move(session), std::move(p), m.id(), accepts, res);
 }
 
-void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Message& m,
+void HttpTransport::Impl::PostBatch(const httplib::Request& req, const Accepts& accepts,
+                                    httplib::Response& res) {
+  std::shared_ptr<Session> session = FindSession(req, res);
+  if (!session || !CheckVersion(req, res)) return;
+  session->Touch();
+  if (session->ProtocolVersion() != "2025-03-26") {
+    res.status = 400;
+    res.set_content(EncodeError(nullptr, kInvalidRequest,
+                                "Invalid Request: JSON-RPC batches are allowed only under protocol 2025-03-26"),
+                    "application/json");
+    return;
+  }
+  // A key no request id can dump to (an id's JSON is quoted or a number).
+  const std::string key = "batch:" + std::to_string(next_batch.fetch_add(1));
+  std::shared_ptr<Pending> p = session->Expect(key, accepts.sse);
+  const std::optional<bool> answered = session->HandleBatch(req.body, key);
+  if (!answered) {
+    session->Forget(p);
+    return Refuse(res, 404, kSessionNotFound, "Session not found");
+  }
+  if (!*answered) {  // notifications and responses only
+    session->Forget(p);
+    res.status = 202;
+    return;
+  }
+  Answer(std::move(session), std::move(p), Json(), accepts, res);
+}
+
+void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
                                  const Accepts& accepts, httplib::Response& res) {
   // The choice between a JSON body and an event stream waits for the first thing to send: a
   // response alone goes as JSON (when accepted); a related message first (progress, a log line,
@@ -502,7 +548,7 @@ void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_p
   if (ended) return Refuse(res, 404, kSessionNotFound, "Session not found: it ended before the response");
   if (stopping) return Refuse(res, 503, kBadRequest, "Service Unavailable: the server is stopping");
   res.status = 504;
-  res.set_content(EncodeError(&m.id(), kInternalError, "Internal error: no response within the request timeout"),
+  res.set_content(EncodeError(&id, kInternalError, "Internal error: no response within the request timeout"),
                   "application/json");
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -47,9 +48,9 @@ Json Rpc(int id, std::string_view method, Json params = Json::object()) {
   return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
-Json InitializeRequest(int id = 1) {
+Json InitializeRequest(int id = 1, std::string_view version = "2025-11-25") {
   return Rpc(id, "initialize",
-             {{"protocolVersion", "2025-11-25"},
+             {{"protocolVersion", version},
               {"capabilities", Json::object()},
               {"clientInfo", {{"name", "http-test"}, {"version", "1"}}}});
 }
@@ -428,6 +429,41 @@ TEST_F(HttpTransportTest, MalformedJsonGets400WithAParseError) {
   auto ping = Call(Rpc(3, "ping"), session);
   ASSERT_TRUE(ping);
   EXPECT_EQ(ping->status, 200);
+}
+
+// Protocol 2025-03-26 had JSON-RPC batches: a POSTed array is served and answered with one
+// array; a batch of notifications only gets 202.
+TEST_F(HttpTransportTest, BatchesAreServedUnder20250326) {
+  Start();
+  auto init = Send(InitializeRequest(1, "2025-03-26").dump());
+  ASSERT_TRUE(init);
+  ASSERT_EQ(Body(init)["result"]["protocolVersion"], "2025-03-26") << init->body;
+  const std::string session = init->get_header_value("Mcp-Session-Id");
+  const httplib::Headers version{{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-03-26"}};
+  auto done = Send(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(), version);
+  ASSERT_TRUE(done);
+  ASSERT_EQ(done->status, 202);
+
+  const std::string body = "[" + Rpc(2, "ping").dump() + "," +
+                           Rpc(3, "tools/call", {{"name", "http_test_ping"}, {"arguments", Json::object()}}).dump() +
+                           R"(,{"jsonrpc":"2.0","method":"notifications/whatever"},{"oops":true}])";
+  auto batch = Send(body, version);
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->status, 200) << batch->body;
+  EXPECT_EQ(batch->get_header_value("Content-Type"), "application/json");
+  const Json answers = Body(batch);
+  ASSERT_TRUE(answers.is_array()) << batch->body;
+  ASSERT_EQ(answers.size(), 3u) << batch->body;
+  std::map<std::string, Json> by_id;
+  for (const Json& a : answers) by_id[a["id"].dump()] = a;
+  EXPECT_EQ(by_id["2"]["result"], Json::object());
+  EXPECT_TRUE(by_id["3"]["result"].contains("content")) << batch->body;
+  EXPECT_EQ(by_id["null"]["error"]["code"], kInvalidRequest);
+
+  auto quiet = Send(R"([{"jsonrpc":"2.0","method":"notifications/whatever"}])", version);
+  ASSERT_TRUE(quiet);
+  EXPECT_EQ(quiet->status, 202);
+  EXPECT_TRUE(quiet->body.empty());
 }
 
 TEST_F(HttpTransportTest, OtherPathsAndMethodsAreRefused) {

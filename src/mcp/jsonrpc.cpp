@@ -1,6 +1,7 @@
 #include "talaria/mcp/jsonrpc.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "talaria/core/tool_result.h"
 
@@ -22,39 +23,9 @@ Decoded Fail(int code, std::string message, const Json* id = nullptr) {
   return d;
 }
 
-}  // namespace
-
-const Json& Message::id() const {
-  if (!doc) return NullJson();
-  auto it = doc->find("id");
-  return it == doc->end() ? NullJson() : *it;
-}
-
-const Json& Message::params() const {
-  if (!doc) return NullJson();
-  auto it = doc->find("params");
-  return it == doc->end() ? NullJson() : *it;
-}
-
-Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
-  if (text.size() > limits.max_bytes) {
-    return Fail(kInvalidRequest, "Invalid Request: message of " + std::to_string(text.size()) +
-                                     " bytes exceeds the limit of " + std::to_string(limits.max_bytes));
-  }
-  if (size_t bad = 0; !IsValidUtf8(text, &bad)) {
-    return Fail(kParseError, "Parse error: invalid UTF-8 at byte " + std::to_string(bad));
-  }
-  if (JsonNestingOverflowOffset(text, limits.max_depth) != std::string_view::npos) {
-    return Fail(kParseError, "Parse error: nesting deeper than " + std::to_string(limits.max_depth));
-  }
-  auto parsed = ParseJson(text);
-  if (!parsed) return Fail(kParseError, BoundErrorMessage("Parse error: " + parsed.error().message()));
-  auto doc = std::make_shared<Json>(std::move(*parsed));
-  if (doc->is_array()) {
-    return Fail(kInvalidRequest, "Invalid Request: JSON-RPC batches are not supported");
-  }
+// A parsed message's shape: a request, notification or response, or the error to answer.
+Decoded DecodeDocument(std::shared_ptr<Json> doc) {
   if (!doc->is_object()) return Fail(kInvalidRequest, "Invalid Request: a message must be a JSON object");
-
   const Json& obj = *doc;
   const auto id_it = obj.find("id");
   const bool has_id = id_it != obj.end();
@@ -98,6 +69,71 @@ Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
   Decoded d;
   d.message = std::move(message);
   return d;
+}
+
+// The checks every incoming text passes before it is parsed, then the parse; a Decoded carrying
+// the error, or null when `out` holds the document.
+std::optional<Decoded> ParseChecked(std::string_view text, const MessageLimits& limits, Json& out) {
+  if (text.size() > limits.max_bytes) {
+    return Fail(kInvalidRequest, "Invalid Request: message of " + std::to_string(text.size()) +
+                                     " bytes exceeds the limit of " + std::to_string(limits.max_bytes));
+  }
+  if (size_t bad = 0; !IsValidUtf8(text, &bad)) {
+    return Fail(kParseError, "Parse error: invalid UTF-8 at byte " + std::to_string(bad));
+  }
+  if (JsonNestingOverflowOffset(text, limits.max_depth) != std::string_view::npos) {
+    return Fail(kParseError, "Parse error: nesting deeper than " + std::to_string(limits.max_depth));
+  }
+  auto parsed = ParseJson(text);
+  if (!parsed) return Fail(kParseError, BoundErrorMessage("Parse error: " + parsed.error().message()));
+  out = std::move(*parsed);
+  return std::nullopt;
+}
+
+}  // namespace
+
+const Json& Message::id() const {
+  if (!doc) return NullJson();
+  auto it = doc->find("id");
+  return it == doc->end() ? NullJson() : *it;
+}
+
+const Json& Message::params() const {
+  if (!doc) return NullJson();
+  auto it = doc->find("params");
+  return it == doc->end() ? NullJson() : *it;
+}
+
+Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
+  Json parsed;
+  if (auto failed = ParseChecked(text, limits, parsed)) return std::move(*failed);
+  if (parsed.is_array()) {
+    return Fail(kInvalidRequest, "Invalid Request: JSON-RPC batches are not supported");
+  }
+  return DecodeDocument(std::make_shared<Json>(std::move(parsed)));
+}
+
+bool IsBatchText(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '[';
+}
+
+DecodedBatch DecodeBatch(std::string_view text, const MessageLimits& limits) {
+  DecodedBatch batch;
+  Json parsed;
+  if (auto failed = ParseChecked(text, limits, parsed)) {
+    batch.error = std::move(failed->error);
+    return batch;
+  }
+  if (!parsed.is_array() || parsed.empty()) {
+    batch.error = Fail(kInvalidRequest, parsed.is_array() ? "Invalid Request: an empty batch"
+                                                          : "Invalid Request: a batch must be a JSON array")
+                      .error;
+    return batch;
+  }
+  batch.items.reserve(parsed.size());
+  for (Json& element : parsed) batch.items.push_back(DecodeDocument(std::make_shared<Json>(std::move(element))));
+  return batch;
 }
 
 std::string EncodeResult(const Json& id, const Json& result) {

@@ -123,6 +123,36 @@ TEST(DecodeMessage, DecodesRequestsNotificationsAndResponses) {
   EXPECT_EQ(unicode.message->method, "caf\xc3\xa9 \xf0\x9f\x9a\x80");
 }
 
+TEST(DecodeBatch, DecodesEachElementOnItsOwnAndRefusesBadBatchesWhole) {
+  EXPECT_TRUE(IsBatchText(" \n [1]"));
+  EXPECT_FALSE(IsBatchText(R"({"a": [1]})"));
+  EXPECT_FALSE(IsBatchText("   "));
+
+  const DecodedBatch batch = DecodeBatch(
+      R"([{"jsonrpc":"2.0","id":1,"method":"ping"}, 7, {"jsonrpc":"2.0","method":"note"},)"
+      R"( {"jsonrpc":"1.0","id":"x","method":"ping"}])");
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ(batch.items.size(), 4u);
+  ASSERT_TRUE(batch.items[0].ok());
+  EXPECT_EQ(batch.items[0].message->kind, MessageKind::kRequest);
+  EXPECT_FALSE(batch.items[1].ok());
+  EXPECT_EQ(batch.items[1].error.code, kInvalidRequest);
+  ASSERT_TRUE(batch.items[2].ok());
+  EXPECT_EQ(batch.items[2].message->kind, MessageKind::kNotification);
+  ASSERT_FALSE(batch.items[3].ok());
+  ASSERT_NE(batch.items[3].error.id, nullptr);  // the bad element's id is still answered
+  EXPECT_EQ(*batch.items[3].error.id, "x");
+
+  EXPECT_EQ(DecodeBatch("[]").error->code, kInvalidRequest);
+  EXPECT_EQ(DecodeBatch("[{").error->code, kParseError);
+  MessageLimits tiny;
+  tiny.max_bytes = 8;
+  EXPECT_THAT(DecodeBatch(R"([{"jsonrpc":"2.0"}])", tiny).error->message, HasSubstr("exceeds the limit"));
+  tiny = MessageLimits{};
+  tiny.max_depth = 3;
+  EXPECT_EQ(DecodeBatch(R"([{"a":[[1]]}])", tiny).error->code, kParseError);
+}
+
 TEST(Encode, ProducesCompactSingleLines) {
   EXPECT_EQ(EncodeResult(Json(1), Json::object()), R"({"jsonrpc":"2.0","id":1,"result":{}})");
   EXPECT_EQ(EncodeError(nullptr, kParseError, "Parse error"),

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mcp/batch_collector.h"
 #include "mcp/call_gate.h"
 #include "mcp/outlet.h"
 #include "mcp/server_internal.h"
@@ -26,6 +27,8 @@ namespace talaria::mcp {
 namespace {
 
 constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+// The one protocol version with JSON-RPC batches (added in it, removed in 2025-06-18).
+constexpr std::string_view kBatchProtocolVersion = "2025-03-26";
 constexpr std::string_view kCursorPrefix = "after:";
 // How long the client gets to answer roots/list; without an answer the --root workspace stays.
 constexpr auto kRootsAnswerTimeout = std::chrono::seconds(10);
@@ -132,7 +135,7 @@ struct McpServer::Impl {
   Impl(Dispatcher& d, const Toolsets& toolsets, McpServerOptions o, RoutedSink s)
       : dispatcher(d),
         options(std::move(o)),
-        outlet(std::make_shared<Outlet>(std::move(s))),
+        outlet(std::make_shared<Outlet>(batches->Wrap(std::move(s)))),
         catalog(d.registry(), toolsets, options.toolsets),
         features(options.features, options.toolsets, toolsets, options.page_size),
         gate(options.call_gate ? options.call_gate : NewCallGate()) {}
@@ -166,6 +169,19 @@ struct McpServer::Impl {
   void StartCall(const Message& m);
   void RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token);
   void Retire(Call* call);
+  // A request that gets no response (a call the client cancelled): a batch waiting for it
+  // goes out without it.
+  void Unanswered(const std::string& key) {
+    if (auto flush = batches->Abandon(key)) outlet->Send(flush->line, Routing{flush->batch_key, true});
+  }
+  bool HandleBatch(std::string_view text, std::string_view batch_key);
+  // One decoded message: a request answered (now or from its call's thread), a notification
+  // acted on, a response handed to the request of ours waiting for it.
+  void Serve(const Message& m);
+  bool InFlight(const std::string& key) const {
+    std::lock_guard lock(mu);
+    return calls.contains(key);
+  }
   // Asks the client for its roots in the background (its answer arrives on the reader thread)
   // and hands them to options.on_client_roots. A newer fetch cancels an older one.
   void FetchRoots();
@@ -177,6 +193,8 @@ struct McpServer::Impl {
 
   Dispatcher& dispatcher;
   const McpServerOptions options;
+  // Before the outlet, whose sink it wraps.
+  const std::shared_ptr<BatchCollector> batches = std::make_shared<BatchCollector>();
   const std::shared_ptr<Outlet> outlet;
   ToolCatalog catalog;
   const FeatureView features;
@@ -431,6 +449,8 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     channel->End();  // nothing of the call may follow its answer
     if (!call->cancelled_by_client) {
       outlet->Send(EncodeCallResult(call->id, result), Routing{call->key, true});
+    } else {
+      Unanswered(call->key);
     }
     if (outlet->LogEnabled(LogLevelRank("debug"))) {  // most clients never ask for debug
       Json data = Json::object();
@@ -445,6 +465,8 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     channel->End();
     if (!call->cancelled_by_client) {
       outlet->Send(EncodeError(&call->id, kInternalError, "Internal error"), Routing{call->key, true});
+    } else {
+      Unanswered(call->key);
     }
   }
   std::lock_guard lock(mu);
@@ -606,6 +628,10 @@ Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, con
 }
 
 void McpServer::HandleMessage(std::string_view text) {
+  if (IsBatchText(text)) {
+    (void)HandleBatch(text);
+    return;
+  }
   Decoded decoded = DecodeMessage(text, impl_->options.limits);
   if (!decoded.ok()) {
     impl_->Send(EncodeError(decoded.error.id.get(), decoded.error.code, decoded.error.message));
@@ -614,26 +640,88 @@ void McpServer::HandleMessage(std::string_view text) {
   HandleDecoded(*decoded.message);
 }
 
-void McpServer::HandleDecoded(const Message& m) {
-  impl_->ReapFinished();
+void McpServer::HandleDecoded(const Message& m) { impl_->Serve(m); }
+
+void McpServer::Impl::Serve(const Message& m) {
+  ReapFinished();
   try {
     switch (m.kind) {
       case MessageKind::kRequest:
-        impl_->HandleRequest(m);
+        HandleRequest(m);
         break;
       case MessageKind::kNotification:
-        impl_->HandleNotification(m);
+        HandleNotification(m);
         break;
       case MessageKind::kResponse:
         // An answer to a request of ours (elicitation, sampling); a stray one is dropped.
-        (void)impl_->outlet->Resolve(m);
+        (void)outlet->Resolve(m);
         break;
     }
   } catch (const std::exception& e) {
     // Only a bug (or allocation failure) gets here; the peer still gets an answer.
     LogError(std::string("mcp: ") + m.method + ": " + e.what());
-    if (m.kind == MessageKind::kRequest) impl_->Answer(m.id(), Error(kInternalError, "Internal error"));
+    if (m.kind == MessageKind::kRequest) Answer(m.id(), Error(kInternalError, "Internal error"));
   }
+}
+
+bool McpServer::HandleBatch(std::string_view text, std::string_view batch_key) {
+  return impl_->HandleBatch(text, batch_key);
+}
+
+bool McpServer::Impl::HandleBatch(std::string_view text, std::string_view batch_key) {
+  const Routing routing{batch_key, true};
+  std::string version;
+  {
+    std::lock_guard lock(mu);
+    version = protocol_version;
+  }
+  if (version != kBatchProtocolVersion) {
+    outlet->Send(EncodeError(nullptr, kInvalidRequest,
+                             "Invalid Request: JSON-RPC batches are allowed only under protocol "
+                             "2025-03-26"),
+                 routing);
+    return true;
+  }
+  DecodedBatch batch = DecodeBatch(text, options.limits);
+  if (!batch.ok()) {
+    outlet->Send(EncodeError(batch.error->id.get(), batch.error->code, batch.error->message), routing);
+    return true;
+  }
+  // Every request's place is taken before any is served: a quick answer must not find its
+  // batch complete while later requests are still unserved.
+  std::vector<std::string> early;
+  std::vector<std::string> requests;
+  std::vector<const Message*> serve;
+  std::set<std::string, std::less<>> keys;
+  for (const Decoded& item : batch.items) {
+    if (!item.ok()) {
+      early.push_back(EncodeError(item.error.id.get(), item.error.code, item.error.message));
+      continue;
+    }
+    const Message& m = *item.message;
+    serve.push_back(&m);
+    if (m.kind != MessageKind::kRequest) continue;
+    std::string key = DumpJson(m.id());
+    std::string refusal;
+    if (m.method == "initialize") {
+      refusal = "Invalid Request: initialize cannot be part of a batch";
+    } else if (keys.contains(key) || batches->IsOpen(key) || InFlight(key)) {
+      refusal = "Invalid Request: request id " + key + " is already in use";
+    }
+    if (!refusal.empty()) {
+      early.push_back(EncodeError(&m.id(), kInvalidRequest, refusal));
+      serve.pop_back();
+      continue;
+    }
+    keys.insert(key);
+    requests.push_back(std::move(key));
+  }
+  const bool answered = !requests.empty() || !early.empty();
+  if (auto flush = batches->Open(std::string(batch_key), requests, std::move(early))) {
+    outlet->Send(flush->line, routing);
+  }
+  for (const Message* m : serve) Serve(*m);
+  return answered;
 }
 
 void McpServer::RejectMessage(int code, std::string_view message) {

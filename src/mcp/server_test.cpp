@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,8 +85,8 @@ class McpServerTest : public ::testing::Test {
   void Notify(std::string_view method, const Json& params = Json::object()) {
     server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}).dump());
   }
-  void Initialize() {
-    Json r = Request(1000, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+  void Initialize(std::string_view version = "2025-11-25") {
+    Json r = Request(1000, "initialize", {{"protocolVersion", version}, {"capabilities", Json::object()},
                                           {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
     ASSERT_TRUE(r.contains("result")) << r.dump();
     Notify("notifications/initialized");
@@ -305,6 +306,71 @@ TEST_F(McpServerTest, RefusesADuplicateInFlightIdAndCallsAfterShutdown) {
   EXPECT_EQ(out_.Response(7)["error"]["code"], kInvalidRequest);
   server_->Shutdown();
   EXPECT_EQ(Request(8, "tools/call", {{"name", "plain"}})["error"]["code"], kInternalError);
+}
+
+// 2025-03-26 is the one version with JSON-RPC batches: one array answers every request of a
+// batch (and every element that is no valid message); nothing of it goes out on its own.
+TEST_F(McpServerTest, ABatchUnder20250326IsAnsweredAsOneArray) {
+  Server();
+  Initialize("2025-03-26");
+  server_->HandleMessage(
+      R"([{"jsonrpc":"2.0","id":1,"method":"ping"},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}},)"
+      R"({"jsonrpc":"2.0","method":"notifications/whatever"},)"
+      R"({"not":"a message"},)"
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plain"}},)"
+      R"({"jsonrpc":"2.0","id":3,"method":"ping"},)"
+      R"({"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}])");
+  const Json batch = out_.WaitFor([](const Json& j) { return j.is_array(); });
+  ASSERT_TRUE(batch.is_array());
+  ASSERT_EQ(batch.size(), 6u) << batch.dump();
+  std::map<std::string, std::vector<Json>> by_id;
+  for (const Json& answer : batch) by_id[answer["id"].dump()].push_back(answer);
+  EXPECT_EQ(by_id["1"].at(0)["result"], Json::object());
+  EXPECT_EQ(by_id["2"].at(0)["result"]["structuredContent"]["echo"], "hi");
+  EXPECT_EQ(by_id["null"].at(0)["error"]["code"], kInvalidRequest);
+  ASSERT_EQ(by_id["3"].size(), 2u);  // the call's answer and the refused duplicate id
+  const bool call_first = by_id["3"][0].contains("result");
+  EXPECT_EQ(by_id["3"][call_first ? 0 : 1]["result"]["content"][0]["text"], "hello");
+  EXPECT_THAT(by_id["3"][call_first ? 1 : 0]["error"]["message"].get<std::string>(), HasSubstr("already in use"));
+  EXPECT_THAT(by_id["4"].at(0)["error"]["message"].get<std::string>(), HasSubstr("initialize"));
+  for (const auto& line : out_.Lines()) {
+    const Json j = Json::parse(line);
+    EXPECT_FALSE(j.is_object() && j.contains("id") && j["id"] != 1000) << "answered alone: " << line;
+  }
+
+  // Notifications only: nothing comes back. An empty batch is one error.
+  server_->HandleMessage(R"([{"jsonrpc":"2.0","method":"notifications/whatever"}])");
+  server_->HandleMessage("[]");
+  EXPECT_EQ(out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error"); })["error"]["code"],
+            kInvalidRequest);
+  EXPECT_EQ(Request(5, "ping")["result"], Json::object());
+  size_t arrays = 0;
+  for (const auto& line : out_.Lines()) arrays += Json::parse(line).is_array() ? 1 : 0;
+  EXPECT_EQ(arrays, 1u);
+}
+
+TEST_F(McpServerTest, ABatchLeavesOutACallTheClientCancelled) {
+  Server();
+  Initialize("2025-03-26");
+  server_->HandleMessage(R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}},)"
+                         R"({"jsonrpc":"2.0","id":8,"method":"ping"}])");
+  for (int i = 0; i < 1000 && !slow_started_; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(slow_started_);
+  Notify("notifications/cancelled", {{"requestId", 7}});
+  const Json batch = out_.WaitFor([](const Json& j) { return j.is_array(); });
+  ASSERT_EQ(batch.size(), 1u) << batch.dump();
+  EXPECT_EQ(batch[0]["id"], 8);
+}
+
+TEST_F(McpServerTest, BatchesAreRefusedAfter20250326) {
+  Server();
+  Initialize();  // 2025-11-25
+  server_->HandleMessage(R"([{"jsonrpc":"2.0","id":5,"method":"ping"}])");
+  const Json refusal = out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error"); });
+  EXPECT_EQ(refusal["error"]["code"], kInvalidRequest);
+  EXPECT_TRUE(refusal["id"].is_null());
+  EXPECT_TRUE(out_.Response(5, 50ms).is_null()) << "a refused batch is not served";
 }
 
 TEST_F(McpServerTest, CreateRefusesAnUnknownToolset) {

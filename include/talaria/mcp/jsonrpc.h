@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "talaria/base/json.h"
 #include "talaria/base/utf8.h"  // IsValidUtf8, which DecodeMessage applies
@@ -70,12 +72,29 @@ struct Decoded {
   bool ok() const { return message != nullptr; }
 };
 
-// Decodes one JSON-RPC message (a single object; arrays are batches, refused with
-// kInvalidRequest since MCP 2025-06-18 removed them). Errors: kInvalidRequest for text over
+// Decodes one JSON-RPC message (a single object; an array is a batch, refused here with
+// kInvalidRequest: DecodeBatch decodes one where protocol 2025-03-26 allows it). Errors: kInvalidRequest for text over
 // limits.max_bytes (not read at all); kParseError for invalid UTF-8, excessive nesting or a
 // syntax error; kInvalidRequest for a wrong shape (jsonrpc not "2.0", id neither string nor
 // integer, method not a string, params neither object nor array, both result and error, ...).
 Decoded DecodeMessage(std::string_view text, const MessageLimits& limits = {});
+
+// Whether `text` is a JSON array (its first non-blank character is '['): a JSON-RPC batch.
+bool IsBatchText(std::string_view text);
+
+// The outcome of DecodeBatch: one Decoded per element, in order, or the error that refuses the
+// batch as a whole (then `items` is empty).
+struct DecodedBatch {
+  std::vector<Decoded> items;
+  std::optional<MessageError> error;  // set when the batch as a whole is refused
+  bool ok() const { return !error.has_value(); }
+};
+
+// Decodes a JSON-RPC batch (protocol 2025-03-26 only; the caller decides when to accept one).
+// The whole text obeys `limits` as one message would (errors as DecodeMessage's); an empty
+// array is kInvalidRequest; each element is then decoded like a message of its own, so a bad
+// element gets its own error and the others are served.
+DecodedBatch DecodeBatch(std::string_view text, const MessageLimits& limits = {});
 
 
 // Compact one-line encodings (no trailing newline); strings with invalid UTF-8 are replaced.

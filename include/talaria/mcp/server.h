@@ -9,9 +9,10 @@
 // tools -32602), progress notifications for requests carrying _meta.progressToken,
 // notifications/cancelled (the call's cancel token fires: its child processes are killed and no
 // response is sent), notifications/tools/list_changed when the registry changes what is exposed,
-// and logging/setLevel. With options.features: resources (list, read, templates/list,
-// subscribe/unsubscribe, notifications/resources/updated and list_changed), prompts (list, get,
-// list_changed) and completion/complete; capabilities name only what is served.
+// and logging/setLevel; JSON-RPC batches under 2025-03-26. With options.features: resources
+// (list, read, templates/list, subscribe/unsubscribe, notifications/resources/updated and
+// list_changed), prompts (list, get, list_changed) and completion/complete; capabilities name
+// only what is served.
 //
 // A running tool reaches the client through ToolContext::client (client_channel.h): log and
 // progress notifications and requests the client answers (elicitation/create,
@@ -116,6 +117,14 @@ class McpServer {
   void HandleMessage(std::string_view text);
   // The same for a message the transport already decoded (with these options' limits).
   void HandleDecoded(const Message& message);
+  // Serves a JSON-RPC batch (`text` is a JSON array; HandleMessage sends arrays here). Only a
+  // client that negotiated protocol 2025-03-26 may batch; otherwise the batch gets one -32600
+  // error with "id": null. The responses to its requests, and the errors of elements that are
+  // no valid message, go out together as one JSON array, routed as the response to
+  // `batch_key` (a key no request uses, for a transport that waits for the answer); a request
+  // the client cancels meanwhile is left out. Returns false when nothing will be sent back
+  // (the batch held only notifications and responses).
+  bool HandleBatch(std::string_view text, std::string_view batch_key = {});
 
   // Answers a message the transport refused before decoding (e.g. a line over the size cap)
   // with a JSON-RPC error carrying "id": null.

@@ -1,0 +1,66 @@
+#include "mcp/batch_collector.h"
+
+#include <utility>
+
+namespace talaria::mcp {
+
+RoutedSink BatchCollector::Wrap(RoutedSink sink) {
+  return [weak = weak_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
+    if (auto self = weak.lock(); self && routing.is_response && !routing.request.empty()) {
+      std::optional<Flush> flush;
+      {
+        std::lock_guard lock(self->mu_);
+        auto it = self->by_request_.find(routing.request);
+        if (it != self->by_request_.end()) {
+          std::shared_ptr<Batch> batch = it->second;
+          self->by_request_.erase(it);
+          batch->responses.emplace_back(line);
+          if (--batch->waiting == 0) flush = Complete(*batch);
+          if (!flush) return;  // kept for the array
+        }
+      }
+      if (flush) return sink(flush->line, Routing{flush->batch_key, true});
+    }
+    sink(line, routing);
+  };
+}
+
+bool BatchCollector::IsOpen(std::string_view request_key) const {
+  std::lock_guard lock(mu_);
+  return by_request_.find(request_key) != by_request_.end();
+}
+
+std::optional<BatchCollector::Flush> BatchCollector::Open(std::string batch_key,
+                                                          const std::vector<std::string>& requests,
+                                                          std::vector<std::string> early) {
+  auto batch = std::make_shared<Batch>();
+  batch->key = std::move(batch_key);
+  batch->responses = std::move(early);
+  batch->waiting = requests.size();
+  if (requests.empty()) return Complete(*batch);
+  std::lock_guard lock(mu_);
+  for (const std::string& key : requests) by_request_.emplace(key, batch);
+  return std::nullopt;
+}
+
+std::optional<BatchCollector::Flush> BatchCollector::Abandon(std::string_view key) {
+  std::lock_guard lock(mu_);
+  auto it = by_request_.find(key);
+  if (it == by_request_.end()) return std::nullopt;
+  std::shared_ptr<Batch> batch = it->second;
+  by_request_.erase(it);
+  return --batch->waiting == 0 ? Complete(*batch) : std::nullopt;
+}
+
+std::optional<BatchCollector::Flush> BatchCollector::Complete(Batch& batch) {
+  if (batch.responses.empty()) return std::nullopt;  // JSON-RPC: no empty array is sent
+  std::string line = "[";
+  for (size_t i = 0; i < batch.responses.size(); ++i) {
+    if (i > 0) line += ',';
+    line += batch.responses[i];
+  }
+  line += ']';
+  return Flush{std::move(line), batch.key};
+}
+
+}  // namespace talaria::mcp
