@@ -165,8 +165,14 @@ struct McpServer::Impl {
   // The context of request `id` that began at `started` (a tool call's, or one served on the
   // reader thread: resources/read, prompts/get): session context, call id, call_timeout.
   ToolContext RequestContext(const Json& id, std::chrono::steady_clock::time_point started);
+  // Registers request `m` as in flight (cancellable by notifications/cancelled); null after
+  // answering a refusal (shutting down, too many in flight, its id in use).
+  Call* Admit(const Message& m);
   // Answers itself (now on refusal, later from the call's thread).
   void StartCall(const Message& m);
+  // Runs `work` for request `m` on a call thread and answers with its reply (not when the
+  // client cancelled the request).
+  void StartRequest(const Message& m, std::function<Reply(ToolContext&)> work);
   void RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token);
   void Retire(Call* call);
   // A request that gets no response (a call the client cancelled): a batch waiting for it
@@ -243,9 +249,12 @@ void McpServer::Impl::HandleRequest(const Message& m) {
   if (method == "resources/unsubscribe") return Answer(m.id(), Subscribe(*params, false));
   if (method == "prompts/list") return Answer(m.id(), features.ListPrompts(*params));
   if (method == "completion/complete") return Answer(m.id(), features.Complete(*params));
-  ToolContext ctx = RequestContext(m.id(), std::chrono::steady_clock::now());
-  if (method == "resources/read") return Answer(m.id(), features.ReadResource(*params, ctx));
-  return Answer(m.id(), features.GetPrompt(*params, ctx));
+  // A plugin's or an embedder's handler runs behind these: off the reader thread, like tools/call,
+  // so a slow one never holds up ping or other requests, and notifications/cancelled reaches it.
+  if (method == "resources/read") {
+    return StartRequest(m, [this, params = *params](ToolContext& ctx) { return features.ReadResource(params, ctx); });
+  }
+  return StartRequest(m, [this, params = *params](ToolContext& ctx) { return features.GetPrompt(params, ctx); });
 }
 
 void McpServer::Impl::HandleNotification(const Message& m) {
@@ -370,6 +379,58 @@ ToolContext McpServer::Impl::RequestContext(const Json& id, std::chrono::steady_
   return ctx;
 }
 
+McpServer::Impl::Call* McpServer::Impl::Admit(const Message& m) {
+  std::unique_lock lock(mu);
+  if (shutting_down) {
+    lock.unlock();
+    Answer(m.id(), Error(kInternalError, "Internal error: the server is shutting down"));
+    return nullptr;
+  }
+  if (calls.size() >= options.max_calls_in_flight) {
+    lock.unlock();
+    Answer(m.id(), Error(kInternalError, "Internal error: too many requests in flight (" +
+                                             std::to_string(options.max_calls_in_flight) + ")"));
+    return nullptr;
+  }
+  std::string key = DumpJson(m.id());
+  if (calls.contains(key)) {
+    lock.unlock();
+    Answer(m.id(), Error(kInvalidRequest, "Invalid Request: request id " + key + " is already in use"));
+    return nullptr;
+  }
+  auto call = std::make_unique<Call>();
+  call->id = m.id();
+  call->key = key;
+  Call* raw = call.get();
+  calls.emplace(std::move(key), std::move(call));
+  return raw;
+}
+
+void McpServer::Impl::StartRequest(const Message& m, std::function<Reply(ToolContext&)> work) {
+  Call* call = Admit(m);
+  if (call == nullptr) return;
+  call_threads.Run([this, call, work = std::move(work)] {
+    Reply reply;
+    try {
+      ToolContext ctx = RequestContext(call->id, std::chrono::steady_clock::now());
+      ctx.cancel = call->stop.get_token();
+      reply = work(ctx);
+    } catch (const std::exception& e) {
+      LogError(std::string("mcp: request failed: ") + e.what());
+      reply = Error(kInternalError, "Internal error");
+    }
+    Retire(call);
+    if (call->cancelled_by_client) {
+      Unanswered(call->key);
+    } else {
+      Answer(call->id, reply);
+    }
+    std::lock_guard lock(mu);
+    call->returned = true;
+    cv.notify_all();
+  });
+}
+
 void McpServer::Impl::StartCall(const Message& m) {
   const Json& params = *ParamsObject(m);  // checked by HandleRequest
   auto name = params.find("name");
@@ -393,27 +454,8 @@ void McpServer::Impl::StartCall(const Message& m) {
       progress_token = *t;
     }
   }
-  std::unique_lock lock(mu);
-  if (shutting_down) {
-    lock.unlock();
-    return Answer(m.id(), Error(kInternalError, "Internal error: the server is shutting down"));
-  }
-  if (calls.size() >= options.max_calls_in_flight) {
-    lock.unlock();
-    return Answer(m.id(), Error(kInternalError, "Internal error: too many tool calls in flight (" +
-                                                    std::to_string(options.max_calls_in_flight) + ")"));
-  }
-  std::string key = DumpJson(m.id());
-  if (calls.contains(key)) {
-    lock.unlock();
-    return Answer(m.id(), Error(kInvalidRequest, "Invalid Request: request id " + key + " is already in use"));
-  }
-  auto call = std::make_unique<Call>();
-  call->id = m.id();
-  call->key = key;
-  Call* raw = call.get();
-  calls.emplace(std::move(key), std::move(call));
-  lock.unlock();
+  Call* raw = Admit(m);
+  if (raw == nullptr) return;
   call_threads.Run([this, raw, entry = tool->entry, args = std::move(args),
                     token = std::move(progress_token)]() mutable {
     RunCall(raw, std::move(entry), std::move(args), std::move(token));

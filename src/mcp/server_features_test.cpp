@@ -202,6 +202,36 @@ TEST_F(McpFeaturesTest, UnknownOrHostileResourceRequestsGetErrors) {
   EXPECT_EQ(Request(7, "resources/subscribe", {{"uri", "test://nope"}})["error"]["code"], kResourceNotFound);
 }
 
+// A resource handler runs off the reader thread: a slow one holds up nothing else, and
+// notifications/cancelled reaches it (its answer is then suppressed).
+TEST_F(McpFeaturesTest, ASlowResourceReadBlocksNothingAndCanBeCancelled) {
+  std::atomic<bool> started{false}, saw_cancel{false};
+  ResourceDef slow;
+  slow.uri = "test://slow";
+  slow.name = "slow";
+  slow.toolset = "test";
+  slow.read = [&](const ResourceRequest& r, ToolContext& ctx) -> Result<Json> {
+    started = true;
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+    saw_cancel = ctx.cancelled();
+    return TextContents(r.uri, "text/plain", "late");
+  };
+  ASSERT_TRUE(features_->AddResource(std::move(slow)).ok());
+  Start();
+  Send(1, "resources/read", {{"uri", "test://slow"}});
+  for (int i = 0; i < 2000 && !started; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(started);
+  EXPECT_EQ(Request(2, "ping")["result"], Json::object());  // answered while the read runs
+  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://text"}})["result"]["contents"][0]["text"], "hello");
+  EXPECT_EQ(server_->calls_in_flight(), 1u);
+  Notify("notifications/cancelled", {{"requestId", 1}});
+  for (int i = 0; i < 2000 && server_->calls_in_flight() > 0; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(server_->calls_in_flight(), 0u);
+  EXPECT_TRUE(saw_cancel);
+  EXPECT_TRUE(out_.Response(1, 50ms).is_null()) << "a cancelled read is not answered";
+}
+
 TEST_F(McpFeaturesTest, SubscribersAreToldOfUpdatesUntilTheyUnsubscribe) {
   Start();
   EXPECT_EQ(Request(1, "resources/subscribe", {{"uri", "test://text"}})["result"], Json::object());
