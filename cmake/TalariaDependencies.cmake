@@ -4,8 +4,8 @@ find_package(tl-expected REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
-find_package(OpenSSL REQUIRED)  # libcrypto: SHA-256
 find_package(PkgConfig REQUIRED)
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-256
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # search_files content search
 find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (TOML_HEADER_ONLY=0)
@@ -13,8 +13,8 @@ find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (T
 # libtalaria_python_lint.so; pkg-config, not FindPython3 (which finds another interpreter on
 # these machines).
 pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
-# The MCP Streamable HTTP transport (and its tests' client). Debian ships it as a compiled
-# library; httplib.h is included only by src/mcp/http_transport.cpp and tests.
+# The MCP Streamable HTTP transport and client (and the tests' HTTP client). Debian ships it as
+# a compiled library; only libtalaria_http.so (src/mcp_http/) and tests link it.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 add_library(talaria_deps_public INTERFACE)
@@ -22,4 +22,4 @@ target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::
 
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
-  tomlplusplus::tomlplusplus OpenSSL::Crypto PkgConfig::HTTPLIB)
+  tomlplusplus::tomlplusplus PkgConfig::NETTLE)

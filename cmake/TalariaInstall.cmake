@@ -7,6 +7,8 @@ install(TARGETS talaria_lib EXPORT talariaTargets
 install(TARGETS talaria RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Loaded by libtalaria from its own directory on the first Python lint.
 install(TARGETS talaria_python_lint LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Loaded by libtalaria from its own directory for MCP over HTTP.
+install(TARGETS talaria_http LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Run by libtalaria from its own directory to trial-load plugins (plugin_loader.h).
 install(TARGETS talaria_plugin_trial RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/talaria DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

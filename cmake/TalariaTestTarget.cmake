@@ -6,8 +6,9 @@
 #   it, and -O1 compiles test files 10-35 % faster.
 function(talaria_configure_test_target target)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(${target} PRIVATE talaria_lib talaria_deps_private
+  target_link_libraries(${target} PRIVATE talaria_lib talaria_deps_private PkgConfig::HTTPLIB
     GTest::gtest GTest::gmock GTest::gtest_main)
+  add_dependencies(${target} talaria_http)  # tests reach HTTP MCP through the loaded module
   target_compile_definitions(${target} PRIVATE
     TALARIA_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TALARIA_BINARY_DIR="${PROJECT_BINARY_DIR}"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "mcp/client_http.h"
+#include "mcp/server_url.h"
 #include "talaria/mcp/client.h"
 
 namespace talaria::mcp {

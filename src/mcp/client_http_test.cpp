@@ -1,7 +1,7 @@
 // The MCP client's Streamable HTTP transport: the SSE parser, URL handling and credential
 // masking as units; HttpConnection and the manager against a scripted server on 127.0.0.1
 // (httplib) that answers the way hostile or broken servers do.
-#include "mcp/client_http.h"
+#include "mcp_http/client_http.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "mcp/client_connection.h"
-#include "mcp/client_http.h"
+#include "mcp/http_module.h"
 #include "mcp/client_internal.h"
 #include "talaria/base/log.h"
 #include "talaria/core/registry.h"
@@ -337,7 +337,7 @@ class McpClientManager::Impl {
       client_internal::HttpConnectionOptions http;
       http.url = config.url;
       http.headers = config.headers;
-      auto opened = client_internal::HttpConnection::Open(std::move(http), std::move(callbacks));
+      auto opened = client_internal::OpenHttpConnection(std::move(http), std::move(callbacks));
       if (!opened) return opened.error();
       conn = std::move(*opened);
     } else {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "mcp/client_http.h"
+#include "mcp/server_url.h"
 #include "mcp/client_internal.h"
 #include "talaria/base/ascii.h"
 #include "talaria/safety/redact.h"

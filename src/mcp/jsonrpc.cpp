@@ -108,7 +108,7 @@ Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
   Json parsed;
   if (auto failed = ParseChecked(text, limits, parsed)) return std::move(*failed);
   if (parsed.is_array()) {
-    return Fail(kInvalidRequest, "Invalid Request: JSON-RPC batches are not supported");
+    return Fail(kInvalidRequest, "Invalid Request: JSON-RPC batches are allowed only under protocol 2025-03-26");
   }
   return DecodeDocument(std::make_shared<Json>(std::move(parsed)));
 }

@@ -718,10 +718,10 @@ bool McpServer::Impl::HandleBatch(std::string_view text, std::string_view batch_
     version = protocol_version;
   }
   if (version != kBatchProtocolVersion) {
-    outlet->Send(EncodeError(nullptr, kInvalidRequest,
-                             "Invalid Request: JSON-RPC batches are allowed only under protocol "
-                             "2025-03-26"),
-                 routing);
+    // Refused as a single message would be: hostile text (bad UTF-8, absurd nesting) gets its
+    // parse error, a well-formed array the batch refusal.
+    const Decoded refused = DecodeMessage(text, options.limits);
+    outlet->Send(EncodeError(refused.error.id.get(), refused.error.code, refused.error.message), routing);
     return true;
   }
   DecodedBatch batch = DecodeBatch(text, options.limits);

@@ -371,6 +371,11 @@ TEST_F(McpServerTest, BatchesAreRefusedAfter20250326) {
   EXPECT_EQ(refusal["error"]["code"], kInvalidRequest);
   EXPECT_TRUE(refusal["id"].is_null());
   EXPECT_TRUE(out_.Response(5, 50ms).is_null()) << "a refused batch is not served";
+  // Hostile text that starts like a batch is refused for what it is.
+  server_->HandleMessage(std::string(5000, '[') + std::string(5000, ']'));
+  EXPECT_EQ(out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error") && j["error"]["code"] == kParseError; })
+                ["error"]["code"],
+            kParseError);
 }
 
 TEST_F(McpServerTest, CreateRefusesAnUnknownToolset) {

@@ -1,6 +1,8 @@
+// Through nettle rather than libcrypto: libcrypto's ~21,000 relocations were the largest part
+// of the dynamic loader's work at every start of talaria; nettle has ~700.
 #include "talaria/safety/sha256.h"
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include "talaria/base/status.h"
 
@@ -20,27 +22,20 @@ std::string ToHex(const uint8_t* data, size_t n) {
 }  // namespace
 
 struct Sha256::Impl {
-  EVP_MD_CTX* ctx = nullptr;
-  ~Impl() { EVP_MD_CTX_free(ctx); }
+  sha256_ctx ctx;
 };
 
-Sha256::Sha256() : impl_(std::make_unique<Impl>()) {
-  impl_->ctx = EVP_MD_CTX_new();
-  TALARIA_CHECK(impl_->ctx != nullptr);
-  TALARIA_CHECK(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
-}
+Sha256::Sha256() : impl_(std::make_unique<Impl>()) { sha256_init(&impl_->ctx); }
 
 Sha256::~Sha256() = default;
 
 void Sha256::Update(std::string_view data) {
-  TALARIA_CHECK(EVP_DigestUpdate(impl_->ctx, data.data(), data.size()) == 1);
+  sha256_update(&impl_->ctx, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
 }
 
 std::array<uint8_t, 32> Sha256::Final() {
   std::array<uint8_t, 32> out{};
-  unsigned int len = 0;
-  TALARIA_CHECK(EVP_DigestFinal_ex(impl_->ctx, out.data(), &len) == 1 && len == out.size());
-  TALARIA_CHECK(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
+  sha256_digest(&impl_->ctx, out.size(), out.data());  // also resets the context
   return out;
 }
 
@@ -50,11 +45,9 @@ std::string Sha256::FinalHex() {
 }
 
 std::string Sha256Hex(std::string_view data) {
-  uint8_t out[32];
-  unsigned int len = 0;
-  TALARIA_CHECK(EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr) == 1 &&
-                len == sizeof(out));
-  return ToHex(out, sizeof(out));
+  Sha256 hash;
+  hash.Update(data);
+  return hash.FinalHex();
 }
 
 }  // namespace talaria::safety

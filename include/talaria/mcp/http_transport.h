@@ -88,29 +88,29 @@ struct HttpTransportOptions {
 
 class HttpTransport {
  public:
-  // Binds and starts serving on a thread of its own; returns once the port is bound.
+  // Binds and starts serving on a thread of its own; returns once the port is bound. The
+  // transport lives in libtalaria_http.so (beside libtalaria), loaded on the first Start, so
+  // programs that never serve HTTP never load the HTTP and TLS libraries.
   // Errors: InvalidArgument (bad options; non-loopback host without a bearer token),
-  // Unavailable (the address cannot be bound).
+  // Unavailable (the address cannot be bound, or the HTTP module cannot be loaded).
   static Result<std::unique_ptr<HttpTransport>> Start(HttpTransportOptions options, ServerFactory factory);
   // Stop().
-  ~HttpTransport();
+  virtual ~HttpTransport() = default;
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
   // The bound port (the actual one when options.port was 0).
-  int port() const;
+  virtual int port() const = 0;
   // "http://HOST:PORT/mcp" (IPv6 hosts in brackets).
-  std::string url() const;
-  size_t session_count() const;
+  virtual std::string url() const = 0;
+  virtual size_t session_count() const = 0;
 
   // Stops accepting connections, ends open event streams and waiting requests, then ends every
   // session (running calls get options.shutdown_grace, then are cancelled). Idempotent.
-  void Stop();
+  virtual void Stop() = 0;
 
- private:
-  struct Impl;
-  explicit HttpTransport(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+ protected:
+  HttpTransport() = default;
 };
 
 }  // namespace talaria::mcp

@@ -1,4 +1,5 @@
-#include "talaria/mcp/http_transport.h"
+// The Streamable HTTP server transport (in libtalaria_http.so; see mcp/http_module.h).
+#include "mcp/http_module.h"
 
 #include <arpa/inet.h>
 #include <sys/random.h>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/ascii.h"
+#include "talaria/mcp/http_transport.h"
 #include "talaria/base/log.h"
 
 namespace talaria::mcp {
@@ -237,56 +239,9 @@ struct Session {
   std::unique_ptr<McpServer> server;
 };
 
-}  // namespace
 
-Result<HostPort> ParseHostPort(std::string_view text) {
-  HostPort out;
-  std::string_view port_text;
-  if (text.starts_with('[')) {
-    const size_t close = text.find(']');
-    if (close == std::string_view::npos || close == 1) {
-      return Err(InvalidArgumentError("bad address \"" + std::string(text) + "\": expected [IPV6]:PORT"));
-    }
-    out.host = std::string(text.substr(1, close - 1));
-    if (close + 1 >= text.size() || text[close + 1] != ':') {
-      return Err(InvalidArgumentError("bad address \"" + std::string(text) + "\": missing :PORT"));
-    }
-    port_text = text.substr(close + 2);
-  } else if (const size_t colon = text.rfind(':'); colon != std::string_view::npos) {
-    if (text.find(':') != colon) {
-      return Err(InvalidArgumentError("bad address \"" + std::string(text) +
-                                      "\": put an IPv6 address in brackets, [::1]:PORT"));
-    }
-    out.host = colon == 0 ? "127.0.0.1" : std::string(text.substr(0, colon));
-    port_text = text.substr(colon + 1);
-  } else {
-    out.host = "127.0.0.1";
-    port_text = text;
-  }
-  const bool digits = !port_text.empty() && port_text.size() <= 5 &&
-                      std::all_of(port_text.begin(), port_text.end(),
-                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
-  const int port = digits ? std::stoi(std::string(port_text)) : -1;
-  if (port < 0 || port > 65535) {
-    return Err(InvalidArgumentError("bad address \"" + std::string(text) + "\": expected HOST:PORT with PORT 0-65535"));
-  }
-  out.port = port;
-  return out;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const std::string h = AsciiLower(host);
-  if (h == "localhost") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, h.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
-  return false;
-}
-
-struct HttpTransport::Impl {
-  Impl(HttpTransportOptions o, ServerFactory f) : options(std::move(o)), factory(std::move(f)) {}
+struct TransportImpl {
+  TransportImpl(HttpTransportOptions o, ServerFactory f) : options(std::move(o)), factory(std::move(f)) {}
 
   void Install();
   httplib::Server::HandlerResponse Screen(const httplib::Request& req, httplib::Response& res);
@@ -330,13 +285,13 @@ struct HttpTransport::Impl {
   std::map<std::string, std::shared_ptr<Session>> sessions;  // Guarded by mu.
 };
 
-bool HttpTransport::Impl::HostAllowed(const httplib::Request& req) const {
+bool TransportImpl::HostAllowed(const httplib::Request& req) const {
   if (!req.has_header("Host")) return false;
   const std::string host = AsciiLower(req.get_header_value("Host"));
   return std::find(allowed_hosts.begin(), allowed_hosts.end(), host) != allowed_hosts.end();
 }
 
-bool HttpTransport::Impl::OriginAllowed(const std::string& origin) const {
+bool TransportImpl::OriginAllowed(const std::string& origin) const {
   const std::string o = AsciiLower(origin);
   if (std::find(allowed_origins.begin(), allowed_origins.end(), o) != allowed_origins.end()) return true;
   std::string_view rest(o);
@@ -369,7 +324,7 @@ bool HttpTransport::Impl::OriginAllowed(const std::string& origin) const {
   return IsLoopbackHost(host);
 }
 
-bool HttpTransport::Impl::Authorized(const httplib::Request& req) const {
+bool TransportImpl::Authorized(const httplib::Request& req) const {
   if (options.bearer_token.empty()) return true;
   if (!req.has_header("Authorization")) return false;
   const std::string value = req.get_header_value("Authorization");
@@ -381,7 +336,7 @@ bool HttpTransport::Impl::Authorized(const httplib::Request& req) const {
   return ConstantTimeEquals(token, options.bearer_token);
 }
 
-httplib::Server::HandlerResponse HttpTransport::Impl::Screen(const httplib::Request& req, httplib::Response& res) {
+httplib::Server::HandlerResponse TransportImpl::Screen(const httplib::Request& req, httplib::Response& res) {
   using HR = httplib::Server::HandlerResponse;
   // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its
   // own Host (and Origin).
@@ -425,7 +380,7 @@ httplib::Server::HandlerResponse HttpTransport::Impl::Screen(const httplib::Requ
   return HR::Unhandled;
 }
 
-std::shared_ptr<Session> HttpTransport::Impl::FindSession(const httplib::Request& req, httplib::Response& res) {
+std::shared_ptr<Session> TransportImpl::FindSession(const httplib::Request& req, httplib::Response& res) {
   if (!req.has_header(kSessionHeader)) {
     Refuse(res, 400, kBadRequest, "Bad Request: Mcp-Session-Id header is required");
     return nullptr;
@@ -440,7 +395,7 @@ std::shared_ptr<Session> HttpTransport::Impl::FindSession(const httplib::Request
   return session;
 }
 
-bool HttpTransport::Impl::CheckVersion(const httplib::Request& req, httplib::Response& res) const {
+bool TransportImpl::CheckVersion(const httplib::Request& req, httplib::Response& res) const {
   // Absent: the client predates the header; 2025-03-26 is assumed, which we serve.
   if (!req.has_header(kVersionHeader)) return true;
   const std::string version = req.get_header_value(kVersionHeader);
@@ -453,7 +408,7 @@ bool HttpTransport::Impl::CheckVersion(const httplib::Request& req, httplib::Res
   return false;
 }
 
-void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Post(const httplib::Request& req, httplib::Response& res) {
   if (req.has_header("Content-Type") && !AsciiLower(req.get_header_value("Content-Type")).starts_with("application/json")) {
     Refuse(res, 415, kBadRequest, "Unsupported Media Type: the body must be application/json");
     return;
@@ -495,15 +450,16 @@ void HttpTransport::Impl::Post(const httplib::Request& req, httplib::Response& r
   Answer(std::move(session), std::move(p), m.id(), accepts, res);
 }
 
-void HttpTransport::Impl::PostBatch(const httplib::Request& req, const Accepts& accepts,
+void TransportImpl::PostBatch(const httplib::Request& req, const Accepts& accepts,
                                     httplib::Response& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
   if (session->ProtocolVersion() != "2025-03-26") {
+    // Refused as a single message would be (a parse error for hostile text).
+    const Decoded refused = DecodeMessage(req.body, options.limits);
     res.status = 400;
-    res.set_content(EncodeError(nullptr, kInvalidRequest,
-                                "Invalid Request: JSON-RPC batches are allowed only under protocol 2025-03-26"),
+    res.set_content(EncodeError(refused.error.id.get(), refused.error.code, refused.error.message),
                     "application/json");
     return;
   }
@@ -523,7 +479,7 @@ void HttpTransport::Impl::PostBatch(const httplib::Request& req, const Accepts& 
   Answer(std::move(session), std::move(p), Json(), accepts, res);
 }
 
-void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
+void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
                                  const Accepts& accepts, httplib::Response& res) {
   // The choice between a JSON body and an event stream waits for the first thing to send: a
   // response alone goes as JSON (when accepted); a related message first (progress, a log line,
@@ -552,7 +508,7 @@ void HttpTransport::Impl::Answer(std::shared_ptr<Session> session, std::shared_p
                   "application/json");
 }
 
-void HttpTransport::Impl::AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
+void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
                                        httplib::Response& res) {
   res.set_header("Cache-Control", "no-cache");
   auto last_write = std::make_shared<Clock::time_point>(Clock::now());
@@ -597,7 +553,7 @@ void HttpTransport::Impl::AnswerStream(std::shared_ptr<Session> session, std::sh
       [session, p](bool) { session->Forget(p); });
 }
 
-void HttpTransport::Impl::Initialize(httplib::Response& res, const Message& m) {
+void TransportImpl::Initialize(httplib::Response& res, const Message& m) {
   if (!MakeRoom()) {
     Refuse(res, 503, kBadRequest,
            "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) + ")");
@@ -654,7 +610,7 @@ void HttpTransport::Impl::Initialize(httplib::Response& res, const Message& m) {
   res.set_content(*answer, "application/json");
 }
 
-void HttpTransport::Impl::Get(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Get(const httplib::Request& req, httplib::Response& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   if (!ParseAccept(req).sse || !req.has_header("Accept")) {
@@ -715,7 +671,7 @@ void HttpTransport::Impl::Get(const httplib::Request& req, httplib::Response& re
       });
 }
 
-void HttpTransport::Impl::Delete(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Delete(const httplib::Request& req, httplib::Response& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   {
@@ -728,7 +684,7 @@ void HttpTransport::Impl::Delete(const httplib::Request& req, httplib::Response&
   res.status = 200;
 }
 
-bool HttpTransport::Impl::MakeRoom() {
+bool TransportImpl::MakeRoom() {
   std::vector<std::shared_ptr<Session>> expired;
   bool room = false;
   {
@@ -752,14 +708,14 @@ bool HttpTransport::Impl::MakeRoom() {
   return room;
 }
 
-void HttpTransport::Impl::Install() {
+void TransportImpl::Install() {
   http.new_task_queue = [n = options.worker_threads] { return new httplib::ThreadPool(n); };
   http.set_tcp_nodelay(true);
   http.set_payload_max_length(options.limits.max_bytes);
   http.set_read_timeout(30, 0);
   // Screened in the handlers, not in a pre-routing hook: by then httplib has read the body, so
   // a refused request leaves no unread bytes on a kept-alive connection.
-  using Method = void (Impl::*)(const httplib::Request&, httplib::Response&);
+  using Method = void (TransportImpl::*)(const httplib::Request&, httplib::Response&);
   auto screened = [this](Method serve) {
     return [this, serve](const httplib::Request& req, httplib::Response& res) {
       if (Screen(req, res) == httplib::Server::HandlerResponse::Unhandled) (this->*serve)(req, res);
@@ -768,9 +724,9 @@ void HttpTransport::Impl::Install() {
   // Screen answers OPTIONS and methods other than POST, GET and DELETE itself.
   auto refused = [this](const httplib::Request& req, httplib::Response& res) { (void)Screen(req, res); };
   const std::string path(kEndpoint);
-  http.Post(path, screened(&Impl::Post));
-  http.Get(path, screened(&Impl::Get));  // HEAD too
-  http.Delete(path, screened(&Impl::Delete));
+  http.Post(path, screened(&TransportImpl::Post));
+  http.Get(path, screened(&TransportImpl::Get));  // HEAD too
+  http.Delete(path, screened(&TransportImpl::Delete));
   http.Put(path, refused);
   http.Patch(path, refused);
   http.Options(path, refused);
@@ -797,7 +753,7 @@ void HttpTransport::Impl::Install() {
   });
 }
 
-void HttpTransport::Impl::Stop() {
+void TransportImpl::Stop() {
   {
     std::lock_guard lock(stop_mu);
     if (stopped) return;
@@ -827,11 +783,30 @@ void HttpTransport::Impl::Stop() {
   for (auto& s : all) s->End(options.shutdown_grace);
 }
 
-HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpTransport::~HttpTransport() { Stop(); }
+// The HttpTransport the module hands out.
+class StreamableHttpTransport final : public HttpTransport {
+ public:
+  explicit StreamableHttpTransport(std::unique_ptr<TransportImpl> impl) : impl_(std::move(impl)) {}
+  ~StreamableHttpTransport() override { Stop(); }
 
-Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions options, ServerFactory factory) {
+  int port() const override { return impl_->port; }
+  std::string url() const override {
+    return "http://" + Bracketed(impl_->options.host) + ":" + std::to_string(impl_->port) + std::string(kEndpoint);
+  }
+  size_t session_count() const override {
+    std::lock_guard lock(impl_->mu);
+    return impl_->sessions.size();
+  }
+  void Stop() override { impl_->Stop(); }
+
+ private:
+  std::unique_ptr<TransportImpl> impl_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions options, ServerFactory factory) {
   if (!factory) return Err(InvalidArgumentError("no server factory"));
   if (options.host.empty()) return Err(InvalidArgumentError("no host to bind"));
   if (options.port < 0 || options.port > 65535) return Err(InvalidArgumentError("port out of range"));
@@ -843,7 +818,7 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions
                                     ", which is not a loopback address, without a bearer token (--token): "
                                     "anyone who can reach it could run tools"));
   }
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(factory));
+  auto impl = std::make_unique<TransportImpl>(std::move(options), std::move(factory));
   impl->Install();
   const HttpTransportOptions& o = impl->options;
   errno = 0;
@@ -865,25 +840,12 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions
   }
   for (const std::string& h : o.allowed_hosts) impl->allowed_hosts.push_back(AsciiLower(h));
   for (const std::string& origin : o.allowed_origins) impl->allowed_origins.push_back(AsciiLower(origin));
-  Impl* raw = impl.get();
+  TransportImpl* raw = impl.get();
   impl->listener = std::jthread([raw] {
     if (!raw->http.listen_after_bind() && !raw->stopping) LogError("mcp http: the listener failed");
     raw->listen_done = true;
   });
-  return std::unique_ptr<HttpTransport>(new HttpTransport(std::move(impl)));
+  return std::unique_ptr<HttpTransport>(new StreamableHttpTransport(std::move(impl)));
 }
-
-int HttpTransport::port() const { return impl_->port; }
-
-std::string HttpTransport::url() const {
-  return "http://" + Bracketed(impl_->options.host) + ":" + std::to_string(impl_->port) + std::string(kEndpoint);
-}
-
-size_t HttpTransport::session_count() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->sessions.size();
-}
-
-void HttpTransport::Stop() { impl_->Stop(); }
 
 }  // namespace talaria::mcp

@@ -34,27 +34,11 @@
 #include <thread>
 
 #include "mcp/client_connection.h"
+#include "mcp/http_module.h"
+#include "mcp/server_url.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace talaria::mcp::client_internal {
-
-// An http(s) URL split for the HTTP client. userinfo becomes Basic credentials.
-struct HttpServerUrl {
-  std::string origin;  // "http://host:port" / "https://host" as httplib::Client takes it
-  std::string target;  // path and query; "/" when empty
-  std::string user;
-  std::string password;
-};
-// InvalidArgument unless the scheme is http or https and a host is given.
-Result<HttpServerUrl> ParseServerUrl(std::string_view url);
-// `url` safe to show: userinfo and the query's values replaced by "[REDACTED]".
-std::string RedactUrl(std::string_view url);
-
-struct HttpConnectionOptions {
-  std::string url;
-  std::map<std::string, std::string> headers;  // sent on every request (Authorization, ...)
-  size_t max_message_bytes = kDefaultMaxMessageBytes;
-};
 
 class HttpConnection final : public Connection {
  public:

@@ -1,0 +1,55 @@
+#include "mcp/http_module.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <utility>
+
+#include "talaria/base/paths.h"
+
+namespace talaria::mcp {
+namespace http_internal {
+
+Result<const HttpModule*> LoadHttpModule() {
+  static std::once_flag once;
+  static const HttpModule* module = nullptr;
+  static std::string error;
+  std::call_once(once, [] {
+    const std::string path = LibraryDirectory() + kModuleFile;
+    // RTLD_LOCAL: httplib's and OpenSSL's symbols stay out of the global scope (plugins cannot
+    // bind to them). Never dlclose'd: transports and connections point into it.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      error = "the MCP HTTP module is not available (" + path + "): " + (why != nullptr ? why : "dlopen failed");
+      return;
+    }
+    using Entry = const HttpModule* (*)();
+    auto entry = reinterpret_cast<Entry>(::dlsym(handle, kModuleEntry));
+    if (entry == nullptr || entry() == nullptr) {
+      error = path + " does not export " + kModuleEntry;
+      return;
+    }
+    module = entry();
+  });
+  if (module == nullptr) return Err(UnavailableError(error));
+  return module;
+}
+
+}  // namespace http_internal
+
+Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions options, ServerFactory factory) {
+  const http_internal::HttpModule* module = TALARIA_TRY(http_internal::LoadHttpModule());
+  return module->start_transport(std::move(options), std::move(factory));
+}
+
+namespace client_internal {
+
+Result<std::unique_ptr<Connection>> OpenHttpConnection(HttpConnectionOptions options,
+                                                       ConnectionCallbacks callbacks) {
+  const http_internal::HttpModule* module = TALARIA_TRY(http_internal::LoadHttpModule());
+  return module->open_connection(std::move(options), std::move(callbacks));
+}
+
+}  // namespace client_internal
+}  // namespace talaria::mcp
