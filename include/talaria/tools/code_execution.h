@@ -59,6 +59,12 @@ struct CodeExecutionOptions {
   size_t max_stderr_bytes = 10'000;
   size_t max_spill_bytes = size_t{5} << 20;  // the full stdout's spill file is cut here
   ScriptApprovals approvals = ScriptApprovals::kInherit;
+  // Resource limits the interpreter puts on itself before the script's first line runs, soft and
+  // hard alike (the sandbox holds no capability to raise them), inherited by whatever it starts.
+  // 0: no limit. CPU time is capped at the timeout and core dumps are off, always.
+  uint64_t max_memory_bytes = uint64_t{1} << 30;   // address space (RLIMIT_AS)
+  uint64_t max_file_bytes = uint64_t{256} << 20;   // any one file written (RLIMIT_FSIZE)
+  uint64_t max_open_files = 256;                   // descriptors (RLIMIT_NOFILE)
   // Tools the session has enabled; the stubs cover the original's sandbox set intersected with
   // these (and with what is registered). Empty: every registered tool of that set.
   std::vector<std::string> enabled_tools;
@@ -86,6 +92,7 @@ void DisableCodeExecution(Dispatcher& dispatcher);
 //     max_stdout_bytes: 50000
 //     max_stderr_bytes: 10000
 //     approvals: inherit       # inherit | deny
+//     max_memory_mb: 1024      # 0: unlimited; also max_file_mb: 256, max_open_files: 256
 // Errors: InvalidArgument naming the bad key.
 Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config, CodeExecutionOptions base = {});
 

@@ -43,6 +43,16 @@ Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config
   auto stderr_bytes = static_cast<int64_t>(base.max_stderr_bytes);
   TALARIA_RETURN_IF_ERROR(c.ReadInt("max_stderr_bytes", 1, int64_t{1} << 30, stderr_bytes));
   base.max_stderr_bytes = static_cast<size_t>(stderr_bytes);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  auto memory_mb = static_cast<int64_t>(base.max_memory_bytes / kMiB);
+  TALARIA_RETURN_IF_ERROR(c.ReadInt("max_memory_mb", 0, int64_t{1} << 30, memory_mb));
+  base.max_memory_bytes = static_cast<uint64_t>(memory_mb) * kMiB;
+  auto file_mb = static_cast<int64_t>(base.max_file_bytes / kMiB);
+  TALARIA_RETURN_IF_ERROR(c.ReadInt("max_file_mb", 0, int64_t{1} << 30, file_mb));
+  base.max_file_bytes = static_cast<uint64_t>(file_mb) * kMiB;
+  auto open_files = static_cast<int64_t>(base.max_open_files);
+  TALARIA_RETURN_IF_ERROR(c.ReadInt("max_open_files", 0, int64_t{1} << 20, open_files));
+  base.max_open_files = static_cast<uint64_t>(open_files);
   return base;
 }
 

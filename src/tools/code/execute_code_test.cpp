@@ -369,16 +369,70 @@ TEST_F(ExecuteCodeTest, LandlockFallbackConfinesTheScript) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/talaria-landlock-probe"));
 }
 
+// Whether this process's effective capabilities include CAP_SYS_RESOURCE (bit 24).
+bool HoldsCapSysResource() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) == 0) return ((std::stoull(line.substr(7), nullptr, 16) >> 24) & 1) != 0;
+  }
+  return false;
+}
+
+// The limits are set by the interpreter on itself before the script runs, soft and hard alike:
+// the script meets them and cannot lift them, in every sandbox mode.
+TEST_F(ExecuteCodeTest, ResourceLimitsHoldAndCannotBeRaised) {
+  const std::string code =
+      "import resource\n"
+      "print('as', resource.getrlimit(resource.RLIMIT_AS) == (256 << 20, 256 << 20))\n"
+      "try:\n    b = bytearray(512 << 20); print('memory ALLOWED')\n"
+      "except MemoryError:\n    print('memory refused')\n"
+      "try:\n    open('big', 'wb').write(b'x' * (2 << 20)); print('file ALLOWED')\n"
+      "except OSError as e:\n    print('file refused', e.errno == 27)\n"
+      "try:\n    files = [open('/dev/null') for _ in range(100)]; print('files ALLOWED')\n"
+      "except OSError:\n    print('files refused')\n"
+      "try:\n    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
+      "    print('raise ALLOWED')\n"
+      "except (ValueError, OSError):\n    print('raise refused')\n"
+      "print('core', resource.getrlimit(resource.RLIMIT_CORE))\n"
+      "print('cpu', resource.getrlimit(resource.RLIMIT_CPU)[1])\n";
+  const std::string expected =
+      "as True\nmemory refused\nfile refused True\nfiles refused\nraise refused\ncore (0, 0)\ncpu 31\n";
+  std::vector<CodeSandbox> modes = {CodeSandbox::kBwrap, CodeSandbox::kNone};
+  if (code::LandlockAbi() >= 1) modes.push_back(CodeSandbox::kLandlock);
+  for (CodeSandbox mode : modes) {
+    CodeExecutionOptions options;
+    options.sandbox = mode;
+    options.timeout = std::chrono::seconds(30);
+    options.max_memory_bytes = uint64_t{256} << 20;
+    options.max_file_bytes = uint64_t{1} << 20;
+    options.max_open_files = 64;
+    Enable(options);
+    Json r = Run(code);
+    ASSERT_EQ(r["status"], "success") << last_.text;
+    // Without a sandbox a process holding CAP_SYS_RESOURCE (root outside a container) may lift
+    // a hard limit; the sandboxes drop every capability.
+    std::string want = expected;
+    if (mode == CodeSandbox::kNone && HoldsCapSysResource()) {
+      want.replace(want.find("raise refused"), 13, "raise ALLOWED");
+    }
+    EXPECT_EQ(r["output"], want) << r["isolation"] << ": " << last_.text;
+  }
+}
+
 TEST(ExecuteCodeConfig, ReadsTheSection) {
   Config config;
   config.raw = std::make_shared<const Json>(Json::parse(
-      R"({"code_execution": {"sandbox": "none", "timeout": 30, "max_tool_calls": 5, "approvals": "deny"}})"));
+      R"({"code_execution": {"sandbox": "none", "timeout": 30, "max_tool_calls": 5, "approvals": "deny",
+          "max_memory_mb": 512, "max_file_mb": 0, "max_open_files": 100}})"));
   auto options = CodeExecutionOptionsFromConfig(config);
   ASSERT_TRUE(options) << options.error().ToString();
   EXPECT_EQ(options->sandbox, CodeSandbox::kNone);
   EXPECT_EQ(options->timeout, std::chrono::seconds(30));
   EXPECT_EQ(options->max_tool_calls, 5);
   EXPECT_EQ(options->approvals, ScriptApprovals::kDeny);
+  EXPECT_EQ(options->max_memory_bytes, uint64_t{512} << 20);
+  EXPECT_EQ(options->max_file_bytes, 0u);
+  EXPECT_EQ(options->max_open_files, 100u);
   config.raw = std::make_shared<const Json>(Json::parse(R"({"code_execution": {"python": "python3"}})"));
   EXPECT_FALSE(CodeExecutionOptionsFromConfig(config));
 }

@@ -55,6 +55,34 @@ std::vector<std::string> ScrubbedEnvironment(const std::string& work_dir) {
   return env;
 }
 
+// Python that caps the interpreter's resources before anything else runs: each limit at
+// min(wanted, the current hard limit), soft = hard, so neither the script nor what it starts can
+// raise it again.
+std::string LimitsProgram(const CodeExecutionOptions& options) {
+  std::string program =
+      "import resource as _r\n"
+      "def _cap(_k, _v):\n"
+      "    _h = _r.getrlimit(_k)[1]\n"
+      "    if _h != _r.RLIM_INFINITY and _h < _v: _v = _h\n"
+      "    _r.setrlimit(_k, (_v, _v))\n";
+  const auto cap = [&program](std::string_view name, uint64_t value) {
+    program += "_cap(_r.";
+    program += name;
+    program += ", ";
+    program += std::to_string(value);
+    program += ")\n";
+  };
+  if (options.max_memory_bytes > 0) cap("RLIMIT_AS", options.max_memory_bytes);
+  if (options.max_file_bytes > 0) cap("RLIMIT_FSIZE", options.max_file_bytes);
+  if (options.max_open_files > 0) cap("RLIMIT_NOFILE", options.max_open_files);
+  // One second past the wall-clock timeout: a script that only computes dies by SIGXCPU even if
+  // the kill on timeout were missed; children get their own budget of the same size.
+  cap("RLIMIT_CPU", static_cast<uint64_t>(options.timeout.count()) + 1);
+  cap("RLIMIT_CORE", 0);  // no core file with the script's memory in it
+  program += "del _r, _cap\n";
+  return program;
+}
+
 }  // namespace
 
 std::string_view IsolationName(Isolation isolation) {
@@ -113,6 +141,7 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
     program = ConfineProgram(work_dir) + program;
     plan.isolation = Isolation::kLandlock;
   }
+  program = LimitsProgram(options) + program;
   plan.argv.insert(plan.argv.end(), {options.python, "-I", "-S", "-c", std::move(program), script, work_dir});
   plan.env = ScrubbedEnvironment(work_dir);
   return plan;

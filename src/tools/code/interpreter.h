@@ -1,6 +1,7 @@
 // How execute_code starts its interpreter: the argv (bubblewrap in front, or the Landlock +
-// seccomp confinement at the head of the bootstrap, unless the sandbox is off), a scrubbed
-// environment, and which isolation applied.
+// seccomp confinement at the head of the bootstrap, unless the sandbox is off; resource limits
+// first of all, set by the interpreter on itself), a scrubbed environment, and which isolation
+// applied.
 //
 // Under bwrap the interpreter sees /usr, the loader's /etc files, fresh /dev, /proc and /tmp, and
 // its private working directory, nothing else: no home directories (so no ~/.ssh), no
