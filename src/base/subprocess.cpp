@@ -20,6 +20,7 @@
 
 #include "base/spawn_internal.h"
 #include "talaria/base/unique_fd.h"
+#include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
 
 namespace talaria {
@@ -39,91 +40,6 @@ constexpr milliseconds kReapDeadline{5000};
 constexpr milliseconds kFallbackPollPeriod{10};
 // Poll period when no eventfd could be made for cancellation.
 constexpr milliseconds kCancelPollPeriod{50};
-
-// Length of the UTF-8 sequence introduced by `lead` (1 for ASCII and for stray bytes).
-size_t Utf8SequenceLength(unsigned char lead) {
-  if (lead >= 0xF0 && lead < 0xF8) return 4;
-  if (lead >= 0xE0) return lead < 0xF0 ? 3 : 1;
-  if (lead >= 0xC0) return 2;
-  return 1;
-}
-
-bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// Drops an incomplete UTF-8 sequence from the end of `s`.
-void TrimIncompleteUtf8Tail(std::string& s) {
-  const size_t n = s.size();
-  const size_t limit = n >= 4 ? n - 4 : 0;
-  for (size_t i = n; i > limit;) {
-    --i;
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (IsContinuation(c)) continue;
-    if (i + Utf8SequenceLength(c) > n) s.erase(i);
-    return;
-  }
-}
-
-// Drops continuation bytes (the rest of a sequence that began before the cut) from the front.
-void TrimOrphanUtf8Head(std::string& s) {
-  size_t skip = 0;
-  while (skip < 3 && skip < s.size() && IsContinuation(static_cast<unsigned char>(s[skip]))) {
-    ++skip;
-  }
-  s.erase(0, skip);
-}
-
-// Keeps the first 40% and the last 60% of a byte stream of any length in fixed memory.
-class HeadTailBuffer {
- public:
-  explicit HeadTailBuffer(size_t cap)
-      : head_cap_(cap / 5 * 2 + (cap % 5) * 2 / 5), tail_cap_(cap - head_cap_) {}
-
-  void Append(std::string_view data) {
-    total_ += data.size();
-    if (head_.size() < head_cap_) {
-      const size_t n = std::min(head_cap_ - head_.size(), data.size());
-      head_.append(data.substr(0, n));
-      data.remove_prefix(n);
-    }
-    if (data.empty() || tail_cap_ == 0) return;
-    if (data.size() >= tail_cap_) {
-      tail_.assign(data.substr(data.size() - tail_cap_));
-      pos_ = 0;
-      return;
-    }
-    if (tail_.size() < tail_cap_) {
-      const size_t n = std::min(tail_cap_ - tail_.size(), data.size());
-      tail_.append(data.substr(0, n));
-      data.remove_prefix(n);
-    }
-    while (!data.empty()) {  // ring is full: overwrite the oldest bytes
-      const size_t n = std::min(tail_cap_ - pos_, data.size());
-      std::memcpy(tail_.data() + pos_, data.data(), n);
-      pos_ = (pos_ + n) % tail_cap_;
-      data.remove_prefix(n);
-    }
-  }
-
-  size_t total() const { return total_; }
-
-  std::string Finish() && {
-    std::string tail = tail_.substr(pos_) + tail_.substr(0, pos_);
-    if (head_.size() + tail.size() == total_) return std::move(head_) + tail;
-    TrimIncompleteUtf8Tail(head_);
-    TrimOrphanUtf8Head(tail);
-    const size_t omitted = total_ - head_.size() - tail.size();
-    return std::move(head_) + "\n... [OUTPUT TRUNCATED - " + std::to_string(omitted) +
-           " chars omitted out of " + std::to_string(total_) + " total] ...\n" + tail;
-  }
-
- private:
-  size_t head_cap_;
-  size_t tail_cap_;
-  std::string head_;
-  std::string tail_;  // ring buffer once it reaches tail_cap_; oldest byte at pos_
-  size_t pos_ = 0;
-  size_t total_ = 0;
-};
 
 // Blocks SIGPIPE in this thread while stdin is written, so writing to a pipe whose reader is
 // gone yields EPIPE instead of killing the process; on exit consumes the SIGPIPEs our writes

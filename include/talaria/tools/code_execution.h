@@ -50,6 +50,9 @@ enum class ScriptApprovals : unsigned char {
 
 struct CodeExecutionOptions {
   std::string python = "/usr/bin/python3";
+  // On a session whose terminal is an SSH machine the script runs there, with this interpreter
+  // (looked up in the remote PATH unless absolute).
+  std::string remote_python = "python3";
   CodeSandbox sandbox = CodeSandbox::kAuto;
   std::string bwrap = "bwrap";
   bool network = false;  // bwrap: keep the host network (off: the RPC socket is the only way out)
@@ -85,6 +88,7 @@ void DisableCodeExecution(Dispatcher& dispatcher);
 // config.yaml's `code_execution` section:
 //   code_execution:
 //     python: /usr/bin/python3
+//     remote_python: python3   # on an SSH session's machine
 //     sandbox: auto            # auto | bwrap | landlock | none
 //     network: false
 //     timeout: 300             # seconds

@@ -22,6 +22,7 @@
 #include "tools/code/call_gate.h"
 #include "tools/code/interpreter.h"
 #include "tools/code/rpc_server.h"
+#include "tools/code/script_run.h"
 #include "tools/code/stub_module.h"
 #include "tools/terminal/terminal_output.h"
 
@@ -121,22 +122,12 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   const auto started = Clock::now();
   const std::string code = args.value("code", std::string());
   if (code.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorResult("No code provided.", started);
+  // A session whose terminal is a remote machine runs its scripts there too, over the exec
+  // channel; its tools still run here, through the dispatcher.
+  const bool remote = ctx.environment && ctx.environment->kind() == "ssh";
 
-  auto work = WorkDir::Create(options_.temp_dir);
-  if (!work) return ErrorResult(work.error().message(), started);
-  const std::string& dir = work->path();
-  const std::string script = dir + "/script.py";
-  const std::string hermes_module = HermesToolsModule();
-  const std::pair<std::string, std::string_view> files[] = {
-      {script, code}, {dir + "/talaria_tools.py", stub_source_}, {dir + "/hermes_tools.py", hermes_module}};
-  for (const auto& [name, content] : files) {
-    if (Status s = WriteNewFile(name, content); !s.ok()) return ErrorResult(s.message(), started);
-  }
-  auto plan = PlanInterpreter(options_, dir, script);
-  if (!plan) return ErrorResult(plan.error().message(), started);
-
-  // The interpreter's end is passed as fd 3; ours stays here. Both close-on-exec, so no other
-  // child of this process (a terminal command, a concurrent script) ever holds either.
+  // The interpreter's end (locally passed as fd 3; remotely the relay's end of the channel) and
+  // ours. Both close-on-exec, so no other child of this process ever holds either.
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
     return ErrorResult(std::string("execute_code: socketpair: ") + std::strerror(errno), started);
@@ -160,10 +151,32 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
       deadline + kServerSlack);
   if (!server) return ErrorResult(server.error().message(), started);
 
-  std::string full_stdout;  // for the spill file, up to max_spill_bytes
+  Result<ScriptRun> ran = remote ? RunRemote(code, std::move(script_end), **server, deadline, ctx)
+                                 : RunLocal(code, std::move(script_end), **server, deadline, ctx);
+  calls_stop.request_stop();
+  (*server)->Stop();
+  const RpcServerStats rpc = (*server)->stats();
+  const int calls = gate.calls_made();
+  if (!ran) return ErrorResult(ran.error().message(), started, calls);
+  return Conclude(*ran, rpc, calls, started, deadline, ctx);
+}
+
+Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_end, RpcServer& server,
+                                       Clock::time_point deadline, ToolContext& ctx) const {
+  auto work = WorkDir::Create(options_.temp_dir);
+  if (!work) return Err(work.error());
+  const std::string& dir = work->path();
+  const std::string script = dir + "/script.py";
+  const std::string hermes_module = HermesToolsModule();
+  const std::pair<std::string, std::string_view> files[] = {
+      {script, code}, {dir + "/talaria_tools.py", stub_source_}, {dir + "/hermes_tools.py", hermes_module}};
+  for (const auto& [name, content] : files) TALARIA_RETURN_IF_ERROR(WriteNewFile(name, content));
+  InterpreterPlan plan = TALARIA_TRY(PlanInterpreter(options_, dir, script));
+
+  ScriptRun run;
   SpawnOptions spawn;
-  spawn.argv = std::move(plan->argv);
-  spawn.env = std::move(plan->env);
+  spawn.argv = std::move(plan.argv);
+  spawn.env = std::move(plan.env);
   spawn.cwd = dir;
   spawn.timeout = Left(deadline);
   spawn.cancel = ctx.cancel;
@@ -172,57 +185,84 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   spawn.kill_grace = kKillGrace;
   spawn.inherit_fd = script_end.get();
   spawn.on_spawn = [&](pid_t pid) {
-    (*server)->ExpectChild(pid);
+    server.ExpectChild(pid);
     script_end.reset();  // the child has its copy; ours would keep the socket alive
   };
   spawn.on_stdout = [&](std::string_view chunk) {
-    if (full_stdout.size() < options_.max_spill_bytes) {
-      full_stdout.append(chunk.substr(0, options_.max_spill_bytes - full_stdout.size()));
+    if (run.stdout_spill.size() < options_.max_spill_bytes) {
+      run.stdout_spill.append(chunk.substr(0, options_.max_spill_bytes - run.stdout_spill.size()));
     }
   };
-  auto ran = RunProcess(spawn);
-  calls_stop.request_stop();
-  (*server)->Stop();
-  const RpcServerStats rpc = (*server)->stats();
-  const int calls = gate.calls_made();
-  if (!ran) return ErrorResult("execute_code: could not run the interpreter: " + ran.error().message(), started, calls);
+  auto done = RunProcess(spawn);
+  if (!done) return Err(done.error().WithContext("execute_code: could not run the interpreter"));
+  run.stdout_text = std::move(done->stdout_text);
+  run.stdout_total_bytes = done->stdout_total_bytes;
+  run.stderr_text = std::move(done->stderr_text);
+  run.exit_code = done->exit_code;
+  run.timed_out = done->timed_out;
+  run.cancelled = done->cancelled;
+  run.isolation = std::string(IsolationName(plan.isolation));
+  return run;
+}
 
+Result<ScriptRun> CodeRunner::RunRemote(const std::string& code, UniqueFd script_end, RpcServer& server,
+                                        Clock::time_point deadline, ToolContext& ctx) const {
+  // The frames reach the server written by this process (the relay loop), not by the remote
+  // interpreter: the exec channel of the session's own connection is the boundary here.
+  server.ExpectChild(::getpid());
+  RemoteScript script;
+  script.files = {{"script.py", code}, {"talaria_tools.py", stub_source_}, {"hermes_tools.py", HermesToolsModule()}};
+  script.program = RemoteInterpreterProgram(options_);
+  script.python = options_.remote_python;
+  script.rpc_fd = script_end.get();
+  script.deadline = deadline;
+  script.cancel = ctx.cancel;
+  script.max_stdout_bytes = options_.max_stdout_bytes;
+  script.max_stderr_bytes = options_.max_stderr_bytes;
+  script.max_spill_bytes = options_.max_spill_bytes;
+  ScriptRun run = TALARIA_TRY(RunRemoteScript(*ctx.environment, script));
+  run.isolation = "remote:" + std::string(ctx.environment->kind());
+  return run;
+}
+
+ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc, int calls, Clock::time_point started,
+                                Clock::time_point deadline, ToolContext& ctx) const {
   Json body = Json::object();
   std::string status = "success";
-  if (ran->timed_out) {
+  if (ran.timed_out) {
     status = "timeout";
-  } else if (ran->cancelled) {
+  } else if (ran.cancelled) {
     status = "interrupted";
-  } else if (ran->exit_code != 0) {
+  } else if (ran.exit_code != 0) {
     status = "error";
   }
   body["status"] = status;
-  std::string output = CleanOutput(ran->stdout_text);
-  if (ran->timed_out) {
+  std::string output = CleanOutput(ran.stdout_text);
+  if (ran.timed_out) {
     const auto limit = std::chrono::duration_cast<std::chrono::seconds>(deadline - started).count();
     output += "\n\xE2\x8F\xB0 Script timed out after " + std::to_string(limit) + "s and was killed.";  // "⏰"
-  } else if (ran->cancelled) {
+  } else if (ran.cancelled) {
     output += "\n[execution interrupted: the script was killed]";
   }
   body["output"] = std::move(output);
-  if (ran->exit_code != 0 && !ran->timed_out && !ran->cancelled) body["exit_code"] = ran->exit_code;
+  if (ran.exit_code != 0 && !ran.timed_out && !ran.cancelled) body["exit_code"] = ran.exit_code;
   body["tool_calls_made"] = calls;
   body["duration_seconds"] = Seconds(Clock::now() - started);
-  body["isolation"] = std::string(IsolationName(plan->isolation));
-  const bool truncated = ran->stdout_total_bytes > options_.max_stdout_bytes;
-  const size_t captured = std::min(ran->stdout_total_bytes, options_.max_stdout_bytes);
+  body["isolation"] = ran.isolation;
+  const bool truncated = ran.stdout_total_bytes > options_.max_stdout_bytes;
+  const size_t captured = std::min(ran.stdout_total_bytes, options_.max_stdout_bytes);
   body["stdout_truncated"] = truncated;
   body["stdout_bytes_captured"] = captured;
-  body["stdout_bytes_total"] = ran->stdout_total_bytes;
-  body["stdout_bytes_omitted"] = ran->stdout_total_bytes - captured;
+  body["stdout_bytes_total"] = ran.stdout_total_bytes;
+  body["stdout_bytes_omitted"] = ran.stdout_total_bytes - captured;
   if (truncated) {
     std::string spill_name = ctx.call_id.empty() ? std::string("execute_code") : ctx.call_id;
     spill_name += "-stdout";
-    if (auto path = WriteSpillFile(dispatcher_.options().budget, spill_name, CleanOutput(full_stdout))) {
+    if (auto path = WriteSpillFile(dispatcher_.options().budget, spill_name, CleanOutput(ran.stdout_spill))) {
       body["stdout_spill_path"] = *path;
     }
   }
-  const std::string stderr_text = CleanOutput(ran->stderr_text);
+  const std::string stderr_text = CleanOutput(ran.stderr_text);
   if (!stderr_text.empty() && status != "error") body["stderr"] = stderr_text;
   if (rpc.rejected_frames > 0) {
     std::string warning = std::to_string(rpc.rejected_frames);
@@ -235,10 +275,10 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
     std::string error = stderr_text;
     if (error.empty()) {
       error = "Script exited with code ";
-      error += std::to_string(ran->exit_code);
+      error += std::to_string(ran.exit_code);
     }
     body["error"] = std::move(error);
-    if (auto hint = FailureHint(ran->stderr_text, allowed_)) body["hint"] = *hint;
+    if (auto hint = FailureHint(ran.stderr_text, allowed_)) body["hint"] = *hint;
   }
   ToolResult result;
   result.text = DumpJson(body);

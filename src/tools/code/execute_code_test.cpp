@@ -423,7 +423,7 @@ TEST(ExecuteCodeConfig, ReadsTheSection) {
   Config config;
   config.raw = std::make_shared<const Json>(Json::parse(
       R"({"code_execution": {"sandbox": "none", "timeout": 30, "max_tool_calls": 5, "approvals": "deny",
-          "max_memory_mb": 512, "max_file_mb": 0, "max_open_files": 100}})"));
+          "max_memory_mb": 512, "max_file_mb": 0, "max_open_files": 100, "remote_python": "/opt/py/bin/python3"}})"));
   auto options = CodeExecutionOptionsFromConfig(config);
   ASSERT_TRUE(options) << options.error().ToString();
   EXPECT_EQ(options->sandbox, CodeSandbox::kNone);
@@ -433,6 +433,7 @@ TEST(ExecuteCodeConfig, ReadsTheSection) {
   EXPECT_EQ(options->max_memory_bytes, uint64_t{512} << 20);
   EXPECT_EQ(options->max_file_bytes, 0u);
   EXPECT_EQ(options->max_open_files, 100u);
+  EXPECT_EQ(options->remote_python, "/opt/py/bin/python3");
   config.raw = std::make_shared<const Json>(Json::parse(R"({"code_execution": {"python": "python3"}})"));
   EXPECT_FALSE(CodeExecutionOptionsFromConfig(config));
 }

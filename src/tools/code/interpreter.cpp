@@ -147,4 +147,8 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
   return plan;
 }
 
+std::string RemoteInterpreterProgram(const CodeExecutionOptions& options) {
+  return LimitsProgram(options) + BootstrapProgram();
+}
+
 }  // namespace talaria::tools::code

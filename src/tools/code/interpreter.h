@@ -36,4 +36,8 @@ struct InterpreterPlan {
 Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, const std::string& work_dir,
                                         const std::string& script);
 
+// The program a remote interpreter runs (`python -c`): the resource limits, then the bootstrap.
+// No confinement: the remote machine is the session's own, as its terminal is.
+std::string RemoteInterpreterProgram(const CodeExecutionOptions& options);
+
 }  // namespace talaria::tools::code
