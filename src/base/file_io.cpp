@@ -47,4 +47,17 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, Atomic
   return Status::Ok();
 }
 
+bool ReadAvailable(int fd, std::string& out) {
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      out.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno == EAGAIN;
+  }
+}
+
 }  // namespace talaria

@@ -57,20 +57,6 @@ std::string DescribeEnd(const siginfo_t& info) {
   return why;
 }
 
-// Reads what `fd` (non-blocking) holds now into `out`; false once it reached end of file.
-bool ReadAvailable(int fd, std::string& out) {
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      out.append(buffer, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    return n < 0;  // EAGAIN: open, nothing more now; 0: end of file; other errors end it too
-  }
-}
-
 }  // namespace
 
 std::string FindTrialExecutable() {

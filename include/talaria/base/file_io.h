@@ -1,5 +1,6 @@
-// Writing files without leaving half of one behind.
+// Writing files without leaving half of one behind, and draining descriptors.
 //   WriteAll: every byte of `data` to `fd` (EINTR retried), or the errno of the failed write.
+//   ReadAvailable: what a non-blocking descriptor holds right now.
 //   WriteFileAtomic: `content` replaces `path` whole or not at all — written to a fresh
 //     temp file beside it (O_EXCL, never through a link someone planted), optionally fsynced,
 //     then renamed over `path`; on any failure the temp file is removed and `path` is untouched.
@@ -18,6 +19,10 @@ namespace talaria {
 
 // Errors: Internal naming the errno of the failed write.
 Status WriteAll(int fd, std::string_view data);
+
+// Appends to `out` everything non-blocking `fd` holds now (EINTR retried). True while the
+// descriptor stays open (it ran dry: EAGAIN); false once it reached end of file or failed.
+bool ReadAvailable(int fd, std::string& out);
 
 struct AtomicWriteOptions {
   mode_t mode = 0600;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
 #include "talaria/base/spawn.h"
@@ -49,20 +50,6 @@ bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline) {
     ::poll(&p, 1, std::min(PollTimeoutMs(now, deadline), static_cast<int>(kSlice.count())));
   }
   return true;
-}
-
-// Reads what `fd` (non-blocking) holds now into `out`; false once it reached end of file.
-bool ReadAvailable(int fd, std::string& out) {
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      out.append(buffer, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    return n < 0 && errno == EAGAIN;
-  }
 }
 
 // The exit status waitid reports, as a shell would show it.
