@@ -22,6 +22,7 @@
 #include "talaria/base/unique_fd.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
+#include "talaria/base/scoped_sigpipe_block.h"
 
 namespace talaria {
 namespace {
@@ -40,36 +41,6 @@ constexpr milliseconds kReapDeadline{5000};
 constexpr milliseconds kFallbackPollPeriod{10};
 // Poll period when no eventfd could be made for cancellation.
 constexpr milliseconds kCancelPollPeriod{50};
-
-// Blocks SIGPIPE in this thread while stdin is written, so writing to a pipe whose reader is
-// gone yields EPIPE instead of killing the process; on exit consumes the SIGPIPEs our writes
-// raised (unless one was already pending, which belongs to someone else) and restores the mask.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&pipe_set_);
-    sigaddset(&pipe_set_, SIGPIPE);
-    sigset_t pending;
-    sigemptyset(&pending);
-    was_pending_ = ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-    ::pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_mask_);
-  }
-  ~ScopedSigpipeBlock() {
-    if (!was_pending_) {
-      const timespec zero{};
-      while (::sigtimedwait(&pipe_set_, nullptr, &zero) == SIGPIPE) {
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_set_;
-  sigset_t old_mask_;
-  bool was_pending_ = false;
-};
 
 struct StopWaker {
   int fd;

@@ -13,6 +13,7 @@
 
 #include "output_watch.h"
 #include "talaria/base/random.h"
+#include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria::env {
@@ -359,10 +360,7 @@ Status ProcessTable::Write(std::string_view query, std::string_view data) {
   if (!fd) return InternalError("dup of stdin failed");
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   // A child that stopped reading must not hang the call, and must not raise SIGPIPE here.
-  sigset_t pipe_set, old;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ScopedSigpipeBlock no_sigpipe;
   Status status;
   const auto deadline = Clock::now() + std::chrono::milliseconds(kWriteTimeoutMs);
   while (!data.empty()) {
@@ -381,10 +379,6 @@ Status ProcessTable::Write(std::string_view query, std::string_view data) {
                                       : FailedPreconditionError("stdin of process " + e->id + " is closed");
     break;
   }
-  const timespec zero{};
-  while (::sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
-  }
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return status;
 }
 

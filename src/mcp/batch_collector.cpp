@@ -5,6 +5,7 @@
 namespace talaria::mcp {
 
 RoutedSink BatchCollector::Wrap(RoutedSink sink) {
+  if (!sink) return sink;  // no sink, nothing to send (the Outlet checks for one)
   return [weak = weak_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
     if (auto self = weak.lock(); self && routing.is_response && !routing.request.empty()) {
       std::optional<Flush> flush;

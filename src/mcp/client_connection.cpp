@@ -14,6 +14,7 @@
 #include "base/spawn_internal.h"
 #include "talaria/base/executor.h"
 #include "talaria/base/log.h"
+#include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/spawn.h"
 
 namespace talaria::mcp::client_internal {
@@ -23,32 +24,18 @@ constexpr size_t kStderrTailBytes = 4096;
 constexpr size_t kReadChunk = 64 * 1024;
 
 // Writes all of `data`; SIGPIPE is blocked in this thread meanwhile (a dead server must not
-// kill talaria), and a SIGPIPE raised by the write is consumed.
+// kill talaria).
 bool WriteAll(int fd, std::string_view data) {
-  sigset_t pipe_set;
-  sigset_t old_set;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  bool ok = true;
-  int err = 0;
+  ScopedSigpipeBlock no_sigpipe;
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      err = errno;
-      ok = false;
-      break;
+      return false;
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
-  if (err == EPIPE && sigismember(&old_set, SIGPIPE) == 0) {
-    const timespec zero{};
-    while (sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  return ok;
+  return true;
 }
 
 std::string DescribeExit(const siginfo_t& info) {

@@ -15,7 +15,12 @@ Result<const HttpModule*> LoadHttpModule() {
   static const HttpModule* module = nullptr;
   static std::string error;
   std::call_once(once, [] {
-    const std::string path = LibraryDirectory() + kModuleFile;
+    const std::string dir = LibraryDirectory();
+    if (dir.empty()) {  // never a bare name: the loader would search its path for some other build
+      error = "the MCP HTTP module is not available: the directory of libtalaria is unknown";
+      return;
+    }
+    const std::string path = dir + kModuleFile;
     // RTLD_LOCAL: httplib's and OpenSSL's symbols stay out of the global scope (plugins cannot
     // bind to them). Never dlclose'd: transports and connections point into it.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -26,11 +31,17 @@ Result<const HttpModule*> LoadHttpModule() {
     }
     using Entry = const HttpModule* (*)();
     auto entry = reinterpret_cast<Entry>(::dlsym(handle, kModuleEntry));
-    if (entry == nullptr || entry() == nullptr) {
+    const HttpModule* table = entry != nullptr ? entry() : nullptr;
+    if (table == nullptr) {
       error = path + " does not export " + kModuleEntry;
       return;
     }
-    module = entry();
+    if (table->abi != kModuleAbi || table->table_size != sizeof(HttpModule)) {
+      error = path + " belongs to another build of talaria (module ABI " + std::to_string(table->abi) +
+              ", this libtalaria " + std::to_string(kModuleAbi) + "); reinstall them together";
+      return;
+    }
+    module = table;
   });
   if (module == nullptr) return Err(UnavailableError(error));
   return module;

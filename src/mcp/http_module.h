@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,8 +41,12 @@ namespace http_internal {
 
 inline constexpr const char* kModuleFile = "libtalaria_http.so";
 inline constexpr const char* kModuleEntry = "talaria_http_module";
+// Bumped whenever a type crossing the boundary changes; a module from another build is refused.
+inline constexpr uint32_t kModuleAbi = 1;
 
 struct HttpModule {
+  uint32_t abi = kModuleAbi;
+  size_t table_size = sizeof(HttpModule);
   Result<std::unique_ptr<HttpTransport>> (*start_transport)(HttpTransportOptions options,
                                                             ServerFactory factory);
   Result<std::unique_ptr<client_internal::Connection>> (*open_connection)(

@@ -12,7 +12,8 @@ Result<std::unique_ptr<client_internal::Connection>> OpenConnection(
   return std::unique_ptr<client_internal::Connection>(std::move(*opened));
 }
 
-const http_internal::HttpModule kModule{&StartHttpTransport, &OpenConnection};
+const http_internal::HttpModule kModule{http_internal::kModuleAbi, sizeof(http_internal::HttpModule),
+                                        &StartHttpTransport, &OpenConnection};
 
 }  // namespace
 }  // namespace talaria::mcp

@@ -170,34 +170,51 @@ void PluginTrial::Finish(bool hung) {
   const pid_t pid = a.child.pid;
   if (hung) ::kill(-pid, SIGKILL);
   siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED) != 0 && errno == EINTR) {
+  // Waited for without reaping, so the group's id cannot be reused before the group is killed.
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
   }
   ::kill(-pid, SIGKILL);  // stragglers it started, which may hold its pipes open
-  ReadProtocol();         // what it wrote before it ended
+  siginfo_t reaped{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &reaped, WEXITED) != 0 && errno == EINTR) {
+  }
+  ReadProtocol();  // what it wrote before it ended
   DrainOutput();
   const size_t culprit = judged_;
+  const size_t first = a.first;
+  const bool ready = a.ready;
   std::string last = LastLine(a.output);
-  if (culprit < paths_.size() && !a.ready) {
+  attempt_.reset();
+  if (culprit >= paths_.size()) return;
+  if (!ready) {
     // The trial program itself failed: nobody is to blame, and the loader goes on without it.
     std::string why = "it ended before reading its list (" + DescribeEnd(info) + ")";
     if (!last.empty()) why += ": " + last;
     JudgeRestNotRun(culprit, why);
-  } else if (culprit < paths_.size()) {
-    std::string why;
-    if (hung) {
-      why = "did not finish loading and registering within " + Seconds(per_plugin_timeout_) +
-            " in the trial process";
-    } else {
-      why = info.si_code == CLD_EXITED ? "ended the trial process (" : "crashed in the trial process (";
-      why += DescribeEnd(info) + ") while loading or registering";
-    }
-    if (!last.empty()) why += "; output: " + last;
-    Judge(culprit, TrialVerdict{TrialVerdict::Outcome::kFailed, std::move(why)});
+    return;
   }
-  attempt_.reset();
+  if (culprit > first && !hung) {
+    // Plugins loaded before it in that process (a thread or timer of theirs) may be what died:
+    // the suspect is tried again alone before it is blamed.
+    (void)Start(culprit);
+    return;
+  }
+  std::string why;
+  if (hung) {
+    why = "did not finish loading and registering within " + Seconds(per_plugin_timeout_) +
+          " in the trial process";
+  } else {
+    why = info.si_code == CLD_EXITED ? "ended the trial process (" : "crashed in the trial process (";
+    why += DescribeEnd(info) + ") while loading or registering";
+  }
+  if (!last.empty()) why += "; output: " + last;
+  Judge(culprit, TrialVerdict{TrialVerdict::Outcome::kFailed, std::move(why)});
 }
 
 void PluginTrial::Pump() {
+  // What the trial wrote while nobody was waiting comes first: the plugin at hand may be done.
+  ReadProtocol();
+  DrainOutput();
+  if (!attempt_ || judged_ >= paths_.size()) return;
   Attempt& a = *attempt_;
   const auto now = Clock::now();
   const auto deadline = progress_at_ + per_plugin_timeout_;
@@ -208,7 +225,7 @@ void PluginTrial::Pump() {
   pollfd fds[3] = {{a.protocol ? a.protocol.get() : -1, POLLIN, 0},
                    {a.child.output ? a.child.output.get() : -1, POLLIN, 0},
                    {has_pidfd ? a.child.pidfd.get() : -1, POLLIN, 0}};
-  if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return Finish(/*hung=*/false);
+  if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return Finish(/*hung=*/true);
   if (fds[0].revents != 0) ReadProtocol();
   if (fds[1].revents != 0) DrainOutput();
   bool exited = fds[2].revents != 0;
@@ -225,6 +242,9 @@ TrialVerdict PluginTrial::Await(size_t index) {
   if (index >= verdicts_.size()) {
     return TrialVerdict{TrialVerdict::Outcome::kNotRun, "no such candidate"};
   }
+  // Only time spent waiting here counts against a plugin: while the loader was busy with its own
+  // work the trial may have been stalled on a full pipe nobody read.
+  if (!verdicts_[index]) progress_at_ = std::max(progress_at_, Clock::now());
   while (!verdicts_[index]) {
     if (attempt_) {
       Pump();

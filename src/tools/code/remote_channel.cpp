@@ -11,14 +11,14 @@ constexpr std::string_view kMarker = "\x1eTALARIA ";
 
 // The remote side. Descriptor 3 is held by /dev/null from the start so that nothing else (the
 // channel's copy, the socketpair, the pipes) takes the number the interpreter's socket needs.
-constexpr std::string_view kRelay = R"py(import codecs, fcntl, json, os, shutil, signal, socket, subprocess, sys, tempfile, threading
+constexpr std::string_view kRelay = R"py(import codecs, fcntl, json, os, queue, shutil, signal, socket, subprocess, sys, tempfile, threading
 MARK = b"\x1eTALARIA "
 os.dup2(os.open(os.devnull, os.O_RDWR), 3)
 chan = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 10)
 os.dup2(3, 1)
 lock = threading.Lock()
 def send(obj):
-    data = MARK + json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    data = MARK + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
     with lock:
         view = memoryview(data)
         while view:
@@ -84,21 +84,37 @@ def rpc_out():
             n = int.from_bytes(buf[:4], "big")
             send({"rpc": buf[4:4 + n].decode("utf-8", "replace")})
             buf = buf[4 + n:]
+answers = queue.Queue()
+def host_in():
+    # Never blocks on the interpreter's socket, so the end of the channel is always seen.
+    try:
+        while True:
+            message = receive()
+            if message is None:
+                break
+            if "rpc" in message:
+                answers.put(message["rpc"].encode())
+    finally:
+        end(1)
 def rpc_in():
     while True:
-        message = receive()
-        if message is None:
-            end(1)
-        if "rpc" in message:
-            payload = message["rpc"].encode()
+        payload = answers.get()
+        try:
             ours.sendall(len(payload).to_bytes(4, "big") + payload)
+        except OSError:
+            pass
 pumps = [threading.Thread(target=pump, args=(out_r, "stdout"), daemon=True),
          threading.Thread(target=pump, args=(err_r, "stderr"), daemon=True)]
-for t in pumps + [threading.Thread(target=rpc_out, daemon=True), threading.Thread(target=rpc_in, daemon=True)]:
+for t in pumps + [threading.Thread(target=rpc_out, daemon=True), threading.Thread(target=host_in, daemon=True),
+                  threading.Thread(target=rpc_in, daemon=True)]:
     t.start()
 code = child.wait()
+try:
+    os.killpg(child.pid, signal.SIGKILL)
+except OSError:
+    pass
 for t in pumps:
-    t.join(0.5)
+    t.join(30)
 send({"exit": code if code >= 0 else 128 - code})
 end(0)
 )py";

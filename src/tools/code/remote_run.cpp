@@ -14,6 +14,7 @@
 #include "talaria/base/file_io.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
+#include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/spawn.h"
 #include "talaria/base/subprocess.h"
 #include "tools/code/remote_channel.h"
@@ -60,6 +61,8 @@ int ExitCodeOf(const siginfo_t& info) {
 }  // namespace
 
 Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScript& script) {
+  // The channel may die under a write (the connection drops): EPIPE, never SIGPIPE.
+  ScopedSigpipeBlock no_sigpipe;
   StartOptions start;
   start.stdin_pipe = true;
   StartedProcess channel = TALARIA_TRY(environment.Start(RemoteRelayCommand(script.python), {}, start));
@@ -127,7 +130,8 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
                      {exited ? -1 : channel.pidfd.get(), POLLIN, 0}};
     const int timeout = std::min(PollTimeoutMs(now, script.deadline), static_cast<int>(kSlice.count()));
     if (::poll(fds, 3, timeout) < 0 && errno != EINTR) {
-      return Err(InternalError(std::string("execute_code: poll: ") + std::strerror(errno)));
+      keep_diagnostic(std::string("execute_code: poll: ") + std::strerror(errno));
+      break;  // the cleanup below still ends and reaps the channel
     }
     if (fds[0].revents != 0) {
       incoming.clear();
