@@ -80,7 +80,8 @@ install: build
 
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, unoptimised (-O0 -g0:
 # instrumented code compiles a third faster than at -O1, which keeps CI in its budget; reports
-# name functions from the symbol table — rebuild with -g1 locally to get line numbers).
+# name functions from the symbol table — rebuild with -g1 locally to get line numbers). The
+# library is instrumented; the test code itself is not (cmake/TalariaTestTarget.cmake).
 sanitize: deps
 	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g0" -DTALARIA_SANITIZE=ON -DTALARIA_BUILD_BENCH=OFF
 	ninja -C build-asan -j$(JOBS) unit_tests
