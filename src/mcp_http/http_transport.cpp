@@ -91,6 +91,28 @@ std::string SseEvent(std::string_view line) {
   return event;
 }
 
+// One round of an event stream: `lines` as events, then the end of the stream (`finish`) or,
+// after kKeepAliveInterval without a write, a comment that tells a vanished client from a quiet
+// one. False once the client is gone.
+template <typename Lines>
+bool FlushEvents(httplib::DataSink& sink, const Lines& lines, bool finish, Clock::time_point& last_write) {
+  for (const std::string& line : lines) {
+    const std::string event = SseEvent(line);
+    if (!sink.write(event.data(), event.size())) return false;
+    last_write = Clock::now();
+  }
+  if (finish) {
+    sink.done();
+    return true;
+  }
+  if (Clock::now() - last_write >= kKeepAliveInterval) {
+    static constexpr std::string_view kPing = ": keepalive\n\n";
+    if (!sink.write(kPing.data(), kPing.size())) return false;
+    last_write = Clock::now();
+  }
+  return true;
+}
+
 // What an Accept header allows (no header: anything).
 struct Accepts {
   bool json = true;
@@ -533,21 +555,7 @@ void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_p
             finish = true;
           }
         }
-        for (const std::string& line : out) {
-          const std::string event = SseEvent(line);
-          if (!sink.write(event.data(), event.size())) return false;
-          *last_write = Clock::now();
-        }
-        if (finish) {
-          sink.done();
-          return true;
-        }
-        if (Clock::now() - *last_write >= kKeepAliveInterval) {
-          static constexpr std::string_view kPing = ": keepalive\n\n";
-          if (!sink.write(kPing.data(), kPing.size())) return false;
-          *last_write = Clock::now();
-        }
-        return true;
+        return FlushEvents(sink, out, finish, *last_write);
       },
       // However the stream ends, the request stops waiting (a late response is dropped).
       [session, p](bool) { session->Forget(p); });
@@ -648,21 +656,7 @@ void TransportImpl::Get(const httplib::Request& req, httplib::Response& res) {
           finish = session->ended || stopping;
           session->last_used = Clock::now();
         }
-        for (const std::string& line : out) {
-          const std::string event = SseEvent(line);
-          if (!sink.write(event.data(), event.size())) return false;
-          *last_write = Clock::now();
-        }
-        if (finish) {
-          sink.done();
-          return true;
-        }
-        if (Clock::now() - **last_write >= kKeepAliveInterval) {
-          static constexpr std::string_view kPing = ": keepalive\n\n";
-          if (!sink.write(kPing.data(), kPing.size())) return false;
-          *last_write = Clock::now();
-        }
-        return true;
+        return FlushEvents(sink, out, finish, **last_write);
       },
       [session](bool) {
         std::lock_guard lock(session->mu);
