@@ -6,8 +6,11 @@ namespace talaria::mcp {
 
 RoutedSink BatchCollector::Wrap(RoutedSink sink) {
   if (!sink) return sink;  // no sink, nothing to send (the Outlet checks for one)
-  return [weak = weak_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
-    if (auto self = weak.lock(); self && routing.is_response && !routing.request.empty()) {
+  // Holds the collector (which holds nothing back): the Outlet may outlive the server.
+  return [self = shared_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
+    // Every response passes here; without an open batch it costs one atomic load.
+    if (routing.is_response && !routing.request.empty() &&
+        self->open_requests_.load(std::memory_order_acquire) > 0) {
       std::optional<Flush> flush;
       {
         std::lock_guard lock(self->mu_);
@@ -15,6 +18,7 @@ RoutedSink BatchCollector::Wrap(RoutedSink sink) {
         if (it != self->by_request_.end()) {
           std::shared_ptr<Batch> batch = it->second;
           self->by_request_.erase(it);
+          self->open_requests_.store(self->by_request_.size(), std::memory_order_release);
           batch->responses.emplace_back(line);
           if (--batch->waiting == 0) flush = Complete(*batch);
           if (!flush) return;  // kept for the array
@@ -41,6 +45,7 @@ std::optional<BatchCollector::Flush> BatchCollector::Open(std::string batch_key,
   if (requests.empty()) return Complete(*batch);
   std::lock_guard lock(mu_);
   for (const std::string& key : requests) by_request_.emplace(key, batch);
+  open_requests_.store(by_request_.size(), std::memory_order_release);
   return std::nullopt;
 }
 
@@ -50,6 +55,7 @@ std::optional<BatchCollector::Flush> BatchCollector::Abandon(std::string_view ke
   if (it == by_request_.end()) return std::nullopt;
   std::shared_ptr<Batch> batch = it->second;
   by_request_.erase(it);
+  open_requests_.store(by_request_.size(), std::memory_order_release);
   return --batch->waiting == 0 ? Complete(*batch) : std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 // Outlet never calls concurrently with itself.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,7 @@ class BatchCollector : public std::enable_shared_from_this<BatchCollector> {
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Batch>, std::less<>> by_request_;  // Guarded by mu_.
+  std::atomic<size_t> open_requests_{0};  // by_request_.size(), written under mu_
 };
 
 }  // namespace talaria::mcp
