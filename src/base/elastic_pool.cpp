@@ -33,12 +33,13 @@ ElasticPool::~ElasticPool() {
 
 void ElasticPool::Run(Executor::Task task) {
   std::vector<std::thread> ended;
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     ended.swap(ended_);
     tasks_.push_back(std::move(task));
     if (idle_ >= tasks_.size()) {
-      work_.notify_one();
+      wake = true;
     } else {
       live_.emplace_back();
       const Handle self = std::prev(live_.end());
@@ -46,6 +47,8 @@ void ElasticPool::Run(Executor::Task task) {
       *self = std::thread([this, self] { Loop(self); });
     }
   }
+  // Outside the lock, so the woken thread does not go straight back to sleep on mu_.
+  if (wake) work_.notify_one();
   for (auto& t : ended) t.join();  // they have left Loop: a short wait
 }
 

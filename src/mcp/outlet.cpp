@@ -1,6 +1,9 @@
 #include "mcp/outlet.h"
 
 #include <array>
+#include <exception>
+
+#include "talaria/base/log.h"
 
 namespace talaria::mcp {
 namespace {
@@ -17,10 +20,54 @@ int LogLevelRank(std::string_view level) {
   return -1;
 }
 
-void Outlet::Send(std::string_view line, const Routing& routing) {
-  std::lock_guard lock(send_mu_);
+// One thread at a time calls the sink and takes along whatever others queued meanwhile, so a
+// thread with a message never sleeps on a mutex held across another's write.
+void Outlet::Deliver(std::string_view line, const Routing& routing, bool wait) {
+  std::unique_lock lock(send_mu_);
+  if (delivering_ && queued_bytes_ >= kMaxQueuedBytes) {
+    ++send_waiters_;
+    send_cv_.wait(lock, [&] { return send_closed_ || !delivering_ || queued_bytes_ < kMaxQueuedBytes; });
+    --send_waiters_;
+  }
   if (send_closed_ || !sink_) return;
-  sink_(line, routing);
+  if (delivering_) {
+    send_queue_.push_back(Queued{std::string(line), std::string(routing.request), routing.is_response});
+    queued_bytes_ += line.size();
+    const uint64_t ticket = ++enqueued_;
+    if (wait) {
+      ++send_waiters_;
+      send_cv_.wait(lock, [&] { return delivered_ >= ticket; });
+      --send_waiters_;
+    }
+    return;
+  }
+  delivering_ = true;
+  ++enqueued_;
+  lock.unlock();
+  CallSink(line, routing);
+  lock.lock();
+  ++delivered_;
+  while (!send_queue_.empty()) {
+    Queued next = std::move(send_queue_.front());
+    send_queue_.pop_front();
+    queued_bytes_ -= next.line.size();
+    lock.unlock();
+    CallSink(next.line, Routing{next.request, next.is_response});
+    lock.lock();
+    ++delivered_;
+    if (send_waiters_ > 0) send_cv_.notify_all();
+  }
+  delivering_ = false;
+  if (send_waiters_ > 0) send_cv_.notify_all();
+}
+
+// A sink that throws loses that message, not the outlet: the delivering flag must come down.
+void Outlet::CallSink(std::string_view line, const Routing& routing) {
+  try {
+    sink_(line, routing);
+  } catch (const std::exception& e) {
+    LogError(std::string("mcp: an outgoing message was lost: ") + e.what());
+  }
 }
 
 void Outlet::Close() {
@@ -29,8 +76,13 @@ void Outlet::Close() {
     closed_ = true;
   }
   cv_.notify_all();
-  std::lock_guard lock(send_mu_);
+  std::unique_lock lock(send_mu_);
+  // What was handed in before goes out first: a Post's caller was told it would.
+  ++send_waiters_;
+  send_cv_.wait(lock, [&] { return !delivering_; });
+  --send_waiters_;
   send_closed_ = true;
+  send_cv_.notify_all();
 }
 
 void Outlet::SetClientCapabilities(Json capabilities) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,9 +34,15 @@ class Outlet {
  public:
   explicit Outlet(RoutedSink sink) : sink_(std::move(sink)) {}
 
-  // Never concurrently with itself; dropped once closed.
-  void Send(std::string_view line, const Routing& routing);
-  // No more messages; waiting requests fail with Unavailable. Idempotent.
+  // Hands `line` to the sink, in order with every other message; returns once the sink took it.
+  // Dropped once closed. The sink is never called concurrently with itself.
+  void Send(std::string_view line, const Routing& routing) { Deliver(line, routing, true); }
+  // The same, but may return before the sink took it (another thread delivering at the moment
+  // takes it along): for answers nobody waits on, so a finished call's thread does not queue
+  // behind another call's write.
+  void Post(std::string_view line, const Routing& routing) { Deliver(line, routing, false); }
+  // Delivers what is queued, then no more messages; waiting requests fail with Unavailable.
+  // Idempotent.
   void Close();
 
   void SetClientCapabilities(Json capabilities);
@@ -58,9 +65,26 @@ class Outlet {
     std::optional<Result<Json>> answer;  // Guarded by Outlet::mu_.
   };
 
+  struct Queued {
+    std::string line;
+    std::string request;  // Routing::request, owned
+    bool is_response = false;
+  };
+  static constexpr size_t kMaxQueuedBytes = 16 << 20;  // beyond this a Post waits (a stalled client)
+
+  void Deliver(std::string_view line, const Routing& routing, bool wait);
+  void CallSink(std::string_view line, const Routing& routing);
+
   const RoutedSink sink_;
   std::mutex send_mu_;
-  bool send_closed_ = false;  // Guarded by send_mu_.
+  std::condition_variable send_cv_;  // a message delivered, queue space freed, or delivery done
+  std::deque<Queued> send_queue_;    // Guarded by send_mu_. Waiting for the delivering thread.
+  size_t queued_bytes_ = 0;          // Guarded by send_mu_.
+  uint64_t enqueued_ = 0;            // Guarded by send_mu_. Tickets handed out, in order.
+  uint64_t delivered_ = 0;           // Guarded by send_mu_. Tickets the sink took.
+  size_t send_waiters_ = 0;          // Guarded by send_mu_. Threads sleeping on send_cv_.
+  bool delivering_ = false;          // Guarded by send_mu_. One thread is calling the sink.
+  bool send_closed_ = false;         // Guarded by send_mu_.
 
   std::atomic<int> log_threshold_{3};  // "warning"
 

@@ -490,7 +490,7 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     if (!call->cancelled_by_client) channel->Progress(1, 1, "finished " + entry->name());
     channel->End();  // nothing of the call may follow its answer
     if (!call->cancelled_by_client) {
-      outlet->Send(EncodeCallResult(call->id, result), Routing{call->key, true});
+      outlet->Post(EncodeCallResult(call->id, result), Routing{call->key, true});
     } else {
       Unanswered(call->key);
     }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace talaria::safety::internal {
@@ -98,20 +99,20 @@ Status ErrnoStatus(int err, std::string_view op, std::string_view shown) {
 }
 
 Result<std::string> FdRealPath(int fd) {
-  const std::string link = "/proc/self/fd/" + std::to_string(fd);
-  std::string buf(PATH_MAX + 64, '\0');
-  ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size());
+  char link[40];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  char buf[PATH_MAX + 64];
+  const ssize_t n = ::readlink(link, buf, sizeof buf);
   if (n < 0) {
     return Err(InternalError(std::string("cannot determine the real path of an open file "
                                          "(is /proc mounted?): ") +
                              std::strerror(errno)));
   }
-  if (static_cast<size_t>(n) >= buf.size()) return Err(InternalError("real path too long"));
-  buf.resize(static_cast<size_t>(n));
-  if (buf.empty() || buf[0] != '/') {
+  if (static_cast<size_t>(n) >= sizeof buf) return Err(InternalError("real path too long"));
+  if (n == 0 || buf[0] != '/') {
     return Err(InternalError("the open file has no path in this mount namespace"));
   }
-  return buf;
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 Result<std::optional<std::string_view>> PseudoFsName(int fd) {
@@ -175,21 +176,22 @@ FileInfo ToFileInfo(const struct stat& st) {
   return info;
 }
 
-Result<UniqueFd> Reopen(int path_fd, int flags, std::string_view shown) {
-  struct stat before {};
-  if (::fstat(path_fd, &before) != 0) return Err(ErrnoStatus(errno, "fstat", shown));
-  const std::string link = "/proc/self/fd/" + std::to_string(path_fd);
+Result<UniqueFd> Reopen(int path_fd, const struct stat& before, int flags, std::string_view shown,
+                        struct stat* after) {
+  char link[40];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", path_fd);
   int fd;
   do {
-    fd = ::open(link.c_str(), flags | O_CLOEXEC | O_NOCTTY);
+    fd = ::open(link, flags | O_CLOEXEC | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return Err(ErrnoStatus(errno, "open", shown));
   UniqueFd out(fd);
-  struct stat after {};
-  if (::fstat(out.get(), &after) != 0) return Err(ErrnoStatus(errno, "fstat", shown));
-  if (after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+  struct stat now {};
+  if (::fstat(out.get(), &now) != 0) return Err(ErrnoStatus(errno, "fstat", shown));
+  if (now.st_dev != before.st_dev || now.st_ino != before.st_ino) {
     return Err(InternalError("reopening " + Quote(shown) + " reached a different file"));
   }
+  if (after != nullptr) *after = now;
   return out;
 }
 

@@ -40,8 +40,10 @@ std::string_view FileTypeName(mode_t mode);
 FileInfo ToFileInfo(const struct stat& st);
 
 // Reopens the inode behind an O_PATH fd with `flags` (through /proc/self/fd/N) and checks that
-// the new fd refers to the same inode.
-Result<UniqueFd> Reopen(int path_fd, int flags, std::string_view shown);
+// the new fd refers to the inode `before` (the O_PATH fd's fstat) names; `after`, when given,
+// receives the new fd's fstat.
+Result<UniqueFd> Reopen(int path_fd, const struct stat& before, int flags, std::string_view shown,
+                        struct stat* after = nullptr);
 
 
 }  // namespace talaria::safety::internal

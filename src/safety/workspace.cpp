@@ -157,6 +157,8 @@ struct Root {
   std::vector<std::string> given_components;
   std::vector<std::string> real_components;
   UniqueFd fd;  // O_PATH | O_DIRECTORY
+  dev_t dev = 0;
+  bool on_pseudo_fs = true;  // until checked: a file on the root's own device skips fstatfs
   bool unconfined = false;
   uint64_t resolve = 0;  // openat2 resolve flags for paths beneath this root
 };
@@ -192,7 +194,9 @@ struct Workspace::Impl {
   Result<UniqueFd> OpenBeneath(const ResolvedPath& r, std::string_view rel, uint64_t flags,
                                std::string_view shown) const;
   Result<UniqueFd> OpenForRead(std::string_view path, ResolvedPath* resolved, FileInfo* info) const;
-  Status CheckReadableFd(int fd, std::string_view shown, bool want_dir) const;
+  // `st` is fd's fstat.
+  Status CheckReadableFd(int fd, const struct stat& st, std::string_view shown, bool want_dir) const;
+  bool OnOrdinaryRootDevice(dev_t dev) const;
   Result<Parent> OpenParent(std::string_view path, CreateParents create) const;
   Status CheckWriteReal(int parent_fd, std::string_view leaf, std::string_view shown) const;
   Status VerifyParent(const Parent& p, std::string_view shown) const;
@@ -257,9 +261,18 @@ Result<UniqueFd> Workspace::Impl::OpenBeneath(const ResolvedPath& r, std::string
   return UniqueFd(fd);
 }
 
-Status Workspace::Impl::CheckReadableFd(int fd, std::string_view shown, bool want_dir) const {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "fstat", shown);
+// The same device as a root that is not on a pseudo file system: the same file system, so
+// not a pseudo one either (st_dev names the superblock; a procfs mounted or bind-mounted
+// beneath a root has its own).
+bool Workspace::Impl::OnOrdinaryRootDevice(dev_t dev) const {
+  for (const Root& root : roots) {
+    if (!root.on_pseudo_fs && root.dev == dev) return true;
+  }
+  return false;
+}
+
+Status Workspace::Impl::CheckReadableFd(int fd, const struct stat& st, std::string_view shown,
+                                        bool want_dir) const {
   if (want_dir) {
     if (!S_ISDIR(st.st_mode)) {
       return InvalidArgumentError(Quote(shown) + " is " +
@@ -273,6 +286,7 @@ Status Workspace::Impl::CheckReadableFd(int fd, std::string_view shown, bool wan
                                  std::string(internal::FileTypeName(st.st_mode)) +
                                  "; only regular files can be read");
   }
+  if (OnOrdinaryRootDevice(st.st_dev)) return Status::Ok();
   std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(fd));
   if (pseudo) {
     return PermissionDeniedError("Access denied: " + Quote(shown) + " is on " +
@@ -287,15 +301,14 @@ Result<UniqueFd> Workspace::Impl::OpenForRead(std::string_view path, ResolvedPat
   ResolvedPath r = TALARIA_TRY(Resolve(path));
   if (auto why = sensitive.ReadDenial(r.display, path)) return Err(PermissionDeniedError(*why));
   UniqueFd opath = TALARIA_TRY(OpenBeneath(r, r.relative, O_PATH, path));
-  TALARIA_RETURN_IF_ERROR(CheckReadableFd(opath.get(), path, /*want_dir=*/false));
+  struct stat st {};
+  if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
+  TALARIA_RETURN_IF_ERROR(CheckReadableFd(opath.get(), st, path, /*want_dir=*/false));
   std::string real = TALARIA_TRY(FdRealPath(opath.get()));
   if (auto why = sensitive.ReadDenial(real, path)) return Err(PermissionDeniedError(*why));
-  UniqueFd fd = TALARIA_TRY(internal::Reopen(opath.get(), O_RDONLY, path));
-  if (info != nullptr) {
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
-    *info = internal::ToFileInfo(st);
-  }
+  struct stat opened {};
+  UniqueFd fd = TALARIA_TRY(internal::Reopen(opath.get(), st, O_RDONLY, path, &opened));
+  if (info != nullptr) *info = internal::ToFileInfo(opened);
   if (resolved != nullptr) *resolved = std::move(r);
   return fd;
 }
@@ -517,6 +530,10 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
     if (fd < 0) return Err(ErrnoStatus(errno, "open workspace root", given));
     root.fd.reset(fd);
     root.real = TALARIA_TRY(FdRealPath(root.fd.get()));
+    struct stat root_st {};
+    if (::fstat(root.fd.get(), &root_st) != 0) return Err(ErrnoStatus(errno, "fstat workspace root", given));
+    root.dev = root_st.st_dev;
+    root.on_pseudo_fs = TALARIA_TRY(internal::PseudoFsName(root.fd.get())).has_value();
     root.real_components = internal::NormalizedComponents(root.real);
     root.unconfined = root.real_components.empty();
     // Unconfined: "/" is the process root, so RESOLVE_IN_ROOT gives ordinary semantics
@@ -619,8 +636,10 @@ Result<FileInfo> Workspace::Stat(std::string_view path) const {
 Result<UniqueFd> Workspace::OpenDir(std::string_view path) const {
   ResolvedPath r = TALARIA_TRY(impl_->Resolve(path));
   UniqueFd opath = TALARIA_TRY(impl_->OpenBeneath(r, r.relative, O_PATH, path));
-  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), path, /*want_dir=*/true));
-  return internal::Reopen(opath.get(), O_RDONLY | O_DIRECTORY, path);
+  struct stat st {};
+  if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
+  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), st, path, /*want_dir=*/true));
+  return internal::Reopen(opath.get(), st, O_RDONLY | O_DIRECTORY, path);
 }
 
 namespace {
@@ -644,8 +663,8 @@ Result<UniqueFd> Workspace::OpenReadAt(int dir_fd, std::string_view name, FileIn
   if (S_ISLNK(st.st_mode)) {
     return Err(PermissionDeniedError(Quote(name) + " is a symbolic link (not followed)"));
   }
-  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), name, /*want_dir=*/false));
-  UniqueFd out = TALARIA_TRY(internal::Reopen(opath.get(), O_RDONLY, name));
+  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), st, name, /*want_dir=*/false));
+  UniqueFd out = TALARIA_TRY(internal::Reopen(opath.get(), st, O_RDONLY, name));
   if (info != nullptr) *info = internal::ToFileInfo(st);
   return out;
 }
@@ -661,8 +680,8 @@ Result<UniqueFd> Workspace::OpenDirAt(int dir_fd, std::string_view name) const {
   if (S_ISLNK(st.st_mode)) {
     return Err(PermissionDeniedError(Quote(name) + " is a symbolic link (not followed)"));
   }
-  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), name, /*want_dir=*/true));
-  return internal::Reopen(opath.get(), O_RDONLY | O_DIRECTORY, name);
+  TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), st, name, /*want_dir=*/true));
+  return internal::Reopen(opath.get(), st, O_RDONLY | O_DIRECTORY, name);
 }
 
 Result<WriteResult> Workspace::WriteAtomic(std::string_view path, std::string_view content,

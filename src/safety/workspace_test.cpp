@@ -301,6 +301,19 @@ TEST_F(WorkspaceTest, ProcAndSysRefused) {
   EXPECT_TRUE(ws->OpenRead(root_ + "/README.md"));
 }
 
+// Files on a root's own device skip the pseudo-file-system probe; a root that is itself on
+// procfs must not make its files look ordinary.
+TEST_F(WorkspaceTest, RootOnProcfsStillRefusesItsFiles) {
+  auto ws = Open({"/proc"}, "/proc");
+  ASSERT_NE(ws, nullptr);
+  for (std::string p : {"/proc/version", "/proc/self/status", "version"}) {
+    auto r = ws->OpenRead(p);
+    ASSERT_FALSE(r) << p;
+    EXPECT_EQ(r.error().code(), StatusCode::kPermissionDenied) << p << ": " << r.error().ToString();
+  }
+  EXPECT_EQ(ws->OpenDir("/proc/self").error().code(), StatusCode::kPermissionDenied);
+}
+
 TEST_F(WorkspaceTest, SensitiveWritesDeniedEvenUnconfined) {
   const std::string home = tmp_ / "home";
   std::filesystem::create_directories(home + "/.ssh");

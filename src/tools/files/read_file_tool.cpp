@@ -168,10 +168,15 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
     return ToolResult::FromJson(with_warning(std::move(body)));
   }
 
-  // The first block decides encoding and binary-ness; the rest streams.
-  std::string head(8192, '\0');
-  ssize_t got = ::pread(fd->get(), head.data(), head.size(), 0);
-  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  // The first block decides encoding and binary-ness; the rest streams after it.
+  constexpr size_t kHeadBytes = 8192;
+  std::string head(kHeadBytes, '\0');
+  ssize_t got;
+  do {
+    got = ::pread(fd->get(), head.data(), head.size(), 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) return ToolResult::Error("Read failed: " + std::string(std::strerror(errno)));
+  head.resize(static_cast<size_t>(got));
   const TextEncoding encoding = DetectEncoding(head);
   if (auto kind = DescribeBinary(head, encoding)) {
     return ToolResult::Error(BinaryFileMessage(*kind, info.size), CallStatus::kError, "binary_file");
@@ -183,9 +188,13 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
     if (!bytes) return ErrorFromStatus(bytes.error());
     collector.Feed(Utf16ToUtf8(std::string_view(*bytes).substr(2), encoding == TextEncoding::kUtf16Be));
   } else {
-    std::string buffer(64 * 1024, '\0');
-    off_t pos = encoding == TextEncoding::kUtf8Bom ? 3 : 0;
-    for (;;) {
+    const size_t bom = encoding == TextEncoding::kUtf8Bom ? 3 : 0;
+    collector.Feed(std::string_view(head).substr(std::min(bom, head.size())));
+    // A file that fit the head and had that size when opened needs no second read.
+    const bool more = head.size() == kHeadBytes || head.size() < info.size;
+    std::string buffer(more ? 64 * 1024 : 0, '\0');
+    off_t pos = static_cast<off_t>(head.size());
+    while (more) {
       if (ctx.cancelled()) return ToolResult::Error("read_file cancelled", CallStatus::kCancelled, "cancelled");
       const ssize_t n = ::pread(fd->get(), buffer.data(), buffer.size(), pos);
       if (n < 0 && errno == EINTR) continue;

@@ -65,6 +65,40 @@ TEST_F(ReadFileTool, WholeFileHasNoHintAndKeepsALastLineWithoutNewline) {
   EXPECT_FALSE(r.contains("truncated"));
 }
 
+// The first 8 KiB are read once for sniffing and reused as content: every size around that
+// block, with a line cut by its edge, reads whole and in order.
+TEST_F(ReadFileTool, FilesAroundTheFirstReadBlockReadWhole) {
+  for (const size_t size : {size_t{8191}, size_t{8192}, size_t{8193}, size_t{3 * 8192 + 5}}) {
+    std::string text;
+    std::string expected;
+    int line = 0;
+    while (text.size() < size) {
+      ++line;
+      // 97-character lines never align with the block edge.
+      std::string row = "row" + std::to_string(line) + std::string(90, static_cast<char>('a' + line % 26));
+      row.resize(std::min(row.size(), size - text.size()));
+      text += row;
+      if (!expected.empty()) expected += '\n';
+      expected += std::to_string(line) + "|" + row;
+      if (text.size() < size) text += '\n';
+    }
+    ASSERT_EQ(text.size(), size);
+    const std::string name = "f" + std::to_string(size) + ".txt";
+    Write(name, text);
+    Json r = Read({{"path", name}, {"limit", 2000}});
+    ASSERT_TRUE(r.contains("content")) << size << ": " << r.dump().substr(0, 300);
+    EXPECT_EQ(r["content"], expected) << size;
+    EXPECT_EQ(r["total_lines"], line) << size;
+    EXPECT_EQ(r["file_size"], size);
+  }
+  // A BOM with a body past the first block: stripped once, the rest intact.
+  const std::string body = Lines(1500);
+  Write("bom_big.txt", "\xEF\xBB\xBF" + body);
+  Json r = Read({{"path", "bom_big.txt"}, {"offset", 1499}, {"limit", 5}});
+  EXPECT_EQ(r["content"], "1499|line1499\n1500|line1500");
+  EXPECT_EQ(Read({{"path", "bom_big.txt"}, {"limit", 1}})["content"], "1|line1");
+}
+
 TEST_F(ReadFileTool, EmptyFileAndOffsetPastTheEndAreExplained) {
   Write("empty.txt", "");
   Json r = Read({{"path", "empty.txt"}});
