@@ -11,7 +11,11 @@
 // prints on stdout or stderr can forge a line.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -132,6 +136,11 @@ int main() {
                stderr);
     return 2;
   }
+  // A plugin that never returns must not outlive talaria: SIGKILL when the parent goes. A
+  // parent that went before this line has closed the verdict pipe's other end.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 3;
+  pollfd peer{protocol, 0, 0};
+  if (::poll(&peer, 1, 0) != 0) return 3;  // POLLERR: nobody reads the verdicts any more
   const std::string input = ReadAll(STDIN_FILENO);
   if (!WriteLine(protocol, "ready\n")) return 3;
   size_t index = 0;

@@ -72,7 +72,7 @@ struct Staging {
   bool allow_shadowing = false;
   std::shared_ptr<const RegistrySnapshot> snapshot;
   std::set<std::string, std::less<>> own;  // names this plugin registered before (a reload)
-  std::vector<std::string> schemas;        // owned schema texts (ToolSpec borrows them)
+  std::vector<Json> schemas;               // parsed once here; ToolSpec borrows them
   std::vector<ToolSpec> specs;
   std::set<std::string, std::less<>> staged;
   std::vector<std::string> refused;
@@ -160,7 +160,7 @@ int HostRegisterTool(void* context, const talaria_tool_def* def) {
     if (auto problem = ShadowProblem(*s, name)) {
       return Refuse(*s, name, TALARIA_PLUGIN_ALREADY_EXISTS, *problem);
     }
-    s->schemas.push_back(d.schema_json);
+    s->schemas.push_back(std::move(*schema));
     ToolSpec spec;
     spec.name = std::string(name);
     spec.toolset = std::string(toolset);
@@ -671,7 +671,7 @@ void PluginLoader::Load(CandidateReport& c, const DiscoveryOptions& options,
     names.push_back(spec.name);
   }
   std::vector<ToolSpec> specs = std::move(staging.specs);
-  for (size_t i = 0; i < specs.size(); ++i) specs[i].schema = std::string_view(staging.schemas[i]);
+  for (size_t i = 0; i < specs.size(); ++i) specs[i].schema = SchemaSource(staging.schemas[i]);
   Status published = registry_.Replace({}, std::move(specs), PublishOptions(staging));
   if (!published.ok()) {
     c.reason = "publishing tools: " + published.message();

@@ -1,10 +1,17 @@
 #include "talaria/plugins/plugin_loader.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -420,6 +427,68 @@ TEST_F(PluginLoaderTest, TrialContainsCrashesExitsAndHangs) {
   EXPECT_EQ(error->trial, "passed");
   EXPECT_EQ(error->verdict, Verdict::kFailed);
   EXPECT_TRUE(Contains(error->reason, "registration returned")) << error->reason;
+}
+
+// The process id of a child of `parent` running the trial program; -1 when there is none yet.
+pid_t TrialChildOf(pid_t parent) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream status(entry.path() / "status");
+    std::string line;
+    bool trial = false;
+    pid_t ppid = -1;
+    while (std::getline(status, line)) {
+      if (line.starts_with("Name:")) trial = line.find("talaria-plugin") != std::string::npos;
+      if (line.starts_with("PPid:")) ppid = static_cast<pid_t>(std::stol(line.substr(5)));
+    }
+    if (trial && ppid == parent) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
+}
+
+// talaria killed while a plugin hangs in its trial: the trial process goes too, long before
+// its own timeout (it would otherwise hang on as an orphan).
+TEST_F(PluginLoaderTest, TrialProcessDiesWithItsHost) {
+  CopyPlugin("hangs_plugin", dir_ / "a_hangs.so");
+  // Orphans are reparented to this process, so the trial's end can be watched.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const pid_t host = ::fork();
+  ASSERT_GE(host, 0);
+  if (host == 0) {
+    Registry registry;
+    PluginLoader loader(registry);
+    DiscoveryOptions options;
+    options.dirs = {dir_.path()};
+    options.trial_timeout = std::chrono::seconds(60);
+    (void)loader.Discover(options);
+    ::_exit(0);
+  }
+  pid_t trial = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (trial < 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    trial = TrialChildOf(host);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well into the hanging plugin
+  ::kill(host, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(host, &status, 0), host);
+  ASSERT_GT(trial, 0) << "the trial process never started";
+
+  bool ended = false;
+  const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ended && std::chrono::steady_clock::now() < grace) {
+    ended = ::waitpid(trial, &status, WNOHANG) == trial;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ended) {
+    ::kill(trial, SIGKILL);
+    ::waitpid(trial, &status, 0);
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  ASSERT_TRUE(ended) << "the trial process outlived its host";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
 }
 
 TEST_F(PluginLoaderTest, PluginOutputCannotForgeATrialVerdict) {
