@@ -409,6 +409,27 @@ TEST_F(WorkspaceTest, GitHooksAndConfigDenied) {
   EXPECT_EQ(*ws->ReadAll(".git/config", 100), "[core]\n");  // reading is fine
 }
 
+// A path with no symlink beneath its root is judged on the root's real path plus the rest
+// (no /proc lookup): a root given through a symlink still finds talaria's credentials, and a
+// symlink or a symlinked directory beneath the root still goes through the real path.
+TEST_F(WorkspaceTest, CredentialsAreFoundThroughASymlinkedRootAndSymlinksBeneathIt) {
+  WriteFile(tmp_ / "thome/auth.json", "{}");
+  ASSERT_EQ(::symlink(tmp_.path().c_str(), (tmp_ / "alias").c_str()), 0);
+  auto ws = Open({tmp_ / "alias"}, tmp_ / "alias");
+  ASSERT_NE(ws, nullptr);
+  auto absolute = ws->OpenRead(tmp_ / "alias/thome/auth.json");
+  ASSERT_FALSE(absolute);
+  EXPECT_EQ(absolute.error().code(), StatusCode::kPermissionDenied) << absolute.error().ToString();
+  ExpectRefused(ws->OpenRead("thome/auth.json"), StatusCode::kPermissionDenied, "relative");
+  ASSERT_EQ(::symlink("thome", (tmp_ / "th").c_str()), 0);
+  ExpectRefused(ws->OpenRead("th/auth.json"), StatusCode::kPermissionDenied, "symlinked dir");
+  ASSERT_EQ(::symlink("thome/auth.json", (tmp_ / "a.json").c_str()), 0);
+  ExpectRefused(ws->OpenRead("a.json"), StatusCode::kPermissionDenied, "symlinked file");
+  WriteFile(tmp_ / "thome/notes.txt", "fine");
+  EXPECT_EQ(*ws->ReadAll("thome/notes.txt", 10), "fine");
+  EXPECT_EQ(*ws->ReadAll("th/notes.txt", 10), "fine");
+}
+
 TEST_F(WorkspaceTest, EnvFilesNeverRead) {
   WriteFile(root_ + "/.env", "API_KEY=secret\n");
   WriteFile(root_ + "/sub/.env.local", "X=1\n");
