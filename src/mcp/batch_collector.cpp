@@ -9,8 +9,7 @@ RoutedSink BatchCollector::Wrap(RoutedSink sink) {
   // Holds the collector (which holds nothing back): the Outlet may outlive the server.
   return [self = shared_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
     // Every response passes here; without an open batch it costs one atomic load.
-    if (routing.is_response && !routing.request.empty() &&
-        self->open_requests_.load(std::memory_order_acquire) > 0) {
+    if (routing.is_response && !routing.outside_batch && !routing.request.empty() && self->AnyOpen()) {
       std::optional<Flush> flush;
       {
         std::lock_guard lock(self->mu_);

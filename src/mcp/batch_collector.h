@@ -36,6 +36,8 @@ class BatchCollector : public std::enable_shared_from_this<BatchCollector> {
 
   // Whether a response routed to `request_key` would be taken by an open batch.
   bool IsOpen(std::string_view request_key) const;
+  // Whether any batch waits on a request (one atomic load).
+  bool AnyOpen() const { return open_requests_.load(std::memory_order_acquire) > 0; }
 
   // Opens a batch answered as the response to `batch_key` once each of `requests` (distinct
   // request keys, none open already) is answered; `early` holds answers known already (errors

@@ -31,7 +31,7 @@ void Outlet::Deliver(std::string_view line, const Routing& routing, bool wait) {
   }
   if (send_closed_ || !sink_) return;
   if (delivering_) {
-    send_queue_.push_back(Queued{std::string(line), std::string(routing.request), routing.is_response});
+    send_queue_.push_back(Queued{std::string(line), std::string(routing.request), routing});
     queued_bytes_ += line.size();
     const uint64_t ticket = ++enqueued_;
     if (wait) {
@@ -52,7 +52,9 @@ void Outlet::Deliver(std::string_view line, const Routing& routing, bool wait) {
     send_queue_.pop_front();
     queued_bytes_ -= next.line.size();
     lock.unlock();
-    CallSink(next.line, Routing{next.request, next.is_response});
+    Routing routed = next.flags;
+    routed.request = next.request;
+    CallSink(next.line, routed);
     lock.lock();
     ++delivered_;
     if (send_waiters_ > 0) send_cv_.notify_all();

@@ -68,7 +68,7 @@ class Outlet {
   struct Queued {
     std::string line;
     std::string request;  // Routing::request, owned
-    bool is_response = false;
+    Routing flags;        // the rest of the Routing (its `request` unused)
   };
   static constexpr size_t kMaxQueuedBytes = 16 << 20;  // beyond this a Post waits (a stalled client)
 

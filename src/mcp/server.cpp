@@ -682,7 +682,20 @@ void McpServer::HandleMessage(std::string_view text) {
   HandleDecoded(*decoded.message);
 }
 
-void McpServer::HandleDecoded(const Message& m) { impl_->Serve(m); }
+void McpServer::HandleDecoded(const Message& m) {
+  // A lone request reusing an id an open batch waits on: refused, and its refusal kept out of
+  // the batch's array, or each answer would reach the other's sender.
+  if (m.kind == MessageKind::kRequest && impl_->batches->AnyOpen()) {
+    const std::string key = DumpJson(m.id());
+    if (impl_->batches->IsOpen(key)) {
+      impl_->outlet->Send(
+          EncodeError(&m.id(), kInvalidRequest, "Invalid Request: request id " + key + " is already in use"),
+          Routing{key, true, /*outside_batch=*/true});
+      return;
+    }
+  }
+  impl_->Serve(m);
+}
 
 void McpServer::Impl::Serve(const Message& m) {
   ReapFinished();

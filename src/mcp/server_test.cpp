@@ -363,6 +363,44 @@ TEST_F(McpServerTest, ABatchLeavesOutACallTheClientCancelled) {
   EXPECT_EQ(batch[0]["id"], 8);
 }
 
+// A lone request reusing an id a batch still waits on is refused on its own; the batch keeps
+// its own answer for that id.
+TEST_F(McpServerTest, ALoneRequestReusingAnIdOfAnOpenBatchIsRefusedOutsideTheArray) {
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  Add("held", ParallelClass::kSafe, [&](const Json&, ToolContext& ctx) {
+    started = true;
+    for (int i = 0; i < 10000 && !release && !ctx.cancelled(); ++i) std::this_thread::sleep_for(1ms);
+    return ToolResult::Text("held done");
+  });
+  Server();
+  Initialize("2025-03-26");
+  server_->HandleMessage(R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"held"}},)"
+                         R"({"jsonrpc":"2.0","id":8,"method":"ping"}])");
+  for (int i = 0; i < 5000 && !started; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(started);
+  server_->HandleMessage(R"({"jsonrpc":"2.0","id":7,"method":"ping"})");
+  const Json alone =
+      out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("id") && j["id"] == 7; });
+  ASSERT_TRUE(alone.is_object()) << "the lone request was not answered on its own";
+  EXPECT_EQ(alone["error"]["code"], kInvalidRequest);
+  EXPECT_THAT(alone["error"]["message"].get<std::string>(), HasSubstr("already in use"));
+  release = true;
+  const Json batch = out_.WaitFor([](const Json& j) { return j.is_array(); });
+  ASSERT_EQ(batch.size(), 2u) << batch.dump();
+  for (const Json& answer : batch) {
+    if (answer["id"] == 7) {
+      EXPECT_EQ(answer["result"]["content"][0]["text"], "held done") << batch.dump();
+    }
+  }
+  size_t sevens = 0;
+  for (const auto& line : out_.Lines()) {
+    const Json j = Json::parse(line);
+    sevens += j.is_object() && j.contains("id") && j["id"] == 7 ? 1 : 0;
+  }
+  EXPECT_EQ(sevens, 1u) << "only the refusal goes out alone";
+}
+
 TEST_F(McpServerTest, BatchesAreRefusedAfter20250326) {
   Server();
   Initialize();  // 2025-11-25

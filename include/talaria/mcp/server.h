@@ -67,6 +67,9 @@ struct Routing {
   // server-initiated message (list_changed, resource updates, logs outside calls).
   std::string_view request;
   bool is_response = false;  // the answer to `request`: nothing more follows for it
+  // The answer to a lone request that reused an id an open batch still waits on: it never goes
+  // into that batch's array (transports route it by `request` as usual).
+  bool outside_batch = false;
 };
 using RoutedSink = std::function<void(std::string_view line, const Routing& routing)>;
 
