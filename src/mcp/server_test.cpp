@@ -91,6 +91,16 @@ class McpServerTest : public ::testing::Test {
     ASSERT_TRUE(r.contains("result")) << r.dump();
     Notify("notifications/initialized");
   }
+  // A session under 2025-03-26 sent the batch [tools/call `tool` (id 7), ping (id 8)]; true once
+  // the tool has started.
+  bool BatchOfCallAndPing(std::string_view tool, const std::atomic<bool>& started) {
+    Server();
+    Initialize("2025-03-26");
+    server_->HandleMessage(R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" +
+                           std::string(tool) + R"("}},{"jsonrpc":"2.0","id":8,"method":"ping"}])");
+    for (int i = 0; i < 5000 && !started; ++i) std::this_thread::sleep_for(1ms);
+    return started;
+  }
 
   Registry registry_;
   Toolsets toolsets_{registry_, {}};
@@ -351,12 +361,7 @@ TEST_F(McpServerTest, ABatchUnder20250326IsAnsweredAsOneArray) {
 }
 
 TEST_F(McpServerTest, ABatchLeavesOutACallTheClientCancelled) {
-  Server();
-  Initialize("2025-03-26");
-  server_->HandleMessage(R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}},)"
-                         R"({"jsonrpc":"2.0","id":8,"method":"ping"}])");
-  for (int i = 0; i < 1000 && !slow_started_; ++i) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(slow_started_);
+  ASSERT_TRUE(BatchOfCallAndPing("slow", slow_started_));
   Notify("notifications/cancelled", {{"requestId", 7}});
   const Json batch = out_.WaitFor([](const Json& j) { return j.is_array(); });
   ASSERT_EQ(batch.size(), 1u) << batch.dump();
@@ -373,12 +378,7 @@ TEST_F(McpServerTest, ALoneRequestReusingAnIdOfAnOpenBatchIsRefusedOutsideTheArr
     for (int i = 0; i < 10000 && !release && !ctx.cancelled(); ++i) std::this_thread::sleep_for(1ms);
     return ToolResult::Text("held done");
   });
-  Server();
-  Initialize("2025-03-26");
-  server_->HandleMessage(R"([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"held"}},)"
-                         R"({"jsonrpc":"2.0","id":8,"method":"ping"}])");
-  for (int i = 0; i < 5000 && !started; ++i) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(started);
+  ASSERT_TRUE(BatchOfCallAndPing("held", started));
   server_->HandleMessage(R"({"jsonrpc":"2.0","id":7,"method":"ping"})");
   const Json alone =
       out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("id") && j["id"] == 7; });
