@@ -108,6 +108,7 @@ class ScriptedServer {
  public:
   ScriptedServer() {
     server_.set_tcp_nodelay(true);
+    server_.set_keep_alive_max_count(1000);  // httplib's default closes after 5 requests
     server_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
     server_.Get("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Get(req, res); });
     server_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response&) {
@@ -136,6 +137,8 @@ class ScriptedServer {
   std::atomic<int> cancelled_notifications{0};
   std::atomic<int> pings_answered{0};
   std::atomic<int> gets{0};
+  std::mutex ports_mu;
+  std::vector<int> post_ports;  // Guarded by ports_mu. The client's port of each POST, in order.
   std::string deleted_session;  // written by the server thread before the test reads it
   std::string last_version_header;
   std::string last_authorization;
@@ -144,6 +147,10 @@ class ScriptedServer {
   static std::string Sse(const nlohmann::json& message) { return "data: " + message.dump() + "\n\n"; }
 
   void Post(const httplib::Request& req, httplib::Response& res) {
+    {
+      std::lock_guard lock(ports_mu);
+      post_ports.push_back(req.remote_port);
+    }
     last_authorization = req.get_header_value("Authorization");
     const auto msg = nlohmann::json::parse(req.body, nullptr, false);
     if (!msg.is_object()) {
@@ -320,6 +327,29 @@ TEST(HttpConnection, JsonAndStreamedAnswersWithSessionHeaders) {
   opened->conn->Close(500ms);
   EXPECT_EQ(server.deleted_session, "session-1");
   EXPECT_EQ(opened->closed.load(), 0);  // our own Close is not reported as the server going away
+}
+
+// Sequential POSTs share one kept-alive connection (one client port); a POST the deadline cut
+// short leaves its connection behind, and the next POST works on a new one.
+TEST(HttpConnection, ReusesItsConnectionUntilARequestIsCutShort) {
+  ScriptedServer server;
+  auto opened = OpenAndInitialize(server);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(CallTool(*opened->conn, "echo", 5s));
+  std::vector<int> ports;
+  {
+    std::lock_guard lock(server.ports_mu);
+    ports = server.post_ports;
+  }
+  ASSERT_EQ(ports.size(), 7u);  // initialize, notifications/initialized, five calls
+  for (int port : ports) EXPECT_EQ(port, ports[0]) << "a POST opened a connection of its own: " << testing::PrintToString(ports);
+
+  ASSERT_FALSE(CallTool(*opened->conn, "hang", 200ms));
+  ASSERT_TRUE(CallTool(*opened->conn, "echo", 5s));
+  {
+    std::lock_guard lock(server.ports_mu);
+    ports = server.post_ports;
+  }
+  EXPECT_NE(ports.back(), ports[0]) << "the cut-short connection was used again";
 }
 
 TEST(HttpConnection, HangingServerHonoursDeadlineAndCancel) {

@@ -1,6 +1,7 @@
 #include "mcp_http/client_http.h"
 
 #include <algorithm>
+#include <iterator>
 #include <condition_variable>
 #include <optional>
 #include <utility>
@@ -101,10 +102,10 @@ class RequestWatchdog {
 };
 
 void Configure(httplib::Client& client, const HttpServerUrl& url, Clock::time_point deadline,
-               std::chrono::microseconds read_timeout) {
+               std::chrono::microseconds read_timeout, bool keep_alive = false) {
   const auto [sec, usec] = Remaining(deadline);
   client.set_tcp_nodelay(true);
-  client.set_keep_alive(false);
+  client.set_keep_alive(keep_alive);
   client.set_follow_location(false);  // a redirect must not carry our headers elsewhere
   client.set_connection_timeout(sec, usec);
   client.set_write_timeout(sec, usec);
@@ -162,6 +163,29 @@ Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(HttpConnectionOptio
 }
 
 HttpConnection::~HttpConnection() { Close(std::chrono::milliseconds(500)); }
+
+std::unique_ptr<httplib::Client> HttpConnection::TakeClient() {
+  std::vector<IdleClient> stale;  // closed outside the lock
+  {
+    std::lock_guard lock(idle_mu_);
+    const auto cutoff = Clock::now() - kMaxIdle;
+    const auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const IdleClient& c) { return c.since >= cutoff; });
+    std::move(idle_.begin(), fresh, std::back_inserter(stale));
+    idle_.erase(idle_.begin(), fresh);
+    if (!idle_.empty()) {
+      std::unique_ptr<httplib::Client> client = std::move(idle_.back().client);
+      idle_.pop_back();
+      return client;
+    }
+  }
+  return std::make_unique<httplib::Client>(url_.origin);
+}
+
+void HttpConnection::KeepClient(std::unique_ptr<httplib::Client> client) {
+  if (closed()) return;
+  std::lock_guard lock(idle_mu_);
+  if (idle_.size() < kMaxIdleClients) idle_.push_back(IdleClient{std::move(client), Clock::now()});
+}
 
 bool HttpConnection::closed() const {
   std::lock_guard lock(mu_);
@@ -224,12 +248,14 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
     session_id = session_id_;
     version = protocol_version_;
   }
-  httplib::Client client(url_.origin);
+  std::unique_ptr<httplib::Client> kept = TakeClient();
+  httplib::Client& client = *kept;
   if (!client.is_valid()) return Err(InvalidArgumentError("cannot use the server URL " + display_url_));
   // The socket's own read timeout is a backstop a little past the deadline: the watchdog ends the
   // request at the deadline and says why.
   const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()) + 1s;
-  Configure(client, url_, deadline, std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24)));
+  Configure(client, url_, deadline, std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24)),
+            /*keep_alive=*/true);
 
   httplib::Request req;
   req.method = "POST";
@@ -285,6 +311,8 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
   httplib::Error error = httplib::Error::Success;
   (void)client.send(req, res, error);
   const Stopped stopped = watchdog.Finish();
+  // Only a connection whose answer was read to its end is fit for the next request.
+  if (stopped == Stopped::kNo && error == httplib::Error::Success && !ex.too_big) KeepClient(std::move(kept));
 
   // Only initialize's answer names the session (sent while we have none); later answers may
   // repeat it.
@@ -476,6 +504,10 @@ void HttpConnection::Close(std::chrono::milliseconds grace) {
     session_id = std::exchange(session_id_, std::string());
   }
   close_source_.request_stop();
+  {
+    std::lock_guard lock(idle_mu_);
+    idle_.clear();  // their sockets close here
+  }
   if (stream_.joinable()) {
     stream_.request_stop();
     if (stream_.get_id() != std::this_thread::get_id()) stream_.join();

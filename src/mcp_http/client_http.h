@@ -14,17 +14,18 @@
 // MCP-Protocol-Version too. A 404 for our session, or a refused connection, closes the
 // connection (on_closed fires; the supervisor re-initializes).
 //
-// Each request has its own httplib client, stopped by a watchdog when the call's deadline
+// Each POST has an httplib client to itself, stopped by a watchdog when the call's deadline
 // passes, its cancel token fires or the connection closes, so a server that hangs or drips
 // bytes never holds a call past its deadline. Bodies and events over max_message_bytes fail
-// the request.
-// FIXME: no connection reuse: every request opens its own TCP (and TLS) connection, cheap on
-// loopback but a handshake per call for remote https servers.
+// the request. A client whose POST ended cleanly (the whole answer read, nothing stopped) is
+// kept with its connection open for the next POST, so calls to a remote https server do not
+// pay a TCP and TLS handshake each; a stopped or cut-short one is dropped with its socket.
 // Thread-safety: thread-safe; requests run concurrently. Callbacks run on request threads or
 // the event-stream thread and must not block on Call().
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,11 +33,16 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "mcp/client_connection.h"
 #include "mcp/http_module.h"
 #include "mcp/server_url.h"
 #include "talaria/mcp/jsonrpc.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace talaria::mcp::client_internal {
 
@@ -69,6 +75,10 @@ class HttpConnection final : public Connection {
   // Dispatches a message a server sent on an event stream; true when it is the awaited response
   // (stored in `exchange`).
   bool HandleIncoming(const Message& message, Exchange* exchange);
+  // A client for one POST: an idle kept-alive one when there is one.
+  std::unique_ptr<httplib::Client> TakeClient();
+  // Keeps a client whose POST ended cleanly for the next one (a few at most).
+  void KeepClient(std::unique_ptr<httplib::Client> client);
   void StreamLoop(const std::stop_token& stop);
   void MarkClosed(std::string why);
 
@@ -85,6 +95,17 @@ class HttpConnection final : public Connection {
   bool closed_ = false;            // Guarded by mu_.
   bool closed_notified_ = false;   // Guarded by mu_.
   std::string close_reason_;       // Guarded by mu_.
+
+  struct IdleClient {
+    std::unique_ptr<httplib::Client> client;
+    std::chrono::steady_clock::time_point since;
+  };
+  static constexpr size_t kMaxIdleClients = 4;
+  // Servers close idle connections after a few seconds (node and httplib after 5): an older one
+  // would likely fail the next POST as the server hangs up, so it is not used again.
+  static constexpr std::chrono::seconds kMaxIdle{4};
+  std::mutex idle_mu_;
+  std::vector<IdleClient> idle_;  // Guarded by idle_mu_. Connected, unused; the newest last.
 
   std::mutex close_mu_;  // serializes Close
   std::jthread stream_;  // the GET event stream, when the server offers one
