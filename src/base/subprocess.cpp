@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/spawn_internal.h"
+#include "talaria/base/child_exit.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
@@ -284,10 +285,8 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   } else if (ending == Ending::kCancelled) {
     result.cancelled = true;
     result.exit_code = kExitCodeCancelled;
-  } else if (info.si_code == CLD_EXITED) {
-    result.exit_code = info.si_status;
   } else {
-    result.exit_code = 128 + info.si_status;
+    result.exit_code = ShellExitCode(info);
   }
   result.stdout_total_bytes = out_buf.total();
   result.stderr_total_bytes = err_buf.total();

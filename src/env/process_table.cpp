@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "output_watch.h"
+#include "talaria/base/child_exit.h"
 #include "talaria/base/random.h"
 #include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/unique_fd.h"
@@ -29,8 +30,6 @@ constexpr int kFallbackPollMs = 50;
 constexpr int kWriteTimeoutMs = 5000;
 
 std::string NewId() { return std::string(kIdPrefix) + RandomHex(6); }
-
-int ExitCodeOf(const siginfo_t& info) { return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status; }
 
 }  // namespace
 
@@ -175,7 +174,7 @@ void ProcessTable::Watch(std::shared_ptr<Entry> e) {
         running = false;
         std::lock_guard lock(mu_);
         e->running = false;
-        e->exit_code = ExitCodeOf(info);
+        e->exit_code = ShellExitCode(info);
         e->ended = Clock::now();
         e->input.reset();
       }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/spawn_internal.h"
+#include "talaria/base/child_exit.h"
 #include "talaria/base/executor.h"
 #include "talaria/base/log.h"
 #include "talaria/base/scoped_sigpipe_block.h"
@@ -36,11 +37,6 @@ bool WriteAll(int fd, std::string_view data) {
     data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
-}
-
-std::string DescribeExit(const siginfo_t& info) {
-  if (info.si_code == CLD_EXITED) return "exited with code " + std::to_string(info.si_status);
-  return "killed by signal " + std::to_string(info.si_status);
 }
 
 }  // namespace
@@ -293,7 +289,7 @@ void StdioConnection::ReaderLoop(const std::stop_token& stop) {
     if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid_) {
       std::lock_guard lock(mu_);
-      exit_description_ = DescribeExit(info);
+      exit_description_ = DescribeChildExit(info);
     }
     // Whatever is left on stderr explains the exit.
     for (;;) {
@@ -329,7 +325,7 @@ void StdioConnection::Reap(bool block) {
   std::lock_guard lock(mu_);
   if (rc == 0 && info.si_pid == pid_) {
     reaped_ = true;
-    if (exit_description_.empty()) exit_description_ = DescribeExit(info);
+    if (exit_description_.empty()) exit_description_ = DescribeChildExit(info);
   } else if (rc < 0) {
     reaped_ = true;  // ECHILD: nothing to reap
   }

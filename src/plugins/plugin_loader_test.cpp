@@ -408,16 +408,16 @@ TEST_F(PluginLoaderTest, TrialContainsCrashesExitsAndHangs) {
   EXPECT_EQ(aborts->verdict, Verdict::kFailed);
   EXPECT_EQ(aborts->trial, "failed");
   EXPECT_TRUE(
-      Contains(aborts->reason, "trial load: crashed in the trial process (signal 6, SIGABRT)"))
+      Contains(aborts->reason, "trial load: the trial process was killed by signal 6 (SIGABRT)"))
       << aborts->reason;
   const CandidateReport* segv = Find(report, "c_segv");
   EXPECT_EQ(segv->trial, "failed");
   // Under AddressSanitizer the trial program reports the fault itself and exits with status 1.
-  EXPECT_TRUE(Contains(segv->reason, "SIGSEGV") || Contains(segv->reason, "exit status 1"))
+  EXPECT_TRUE(Contains(segv->reason, "SIGSEGV") || Contains(segv->reason, "exited with status 1"))
       << segv->reason;
   const CandidateReport* exits = Find(report, "e_exits");
   EXPECT_EQ(exits->trial, "failed");
-  EXPECT_TRUE(Contains(exits->reason, "exit status 3")) << exits->reason;
+  EXPECT_TRUE(Contains(exits->reason, "exited with status 3")) << exits->reason;
   const CandidateReport* hangs = Find(report, "f_hangs");
   EXPECT_EQ(hangs->trial, "failed");
   EXPECT_TRUE(Contains(hangs->reason, "did not finish loading and registering within 0.5 s"))

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "talaria/base/child_exit.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/poll_timeout.h"
@@ -44,17 +45,6 @@ std::string Seconds(std::chrono::milliseconds ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%g s", static_cast<double>(ms.count()) / 1000.0);
   return text;
-}
-
-// How the child ended, from its waitid record.
-std::string DescribeEnd(const siginfo_t& info) {
-  if (info.si_code == CLD_EXITED) return "exit status " + std::to_string(info.si_status);
-  std::string why = "signal " + std::to_string(info.si_status);
-  if (const char* abbrev = ::sigabbrev_np(info.si_status); abbrev != nullptr) {
-    why += ", SIG";
-    why += abbrev;
-  }
-  return why;
 }
 
 }  // namespace
@@ -187,7 +177,7 @@ void PluginTrial::Finish(bool hung) {
   if (culprit >= paths_.size()) return;
   if (!ready) {
     // The trial program itself failed: nobody is to blame, and the loader goes on without it.
-    std::string why = "it ended before reading its list (" + DescribeEnd(info) + ")";
+    std::string why = "it " + DescribeChildExit(info) + " before reading its list";
     if (!last.empty()) why += ": " + last;
     JudgeRestNotRun(culprit, why);
     return;
@@ -203,8 +193,7 @@ void PluginTrial::Finish(bool hung) {
     why = "did not finish loading and registering within " + Seconds(per_plugin_timeout_) +
           " in the trial process";
   } else {
-    why = info.si_code == CLD_EXITED ? "ended the trial process (" : "crashed in the trial process (";
-    why += DescribeEnd(info) + ") while loading or registering";
+    why = "the trial process " + DescribeChildExit(info) + " while loading or registering";
   }
   if (!last.empty()) why += "; output: " + last;
   Judge(culprit, TrialVerdict{TrialVerdict::Outcome::kFailed, std::move(why)});

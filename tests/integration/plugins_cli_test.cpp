@@ -63,13 +63,13 @@ TEST(PluginsCli, APluginThatCrashesAtRegistrationIsReportedNotFatal) {
 
   CliRun listed = testing_cli::RunTalaria(how, {"plugins"});
   EXPECT_EQ(listed.exit_code, 1) << Describe({"plugins"}, listed);  // a failed candidate
-  EXPECT_THAT(listed.out, HasSubstr("crashed in the trial process (signal 6, SIGABRT)"));
+  EXPECT_THAT(listed.out, HasSubstr("the trial process was killed by signal 6 (SIGABRT)"));
   EXPECT_THAT(listed.out, HasSubstr("1 loaded, 0 skipped, 1 failed"));
 
   CliRun call = testing_cli::RunTalaria(how, {"call", "example_add", "a=20", "b=22"});
   ASSERT_EQ(call.exit_code, 0) << Describe({"call", "example_add"}, call);
   EXPECT_THAT(call.out, HasSubstr("42"));
-  EXPECT_THAT(call.err, HasSubstr("a_crash.so failed: trial load: crashed"));
+  EXPECT_THAT(call.err, HasSubstr("a_crash.so failed: trial load: the trial process was killed by signal 6"));
 }
 
 }  // namespace

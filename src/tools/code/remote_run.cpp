@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/child_exit.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
@@ -51,11 +52,6 @@ bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline) {
     ::poll(&p, 1, std::min(PollTimeoutMs(now, deadline), static_cast<int>(kSlice.count())));
   }
   return true;
-}
-
-// The exit status waitid reports, as a shell would show it.
-int ExitCodeOf(const siginfo_t& info) {
-  return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
 }
 
 }  // namespace
@@ -190,9 +186,9 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
     run.exit_code = *exit_code;
   } else {
     // The relay never reported an exit: the connection broke, or it could not start.
-    run.exit_code = ExitCodeOf(info) != 0 ? ExitCodeOf(info) : 255;
+    run.exit_code = ShellExitCode(info) != 0 ? ShellExitCode(info) : 255;
     err.Append("[execute_code: the remote run ended without reporting an exit (channel status " +
-               std::to_string(ExitCodeOf(info)) + ")]\n");
+               std::to_string(ShellExitCode(info)) + ")]\n");
   }
   if (!diagnostics.empty()) err.Append(diagnostics);
   run.stderr_text = std::move(err).Finish();
