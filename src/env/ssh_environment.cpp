@@ -313,6 +313,7 @@ class SshEnvironment final : public Environment {
   }
 
   std::string_view kind() const override { return "ssh"; }
+  bool RunsScriptsRemotely() const override { return true; }
 
   std::string cwd() const override {
     std::lock_guard lock(mu_);

@@ -50,6 +50,9 @@ class Environment {
 
   // "local", "bwrap", "ssh" or "docker".
   virtual std::string_view kind() const = 0;
+  // Whether execute_code runs its scripts through this environment, on the machine its commands
+  // run on (whose interpreter and files are not this process's), instead of beside talaria.
+  virtual bool RunsScriptsRemotely() const { return false; }
   // The directory the next command starts in.
   virtual std::string cwd() const = 0;
 

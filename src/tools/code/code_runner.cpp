@@ -124,7 +124,7 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   if (code.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorResult("No code provided.", started);
   // A session whose terminal is a remote machine runs its scripts there too, over the exec
   // channel; its tools still run here, through the dispatcher.
-  const bool remote = ctx.environment && ctx.environment->kind() == "ssh";
+  const bool remote = ctx.environment && ctx.environment->RunsScriptsRemotely();
 
   // The interpreter's end (locally passed as fd 3; remotely the relay's end of the channel) and
   // ours. Both close-on-exec, so no other child of this process ever holds either.
