@@ -657,19 +657,26 @@ Status ValidateEntryName(std::string_view name) {
   }
   return Status::Ok();
 }
-}  // namespace
 
-Result<UniqueFd> Workspace::OpenReadAt(int dir_fd, std::string_view name, FileInfo* info) const {
+// An entry of a directory held open, as an O_PATH fd with its fstat; a symlink is refused, never
+// followed.
+Result<UniqueFd> OpenEntryPath(int dir_fd, std::string_view name, struct stat& st) {
   TALARIA_RETURN_IF_ERROR(ValidateEntryName(name));
   const std::string n(name);
   int fd = ::openat(dir_fd, n.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Err(ErrnoStatus(errno, "open", name));
   UniqueFd opath(fd);
-  struct stat st {};
   if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", name));
   if (S_ISLNK(st.st_mode)) {
     return Err(PermissionDeniedError(Quote(name) + " is a symbolic link (not followed)"));
   }
+  return opath;
+}
+}  // namespace
+
+Result<UniqueFd> Workspace::OpenReadAt(int dir_fd, std::string_view name, FileInfo* info) const {
+  struct stat st {};
+  UniqueFd opath = TALARIA_TRY(OpenEntryPath(dir_fd, name, st));
   TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), st, name, /*want_dir=*/false));
   UniqueFd out = TALARIA_TRY(internal::Reopen(opath.get(), st, O_RDONLY, name));
   if (info != nullptr) *info = internal::ToFileInfo(st);
@@ -677,16 +684,8 @@ Result<UniqueFd> Workspace::OpenReadAt(int dir_fd, std::string_view name, FileIn
 }
 
 Result<UniqueFd> Workspace::OpenDirAt(int dir_fd, std::string_view name) const {
-  TALARIA_RETURN_IF_ERROR(ValidateEntryName(name));
-  const std::string n(name);
-  int fd = ::openat(dir_fd, n.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Err(ErrnoStatus(errno, "open", name));
-  UniqueFd opath(fd);
   struct stat st {};
-  if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", name));
-  if (S_ISLNK(st.st_mode)) {
-    return Err(PermissionDeniedError(Quote(name) + " is a symbolic link (not followed)"));
-  }
+  UniqueFd opath = TALARIA_TRY(OpenEntryPath(dir_fd, name, st));
   TALARIA_RETURN_IF_ERROR(impl_->CheckReadableFd(opath.get(), st, name, /*want_dir=*/true));
   return internal::Reopen(opath.get(), st, O_RDONLY | O_DIRECTORY, name);
 }
