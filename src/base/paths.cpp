@@ -33,4 +33,19 @@ std::string LibraryDirectory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+void* OpenSiblingModule(std::string_view file, std::string_view what, std::string& error) {
+  const std::string dir = LibraryDirectory();
+  if (dir.empty()) {
+    error = std::string(what) + " is not available: the directory of libtalaria is unknown";
+    return nullptr;
+  }
+  const std::string path = dir + std::string(file);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    error = std::string(what) + " is not available (" + path + "): " + (why != nullptr ? why : "dlopen failed");
+  }
+  return handle;
+}
+
 }  // namespace talaria

@@ -21,19 +21,13 @@ struct PythonModule {
 
 PythonModule LoadModule() {
   PythonModule m;
-  const std::string path = LibraryDirectory() + TALARIA_PYLINT_MODULE;
-  // RTLD_LOCAL: libpython's symbols stay out of the global scope (plugins cannot bind to them).
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    m.error = "the Python lint module is not available (" + path + "): ";
-    m.error += why != nullptr ? why : "dlopen failed";
-    return m;
-  }
+  void* handle = OpenSiblingModule(TALARIA_PYLINT_MODULE, "the Python lint module", m.error);
+  if (handle == nullptr) return m;
   auto start = reinterpret_cast<talaria_pylint_start_fn>(::dlsym(handle, "talaria_pylint_start"));
   auto check = reinterpret_cast<talaria_pylint_check_fn>(::dlsym(handle, "talaria_pylint_check"));
   if (start == nullptr || check == nullptr) {
-    m.error = path + " does not export the Python lint entry points";
+    m.error = TALARIA_PYLINT_MODULE;
+    m.error += " does not export the Python lint entry points";
     return m;  // never dlclose'd: harmless, and a half-loaded module stays inert
   }
   char error[512] = {};

@@ -15,20 +15,10 @@ Result<const HttpModule*> LoadHttpModule() {
   static const HttpModule* module = nullptr;
   static std::string error;
   std::call_once(once, [] {
-    const std::string dir = LibraryDirectory();
-    if (dir.empty()) {  // never a bare name: the loader would search its path for some other build
-      error = "the MCP HTTP module is not available: the directory of libtalaria is unknown";
-      return;
-    }
-    const std::string path = dir + kModuleFile;
-    // RTLD_LOCAL: httplib's and OpenSSL's symbols stay out of the global scope (plugins cannot
-    // bind to them). Never dlclose'd: transports and connections point into it.
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      error = "the MCP HTTP module is not available (" + path + "): " + (why != nullptr ? why : "dlopen failed");
-      return;
-    }
+    // Never dlclose'd: transports and connections point into it.
+    void* handle = OpenSiblingModule(kModuleFile, "the MCP HTTP module", error);
+    if (handle == nullptr) return;
+    const std::string path(kModuleFile);
     using Entry = const HttpModule* (*)();
     auto entry = reinterpret_cast<Entry>(::dlsym(handle, kModuleEntry));
     const HttpModule* table = entry != nullptr ? entry() : nullptr;

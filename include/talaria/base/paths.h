@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace talaria {
 
@@ -18,5 +19,11 @@ std::string UserHome();
 // linked statically), with a trailing '/': where its helper modules and programs are installed.
 // Empty when the loader cannot tell.
 std::string LibraryDirectory();
+
+// dlopen (RTLD_NOW | RTLD_LOCAL, so its symbols stay out of the global scope plugins bind
+// against) of the helper module `file` installed beside libtalaria; never by bare name, which
+// would let the loader's search path pick up some other build. On failure, why, naming `what`
+// ("the Python lint module is not available (...): ..."), in `error`.
+void* OpenSiblingModule(std::string_view file, std::string_view what, std::string& error);
 
 }  // namespace talaria
