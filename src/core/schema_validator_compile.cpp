@@ -85,26 +85,19 @@ Status Invalid(const Where& where, std::string_view keyword, std::string_view pr
   return InvalidArgumentError(std::move(message));
 }
 
-// Objects in `v`, itself included: at most one node each.
-size_t CountObjects(const Json& v) {
-  if (!v.is_structured()) return 0;
-  size_t n = v.is_object() ? 1 : 0;
-  for (const Json& child : v) n += CountObjects(child);
-  return n;
-}
-
 class Compiler {
  public:
   explicit Compiler(const Json& root) : root_(root), id_keyword_(DetectIdKeyword(root)) {}
 
   Result<SchemaGraph> Run() {
-    // Nodes are large: growing the vector one doubling at a time cost more than compiling.
-    nodes_.reserve(2 + std::min<size_t>(CountObjects(root_), 4096));
+    resources_.emplace("", &root_);
+    IndexIds(root_, "", 0);
+    // One node per schema object IndexIds visited, at most. Nodes are large: growing the vector
+    // one doubling at a time cost more than compiling.
+    nodes_.reserve(2 + base_of_.size());
     nodes_.resize(2);
     paths_ = {"true", "false"};
     nodes_[kFalseNode].reject_all = true;
-    resources_.emplace("", &root_);
-    IndexIds(root_, "", 0);
 
     SchemaGraph out;
     out.root = TALARIA_TRY(Compile(root_, Where{"#", "", 0}));
