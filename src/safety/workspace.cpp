@@ -192,7 +192,7 @@ struct Workspace::Impl {
   // Display path of an existing directory (for the cwd).
   Result<std::string> ResolveDirectory(std::string_view path) const;
   Result<UniqueFd> OpenBeneath(const ResolvedPath& r, std::string_view rel, uint64_t flags,
-                               std::string_view shown, uint64_t extra_resolve = 0) const;
+                               std::string_view shown) const;
   Result<UniqueFd> OpenForRead(std::string_view path, ResolvedPath* resolved, FileInfo* info) const;
   // `st` is fd's fstat.
   Status CheckReadableFd(int fd, const struct stat& st, std::string_view shown, bool want_dir) const;
@@ -253,11 +253,10 @@ Result<std::string> Workspace::Impl::ResolveDirectory(std::string_view path) con
 }
 
 Result<UniqueFd> Workspace::Impl::OpenBeneath(const ResolvedPath& r, std::string_view rel,
-                                              uint64_t flags, std::string_view shown,
-                                              uint64_t extra_resolve) const {
+                                              uint64_t flags, std::string_view shown) const {
   const Root& root = roots[r.root_index];
   const std::string p = rel.empty() ? std::string(".") : std::string(rel);
-  int fd = Openat2(root.fd.get(), p.c_str(), flags | O_CLOEXEC, 0, root.resolve | extra_resolve);
+  int fd = Openat2(root.fd.get(), p.c_str(), flags | O_CLOEXEC, 0, root.resolve);
   if (fd < 0) return Err(ErrnoStatus(errno, "open", shown));
   return UniqueFd(fd);
 }
@@ -303,15 +302,17 @@ Result<UniqueFd> Workspace::Impl::OpenForRead(std::string_view path, ResolvedPat
   if (auto why = sensitive.ReadDenial(r.display, path)) return Err(PermissionDeniedError(*why));
   // Reached without a symlink, the file's real path is its root's plus `relative` (".." was
   // resolved lexically, which is exact without symlinks): /proc is asked only after a symlink.
-  auto direct = OpenBeneath(r, r.relative, O_PATH, path, RESOLVE_NO_SYMLINKS);
-  const bool via_symlink = !direct && direct.error().code() != StatusCode::kNotFound;
-  UniqueFd opath = via_symlink ? TALARIA_TRY(OpenBeneath(r, r.relative, O_PATH, path))
-                               : TALARIA_TRY(std::move(direct));
+  const Root& root = roots[r.root_index];
+  const std::string rel = r.relative.empty() ? std::string(".") : r.relative;
+  UniqueFd opath(Openat2(root.fd.get(), rel.c_str(), O_PATH | O_CLOEXEC, 0, root.resolve | RESOLVE_NO_SYMLINKS));
+  const bool via_symlink = !opath && errno == ELOOP;  // any other failure is the answer already
+  if (via_symlink) opath = TALARIA_TRY(OpenBeneath(r, r.relative, O_PATH, path));
+  if (!opath) return Err(ErrnoStatus(errno, "open", path));
   struct stat st {};
   if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
   TALARIA_RETURN_IF_ERROR(CheckReadableFd(opath.get(), st, path, /*want_dir=*/false));
   const std::string real = via_symlink ? TALARIA_TRY(FdRealPath(opath.get()))
-                                       : DisplayJoin(roots[r.root_index].real, r.relative);
+                                       : DisplayJoin(root.real, r.relative);
   if (auto why = sensitive.ReadDenial(real, path)) return Err(PermissionDeniedError(*why));
   struct stat opened {};
   UniqueFd fd = TALARIA_TRY(internal::Reopen(opath.get(), st, O_RDONLY, path, &opened));
