@@ -69,6 +69,8 @@ void Outlet::CallSink(std::string_view line, const Routing& routing) {
     sink_(line, routing);
   } catch (const std::exception& e) {
     LogError(std::string("mcp: an outgoing message was lost: ") + e.what());
+  } catch (...) {
+    LogError("mcp: an outgoing message was lost to an exception");
   }
 }
 

@@ -182,9 +182,8 @@ std::unique_ptr<httplib::Client> HttpConnection::TakeClient() {
 }
 
 void HttpConnection::KeepClient(std::unique_ptr<httplib::Client> client) {
-  if (closed()) return;
   std::lock_guard lock(idle_mu_);
-  if (idle_.size() < kMaxIdleClients) idle_.push_back(IdleClient{std::move(client), Clock::now()});
+  if (!idle_closed_ && idle_.size() < kMaxIdleClients) idle_.push_back(IdleClient{std::move(client), Clock::now()});
 }
 
 bool HttpConnection::closed() const {
@@ -506,6 +505,7 @@ void HttpConnection::Close(std::chrono::milliseconds grace) {
   close_source_.request_stop();
   {
     std::lock_guard lock(idle_mu_);
+    idle_closed_ = true;
     idle_.clear();  // their sockets close here
   }
   if (stream_.joinable()) {

@@ -106,6 +106,7 @@ class HttpConnection final : public Connection {
   static constexpr std::chrono::seconds kMaxIdle{4};
   std::mutex idle_mu_;
   std::vector<IdleClient> idle_;  // Guarded by idle_mu_. Connected, unused; the newest last.
+  bool idle_closed_ = false;      // Guarded by idle_mu_. Close ran: nothing is kept any more.
 
   std::mutex close_mu_;  // serializes Close
   std::jthread stream_;  // the GET event stream, when the server offers one
