@@ -14,6 +14,7 @@
 #include "base/spawn_internal.h"
 #include "talaria/base/child_exit.h"
 #include "talaria/base/executor.h"
+#include "talaria/base/file_io.h"
 #include "talaria/base/log.h"
 #include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/spawn.h"
@@ -23,21 +24,6 @@ namespace {
 
 constexpr size_t kStderrTailBytes = 4096;
 constexpr size_t kReadChunk = 64 * 1024;
-
-// Writes all of `data`; SIGPIPE is blocked in this thread meanwhile (a dead server must not
-// kill talaria).
-bool WriteAll(int fd, std::string_view data) {
-  ScopedSigpipeBlock no_sigpipe;
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -127,7 +113,9 @@ bool StdioConnection::WriteLine(std::string_view line) {
   std::lock_guard lock(write_mu_);
   if (!in_fd_) return false;
   // FIXME: a server that stops reading its stdin blocks this write once the pipe is full.
-  if (!WriteAll(in_fd_.get(), framed)) {
+  // SIGPIPE blocked meanwhile: a dead server must not kill talaria.
+  ScopedSigpipeBlock no_sigpipe;
+  if (!WriteAll(in_fd_.get(), framed).ok()) {
     in_fd_.reset();
     return false;
   }

@@ -108,6 +108,11 @@ std::string EncodeCallResult(const Json& id, const ToolResult& r) {
   return out;
 }
 
+// The refusal of a request whose id an unanswered request (alone or in a batch) still holds.
+std::string IdInUse(std::string_view key) {
+  return "Invalid Request: request id " + std::string(key) + " is already in use";
+}
+
 std::string IdText(const Json& id) { return id.is_string() ? id.get<std::string>() : DumpJson(id); }
 
 }  // namespace
@@ -395,7 +400,7 @@ McpServer::Impl::Call* McpServer::Impl::Admit(const Message& m) {
   std::string key = DumpJson(m.id());
   if (calls.contains(key)) {
     lock.unlock();
-    Answer(m.id(), Error(kInvalidRequest, "Invalid Request: request id " + key + " is already in use"));
+    Answer(m.id(), Error(kInvalidRequest, IdInUse(key)));
     return nullptr;
   }
   auto call = std::make_unique<Call>();
@@ -689,7 +694,7 @@ void McpServer::HandleDecoded(const Message& m) {
     const std::string key = DumpJson(m.id());
     if (impl_->batches->IsOpen(key)) {
       impl_->outlet->Send(
-          EncodeError(&m.id(), kInvalidRequest, "Invalid Request: request id " + key + " is already in use"),
+          EncodeError(&m.id(), kInvalidRequest, IdInUse(key)),
           Routing{key, true, /*outside_batch=*/true});
       return;
     }
@@ -761,7 +766,7 @@ bool McpServer::Impl::HandleBatch(std::string_view text, std::string_view batch_
     if (m.method == "initialize") {
       refusal = "Invalid Request: initialize cannot be part of a batch";
     } else if (keys.contains(key) || batches->IsOpen(key) || InFlight(key)) {
-      refusal = "Invalid Request: request id " + key + " is already in use";
+      refusal = IdInUse(key);
     }
     if (!refusal.empty()) {
       early.push_back(EncodeError(&m.id(), kInvalidRequest, refusal));

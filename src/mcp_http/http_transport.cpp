@@ -1,7 +1,6 @@
 // The Streamable HTTP server transport (in libtalaria_http.so; see mcp/http_module.h).
 #include "mcp/http_module.h"
 
-#include <arpa/inet.h>
 #include <sys/random.h>
 
 #include <algorithm>

@@ -94,7 +94,7 @@ class HttpTransport {
   // Errors: InvalidArgument (bad options; non-loopback host without a bearer token),
   // Unavailable (the address cannot be bound, or the HTTP module cannot be loaded).
   static Result<std::unique_ptr<HttpTransport>> Start(HttpTransportOptions options, ServerFactory factory);
-  // Stop().
+  // Implementations stop serving first.
   virtual ~HttpTransport() = default;
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;

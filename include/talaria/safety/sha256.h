@@ -1,4 +1,4 @@
-// SHA-256 (FIPS 180-4) via OpenSSL's libcrypto: content fingerprints for write verification,
+// SHA-256 (FIPS 180-4) via nettle: content fingerprints for write verification,
 // the audit log and change detection.
 // Thread-safety: Sha256Hex is thread-safe; a Sha256 object is not (caller synchronises).
 #pragma once
