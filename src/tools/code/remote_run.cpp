@@ -36,8 +36,9 @@ constexpr size_t kMaxDiagnosticBytes = 4096;
 // A line longer than this is no relay of ours talking: the channel is abandoned.
 constexpr size_t kMaxLineBytes = 2 * kMaxFrameBytes;
 
-// Writes all of `data` to `fd` (blocking or not) unless `deadline` passes first.
-bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline) {
+// Writes all of `data` to `fd` (blocking or not) unless `deadline` passes or `cancel` fires
+// first (a peer that stops reading must not hold a cancelled run until its deadline).
+bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline, const std::stop_token& cancel) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n > 0) {
@@ -47,7 +48,7 @@ bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno != EAGAIN) return false;
     const auto now = Clock::now();
-    if (now >= deadline) return false;
+    if (now >= deadline || cancel.stop_requested()) return false;
     pollfd p{fd, POLLOUT, 0};
     ::poll(&p, 1, std::min(PollTimeoutMs(now, deadline), static_cast<int>(kSlice.count())));
   }
@@ -93,7 +94,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
       err.Append(e->get_ref<const std::string&>());
     } else if (auto r = message.find("rpc"); r != message.end() && r->is_string()) {
       const std::string& frame = r->get_ref<const std::string&>();
-      if (frame.size() > kMaxFrameBytes || !WriteWithin(script.rpc_fd, EncodeFrame(frame), script.deadline)) {
+      if (frame.size() > kMaxFrameBytes || !WriteWithin(script.rpc_fd, EncodeFrame(frame), script.deadline, script.cancel)) {
         broken = true;
       }
     } else if (auto x = message.find("exit"); x != message.end() && x->is_number_integer()) {
@@ -106,7 +107,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
   Json bundle = Json::object();
   bundle["files"] = std::move(files);
   bundle["program"] = script.program;
-  broken = !WriteWithin(channel.input.get(), EncodeChannelLine(bundle), script.deadline);
+  broken = !WriteWithin(channel.input.get(), EncodeChannelLine(bundle), script.deadline, script.cancel);
 
   bool output_open = true;
   bool exited = false;
@@ -155,7 +156,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
         if (!*frame) break;
         Json message = Json::object();
         message["rpc"] = std::move(**frame);
-        if (!WriteWithin(channel.input.get(), EncodeChannelLine(message), script.deadline)) broken = true;
+        if (!WriteWithin(channel.input.get(), EncodeChannelLine(message), script.deadline, script.cancel)) broken = true;
       }
     }
     // Without a pidfd (old kernels) the channel's end shows as the end of its output.
@@ -163,6 +164,11 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
     if (exited && output_open && exit_code) break;  // a straggler holds the output: done anyway
   }
   if (std::string rest = lines.Rest(); !rest.empty()) keep_diagnostic(rest);
+  // A write given up on (the peer stopped reading) says why: the caller's cancel or the deadline.
+  if (broken && !exit_code && !timed_out && !cancelled) {
+    cancelled = script.cancel.stop_requested();
+    timed_out = !cancelled && Clock::now() >= script.deadline;
+  }
 
   // Ends the channel whatever happened; on the remote side the relay then kills the
   // interpreter's process group (end of its stdin).
