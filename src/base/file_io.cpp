@@ -1,6 +1,8 @@
 #include "talaria/base/file_io.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "talaria/base/poll_timeout.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria {
@@ -21,6 +24,35 @@ Status WriteAll(int fd, std::string_view data) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return InternalError(std::string("write: ") + std::strerror(n < 0 ? errno : EIO));
     done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait) {
+  while (!data.empty()) {
+    const size_t chunk = std::min<size_t>(data.size(), size_t{1} << 30);
+    const ssize_t n = wait.socket ? ::send(fd, data.data(), chunk, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                  : ::write(fd, data.data(), chunk);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      return UnavailableError(std::string("write: ") + std::strerror(n < 0 ? errno : EIO));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= wait.deadline) return DeadlineExceededError("write: the reader took nothing in time");
+    if (wait.stop.stop_requested()) return CancelledError("write: stopped while the reader took nothing");
+    int timeout = PollTimeoutMs(now, wait.deadline);
+    if (wait.stop.stop_possible()) {
+      const int slice = static_cast<int>(wait.slice.count());
+      timeout = timeout < 0 ? slice : std::min(timeout, slice);
+    }
+    pollfd room{fd, POLLOUT, 0};
+    if (::poll(&room, 1, timeout) < 0 && errno != EINTR) {
+      return UnavailableError(std::string("poll: ") + std::strerror(errno));
+    }
   }
   return Status::Ok();
 }

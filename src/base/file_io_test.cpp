@@ -1,8 +1,11 @@
 #include "talaria/base/file_io.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -76,6 +79,81 @@ TEST(WriteAll, WritesEveryByteThroughAPipeInPieces) {
   reader.join();
   ::close(fds[0]);
   EXPECT_EQ(got, data);
+}
+
+// A pipe whose write end does not block: a full pipe is EAGAIN, which WriteAllUntil waits out.
+struct NonBlockingPipe {
+  int read_end = -1;
+  int write_end = -1;
+  NonBlockingPipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    read_end = fds[0];
+    write_end = fds[1];
+    ::fcntl(write_end, F_SETFL, O_NONBLOCK);
+  }
+  ~NonBlockingPipe() {
+    if (read_end >= 0) ::close(read_end);
+    if (write_end >= 0) ::close(write_end);
+  }
+};
+
+TEST(WriteAllUntil, WaitsForRoomWhileTheReaderIsSlow) {
+  NonBlockingPipe pipe;
+  ASSERT_GE(pipe.write_end, 0);
+  const std::string data(1 << 20, 'q');
+  std::string got;
+  std::thread reader([&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(pipe.read_end, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  });
+  WriteWait wait;
+  wait.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  EXPECT_TRUE(WriteAllUntil(pipe.write_end, data, wait).ok());
+  ::close(pipe.write_end);
+  pipe.write_end = -1;
+  reader.join();
+  EXPECT_EQ(got, data);
+}
+
+TEST(WriteAllUntil, GivesUpAtTheDeadlineWhenNobodyReads) {
+  NonBlockingPipe pipe;
+  ASSERT_GE(pipe.write_end, 0);
+  WriteWait wait;
+  wait.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  const Status status = WriteAllUntil(pipe.write_end, std::string(1 << 20, 'q'), wait);
+  EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.message();
+  EXPECT_GE(std::chrono::steady_clock::now(), wait.deadline);
+}
+
+TEST(WriteAllUntil, AStopRequestEndsTheWaitBeforeTheDeadline) {
+  NonBlockingPipe pipe;
+  ASSERT_GE(pipe.write_end, 0);
+  std::stop_source stop;
+  WriteWait wait;
+  wait.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  wait.stop = stop.get_token();
+  wait.slice = std::chrono::milliseconds(20);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.request_stop();
+  });
+  const Status status = WriteAllUntil(pipe.write_end, std::string(1 << 20, 'q'), wait);
+  stopper.join();
+  EXPECT_EQ(status.code(), StatusCode::kCancelled) << status.message();
+}
+
+TEST(WriteAllUntil, AClosedSocketPeerIsAnErrorNotSigpipe) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  ::close(fds[1]);
+  WriteWait wait;
+  wait.socket = true;
+  const Status status = WriteAllUntil(fds[0], "to nobody", wait);  // SIGPIPE would end the test
+  ::close(fds[0]);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("Broken pipe"), std::string::npos) << status.message();
 }
 
 }  // namespace

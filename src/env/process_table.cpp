@@ -13,6 +13,7 @@
 
 #include "output_watch.h"
 #include "talaria/base/child_exit.h"
+#include "talaria/base/file_io.h"
 #include "talaria/base/random.h"
 #include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/unique_fd.h"
@@ -360,25 +361,14 @@ Status ProcessTable::Write(std::string_view query, std::string_view data) {
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   // A child that stopped reading must not hang the call, and must not raise SIGPIPE here.
   ScopedSigpipeBlock no_sigpipe;
-  Status status;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(kWriteTimeoutMs);
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd.get(), data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN && Clock::now() < deadline) {
-      pollfd p{fd.get(), POLLOUT, 0};
-      ::poll(&p, 1, 100);
-      continue;
-    }
-    status = n < 0 && errno == EAGAIN ? DeadlineExceededError("the process is not reading its input")
-                                      : FailedPreconditionError("stdin of process " + e->id + " is closed");
-    break;
+  WriteWait wait;
+  wait.deadline = Clock::now() + std::chrono::milliseconds(kWriteTimeoutMs);
+  const Status written = WriteAllUntil(fd.get(), data, wait);
+  if (written.ok()) return written;
+  if (written.code() == StatusCode::kDeadlineExceeded) {
+    return DeadlineExceededError("the process is not reading its input");
   }
-  return status;
+  return FailedPreconditionError("stdin of process " + e->id + " is closed");
 }
 
 Status ProcessTable::CloseStdin(std::string_view query) {

@@ -87,6 +87,18 @@ TEST(ProcessTable, WriteFeedsStdinAndCloseSendsEof) {
   EXPECT_FALSE(table.Write(*id, "late\n").ok());
 }
 
+TEST(ProcessTable, WriteToAProcessThatNeverReadsGivesUpWithAClearError) {
+  ProcessTable table;
+  auto id = table.Add(Start("sleep 60", true), "deaf", false);
+  ASSERT_TRUE(id);
+  // More than a pipe holds: the write must wait for room, then give up at its deadline.
+  const Status written = table.Write(*id, std::string(1 << 20, 'x'));
+  EXPECT_EQ(written.code(), StatusCode::kDeadlineExceeded) << written.message();
+  EXPECT_EQ(written.message(), "the process is not reading its input");
+  EXPECT_TRUE(table.Get(*id, false)->running);  // the write never hurt the process
+  EXPECT_TRUE(table.Kill(*id));
+}
+
 TEST(ProcessTable, PtyProcessesSeeATerminal) {
   ProcessTable table;
   auto id = table.Add(Start("read -r x; [ -t 0 ] && echo \"tty:$x\"", false, true), "pty", true);

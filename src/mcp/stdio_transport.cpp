@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria::mcp {
@@ -50,19 +51,7 @@ bool FdLineWriter::Write(std::string_view line) {
 }
 
 bool FdLineWriter::WriteOut(std::string_view bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd_, POLLOUT, 0};
-      ::poll(&p, 1, 1000);
-      continue;
-    }
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  return WriteAllUntil(fd_, bytes, WriteWait{}).ok();  // a client not reading yet is waited for
 }
 
 Status ServeLines(McpServer& server, const StdioOptions& options) {

@@ -1,5 +1,7 @@
 // Writing files without leaving half of one behind, and draining descriptors.
 //   WriteAll: every byte of `data` to `fd` (EINTR retried), or the errno of the failed write.
+//   WriteAllUntil: the same, where a full non-blocking descriptor is waited on (poll) until a
+//     deadline or a stop request: a reader that stopped reading cannot hold the writer forever.
 //   ReadAvailable: what a non-blocking descriptor holds right now.
 //   WriteFileAtomic: `content` replaces `path` whole or not at all — written to a fresh
 //     temp file beside it (O_EXCL, never through a link someone planted), optionally fsynced,
@@ -10,6 +12,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -19,6 +23,18 @@ namespace talaria {
 
 // Errors: Internal naming the errno of the failed write.
 Status WriteAll(int fd, std::string_view data);
+
+// How long WriteAllUntil waits for room in a full descriptor.
+struct WriteWait {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::stop_token stop;                       // checked again at least every `slice`
+  std::chrono::milliseconds slice{100};
+  bool socket = false;  // send(MSG_NOSIGNAL): a vanished reader is EPIPE here, never SIGPIPE
+};
+
+// Errors: DeadlineExceeded when the deadline came first, Cancelled when `stop` was requested
+// first, Unavailable naming the errno of a failed write (EPIPE: the reader is gone).
+Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait);
 
 // Appends to `out` everything non-blocking `fd` holds now (EINTR retried). True while the
 // descriptor stays open (it ran dry: EAGAIN); false once it reached end of file or failed.

@@ -36,23 +36,14 @@ constexpr size_t kMaxDiagnosticBytes = 4096;
 // A line longer than this is no relay of ours talking: the channel is abandoned.
 constexpr size_t kMaxLineBytes = 2 * kMaxFrameBytes;
 
-// Writes all of `data` to `fd` (blocking or not) unless `deadline` passes or `cancel` fires
-// first (a peer that stops reading must not hold a cancelled run until its deadline).
+// Writes all of `data` to `fd` unless `deadline` passes or `cancel` fires first (a peer that
+// stops reading must not hold a cancelled run until its deadline).
 bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline, const std::stop_token& cancel) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN) return false;
-    const auto now = Clock::now();
-    if (now >= deadline || cancel.stop_requested()) return false;
-    pollfd p{fd, POLLOUT, 0};
-    ::poll(&p, 1, std::min(PollTimeoutMs(now, deadline), static_cast<int>(kSlice.count())));
-  }
-  return true;
+  WriteWait wait;
+  wait.deadline = deadline;
+  wait.stop = cancel;
+  wait.slice = kSlice;
+  return WriteAllUntil(fd, data, wait).ok();
 }
 
 }  // namespace

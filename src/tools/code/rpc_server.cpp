@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/file_io.h"
 #include "talaria/base/poll_timeout.h"
 #include "tools/code/rpc_frame.h"
 
@@ -277,25 +278,13 @@ void RpcServer::Respond(const Json& id, std::string_view result_text, std::strin
   }
   const std::string frame = EncodeFrame(payload);
   std::lock_guard lock(send_mu_);
-  size_t sent = 0;
-  while (sent < frame.size()) {
-    const ssize_t n = ::send(socket_.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      // The script is not reading yet; wait for room, but never past the execution's deadline.
-      pollfd p{socket_.get(), POLLOUT, 0};
-      const int until_deadline = PollTimeoutMs(Clock::now(), deadline_);  // -1: no deadline
-      const int slice = until_deadline < 0 ? 100 : std::min(until_deadline, 100);
-      if (::poll(&p, 1, slice) < 0 && errno != EINTR) return;
-      if (Clock::now() >= deadline_ || reader_.get_stop_token().stop_requested()) return;
-      continue;
-    }
-    return;  // EPIPE and the like: the interpreter is gone
-  }
+  // The script is not reading yet: wait for room, never past the execution's deadline. A failure
+  // (EPIPE: the interpreter is gone) drops the answer; the run's own end reports why.
+  WriteWait wait;
+  wait.deadline = deadline_;
+  wait.stop = reader_.get_stop_token();
+  wait.socket = true;
+  (void)WriteAllUntil(socket_.get(), frame, wait);
 }
 
 }  // namespace talaria::tools::code
