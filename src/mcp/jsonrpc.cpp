@@ -136,6 +136,11 @@ DecodedBatch DecodeBatch(std::string_view text, const MessageLimits& limits) {
   return batch;
 }
 
+std::string EncodeBatchRefusal(std::string_view text, const MessageLimits& limits) {
+  const Decoded refused = DecodeMessage(text, limits);
+  return EncodeError(refused.error.id.get(), refused.error.code, refused.error.message);
+}
+
 std::string EncodeResult(const Json& id, const Json& result) {
   Json out = Json::object();
   out["jsonrpc"] = "2.0";

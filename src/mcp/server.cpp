@@ -27,8 +27,6 @@ namespace talaria::mcp {
 namespace {
 
 constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-// The one protocol version with JSON-RPC batches (added in it, removed in 2025-06-18).
-constexpr std::string_view kBatchProtocolVersion = "2025-03-26";
 constexpr std::string_view kCursorPrefix = "after:";
 // How long the client gets to answer roots/list; without an answer the --root workspace stays.
 constexpr auto kRootsAnswerTimeout = std::chrono::seconds(10);
@@ -736,10 +734,7 @@ bool McpServer::Impl::HandleBatch(std::string_view text, std::string_view batch_
     version = protocol_version;
   }
   if (version != kBatchProtocolVersion) {
-    // Refused as a single message would be: hostile text (bad UTF-8, absurd nesting) gets its
-    // parse error, a well-formed array the batch refusal.
-    const Decoded refused = DecodeMessage(text, options.limits);
-    outlet->Send(EncodeError(refused.error.id.get(), refused.error.code, refused.error.message), routing);
+    outlet->Send(EncodeBatchRefusal(text, options.limits), routing);
     return true;
   }
   DecodedBatch batch = DecodeBatch(text, options.limits);

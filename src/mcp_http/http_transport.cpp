@@ -476,12 +476,9 @@ void TransportImpl::PostBatch(const httplib::Request& req, const Accepts& accept
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
-  if (session->ProtocolVersion() != "2025-03-26") {
-    // Refused as a single message would be (a parse error for hostile text).
-    const Decoded refused = DecodeMessage(req.body, options.limits);
+  if (session->ProtocolVersion() != kBatchProtocolVersion) {
     res.status = 400;
-    res.set_content(EncodeError(refused.error.id.get(), refused.error.code, refused.error.message),
-                    "application/json");
+    res.set_content(EncodeBatchRefusal(req.body, options.limits), "application/json");
     return;
   }
   // A key no request id can dump to (an id's JSON is quoted or a number).

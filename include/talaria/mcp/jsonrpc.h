@@ -90,12 +90,20 @@ struct DecodedBatch {
   bool ok() const { return !error.has_value(); }
 };
 
+// The one protocol version under which a session may send JSON-RPC batches (added in it,
+// removed in 2025-06-18).
+inline constexpr std::string_view kBatchProtocolVersion = "2025-03-26";
+
 // Decodes a JSON-RPC batch (protocol 2025-03-26 only; the caller decides when to accept one).
 // The whole text obeys `limits` as one message would (errors as DecodeMessage's); an empty
 // array is kInvalidRequest; each element is then decoded like a message of its own, so a bad
 // element gets its own error and the others are served.
 DecodedBatch DecodeBatch(std::string_view text, const MessageLimits& limits = {});
 
+// The error answer to a batch sent under a protocol without batches: what the text would get as
+// a single message, so hostile text (bad UTF-8, absurd nesting) gets its parse error and a
+// well-formed array the batch refusal.
+std::string EncodeBatchRefusal(std::string_view text, const MessageLimits& limits = {});
 
 // Compact one-line encodings (no trailing newline); strings with invalid UTF-8 are replaced.
 std::string EncodeResult(const Json& id, const Json& result);
