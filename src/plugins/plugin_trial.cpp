@@ -155,10 +155,10 @@ void PluginTrial::DrainOutput() {
   if (a.output.size() > 2 * kOutputKept) a.output.erase(0, a.output.size() - kOutputKept);
 }
 
-void PluginTrial::Finish(bool hung) {
+siginfo_t PluginTrial::Reap(bool kill_first) {
   Attempt& a = *attempt_;
   const pid_t pid = a.child.pid;
-  if (hung) ::kill(-pid, SIGKILL);
+  if (kill_first) ::kill(-pid, SIGKILL);
   siginfo_t info{};
   // Waited for without reaping, so the group's id cannot be reused before the group is killed.
   while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
@@ -169,6 +169,18 @@ void PluginTrial::Finish(bool hung) {
   }
   ReadProtocol();  // what it wrote before it ended
   DrainOutput();
+  return info;
+}
+
+void PluginTrial::Abandon(const std::string& why) {
+  (void)Reap(/*kill_first=*/true);
+  attempt_.reset();
+  JudgeRestNotRun(judged_, why);
+}
+
+void PluginTrial::Finish(bool hung) {
+  const siginfo_t info = Reap(/*kill_first=*/hung);
+  Attempt& a = *attempt_;
   const size_t culprit = judged_;
   const size_t first = a.first;
   const bool ready = a.ready;
@@ -200,10 +212,6 @@ void PluginTrial::Finish(bool hung) {
 }
 
 void PluginTrial::Pump() {
-  // What the trial wrote while nobody was waiting comes first: the plugin at hand may be done.
-  ReadProtocol();
-  DrainOutput();
-  if (!attempt_ || judged_ >= paths_.size()) return;
   Attempt& a = *attempt_;
   const auto now = Clock::now();
   const auto deadline = progress_at_ + per_plugin_timeout_;
@@ -211,10 +219,14 @@ void PluginTrial::Pump() {
   const bool has_pidfd = a.child.pidfd.valid();
   int timeout = PollTimeoutMs(now, deadline);
   if (!has_pidfd) timeout = std::min<int>(timeout, static_cast<int>(kExitPollPeriod.count()));
+  // Level-triggered: a verdict written while nobody waited is reported at once.
   pollfd fds[3] = {{a.protocol ? a.protocol.get() : -1, POLLIN, 0},
                    {a.child.output ? a.child.output.get() : -1, POLLIN, 0},
                    {has_pidfd ? a.child.pidfd.get() : -1, POLLIN, 0}};
-  if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return Finish(/*hung=*/true);
+  if (::poll(fds, 3, timeout) < 0 && errno != EINTR) {
+    // Our failure, not the plugin's: nobody is blamed, and the loader goes on without a trial.
+    return Abandon(std::string("poll: ") + std::strerror(errno));
+  }
   if (fds[0].revents != 0) ReadProtocol();
   if (fds[1].revents != 0) DrainOutput();
   bool exited = fds[2].revents != 0;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstddef>
@@ -72,9 +73,13 @@ class PluginTrial {
   void Pump();
   void ReadProtocol();
   void DrainOutput();
-  // Kills what is left of the attempt's process group, reaps the child and judges the candidate
-  // it was on (unless everything was judged).
+  // Kills what is left of the attempt's process group (the child too when `kill_first`), reaps
+  // the child and takes in its last words; how the child ended.
+  siginfo_t Reap(bool kill_first);
+  // Ends the attempt and judges the candidate it was on (unless everything was judged).
   void Finish(bool hung);
+  // Ends the attempt for a failure of ours: every candidate not yet judged is judged not run.
+  void Abandon(const std::string& why);
   void Judge(size_t index, TrialVerdict verdict);
   void JudgeRestNotRun(size_t first, const std::string& why);
 
