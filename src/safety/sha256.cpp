@@ -45,9 +45,12 @@ std::string Sha256::FinalHex() {
 }
 
 std::string Sha256Hex(std::string_view data) {
-  Sha256 hash;
-  hash.Update(data);
-  return hash.FinalHex();
+  sha256_ctx ctx;  // on the stack: one hash needs no Sha256 object and its heap state
+  sha256_init(&ctx);
+  sha256_update(&ctx, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
+  std::array<uint8_t, 32> digest{};
+  sha256_digest(&ctx, digest.size(), digest.data());
+  return ToHex(digest.data(), digest.size());
 }
 
 }  // namespace talaria::safety
