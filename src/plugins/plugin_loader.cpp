@@ -466,6 +466,7 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
     ::closedir(d);
 
     std::set<std::string, std::less<>> seen;
+    report.candidates.reserve(report.candidates.size() + probes.size());
     for (Probe& p : probes) {
       CandidateReport c;
       c.path = std::move(p.path);

@@ -313,6 +313,23 @@ TEST_F(PluginLoaderTest, VerdictCacheSkipsUnchangedFilesAndNoticesChanges) {
   for (const Json& r : (*pruned)["entries"]) EXPECT_NE(r[0], dir_ / "junk.so");
 }
 
+TEST_F(PluginLoaderTest, VerdictCacheKeepsFileNamesThatNeedEscaping) {
+  TempDir state;
+  const std::string odd = "quote\"back\\slash\ttab\nline";
+  WriteText(dir_ / (odd + ".so"), "junk");
+  DiscoveryOptions options;
+  options.cache_path = state / "cache.json";
+  options.mode = LoadMode::kScanOnly;
+  const DiscoveryReport cold = Discover(options);
+  ASSERT_EQ(cold.candidates.size(), 1u);
+  EXPECT_FALSE(cold.candidates[0].scan_cached);
+  const DiscoveryReport warm = Discover(options);
+  ASSERT_EQ(warm.candidates.size(), 1u);
+  EXPECT_TRUE(warm.candidates[0].scan_cached);
+  EXPECT_EQ(warm.candidates[0].name, odd);
+  EXPECT_EQ(warm.candidates[0].reason, cold.candidates[0].reason);
+}
+
 TEST_F(PluginLoaderTest, CorruptCacheIsIgnoredAndRewritten) {
   TempDir state;
   CopyPlugin("example_plugin", dir_ / "example.so");

@@ -128,19 +128,32 @@ void VerdictCache::Retain(std::string_view dir_prefix,
 
 Status VerdictCache::Save() const {
   if (!dirty_ || path_.empty()) return Status::Ok();
-  Json root = Json::object();
-  root["format"] = kFormat;
-  root["host"] = HostKey();
-  Json entries = Json::array();
-  entries.get_ref<Json::array_t&>().reserve(entries_.size());
+  // Written straight out, not built as a Json document first: a cache of a thousand entries
+  // would cost as many small arrays.
+  std::string text = "{\"format\":" + std::to_string(kFormat) + ",\"host\":";
+  AppendJsonQuoted(text, HostKey());
+  text += ",\"entries\":[";
+  text.reserve(text.size() + entries_.size() * 160);
+  bool first = true;
   for (const auto& [file, e] : entries_) {
-    entries.push_back(Json::array({file, e.key.size, e.key.mtime_ns, e.key.ino,
-                                   std::string(ScanOutcomeName(e.verdict.outcome)),
-                                   e.verdict.interface_version, e.verdict.reason,
-                                   e.trial_passed}));
+    text += first ? "[" : ",[";
+    first = false;
+    AppendJsonQuoted(text, file);
+    text += ',';
+    text += std::to_string(e.key.size);
+    text += ',';
+    text += std::to_string(e.key.mtime_ns);
+    text += ',';
+    text += std::to_string(e.key.ino);
+    text += ',';
+    AppendJsonQuoted(text, ScanOutcomeName(e.verdict.outcome));
+    text += ',';
+    text += std::to_string(e.verdict.interface_version);
+    text += ',';
+    AppendJsonQuoted(text, e.verdict.reason);
+    text += e.trial_passed ? ",true]" : ",false]";
   }
-  root["entries"] = std::move(entries);
-  const std::string text = DumpJson(root) + "\n";
+  text += "]}\n";
 
   const std::filesystem::path target(path_);
   std::error_code ec;
