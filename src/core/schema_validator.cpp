@@ -217,18 +217,19 @@ class Evaluator {
         return "must be " + std::string(relation) + " " + limit.text + ", got " + DumpJson(v);
       });
     };
-    if (n.minimum && CompareNumber(v, *n.minimum) < 0 && !bound(">=", *n.minimum)) return false;
-    if (n.exclusive_minimum && CompareNumber(v, *n.exclusive_minimum) <= 0 &&
-        !bound(">", *n.exclusive_minimum)) {
+    const NumberBounds& b = *n.numbers;  // has_number_checks: present
+    if (b.minimum && CompareNumber(v, *b.minimum) < 0 && !bound(">=", *b.minimum)) return false;
+    if (b.exclusive_minimum && CompareNumber(v, *b.exclusive_minimum) <= 0 &&
+        !bound(">", *b.exclusive_minimum)) {
       return false;
     }
-    if (n.maximum && CompareNumber(v, *n.maximum) > 0 && !bound("<=", *n.maximum)) return false;
-    if (n.exclusive_maximum && CompareNumber(v, *n.exclusive_maximum) >= 0 &&
-        !bound("<", *n.exclusive_maximum)) {
+    if (b.maximum && CompareNumber(v, *b.maximum) > 0 && !bound("<=", *b.maximum)) return false;
+    if (b.exclusive_maximum && CompareNumber(v, *b.exclusive_maximum) >= 0 &&
+        !bound("<", *b.exclusive_maximum)) {
       return false;
     }
-    if (n.multiple_of && !IsMultipleOf(v, *n.multiple_of) &&
-        !bound("a multiple of", *n.multiple_of)) {
+    if (b.multiple_of && !IsMultipleOf(v, *b.multiple_of) &&
+        !bound("a multiple of", *b.multiple_of)) {
       return false;
     }
     return ok;
@@ -416,15 +417,17 @@ class Evaluator {
 
   bool CheckGeneric(const Node& n, const Json& v, const PathStep* path) {
     bool ok = true;
-    if (n.has_enum &&
-        std::none_of(n.enum_values.begin(), n.enum_values.end(),
-                     [&](const Json& e) { return JsonEqual(e, v); }) &&
-        !Fail(ok, path, [&] { return "must be one of " + n.enum_text; })) {
-      return false;
-    }
-    if (n.const_value && !JsonEqual(*n.const_value, v) &&
-        !Fail(ok, path, [&] { return "must be equal to " + n.const_text; })) {
-      return false;
+    if (const ValueChecks* values = n.values.get()) {
+      if (values->has_enum &&
+          std::none_of(values->enum_values.begin(), values->enum_values.end(),
+                       [&](const Json& e) { return JsonEqual(e, v); }) &&
+          !Fail(ok, path, [&] { return "must be one of " + values->enum_text; })) {
+        return false;
+      }
+      if (values->const_value && !JsonEqual(*values->const_value, v) &&
+          !Fail(ok, path, [&] { return "must be equal to " + values->const_text; })) {
+        return false;
+      }
     }
     for (const NodeId id : n.all_of) {
       if (!Keep(ok, Check(id, v, path))) return false;

@@ -336,16 +336,23 @@ class Compiler {
     return {};
   }
 
+  static ValueChecks& ValuesOf(Node& node) {
+    if (!node.values) node.values = std::make_unique<ValueChecks>();
+    return *node.values;
+  }
+
   Status CompileGeneric(const Json& schema, const Where& where, Node& node) {
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "enum") {
         if (!value.is_array()) return Invalid(where, key, "must be an array");
-        node.has_enum = true;
-        node.enum_values = value.get_ref<const Json::array_t&>();
-        node.enum_text = Truncate(DumpJsonPythonStyle(value), kMaxEnumTextBytes);
+        ValueChecks& values = ValuesOf(node);
+        values.has_enum = true;
+        values.enum_values = value.get_ref<const Json::array_t&>();
+        values.enum_text = Truncate(DumpJsonPythonStyle(value), kMaxEnumTextBytes);
       } else if (key == "const") {
-        node.const_value = value;
-        node.const_text = Truncate(DumpJsonPythonStyle(value), kMaxConstTextBytes);
+        ValueChecks& values = ValuesOf(node);
+        values.const_value = value;
+        values.const_text = Truncate(DumpJsonPythonStyle(value), kMaxConstTextBytes);
       } else if (key == "allOf") {
         node.all_of = TALARIA_TRY(SubArray(value, key, where));
       } else if (key == "anyOf") {
@@ -366,32 +373,36 @@ class Compiler {
   }
 
   Status CompileNumeric(const Json& schema, const Where& where, Node& node) {
+    NumberBounds b;
     bool draft4_exclusive_min = false, draft4_exclusive_max = false;
     for (const auto& [key, value] : schema.get_ref<const Json::object_t&>()) {
       if (key == "minimum") {
-        node.minimum = TALARIA_TRY(ReadNumber(value, key, where));
+        b.minimum = TALARIA_TRY(ReadNumber(value, key, where));
       } else if (key == "maximum") {
-        node.maximum = TALARIA_TRY(ReadNumber(value, key, where));
+        b.maximum = TALARIA_TRY(ReadNumber(value, key, where));
       } else if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         const bool is_min = key == "exclusiveMinimum";
         if (value.is_boolean()) {  // draft 4: a modifier of minimum/maximum
           (is_min ? draft4_exclusive_min : draft4_exclusive_max) = value.get<bool>();
         } else {
-          (is_min ? node.exclusive_minimum : node.exclusive_maximum) =
+          (is_min ? b.exclusive_minimum : b.exclusive_maximum) =
               TALARIA_TRY(ReadNumber(value, key, where));
         }
       } else if (key == "multipleOf") {
-        node.multiple_of = TALARIA_TRY(ReadNumber(value, key, where));
-        if (node.multiple_of->value <= 0) {
+        b.multiple_of = TALARIA_TRY(ReadNumber(value, key, where));
+        if (b.multiple_of->value <= 0) {
           return Invalid(where, key, "must be greater than 0");
         }
       }
     }
-    if (draft4_exclusive_min && node.minimum) {
-      node.exclusive_minimum = std::exchange(node.minimum, std::nullopt);
+    if (draft4_exclusive_min && b.minimum) {
+      b.exclusive_minimum = std::exchange(b.minimum, std::nullopt);
     }
-    if (draft4_exclusive_max && node.maximum) {
-      node.exclusive_maximum = std::exchange(node.maximum, std::nullopt);
+    if (draft4_exclusive_max && b.maximum) {
+      b.exclusive_maximum = std::exchange(b.maximum, std::nullopt);
+    }
+    if (b.minimum || b.maximum || b.exclusive_minimum || b.exclusive_maximum || b.multiple_of) {
+      node.numbers = std::make_unique<NumberBounds>(std::move(b));
     }
     return {};
   }

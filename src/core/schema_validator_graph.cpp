@@ -106,8 +106,7 @@ Status RejectInPlaceCycles(const std::vector<Node>& nodes, const std::vector<std
 }
 
 void SetFamilyFlags(Node& n) {
-  n.has_number_checks =
-      n.minimum || n.maximum || n.exclusive_minimum || n.exclusive_maximum || n.multiple_of;
+  n.has_number_checks = n.numbers != nullptr;
   n.has_string_checks = n.min_length > 0 || n.max_length != kUnbounded || n.pattern != nullptr;
   n.has_array_checks = (n.items != kNoNode && n.items != kTrueNode) || n.has_tuple_items ||
                        n.min_items > 0 || n.max_items != kUnbounded || n.unique_items ||
@@ -117,7 +116,7 @@ void SetFamilyFlags(Node& n) {
                         !n.required_extra.empty() || n.min_properties > 0 ||
                         n.max_properties != kUnbounded || !n.dependencies.empty() ||
                         n.property_names != kNoNode;
-  n.has_generic_checks = n.has_enum || n.const_value || !n.all_of.empty() || !n.any_of.empty() ||
+  n.has_generic_checks = n.values != nullptr || !n.all_of.empty() || !n.any_of.empty() ||
                          !n.one_of.empty() || n.not_node != kNoNode || n.if_node != kNoNode;
   n.type_only = n.ref == kNoNode && !n.reject_all && !n.has_number_checks && !n.has_string_checks &&
                 !n.has_array_checks && !n.has_object_checks && !n.has_generic_checks;

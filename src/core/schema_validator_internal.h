@@ -71,6 +71,21 @@ struct Dependency {
   NodeId node = kNoNode;              // schema form
 };
 
+// A node's numeric keywords, kept apart from it: most nodes have none, and five optional bounds
+// would be nearly half of every node.
+struct NumberBounds {
+  std::optional<Number> minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of;
+};
+
+// A node's "enum" and "const", kept apart for the same reason.
+struct ValueChecks {
+  bool has_enum = false;
+  std::vector<Json> enum_values;
+  std::string enum_text;  // ["a", "b"], bounded
+  std::optional<Json> const_value;
+  std::string const_text;
+};
+
 struct Node {
   // "$ref": siblings are ignored (drafts 4-7), the target decides.
   NodeId ref = kNoNode;
@@ -88,17 +103,13 @@ struct Node {
   bool type_only = false;           // no keyword but "type": settled by one mask test
 
   // Any type.
-  bool has_enum = false;
-  std::vector<Json> enum_values;
-  std::string enum_text;  // ["a", "b"], bounded
-  std::optional<Json> const_value;
-  std::string const_text;
+  std::unique_ptr<ValueChecks> values;  // null: neither "enum" nor "const"
   std::vector<NodeId> all_of, any_of, one_of;
   NodeId not_node = kNoNode;
   NodeId if_node = kNoNode, then_node = kNoNode, else_node = kNoNode;
 
-  // Numbers.
-  std::optional<Number> minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of;
+  // Numbers: null when the schema has no numeric keyword.
+  std::unique_ptr<NumberBounds> numbers;
 
   // Strings (lengths count code points).
   uint64_t min_length = 0, max_length = kUnbounded;
