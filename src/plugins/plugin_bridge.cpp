@@ -89,26 +89,16 @@ int CallClientRequest(void* context, const char* method, const char* params_json
   };
   try {
     auto* state = static_cast<CallState*>(context);
-    ClientChannel* client = ClientOf(context);
-    if (client == nullptr) return reply(TALARIA_PLUGIN_UNSUPPORTED, "this call has no MCP client");
     if (method == nullptr) return reply(TALARIA_PLUGIN_ERROR, "no method");
+    ClientChannel* client = ClientOf(context);
+    if (auto why = WhyClientCannotAnswer(client, method)) return reply(TALARIA_PLUGIN_UNSUPPORTED, *why);
     Json params = Json::object();
     if (params_json != nullptr) {
       auto parsed = ParseJson(params_json);
       if (!parsed || !parsed->is_object()) return reply(TALARIA_PLUGIN_ERROR, "params must be a JSON object");
       params = std::move(*parsed);
     }
-    // The capability a method needs, for the requests MCP defines.
-    const std::string_view m = method;
-    const char* capability = m == "elicitation/create"       ? "elicitation"
-                             : m == "sampling/createMessage" ? "sampling"
-                             : m == "roots/list"             ? "roots"
-                                                             : nullptr;
-    if (capability != nullptr && !client->Supports(capability)) {
-      return reply(TALARIA_PLUGIN_UNSUPPORTED, std::string("the MCP client did not declare the ") + capability +
-                                                   " capability, so it cannot answer " + method);
-    }
-    Result<Json> answer = client->Request(m, params, state->ctx->cancel, state->ctx->deadline);
+    Result<Json> answer = client->Request(method, params, state->ctx->cancel, state->ctx->deadline);
     if (answer) return reply(TALARIA_PLUGIN_OK, DumpJson(*answer));
     const StatusCode code = answer.error().code();
     const bool stopped = code == StatusCode::kCancelled || code == StatusCode::kDeadlineExceeded;

@@ -37,9 +37,8 @@ class ElicitationPrompter final : public safety::ApprovalPrompter {
     Json params = {{"message", "The agent wants to run (" + request.tool + "):\n" + request.command +
                                    "\nIt needs approval: " + why},
                    {"requestedSchema", std::move(schema)}};
-    const auto now = std::chrono::steady_clock::now();
-    const auto deadline = deadline_ - now < kAnswerTimeout ? deadline_ : now + kAnswerTimeout;
-    Result<Json> answer = client_->Request("elicitation/create", params, cancel_, deadline);
+    Result<Json> answer =
+        client_->Request("elicitation/create", params, cancel_, EarlierDeadline(deadline_, kAnswerTimeout));
     if (!answer) {
       const StatusCode code = answer.error().code();
       return code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled ? safety::ApprovalAnswer::kTimeout
@@ -63,7 +62,7 @@ class ElicitationPrompter final : public safety::ApprovalPrompter {
 }  // namespace
 
 std::shared_ptr<safety::ApprovalPrompter> MakeElicitationPrompter(const ToolContext& ctx) {
-  if (!ctx.client || !ctx.client->Supports("elicitation")) return nullptr;
+  if (WhyClientCannotAnswer(ctx.client.get(), "elicitation/create")) return nullptr;
   return std::make_shared<ElicitationPrompter>(ctx.client, ctx.cancel, ctx.deadline);
 }
 

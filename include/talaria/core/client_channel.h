@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <string_view>
 
 #include "talaria/base/json.h"
@@ -46,5 +47,15 @@ class ClientChannel {
   virtual Result<Json> Request(std::string_view method, const Json& params, std::stop_token cancel,
                                Deadline deadline) = 0;
 };
+
+// Why `client` cannot be sent `method`: there is no client (the call did not come over MCP), or
+// the client did not declare the capability an MCP-defined request needs ("elicitation" for
+// elicitation/create, "sampling" for sampling/createMessage, "roots" for roots/list). Nullopt
+// when it may be sent; other methods need no capability.
+std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client, std::string_view method);
+
+// The earlier of `deadline` and `timeout` from now: a question to a human gets `timeout`, but
+// never outlives the call that asks it.
+ClientChannel::Deadline EarlierDeadline(ClientChannel::Deadline deadline, std::chrono::milliseconds timeout);
 
 }  // namespace talaria
