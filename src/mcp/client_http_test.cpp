@@ -377,6 +377,34 @@ TEST(HttpConnection, HangingServerHonoursDeadlineAndCancel) {
   EXPECT_EQ(server.cancelled_notifications.load(), 3);
 }
 
+// One thread watches every request of a connection: a later request with an earlier deadline
+// is still stopped on time, and closing the connection stops the ones still waiting.
+TEST(HttpConnection, ConcurrentRequestsEachEndOnTimeAndCloseStopsTheRest) {
+  ScriptedServer server;
+  auto opened = OpenAndInitialize(server);
+  std::optional<Result<Json>> slow;
+  Clock::time_point slow_ended;
+  std::jthread slow_caller([&] {
+    slow.emplace(CallTool(*opened->conn, "hang", 20s));
+    slow_ended = Clock::now();
+  });
+  std::this_thread::sleep_for(100ms);  // the 20 s request is watched first
+  const auto start = Clock::now();
+  auto quick = CallTool(*opened->conn, "hang", 300ms);
+  ASSERT_FALSE(quick);
+  EXPECT_EQ(quick.error().code(), StatusCode::kDeadlineExceeded) << quick.error().ToString();
+  // Well before the socket's own backstop (the deadline plus 1 s) would end it.
+  EXPECT_LT(Clock::now() - start, 1000ms);
+
+  const auto closing = Clock::now();
+  opened->conn->Close(100ms);
+  slow_caller.join();
+  ASSERT_TRUE(slow.has_value());
+  ASSERT_FALSE(*slow);
+  EXPECT_EQ(slow->error().code(), StatusCode::kUnavailable) << slow->error().ToString();
+  EXPECT_LT(slow_ended - closing, 1500ms);
+}
+
 TEST(HttpConnection, HostileAnswersFailTheCallNotTheClient) {
   ScriptedServer server;
   auto opened = OpenAndInitialize(server, /*max_bytes=*/256 * 1024);

@@ -49,58 +49,6 @@ std::pair<time_t, time_t> Remaining(Clock::time_point deadline) {
   return {static_cast<time_t>(left.count() / 1000000), static_cast<time_t>(left.count() % 1000000)};
 }
 
-enum class Stopped : unsigned char { kNo, kDeadline, kCancelled, kClosed };
-
-// Stops `client` (shutting its socket down, which fails the blocked read or write) once
-// `deadline` passes or a token fires, and again every 20 ms until the request returns: a stop()
-// that lands before the socket exists does nothing.
-class RequestWatchdog {
- public:
-  RequestWatchdog(httplib::Client& client, Clock::time_point deadline, std::stop_token cancel,
-                  std::stop_token close) {
-    thread_ = std::jthread([this, &client, deadline, cancel = std::move(cancel),
-                            close = std::move(close)](const std::stop_token& done) {
-      std::mutex mu;
-      std::condition_variable_any cv;
-      auto wake = [&] {
-        std::lock_guard lock(mu);
-        cv.notify_all();
-      };
-      std::stop_callback on_cancel(cancel, wake);
-      std::stop_callback on_close(close, wake);
-      std::unique_lock lock(mu);
-      const auto until = std::min(deadline, Clock::now() + std::chrono::hours(24 * 365));
-      cv.wait_until(lock, done, until,
-                    [&] { return cancel.stop_requested() || close.stop_requested(); });
-      if (done.stop_requested()) return;
-      why_ = close.stop_requested()    ? Stopped::kClosed
-             : cancel.stop_requested() ? Stopped::kCancelled
-                                       : Stopped::kDeadline;
-      while (!done.stop_requested()) {
-        client.stop();
-        cv.wait_for(lock, done, 20ms, [] { return false; });
-      }
-    });
-  }
-  ~RequestWatchdog() { Finish(); }
-  RequestWatchdog(const RequestWatchdog&) = delete;
-  RequestWatchdog& operator=(const RequestWatchdog&) = delete;
-
-  bool fired() const { return why_.load() != Stopped::kNo; }
-  // Ends the watchdog; what stopped the request, if anything did.
-  Stopped Finish() {
-    if (thread_.joinable()) {
-      thread_.request_stop();
-      thread_.join();
-    }
-    return why_.load();
-  }
-
- private:
-  std::atomic<Stopped> why_{Stopped::kNo};
-  std::jthread thread_;
-};
-
 void Configure(httplib::Client& client, const HttpServerUrl& url, Clock::time_point deadline,
                std::chrono::microseconds read_timeout, bool keep_alive = false) {
   const auto [sec, usec] = Remaining(deadline);
@@ -269,7 +217,7 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
   Exchange ex;
   ex.expect_id = expect_id;
   const size_t cap = options_.max_message_bytes;
-  RequestWatchdog watchdog(client, deadline, cancel, close_source_.get_token());
+  RequestWatch::Watched watchdog = watch_.Watch(client, deadline, cancel);
   req.response_handler = [&](const httplib::Response& res) {
     ex.status = res.status;
     ex.event_stream = IsEventStream(res);
@@ -441,7 +389,7 @@ void HttpConnection::StreamLoop(const std::stop_token& stop) {
     int status = 0;
     bool is_stream = false;
     bool overflow = false;
-    RequestWatchdog watchdog(client, Clock::time_point::max(), stop, close_source_.get_token());
+    RequestWatch::Watched watchdog = watch_.Watch(client, Clock::time_point::max(), stop);
     req.response_handler = [&](const httplib::Response& res) {
       status = res.status;
       is_stream = IsEventStream(res);

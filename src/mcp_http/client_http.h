@@ -14,8 +14,8 @@
 // MCP-Protocol-Version too. A 404 for our session, or a refused connection, closes the
 // connection (on_closed fires; the supervisor re-initializes).
 //
-// Each POST has an httplib client to itself, stopped by a watchdog when the call's deadline
-// passes, its cancel token fires or the connection closes, so a server that hangs or drips
+// Each POST has an httplib client to itself, stopped (by the connection's one RequestWatch
+// thread) when the call's deadline passes, its cancel token fires or the connection closes, so a server that hangs or drips
 // bytes never holds a call past its deadline. Bodies and events over max_message_bytes fail
 // the request. A client whose POST ended cleanly (the whole answer read, nothing stopped) is
 // kept with its connection open for the next POST, so calls to a remote https server do not
@@ -38,6 +38,7 @@
 #include "mcp/client_connection.h"
 #include "mcp/http_module.h"
 #include "mcp/server_url.h"
+#include "mcp_http/request_watch.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace httplib {
@@ -88,6 +89,7 @@ class HttpConnection final : public Connection {
   ConnectionCallbacks callbacks_;
   std::atomic<int64_t> next_id_{1};
   std::stop_source close_source_;  // stops every request in flight
+  RequestWatch watch_{close_source_.get_token()};
 
   mutable std::mutex mu_;
   std::string session_id_;         // Guarded by mu_.
