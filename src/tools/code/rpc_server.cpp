@@ -115,9 +115,34 @@ void RpcServer::Reject(std::string why) {
 
 bool RpcServer::IsAuthorised(pid_t sender) const { return interpreter_ != 0 && sender == interpreter_; }
 
+namespace {
+
+// The pid the kernel attests wrote the datagram (SCM_CREDENTIALS); 0 when none came. Descriptors
+// a script tried to hand us (SCM_RIGHTS) are closed unseen.
+pid_t SenderOf(msghdr& msg) {
+  pid_t sender = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET) continue;
+    if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+      ucred cred{};
+      std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+      sender = cred.pid;
+    } else if (c->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        if (fd >= 0) ::close(fd);
+      }
+    }
+  }
+  return sender;
+}
+
+}  // namespace
+
 void RpcServer::ReadLoop(std::stop_token stop) {
-  FrameReader interpreter_frames;
-  std::map<pid_t, FrameReader> pre_auth;  // by sender, until the hello is verified
+  Reading reading;
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(int) * 16)];
   std::string chunk(kReadChunk, '\0');
   while (!stop.stop_requested() && Clock::now() < deadline_) {
@@ -126,7 +151,7 @@ void RpcServer::ReadLoop(std::stop_token stop) {
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0 || (pfds[1].revents & POLLIN) != 0) return;
     if (pfds[0].revents == 0) continue;
-    for (;;) {
+    for (;;) {  // every datagram queued now
       iovec iov{chunk.data(), chunk.size()};
       msghdr msg{};
       msg.msg_iov = &iov;
@@ -137,77 +162,70 @@ void RpcServer::ReadLoop(std::stop_token stop) {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       if (n <= 0) return;  // EOF (every writer closed) or a socket error
-      pid_t sender = 0;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET) continue;
-        if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
-          ucred cred{};
-          std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
-          sender = cred.pid;
-        } else if (c->cmsg_type == SCM_RIGHTS) {
-          // Descriptors a script tried to hand us are closed unseen.
-          const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-          for (size_t i = 0; i < count; ++i) {
-            int fd = -1;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (fd >= 0) ::close(fd);
-          }
-        }
-      }
+      const pid_t sender = SenderOf(msg);
       const std::string_view bytes(chunk.data(), static_cast<size_t>(n));
       if (interpreter_ != 0) {
         if (!IsAuthorised(sender)) {
           Reject("data from process " + std::to_string(sender) + ", which is not the script's interpreter");
           continue;
         }
-        interpreter_frames.Feed(bytes);
-      } else {
-        if (pre_auth.size() >= kMaxPreAuthSenders && pre_auth.count(sender) == 0) {
-          Reject("too many processes writing to the RPC socket before the interpreter's hello");
-          continue;
-        }
-        FrameReader& r = pre_auth[sender];
-        r.Feed(bytes);
-        if (r.pending() > kMaxPreAuthBytes) {
-          Reject("process " + std::to_string(sender) + " wrote more than a hello before authenticating");
-          pre_auth.erase(sender);
-          continue;
-        }
-        auto hello = r.Next();
-        if (!hello || !*hello) continue;
-        auto parsed = ParseJson(**hello);
-        const bool is_hello = parsed && parsed->is_object() && parsed->contains("hello");
-        pid_t child = child_.load(std::memory_order_acquire);
-        const auto waited_until = Clock::now() + kExpectChildWait;
-        while (child == 0 && Clock::now() < waited_until && !stop.stop_requested()) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          child = child_.load(std::memory_order_acquire);
-        }
-        if (!is_hello || sender <= 0 || child <= 0 || !IsSelfOrDescendant(sender, child)) {
-          Reject("the first frame did not come from the script's interpreter (pid " + std::to_string(sender) + ")");
-          pre_auth.erase(sender);
-          continue;
-        }
-        interpreter_ = sender;
-        {
-          std::lock_guard lock(mu_);
-          stats_.authenticated = true;
-        }
-        // Whatever the interpreter sent after its hello is its first request(s).
-        FrameReader rest = std::move(r);
-        pre_auth.clear();
-        interpreter_frames = std::move(rest);
+        reading.interpreter.Feed(bytes);
+      } else if (!Authenticate(sender, bytes, reading, stop)) {
+        continue;
       }
-      for (;;) {
-        auto frame = interpreter_frames.Next();
-        if (!frame) {
-          Reject(frame.error().message());
-          return;  // an oversized frame: the stream cannot be trusted any more
-        }
-        if (!*frame) break;
-        HandleFrame(**frame);
-      }
+      if (!ServeFrames(reading.interpreter)) return;
     }
+  }
+}
+
+bool RpcServer::Authenticate(pid_t sender, std::string_view bytes, Reading& reading, const std::stop_token& stop) {
+  if (reading.pre_auth.size() >= kMaxPreAuthSenders && reading.pre_auth.count(sender) == 0) {
+    Reject("too many processes writing to the RPC socket before the interpreter's hello");
+    return false;
+  }
+  FrameReader& r = reading.pre_auth[sender];
+  r.Feed(bytes);
+  if (r.pending() > kMaxPreAuthBytes) {
+    Reject("process " + std::to_string(sender) + " wrote more than a hello before authenticating");
+    reading.pre_auth.erase(sender);
+    return false;
+  }
+  auto hello = r.Next();
+  if (!hello || !*hello) return false;  // not a whole frame yet
+  auto parsed = ParseJson(**hello);
+  const bool is_hello = parsed && parsed->is_object() && parsed->contains("hello");
+  // The child's pid is set by whoever spawned it, possibly just after its hello arrived.
+  pid_t child = child_.load(std::memory_order_acquire);
+  const auto waited_until = Clock::now() + kExpectChildWait;
+  while (child == 0 && Clock::now() < waited_until && !stop.stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    child = child_.load(std::memory_order_acquire);
+  }
+  if (!is_hello || sender <= 0 || child <= 0 || !IsSelfOrDescendant(sender, child)) {
+    Reject("the first frame did not come from the script's interpreter (pid " + std::to_string(sender) + ")");
+    reading.pre_auth.erase(sender);
+    return false;
+  }
+  interpreter_ = sender;
+  {
+    std::lock_guard lock(mu_);
+    stats_.authenticated = true;
+  }
+  // Whatever the interpreter sent after its hello is its first request(s).
+  reading.interpreter = std::move(r);
+  reading.pre_auth.clear();
+  return true;
+}
+
+bool RpcServer::ServeFrames(FrameReader& frames) {
+  for (;;) {
+    auto frame = frames.Next();
+    if (!frame) {
+      Reject(frame.error().message());
+      return false;  // an oversized frame: the stream cannot be trusted any more
+    }
+    if (!*frame) return true;
+    HandleFrame(**frame);
   }
 }
 

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +33,7 @@
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
 #include "talaria/base/unique_fd.h"
+#include "tools/code/rpc_frame.h"
 
 namespace talaria::tools::code {
 
@@ -72,7 +74,18 @@ class RpcServer {
   };
 
   RpcServer(UniqueFd socket, UniqueFd wake, RpcHandler handler, std::chrono::steady_clock::time_point deadline);
+  // What the reader keeps between datagrams.
+  struct Reading {
+    FrameReader interpreter;                 // the authenticated interpreter's byte stream
+    std::map<pid_t, FrameReader> pre_auth;   // by sender, until the hello is verified
+  };
+
   void ReadLoop(std::stop_token stop);
+  // Takes `bytes` from `sender` before any hello was verified; true once `sender` proved to be
+  // the interpreter (its frames after the hello are then in reading.interpreter).
+  bool Authenticate(pid_t sender, std::string_view bytes, Reading& reading, const std::stop_token& stop);
+  // Serves every whole frame `frames` holds; false after an oversized one (the reader stops).
+  bool ServeFrames(FrameReader& frames);
   void WorkLoop(std::stop_token stop);
   // One reassembled frame from `sender`.
   void HandleFrame(const std::string& payload);
