@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,22 @@ std::string ErrorText(const std::string& message) {
   Json body = Json::object();
   body["error"] = message;
   return DumpJson(body);
+}
+
+// Under code_execution.approvals: deny, a terminal command the guard would ask about is refused
+// before it reaches the dispatcher: nobody is there to approve it.
+std::optional<std::string> RefusalWithoutApprover(const Json& args, const safety::GuardOptions& guard) {
+  auto command = args.find("command");
+  if (command == args.end() || !command->is_string()) return std::nullopt;  // the tool reports it
+  const safety::GuardVerdict verdict = safety::JudgeCommand(command->get_ref<const std::string&>(), guard);
+  if (verdict.decision == safety::GuardDecision::kAllow) return std::nullopt;
+  std::string message = "Command refused: it needs approval, and scripts run without it";
+  message += " (code_execution.approvals: deny)";
+  if (!verdict.reasons.empty()) {
+    message += ": ";
+    message += verdict.reasons.front().description;
+  }
+  return message;
 }
 
 }  // namespace
@@ -61,19 +78,7 @@ std::string CallGate::Call(const std::string& tool, Json args) {
   if (tool == "terminal") {
     for (std::string_view key : kTerminalStripped) args.erase(std::string(key));
     if (options_.approvals == ScriptApprovals::kDeny) {
-      auto command = args.find("command");
-      if (command != args.end() && command->is_string()) {
-        const safety::GuardVerdict verdict = safety::JudgeCommand(command->get_ref<const std::string&>(), options_.guard);
-        if (verdict.decision != safety::GuardDecision::kAllow) {
-          std::string message = "Command refused: it needs approval, and scripts run without it";
-          message += " (code_execution.approvals: deny)";
-          if (!verdict.reasons.empty()) {
-            message += ": ";
-            message += verdict.reasons.front().description;
-          }
-          return ErrorText(message);
-        }
-      }
+      if (auto refusal = RefusalWithoutApprover(args, options_.guard)) return ErrorText(*refusal);
     }
   }
   ToolContext ctx = base_;
