@@ -2,6 +2,12 @@
 // masking as units; HttpConnection and the manager against a scripted server on 127.0.0.1
 // (httplib) that answers the way hostile or broken servers do.
 #include "mcp_http/client_http.h"
+#include "mcp_http/request_watch.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -403,6 +409,51 @@ TEST(HttpConnection, ConcurrentRequestsEachEndOnTimeAndCloseStopsTheRest) {
   ASSERT_FALSE(*slow);
   EXPECT_EQ(slow->error().code(), StatusCode::kUnavailable) << slow->error().ToString();
   EXPECT_LT(slow_ended - closing, 1500ms);
+}
+
+// A stop() that has to wait (httplib holds the client's socket while a TLS handshake with a
+// server that never answers is in progress) holds up only its own request: watching and
+// finishing others goes on.
+TEST(RequestWatch, AStopThatWaitsHoldsUpNoOtherRequest) {
+  // A listener that never accepts: the kernel completes TCP connects into its backlog, and the
+  // TLS handshake then waits for a ServerHello that never comes.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+
+  std::stop_source close;
+  RequestWatch watch(close.get_token());
+  httplib::Client silent("https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  silent.set_connection_timeout(3, 0);
+  silent.set_read_timeout(3, 0);
+  std::stop_source cancel;
+  Clock::time_point silent_ended;
+  std::jthread request([&] {
+    RequestWatch::Watched watched = watch.Watch(silent, Clock::time_point::max(), cancel.get_token());
+    (void)silent.Get("/");
+    EXPECT_EQ(watched.Finish(), Stopped::kCancelled);
+    silent_ended = Clock::now();
+  });
+  std::this_thread::sleep_for(200ms);  // inside the handshake
+  cancel.request_stop();                // its stop() now waits for the handshake to give up
+  std::this_thread::sleep_for(100ms);
+
+  httplib::Client other("http://127.0.0.1:1");
+  const auto start = Clock::now();
+  {
+    RequestWatch::Watched watched = watch.Watch(other, Clock::now() + 10s, {});
+    EXPECT_FALSE(watched.fired());
+    EXPECT_EQ(watched.Finish(), Stopped::kNo);
+  }
+  EXPECT_LT(Clock::now() - start, 500ms);
+  request.join();
+  ::close(listener);
 }
 
 TEST(HttpConnection, HostileAnswersFailTheCallNotTheClient) {

@@ -14,10 +14,10 @@
 // MCP-Protocol-Version too. A 404 for our session, or a refused connection, closes the
 // connection (on_closed fires; the supervisor re-initializes).
 //
-// Each POST has an httplib client to itself, stopped (by the connection's one RequestWatch
-// thread) when the call's deadline passes, its cancel token fires or the connection closes, so a server that hangs or drips
-// bytes never holds a call past its deadline. Bodies and events over max_message_bytes fail
-// the request. A client whose POST ended cleanly (the whole answer read, nothing stopped) is
+// Each POST has an httplib client to itself, stopped (the connection's RequestWatch sees to
+// it) when the call's deadline passes, its cancel token fires or the connection closes, so a
+// server that hangs or drips bytes never holds a call past its deadline. Bodies and events over
+// max_message_bytes fail the request. A client whose POST ended cleanly (the whole answer read, nothing stopped) is
 // kept with its connection open for the next POST, so calls to a remote https server do not
 // pay a TCP and TLS handshake each; a stopped or cut-short one is dropped with its socket.
 // Thread-safety: thread-safe; requests run concurrently. Callbacks run on request threads or

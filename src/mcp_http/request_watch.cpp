@@ -49,8 +49,14 @@ Stopped RequestWatch::Watched::Finish() {
     finished_ = true;
     // Outside the lock: destroying a callback waits for a run of it in progress, which takes it.
     entry_->on_cancel.reset();
-    std::lock_guard lock(watch_.mu_);
-    std::erase(watch_.entries_, entry_.get());
+    {
+      std::lock_guard lock(watch_.mu_);
+      std::erase(watch_.entries_, entry_.get());
+    }
+    if (entry_->stopper.joinable()) {  // no longer started once the entry is off the list
+      entry_->stopper.request_stop();
+      entry_->stopper.join();
+    }
   }
   return entry_->why.load();
 }
@@ -69,19 +75,25 @@ void RequestWatch::Loop(const std::stop_token& stop) {
     const auto now = Clock::now();
     auto wake_at = Clock::time_point::max();
     for (Entry* e : entries_) {
-      if (e->why.load() == Stopped::kNo) {
-        const Stopped why = close_.stop_requested()      ? Stopped::kClosed
-                            : e->cancel.stop_requested() ? Stopped::kCancelled
-                            : now >= e->deadline         ? Stopped::kDeadline
-                                                         : Stopped::kNo;
-        e->why.store(why);
-      }
-      if (e->why.load() != Stopped::kNo) {
-        e->client->stop();
-        wake_at = std::min(wake_at, now + kRestopPeriod);
-      } else {
+      if (e->why.load() != Stopped::kNo) continue;  // its stopper has it
+      const Stopped why = close_.stop_requested()      ? Stopped::kClosed
+                          : e->cancel.stop_requested() ? Stopped::kCancelled
+                          : now >= e->deadline         ? Stopped::kDeadline
+                                                       : Stopped::kNo;
+      if (why == Stopped::kNo) {
         wake_at = std::min(wake_at, e->deadline);
+        continue;
       }
+      e->why.store(why);
+      e->stopper = std::jthread([client = e->client](const std::stop_token& finished) {
+        std::mutex mu;
+        std::condition_variable_any cv;
+        std::unique_lock hold(mu);
+        while (!finished.stop_requested()) {
+          client->stop();
+          cv.wait_for(hold, finished, kRestopPeriod, [] { return false; });
+        }
+      });
     }
     // A far deadline is slept towards in steps: the clock arithmetic must not overflow.
     if (wake_at != Clock::time_point::max()) wake_at = std::min(wake_at, now + std::chrono::hours(1));

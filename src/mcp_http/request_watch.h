@@ -4,7 +4,9 @@
 //
 // A request is watched while its Watched guard lives. Once it is due, its client is stopped
 // (httplib shuts the socket down, which fails the blocked read or write), and again every 20 ms
-// until the request ends: a stop() that lands before the socket exists does nothing. The request
+// until the request ends: a stop() that lands before the socket exists does nothing. Those stops
+// run on a thread of the request's own, started when it is due (rarely: most requests end in
+// time), so a stop() that waits out a connect in progress holds up no other request. The request
 // reads fired() in its callbacks and Finish() after the send, which says what stopped it.
 // Thread-safety: thread-safe. No Watched may outlive its RequestWatch.
 #pragma once
@@ -51,6 +53,10 @@ class RequestWatch {
     std::stop_token cancel;
     std::atomic<Stopped> why{Stopped::kNo};
     std::optional<std::stop_callback<Wake>> on_cancel;
+    // Started once the request is due: stops the client until the request ends. A thread of
+    // its own, because stop() can wait out a connect in progress, and that must hold up nobody
+    // else. Set under mu_; joined by Finish.
+    std::jthread stopper;
   };
 
  public:
