@@ -179,6 +179,7 @@ void PluginTrial::Abandon(const std::string& why) {
 }
 
 void PluginTrial::Finish(bool hung) {
+  const size_t out_of_time = judged_;  // when hung: the plugin the deadline was for
   const siginfo_t info = Reap(/*kill_first=*/hung);
   Attempt& a = *attempt_;
   const size_t culprit = judged_;
@@ -192,6 +193,12 @@ void PluginTrial::Finish(bool hung) {
     std::string why = "it " + DescribeChildExit(info) + " before reading its list";
     if (!last.empty()) why += ": " + last;
     JudgeRestNotRun(culprit, why);
+    return;
+  }
+  if (hung && culprit != out_of_time) {
+    // It finished just as its time ran out (its verdict came in while the process was killed):
+    // the one after it had no time at all, so nobody is blamed and the rest go on anew.
+    (void)Start(culprit);
     return;
   }
   if (culprit > first && !hung) {

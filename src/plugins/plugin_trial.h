@@ -69,7 +69,7 @@ class PluginTrial {
   // judged not run) when it cannot start.
   bool Start(size_t first);
   // Waits for the running trial up to the current plugin's deadline and takes in what it wrote;
-  // ends the attempt when the child exited or hung.
+  // ends the attempt when the child exited or hung, or abandons it when poll itself failed.
   void Pump();
   void ReadProtocol();
   void DrainOutput();

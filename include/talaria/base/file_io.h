@@ -29,11 +29,13 @@ struct WriteWait {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::stop_token stop;                       // checked again at least every `slice`
   std::chrono::milliseconds slice{100};
-  bool socket = false;  // send(MSG_NOSIGNAL): a vanished reader is EPIPE here, never SIGPIPE
+  bool socket = false;  // send(MSG_NOSIGNAL | MSG_DONTWAIT): EPIPE, never SIGPIPE; never blocks
 };
 
 // Errors: DeadlineExceeded when the deadline came first, Cancelled when `stop` was requested
-// first, Unavailable naming the errno of a failed write (EPIPE: the reader is gone).
+// first, Unavailable naming the errno of a failed write (EPIPE: the reader is gone) or poll.
+// REQUIRES: unless wait.socket (send with MSG_NOSIGNAL | MSG_DONTWAIT), SIGPIPE is blocked or
+// ignored, and a descriptor that must not block the deadline is O_NONBLOCK.
 Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait);
 
 // Appends to `out` everything non-blocking `fd` holds now (EINTR retried). True while the

@@ -87,7 +87,7 @@ class RpcServer {
   // Serves every whole frame `frames` holds; false after an oversized one (the reader stops).
   bool ServeFrames(FrameReader& frames);
   void WorkLoop(std::stop_token stop);
-  // One reassembled frame from `sender`.
+  // One reassembled frame from the authenticated interpreter.
   void HandleFrame(const std::string& payload);
   void Reject(std::string why);
   void Enqueue(Request request);
