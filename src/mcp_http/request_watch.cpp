@@ -1,6 +1,7 @@
 #include "mcp_http/request_watch.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include <httplib.h>
 
@@ -85,15 +86,20 @@ void RequestWatch::Loop(const std::stop_token& stop) {
         continue;
       }
       e->why.store(why);
-      e->stopper = std::jthread([client = e->client](const std::stop_token& finished) {
-        std::mutex mu;
-        std::condition_variable_any cv;
-        std::unique_lock hold(mu);
-        while (!finished.stop_requested()) {
-          client->stop();
-          cv.wait_for(hold, finished, kRestopPeriod, [] { return false; });
-        }
-      });
+      try {
+        e->stopper = std::jthread([client = e->client](const std::stop_token& finished) {
+          std::mutex mu;
+          std::condition_variable_any cv;
+          std::unique_lock hold(mu);
+          while (!finished.stop_requested()) {
+            client->stop();
+            cv.wait_for(hold, finished, kRestopPeriod, [] { return false; });
+          }
+        });
+      } catch (const std::system_error&) {
+        // No thread to be had: one stop from here (the socket's own timeout is the backstop).
+        e->client->stop();
+      }
     }
     // A far deadline is slept towards in steps: the clock arithmetic must not overflow.
     if (wake_at != Clock::time_point::max()) wake_at = std::min(wake_at, now + std::chrono::hours(1));
