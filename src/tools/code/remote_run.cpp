@@ -36,21 +36,18 @@ constexpr size_t kMaxDiagnosticBytes = 4096;
 // A line longer than this is no relay of ours talking: the channel is abandoned.
 constexpr size_t kMaxLineBytes = 2 * kMaxFrameBytes;
 
-// Writes all of `data` to `fd` unless `deadline` passes or `cancel` fires first (a peer that
-// stops reading must not hold a cancelled run until its deadline).
-bool WriteWithin(int fd, std::string_view data, Clock::time_point deadline, const std::stop_token& cancel) {
-  WriteWait wait;
-  wait.deadline = deadline;
-  wait.stop = cancel;
-  wait.slice = kSlice;
-  return WriteAllUntil(fd, data, wait).ok();
-}
-
 }  // namespace
 
 Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScript& script) {
   // The channel may die under a write (the connection drops): EPIPE, never SIGPIPE.
   ScopedSigpipeBlock no_sigpipe;
+  // Writes to the channel and the script's RPC socket wait for room until the deadline, and give
+  // up on cancel too: a peer that stops reading must not hold a cancelled run until its deadline.
+  WriteWait write_wait;
+  write_wait.deadline = script.deadline;
+  write_wait.stop = script.cancel;
+  write_wait.slice = kSlice;
+  const auto write_within = [&](int fd, std::string_view data) { return WriteAllUntil(fd, data, write_wait).ok(); };
   StartOptions start;
   start.stdin_pipe = true;
   StartedProcess channel = TALARIA_TRY(environment.Start(RemoteRelayCommand(script.python), {}, start));
@@ -85,7 +82,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
       err.Append(e->get_ref<const std::string&>());
     } else if (auto r = message.find("rpc"); r != message.end() && r->is_string()) {
       const std::string& frame = r->get_ref<const std::string&>();
-      if (frame.size() > kMaxFrameBytes || !WriteWithin(script.rpc_fd, EncodeFrame(frame), script.deadline, script.cancel)) {
+      if (frame.size() > kMaxFrameBytes || !write_within(script.rpc_fd, EncodeFrame(frame))) {
         broken = true;
       }
     } else if (auto x = message.find("exit"); x != message.end() && x->is_number_integer()) {
@@ -98,7 +95,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
   Json bundle = Json::object();
   bundle["files"] = std::move(files);
   bundle["program"] = script.program;
-  broken = !WriteWithin(channel.input.get(), EncodeChannelLine(bundle), script.deadline, script.cancel);
+  broken = !write_within(channel.input.get(), EncodeChannelLine(bundle));
 
   bool output_open = true;
   bool exited = false;
@@ -147,7 +144,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
         if (!*frame) break;
         Json message = Json::object();
         message["rpc"] = std::move(**frame);
-        if (!WriteWithin(channel.input.get(), EncodeChannelLine(message), script.deadline, script.cancel)) broken = true;
+        if (!write_within(channel.input.get(), EncodeChannelLine(message))) broken = true;
       }
     }
     // Without a pidfd (old kernels) the channel's end shows as the end of its output.
