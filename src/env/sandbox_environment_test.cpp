@@ -1,17 +1,15 @@
 // The bubblewrap sandbox with real bwrap: the workspace is writable, the rest of the host is
 // not, /tmp is private, the network is gone unless allowed, other processes are invisible.
 // Shell state and what every backend shares are tested in environment_conformance_test.cpp.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "support/env_helpers.h"
+#include "support/loopback_listener.h"
 #include "talaria/env/environment.h"
 
 namespace talaria::env {
@@ -84,22 +82,14 @@ TEST_F(Sandbox, TmpIsPrivateToTheSandbox) {
 
 TEST_F(Sandbox, NetworkIsCutUnlessAllowed) {
   // A server on the host's loopback: unreachable from the sandbox's own network namespace.
-  const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(server, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(server, 4), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string probe = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(ntohs(addr.sin_port)) +
+  const test_support::LoopbackListener server = test_support::ListenOnLoopback();
+  ASSERT_TRUE(server.fd);
+  const std::string probe = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(server.port) +
                             " && echo connected || echo refused";
   Open(false);
   EXPECT_EQ(Run(probe).output.find("connected"), std::string::npos);
   Open(true);
   EXPECT_NE(Run(probe).output.find("connected"), std::string::npos);
-  ::close(server);
 }
 
 TEST_F(Sandbox, ProcessesOutsideAreInvisible) {

@@ -4,11 +4,6 @@
 #include "mcp_http/client_http.h"
 #include "mcp_http/request_watch.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -21,6 +16,7 @@
 #include "mcp/client_internal.h"
 #include "mcp/client_sse.h"
 #include "mcp/client_test_util.h"
+#include "support/loopback_listener.h"
 #include "talaria/core/registry.h"
 #include "talaria/mcp/client.h"
 
@@ -417,19 +413,12 @@ TEST(HttpConnection, ConcurrentRequestsEachEndOnTimeAndCloseStopsTheRest) {
 TEST(RequestWatch, AStopThatWaitsHoldsUpNoOtherRequest) {
   // A listener that never accepts: the kernel completes TCP connects into its backlog, and the
   // TLS handshake then waits for a ServerHello that never comes.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 8), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const test_support::LoopbackListener listener = test_support::ListenOnLoopback();
+  ASSERT_TRUE(listener.fd);
 
   std::stop_source close;
   RequestWatch watch(close.get_token());
-  httplib::Client silent("https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  httplib::Client silent("https://127.0.0.1:" + std::to_string(listener.port));
   silent.set_connection_timeout(3, 0);
   silent.set_read_timeout(3, 0);
   std::stop_source cancel;
@@ -453,7 +442,6 @@ TEST(RequestWatch, AStopThatWaitsHoldsUpNoOtherRequest) {
   }
   EXPECT_LT(Clock::now() - start, 500ms);
   request.join();
-  ::close(listener);
 }
 
 TEST(HttpConnection, HostileAnswersFailTheCallNotTheClient) {
