@@ -25,15 +25,9 @@ constexpr std::array<std::string_view, 5> kHomeCredentialFiles = {".netrc", ".pg
 constexpr std::array<std::string_view, 11> kShellRcFiles = {
     ".bashrc",   ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
     ".zprofile", ".zshenv",       ".login",      ".cshrc",       ".tcshrc"};
-constexpr std::array<std::string_view, 9> kTalariaStateFiles = {
-    "config.yaml",         "audit.jsonl", "sessions.db", "sessions.db-wal", "sessions.db-shm",
-    "sessions.db-journal", ".env",        "auth.json",   "auth.lock"};
-constexpr std::array<std::string_view, 3> kTalariaStateDirs = {"spill", "plugins", "mcp-tokens"};
 constexpr std::array<std::string_view, 7> kEnvFiles = {
     ".env",         ".env.local", ".env.development", ".env.production", ".env.test",
     ".env.staging", ".envrc"};
-constexpr std::array<std::string_view, 3> kTalariaCredentialFiles = {".env", "auth.json",
-                                                                     "auth.lock"};
 
 std::string Quote(std::string_view shown) { return "'" + std::string(shown) + "'"; }
 
@@ -134,13 +128,14 @@ std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normaliz
   const std::string credential =
       "Write denied: " + Quote(shown) + " is a protected credential or system file.";
 
-  // Anywhere: git hooks and git config run code on the next git command.
-  for (size_t i = 0; i + 1 < p.size(); ++i) {
-    if (p[i] != ".git") continue;
-    if (p[i + 1] == "hooks" || (p[i + 1] == "config" && i + 2 == p.size())) {
-      return "Write denied: " + Quote(shown) +
-             " is a git hook or git config (they run code on the next git command).";
-    }
+  // Anywhere, at any depth: git's internal files. Several make the next git command run a
+  // program (config, config.worktree, hooks/, commondir and gitdir pointing git at a hostile
+  // directory, modules/*/config and modules/*/hooks/ of submodules, worktrees/*/), and a `.git`
+  // file redirects git to another repository: file tools write none of them.
+  if (std::find(p.begin(), p.end(), ".git") != p.end()) {
+    return "Write denied: " + Quote(shown) +
+           " is inside git's own directory (its config, hooks and pointers make git run "
+           "commands); change a repository through git itself.";
   }
 
   // System files.
@@ -151,13 +146,13 @@ std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normaliz
     if (p[1] == "sudoers.d" || p[1] == "systemd") return credential;
   }
 
+  // talaria's own state (config, approvals, trust, audit, memories, sessions, plugins): a tool
+  // that could write it could approve or trust itself.
   for (const Components& t : talaria_homes_) {
-    std::optional<Components> r = Beneath(t, p);
-    if (!r || r->empty()) continue;
-    if ((r->size() == 1 && OneOf((*r)[0], kTalariaStateFiles)) ||
-        OneOf((*r)[0], kTalariaStateDirs)) {
+    if (Beneath(t, p)) {
       return "Write denied: " + Quote(shown) +
-             " is talaria's own configuration, state or credentials.";
+             " is in talaria's own state directory (config, approvals, trust, audit, memories); "
+             "only talaria itself writes there.";
     }
   }
 
@@ -187,12 +182,14 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
     return "Read denied: " + Quote(shown) +
            " is an environment file that may hold secrets (.env files are never read).";
   }
+  // talaria's state is not the model's to read either (credentials, approvals, other
+  // sessions, the audit trail), except the spill files talaria itself points the model to.
   for (const Components& t : talaria_homes_) {
     std::optional<Components> r = Beneath(t, p);
-    if (!r || r->empty()) continue;
-    if ((r->size() == 1 && OneOf((*r)[0], kTalariaCredentialFiles)) || (*r)[0] == "mcp-tokens") {
-      return "Read denied: " + Quote(shown) + " holds talaria credentials.";
-    }
+    if (!r) continue;
+    if (r->size() >= 2 && (*r)[0] == "spill") continue;
+    return "Read denied: " + Quote(shown) +
+           " is in talaria's own state directory (credentials, approvals, sessions, audit).";
   }
   return std::nullopt;
 }

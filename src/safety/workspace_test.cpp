@@ -405,7 +405,6 @@ TEST_F(WorkspaceTest, GitHooksAndConfigDenied) {
   EXPECT_FALSE(Exists(root_ + "/vendor"));
   EXPECT_TRUE(testing::ListDir(root_ + "/.git/hooks").empty());
   EXPECT_EQ(ReadFile(root_ + "/.git/config"), "[core]\n");
-  EXPECT_TRUE(ws->WriteAtomic(".git/HEAD", "ref: refs/heads/dev\n"));
   EXPECT_EQ(*ws->ReadAll(".git/config", 100), "[core]\n");  // reading is fine
 }
 
@@ -425,9 +424,8 @@ TEST_F(WorkspaceTest, CredentialsAreFoundThroughASymlinkedRootAndSymlinksBeneath
   ExpectRefused(ws->OpenRead("th/auth.json"), StatusCode::kPermissionDenied, "symlinked dir");
   ASSERT_EQ(::symlink("thome/auth.json", (tmp_ / "a.json").c_str()), 0);
   ExpectRefused(ws->OpenRead("a.json"), StatusCode::kPermissionDenied, "symlinked file");
-  WriteFile(tmp_ / "thome/notes.txt", "fine");
-  EXPECT_EQ(*ws->ReadAll("thome/notes.txt", 10), "fine");
-  EXPECT_EQ(*ws->ReadAll("th/notes.txt", 10), "fine");
+  WriteFile(tmp_ / "notes.txt", "fine");
+  EXPECT_EQ(*ws->ReadAll("notes.txt", 10), "fine");
 }
 
 TEST_F(WorkspaceTest, EnvFilesNeverRead) {
@@ -456,15 +454,35 @@ TEST_F(WorkspaceTest, EnvFilesNeverRead) {
   EXPECT_TRUE(ws->WriteAtomic(".env", "API_KEY=new\n"));
 }
 
-TEST_F(WorkspaceTest, TalariaCredentialsNeverRead) {
-  WriteFile(tmp_ / "thome/auth.json", "{}");
-  WriteFile(tmp_ / "thome/mcp-tokens/srv.json", "{}");
-  WriteFile(tmp_ / "thome/memories/MEMORY.md", "m");
-  auto ws = Open({"/"}, root_);
-  EXPECT_EQ(ws->OpenRead(tmp_ / "thome/auth.json").error().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(ws->OpenRead(tmp_ / "thome/mcp-tokens/srv.json").error().code(),
-            StatusCode::kPermissionDenied);
-  EXPECT_EQ(*ws->ReadAll(tmp_ / "thome/memories/MEMORY.md", 10), "m");
+// $TALARIA_HOME is talaria's, whatever the roots: a tool that could write approvals.json or
+// trusted.json could approve or trust itself, and reading it leaks credentials, other
+// sessions and the audit trail. Only the spill files talaria points the model to are readable.
+TEST_F(WorkspaceTest, TalariaHomeIsOffLimitsWhateverTheRoots) {
+  for (std::string f : {"auth.json", "mcp-tokens/srv.json", "memories/MEMORY.md",
+                        "approvals.json", "trusted.json", "audit.jsonl", "notes.txt"}) {
+    WriteFile(tmp_ / ("thome/" + f), "{}");
+  }
+  WriteFile(tmp_ / "thome/spill/call_1-ab.txt", "spilled");
+  for (auto roots : {std::vector<std::string>{"/"}, std::vector<std::string>{tmp_.path()},
+                     std::vector<std::string>{tmp_ / "thome"}}) {
+    auto ws = Open(roots, roots[0]);
+    ASSERT_NE(ws, nullptr);
+    for (std::string f : {"approvals.json", "trusted.json", "audit.jsonl", "config.yaml",
+                          "memories/MEMORY.md", "sessions/s.jsonl", "new/dir/x", "notes.txt"}) {
+      auto w = ws->WriteAtomic(tmp_ / ("thome/" + f), R"(["recursive_delete"])");
+      ASSERT_FALSE(w) << f;
+      EXPECT_EQ(w.error().code(), StatusCode::kPermissionDenied) << f;
+    }
+    for (std::string f : {"auth.json", "mcp-tokens/srv.json", "memories/MEMORY.md",
+                          "approvals.json", "trusted.json", "audit.jsonl", "notes.txt"}) {
+      EXPECT_EQ(ws->OpenRead(tmp_ / ("thome/" + f)).error().code(), StatusCode::kPermissionDenied)
+          << f;
+    }
+    EXPECT_EQ(ws->Remove(tmp_ / "thome/audit.jsonl").code(), StatusCode::kPermissionDenied);
+    EXPECT_EQ(*ws->ReadAll(tmp_ / "thome/spill/call_1-ab.txt", 100), "spilled");
+  }
+  EXPECT_EQ(ReadFile(tmp_ / "thome/approvals.json"), "{}");
+  EXPECT_FALSE(Exists(tmp_ / "thome/new"));
 }
 
 TEST_F(WorkspaceTest, NotFoundAndDirectories) {

@@ -32,7 +32,7 @@ class BatchCli : public ::testing::Test {
     std::ofstream(work_ + "/a.txt") << "alpha\n";
   }
   CliRun Batch(const std::vector<std::string>& args, const std::string& input) {
-    return testing_cli::RunTalaria({.home = home_.path(), .cwd = work_, .stdin_data = input, .timeout = std::chrono::seconds(30)},
+    return testing_cli::RunTalaria({.home = home_.path(), .cwd = work_, .stdin_data = input, .timeout = std::chrono::seconds(30), .extra_env = {}},
                                    args);
   }
   TempHome home_;
@@ -127,7 +127,7 @@ TEST_F(BatchCli, OnATerminalAProgressLineIsDrawnAndErased) {
   SpawnOptions spawn;
   spawn.argv = {TALARIA_CLI_PATH, "batch", "calls.jsonl"};
   spawn.cwd = work_;
-  spawn.env = {"TALARIA_HOME=" + home_.path(), "HOME=" + home_.path(), "PATH=/usr/bin:/bin", "TERM=dumb"};
+  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(), "PATH=/usr/bin:/bin", "TERM=dumb"};
   auto child = StartProcess(spawn, {.stdin_pipe = false, .pty = true});
   ASSERT_TRUE(child) << child.error().message();
   const std::string out = ReadAll(*child);
@@ -149,7 +149,7 @@ TEST_F(BatchCli, SigtermCancelsTheBatchAndKillsEveryChild) {
   SpawnOptions spawn;
   spawn.argv = {TALARIA_CLI_PATH, "batch", "--quiet", "calls.jsonl"};
   spawn.cwd = work_;
-  spawn.env = {"TALARIA_HOME=" + home_.path(), "HOME=" + home_.path(), "PATH=/usr/bin:/bin"};
+  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(), "PATH=/usr/bin:/bin"};
   spawn.merge_stderr = true;
   auto child = StartProcess(spawn, {});
   ASSERT_TRUE(child) << child.error().message();

@@ -19,7 +19,9 @@ extern char** environ;
 
 namespace talaria::testing_cli {
 
-// A fresh TALARIA_HOME, removed at the end of the test.
+// A fresh home directory with TALARIA_HOME at its .talaria, as on a user's machine (the file
+// tools and the sandbox keep out of TALARIA_HOME, so work happens beside it), removed at the
+// end of the test.
 class TempHome {
  public:
   TempHome() {
@@ -34,8 +36,12 @@ class TempHome {
   TempHome(const TempHome&) = delete;
   TempHome& operator=(const TempHome&) = delete;
   const std::string& path() const { return path_; }
-  std::string config_path() const { return path_ + "/config.yaml"; }
-  void WriteConfig(std::string_view yaml) const { std::ofstream(config_path()) << yaml; }
+  std::string talaria_home() const { return path_ + "/.talaria"; }
+  std::string config_path() const { return talaria_home() + "/config.yaml"; }
+  void WriteConfig(std::string_view yaml) const {
+    std::filesystem::create_directories(talaria_home());
+    std::ofstream(config_path()) << yaml;
+  }
 
  private:
   std::string path_;
@@ -48,10 +54,11 @@ struct CliRun {
 };
 
 struct CliInvocation {
-  std::string home;        // TALARIA_HOME and HOME (need not exist)
+  std::string home;        // HOME, with TALARIA_HOME at home/.talaria (need not exist)
   std::string cwd;         // empty: ours
   std::string stdin_data;  // empty: /dev/null
   std::chrono::seconds timeout{10};
+  std::vector<std::string> extra_env;  // NAME=value added to talaria's start-up environment
 };
 
 inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string>& args) {
@@ -65,8 +72,9 @@ inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string
     if (kv.starts_with("TALARIA_HOME=") || kv.starts_with("HOME=")) continue;
     env.emplace_back(kv);
   }
-  env.push_back("TALARIA_HOME=" + how.home);
+  env.push_back("TALARIA_HOME=" + how.home + "/.talaria");
   env.push_back("HOME=" + how.home);
+  env.insert(env.end(), how.extra_env.begin(), how.extra_env.end());
   options.env = std::move(env);
   options.stdin_data = how.stdin_data;
   options.timeout = how.timeout;

@@ -35,7 +35,7 @@ using testing_cli::TempHome;
 
 // Runs `talaria args...` with TALARIA_HOME and HOME set to `home`, in `cwd` (default: ours).
 CliRun Talaria(const TempHome& home, const std::vector<std::string>& args, const std::string& cwd = "") {
-  return testing_cli::RunTalaria({.home = home.path(), .cwd = cwd, .stdin_data = {}, .timeout = std::chrono::seconds(10)}, args);
+  return testing_cli::RunTalaria({.home = home.path(), .cwd = cwd, .stdin_data = {}, .timeout = std::chrono::seconds(10), .extra_env = {}}, args);
 }
 
 std::vector<std::string> Words(const std::string& line) {

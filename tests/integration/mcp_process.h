@@ -31,7 +31,7 @@ class McpProcessBase {
     SpawnOptions spawn;
     spawn.argv = {"/bin/sh", "-c", command};
     spawn.cwd = cwd;
-    spawn.env = {"TALARIA_HOME=" + home, "HOME=" + home, "PATH=/usr/bin:/bin"};
+    spawn.env = {"TALARIA_HOME=" + home + "/.talaria", "HOME=" + home, "PATH=/usr/bin:/bin"};
     StartOptions start;
     start.stdin_pipe = stdin_pipe;
     auto child = StartProcess(spawn, start);

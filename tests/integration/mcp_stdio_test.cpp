@@ -240,7 +240,7 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
       json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
       Request(2, "tools/list").dump() + "\n";
   auto run = testing_cli::RunTalaria(
-      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10)},
+      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
       {"mcp", "--toolsets", "file"});
   ASSERT_EQ(run.exit_code, 0) << testing_cli::Describe({"mcp"}, run);
   const auto lines = testing_cli::SplitLines(run.out);
@@ -253,7 +253,7 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("terminal")));
 
   auto bad = testing_cli::RunTalaria(
-      {.home = home_.path(), .cwd = root_, .stdin_data = "", .timeout = std::chrono::seconds(10)},
+      {.home = home_.path(), .cwd = root_, .stdin_data = "", .timeout = std::chrono::seconds(10), .extra_env = {}},
       {"mcp", "--toolsets", "nope"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("nope"));

@@ -21,11 +21,11 @@ using testing_cli::TempHome;
 
 TEST(PluginsCli, APluginInTheHomeDirectoryIsListedLoadedAndCallable) {
   TempHome home;
-  const std::string dir = home.path() + "/plugins";
+  const std::string dir = home.talaria_home() + "/plugins";
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so", dir + "/example_plugin.so");
   std::ofstream(dir + "/junk.so") << "not an ELF file\n";
-  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30)};
+  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30), .extra_env = {}};
 
   CliRun listed = testing_cli::RunTalaria(how, {"plugins", "--json"});
   ASSERT_EQ(listed.exit_code, 0) << Describe({"plugins", "--json"}, listed);
@@ -55,11 +55,11 @@ TEST(PluginsCli, APluginInTheHomeDirectoryIsListedLoadedAndCallable) {
 // instead, the plugin is reported failed, and the command still works with the others.
 TEST(PluginsCli, APluginThatCrashesAtRegistrationIsReportedNotFatal) {
   TempHome home;
-  const std::string dir = home.path() + "/plugins";
+  const std::string dir = home.talaria_home() + "/plugins";
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/crash_plugin.so", dir + "/a_crash.so");
   std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so", dir + "/b_example.so");
-  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30)};
+  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30), .extra_env = {}};
 
   CliRun listed = testing_cli::RunTalaria(how, {"plugins"});
   EXPECT_EQ(listed.exit_code, 1) << Describe({"plugins"}, listed);  // a failed candidate

@@ -27,13 +27,15 @@
 //         ~/.config/gcloud/, ~/.netrc ~/.pgpass ~/.npmrc ~/.pypirc ~/.git-credentials, shell rc
 //         files in home (.bashrc .bash_profile .bash_login .bash_logout .profile .zshrc
 //         .zprofile .zshenv .login .cshrc .tcshrc .config/fish/config.fish), /etc/sudoers,
-//         /etc/sudoers.d/, /etc/passwd, /etc/shadow, /etc/systemd/, any .git/hooks/ and
-//         .git/config, and under talaria_home: config.yaml, audit.jsonl, sessions.db (+ -wal,
-//         -shm, -journal), spill/, plugins/, .env, auth.json, mcp-tokens/.
+//         /etc/sudoers.d/, /etc/passwd, /etc/shadow, /etc/systemd/, anything in or named .git
+//         at any depth (config, hooks, commondir, submodules' configs: they make git run
+//         commands), and all of talaria_home (approvals, trust, config, audit, memories).
 //       read-deny: .env .env.local .env.development .env.production .env.test .env.staging
-//         .envrc anywhere; talaria_home/.env, talaria_home/auth.json, talaria_home/mcp-tokens/.
+//         .envrc anywhere; all of talaria_home except its spill/ files (the oversized results
+//         talaria itself tells the model to page through).
 //   - Reads open the file O_PATH first and refuse, without any I/O on the file, anything that
-//     is not a regular file (devices, FIFOs, sockets, directories) and anything on procfs,
+//     is not a regular file (devices, FIFOs, sockets, directories), a regular file with more
+//     than one hard link (HardLinkReads), and anything on procfs,
 //     sysfs, devpts, debugfs, tracefs, securityfs, efivarfs, configfs or bpffs; only then is
 //     the same inode reopened for reading through /proc/self/fd/N.
 //   - Error messages name the path the caller asked for, never the list of roots: a path outside
