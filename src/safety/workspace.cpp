@@ -168,6 +168,7 @@ struct Workspace::Impl {
   std::string home;  // normalized absolute, or empty
   internal::SensitivePaths sensitive{{}, {}};
   Durability durability = Durability::kFsync;
+  HardLinkReads hard_link_reads = HardLinkReads::kRefuse;
   std::function<void(std::string_view)> before_commit;
   std::shared_ptr<PathLock::Table> locks = std::make_shared<PathLock::Table>();
 
@@ -285,6 +286,11 @@ Status Workspace::Impl::CheckReadableFd(int fd, const struct stat& st, std::stri
     return PermissionDeniedError("Access denied: " + Quote(shown) + " is " +
                                  std::string(internal::FileTypeName(st.st_mode)) +
                                  "; only regular files can be read");
+  } else if (st.st_nlink > 1 && hard_link_reads == HardLinkReads::kRefuse) {
+    return PermissionDeniedError(
+        "Access denied: " + Quote(shown) + " has " + std::to_string(st.st_nlink) +
+        " hard links, and another of its names may lie outside the workspace (set "
+        "files.read_hard_links: true for trees that hard-link their own files)");
   }
   if (OnOrdinaryRootDevice(st.st_dev)) return Status::Ok();
   std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(fd));
@@ -524,6 +530,7 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
   }
   auto impl = std::make_unique<Impl>();
   impl->durability = options.durability;
+  impl->hard_link_reads = options.hard_link_reads;
   impl->before_commit = std::move(options.before_commit_for_testing);
 
   for (const std::string& given : options.roots) {

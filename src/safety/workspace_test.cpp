@@ -408,6 +408,57 @@ TEST_F(WorkspaceTest, GitHooksAndConfigDenied) {
   EXPECT_EQ(*ws->ReadAll(".git/config", 100), "[core]\n");  // reading is fine
 }
 
+// Each of these made the user's next `git status` run a command when write_file could write
+// it: commondir and gitdir point git at a directory with a hostile config, submodules and
+// worktrees carry configs and hooks of their own, and a `.git` file redirects the repository.
+TEST_F(WorkspaceTest, EveryGitInternalIsDeniedAtAnyDepth) {
+  WriteFile(root_ + "/.git/HEAD", "ref: refs/heads/main\n");
+  WriteFile(root_ + "/sub/mod/.git", "gitdir: ../../.git/modules/mod\n");
+  auto ws = Open();
+  for (std::string p : {".git/commondir", ".git/config.worktree", ".git/HEAD",
+                        ".git/modules/mod/config", ".git/modules/mod/hooks/post-checkout",
+                        ".git/worktrees/w/commondir", ".git/worktrees/w/config.worktree",
+                        ".git/info/attributes", "sub/mod/.git", "deep/a/b/.git/config",
+                        "sub/../.git/./modules/x/config"}) {
+    ExpectRefused(ws->WriteAtomic(p, "[core]\n\tfsmonitor = touch /tmp/pwned\n"),
+                  StatusCode::kPermissionDenied, p);
+  }
+  EXPECT_EQ(ReadFile(root_ + "/sub/mod/.git"), "gitdir: ../../.git/modules/mod\n");
+  EXPECT_EQ(testing::ListDir(root_ + "/.git"), std::vector<std::string>{"HEAD"});
+  EXPECT_FALSE(Exists(root_ + "/deep"));
+  EXPECT_EQ(ws->Remove("sub/mod/.git").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(ws->Rename("README.md", ".git/commondir").code(), StatusCode::kPermissionDenied);
+  // Names that merely contain ".git" are ordinary files.
+  EXPECT_TRUE(ws->WriteAtomic(".gitignore", "build/\n"));
+  EXPECT_TRUE(ws->WriteAtomic("docs/.github/x.yml", "on: push\n"));
+  EXPECT_TRUE(ws->WriteAtomic("repo.git.txt", "x"));
+}
+
+// `ln /etc/shadow ./shadow` (or a key in ~/.ssh) puts an outside file's content under a name
+// inside the root; nothing in the inode says where its other names are.
+TEST_F(WorkspaceTest, HardLinkedFilesAreNotRead) {
+  ASSERT_EQ(::link((tmp_ / "outside/secret").c_str(), (root_ + "/innocent.txt").c_str()), 0);
+  auto ws = Open();
+  ExpectRefused(ws->OpenRead("innocent.txt"), StatusCode::kPermissionDenied, "hard link");
+  ExpectRefused(ws->ReadAll("innocent.txt", 100), StatusCode::kPermissionDenied, "hard link");
+  auto dir = ws->OpenDir(".");
+  ASSERT_TRUE(dir);
+  auto at = ws->OpenReadAt(dir->get(), "innocent.txt");
+  ASSERT_FALSE(at);
+  EXPECT_EQ(at.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(at.error().message().find("hard links"), std::string::npos) << at.error().message();
+  // A file with a single name reads as before; so do hard links when the user allows them.
+  EXPECT_EQ(*ws->ReadAll("README.md", 100), ReadFile(root_ + "/README.md"));
+  WorkspaceOptions o;
+  o.roots = {root_};
+  o.home = tmp_ / "home";
+  o.talaria_home = tmp_ / "thome";
+  o.hard_link_reads = HardLinkReads::kAllow;
+  auto allowing = Workspace::Open(o);
+  ASSERT_TRUE(allowing);
+  EXPECT_EQ(*(*allowing)->ReadAll("innocent.txt", 100), "outside secret\n");
+}
+
 // A path with no symlink beneath its root is judged on the root's real path plus the rest
 // (no /proc lookup): a root given through a symlink still finds talaria's credentials, and a
 // symlink or a symlinked directory beneath the root still goes through the real path.

@@ -63,6 +63,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   ws.roots = options.roots.empty() ? std::vector<std::string>{CurrentDirectory()} : options.roots;
   const std::vector<std::string> ws_roots = ws.roots;
   ws.cwd = options.cwd;
+  ws.hard_link_reads = options.hard_link_reads;
   std::shared_ptr<Session> session(new Session());
   session->options_ = options;
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));

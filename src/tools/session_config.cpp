@@ -1,4 +1,4 @@
-// SessionOptionsFromConfig: the `terminal` section of config.yaml.
+// SessionOptionsFromConfig: the `terminal` and `files` sections of config.yaml.
 #include "talaria/core/config_section.h"
 #include "talaria/tools/session.h"
 
@@ -27,6 +27,11 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   const ConfigSection docker = TALARIA_TRY(t.Sub("docker"));
   TALARIA_RETURN_IF_ERROR(docker.ReadString("image", s.docker_image));
   TALARIA_RETURN_IF_ERROR(docker.ReadStrings("forward_env", s.docker_forward_env));
+
+  const ConfigSection files = TALARIA_TRY(ConfigSection::Of(config, "files"));
+  bool read_hard_links = base.hard_link_reads == safety::HardLinkReads::kAllow;
+  TALARIA_RETURN_IF_ERROR(files.ReadBool("read_hard_links", read_hard_links));
+  base.hard_link_reads = read_hard_links ? safety::HardLinkReads::kAllow : safety::HardLinkReads::kRefuse;
   return base;
 }
 

@@ -83,6 +83,13 @@ namespace talaria::safety {
 // the process still never leaves a torn file).
 enum class Durability : unsigned char { kFsync, kNone };
 
+// Whether reads accept a regular file with more than one hard link. A hard link inside a root
+// may name any file of the same file system (`ln /etc/shadow ./notes`, `ln ~/.ssh/id_ed25519 k`),
+// and nothing in the file says where its other names are: refusing multiply-linked files is the
+// only way to keep the roots' promise for content. kAllow is for trees known to hard-link their
+// own files (pnpm stores, `cp -al` snapshots): config `files.read_hard_links: true`.
+enum class HardLinkReads : unsigned char { kRefuse, kAllow };
+
 struct WorkspaceOptions {
   // Directories the tools may touch; "/" means unconfined. Each must exist. Non-empty.
   std::vector<std::string> roots;
@@ -94,6 +101,7 @@ struct WorkspaceOptions {
   // talaria's state dir for the talaria_home deny rules. Empty = TalariaHome().
   std::string talaria_home;
   Durability durability = Durability::kFsync;
+  HardLinkReads hard_link_reads = HardLinkReads::kRefuse;
   // Testing seam: when set, WriteAtomic calls it with the display path after the temp file is
   // written and before the parent is re-verified and the rename commits. Lets tests swap a
   // directory at the worst moment deterministically. Leave empty outside tests.

@@ -18,6 +18,7 @@
 #include "talaria/base/status.h"
 #include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
+#include "talaria/safety/workspace.h"
 
 namespace talaria::tools {
 
@@ -49,9 +50,11 @@ struct SessionOptions {
   // Terminal: variables kept in commands' environment although their names look secret.
   std::vector<std::string> env_passthrough;
   TerminalSettings terminal;
+  // files.read_hard_links: read files that have more than one hard link (see HardLinkReads).
+  safety::HardLinkReads hard_link_reads = safety::HardLinkReads::kRefuse;
 };
 
-// The `terminal` section of `config` (defaults when absent); SessionOptions.env_passthrough is
+// The `terminal` and `files` sections of `config` (defaults when absent); SessionOptions.env_passthrough is
 // filled from it too. Errors: InvalidArgument naming the bad key.
 Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOptions base = {});
 
