@@ -28,6 +28,7 @@ struct ToolEntry::Extras {
   std::string emoji;        // only when not the default
   ArgNormalizer normalize_args = nullptr;
   std::string command_arg;
+  CommandTextFn command_text = nullptr;
 };
 
 struct ToolEntry::Schema {
@@ -74,6 +75,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
     extras->description = std::move(spec.description);
     extras->normalize_args = spec.normalize_args;
     extras->command_arg = std::move(spec.command_arg);
+    extras->command_text = spec.command_text;
     if (spec.emoji != kDefaultEmoji) extras->emoji = std::move(spec.emoji);
     extras_ = std::move(extras);
   }
@@ -128,6 +130,8 @@ const std::string& ToolEntry::command_arg() const {
   static const std::string kNone;
   return extras_ ? extras_->command_arg : kNone;
 }
+
+CommandTextFn ToolEntry::command_text() const { return extras_ ? extras_->command_text : nullptr; }
 
 ArgNormalizer ToolEntry::normalize_args() const { return extras_ ? extras_->normalize_args : nullptr; }
 

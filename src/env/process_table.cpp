@@ -55,7 +55,24 @@ struct ProcessTable::Entry {
   bool notify_on_complete = false;
   bool killed_by_request = false;  // Kill/Remove: the caller knows; no completion notice
   OutputWatch watch;
+  // What was written to stdin after the last line end: the start of the line the process
+  // (a shell, typically) has not yet been handed.
+  std::string unfinished_input;
 };
+
+namespace {
+
+// Longer unfinished lines are refused rather than kept: the guard judges the whole line.
+constexpr size_t kMaxUnfinishedInput = size_t{64} << 10;
+
+// Where the line that `data` leaves unfinished starts in it (npos: no line end in `data`). On a
+// terminal, a carriage return ends a line too (ICRNL).
+size_t AfterLastLineEnd(std::string_view data, bool pty) {
+  const size_t nl = data.find_last_of(pty ? std::string_view("\n\r") : std::string_view("\n"));
+  return nl == std::string_view::npos ? std::string_view::npos : nl + 1;
+}
+
+}  // namespace
 
 // Wakes the entry's watcher out of its poll and waits for it to return.
 void ProcessTable::StopWatcher(Entry& e) {
@@ -347,6 +364,13 @@ Result<ProcessSnapshot> ProcessTable::Wait(std::string_view query, std::chrono::
   return SnapshotLocked(*e, true);
 }
 
+Result<std::string> ProcessTable::UnfinishedInput(std::string_view query) const {
+  std::shared_ptr<Entry> e = Find(query);
+  if (!e) return Err(Get(query, false).error());
+  std::lock_guard lock(mu_);
+  return e->unfinished_input;
+}
+
 Status ProcessTable::Write(std::string_view query, std::string_view data) {
   std::shared_ptr<Entry> e = Find(query);
   if (!e) return Get(query, false).error();
@@ -355,6 +379,22 @@ Status ProcessTable::Write(std::string_view query, std::string_view data) {
     std::lock_guard lock(mu_);
     if (!e->running) return FailedPreconditionError("process " + e->id + " has exited");
     if (!e->input) return FailedPreconditionError("stdin of process " + e->id + " is closed");
+    const size_t line_start = AfterLastLineEnd(data, e->pty);
+    const size_t unfinished = line_start == std::string_view::npos
+                                  ? e->unfinished_input.size() + data.size()
+                                  : data.size() - line_start;
+    if (unfinished > kMaxUnfinishedInput) {
+      return InvalidArgumentError("the input leaves a line of " + std::to_string(unfinished) +
+                                  " bytes unfinished; end lines within " +
+                                  std::to_string(kMaxUnfinishedInput) + " bytes");
+    }
+    // Recorded before the write: bytes that reach the process in part are presumed to have
+    // reached it, so the next write is judged with them.
+    if (line_start == std::string_view::npos) {
+      e->unfinished_input.append(data);
+    } else {
+      e->unfinished_input.assign(data.substr(line_start));
+    }
     fd.reset(::fcntl(e->input.get(), F_DUPFD_CLOEXEC, 3));
   }
   if (!fd) return InternalError("dup of stdin failed");

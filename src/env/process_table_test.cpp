@@ -92,10 +92,30 @@ TEST(ProcessTable, WriteToAProcessThatNeverReadsGivesUpWithAClearError) {
   auto id = table.Add(Start("sleep 60", true), "deaf", false);
   ASSERT_TRUE(id);
   // More than a pipe holds: the write must wait for room, then give up at its deadline.
-  const Status written = table.Write(*id, std::string(1 << 20, 'x'));
+  const Status written = table.Write(*id, std::string(1 << 20, 'x') + "\n");
   EXPECT_EQ(written.code(), StatusCode::kDeadlineExceeded) << written.message();
   EXPECT_EQ(written.message(), "the process is not reading its input");
   EXPECT_TRUE(table.Get(*id, false)->running);  // the write never hurt the process
+  EXPECT_TRUE(table.Kill(*id));
+}
+
+// What the guard judges for the next write: the line earlier writes left unfinished.
+TEST(ProcessTable, RemembersTheLineWritesLeaveUnfinished) {
+  ProcessTable table;
+  auto id = table.Add(Start("cat >/dev/null", true), "sink", false);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(*table.UnfinishedInput(*id), "");
+  ASSERT_TRUE(table.Write(*id, "r").ok());
+  ASSERT_TRUE(table.Write(*id, "m -r").ok());
+  EXPECT_EQ(*table.UnfinishedInput(*id), "rm -r");
+  ASSERT_TRUE(table.Write(*id, "f x\necho ").ok());
+  EXPECT_EQ(*table.UnfinishedInput(*id), "echo ");
+  ASSERT_TRUE(table.Write(*id, "hi\n").ok());
+  EXPECT_EQ(*table.UnfinishedInput(*id), "");
+  // A line that never ends is refused before it grows without bound.
+  const Status huge = table.Write(*id, std::string(70 << 10, 'y'));
+  EXPECT_EQ(huge.code(), StatusCode::kInvalidArgument) << huge.message();
+  EXPECT_EQ(*table.UnfinishedInput(*id), "");
   EXPECT_TRUE(table.Kill(*id));
 }
 

@@ -45,7 +45,9 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, c
   if (arg.empty()) return {};
   auto it = args.find(arg);
   if (it == args.end() || !it->is_string()) return {};
-  const std::string& command = it->get_ref<const std::string&>();
+  const std::string command = tool.command_text() != nullptr
+                                  ? tool.command_text()(args, ctx, it->get_ref<const std::string&>())
+                                  : it->get_ref<const std::string&>();
   const safety::GuardVerdict verdict = safety::JudgeCommand(command, guard_);
   if (verdict.decision == safety::GuardDecision::kAllow) return {};
   safety::ApprovalRequest request;

@@ -31,6 +31,11 @@ using CheckFn = std::function<bool()>;
 // Rewrites spellings a tool accepts besides its schema's (e.g. an enum value's old alias) in
 // place, before coercion and validation see the arguments. Must not throw.
 using ArgNormalizer = void (*)(Json& args);
+// The text the command guard judges for a call of a tool with a command_arg, given that
+// argument's value. A tool whose input reaches a shell in pieces returns what the shell will
+// read once this call's piece arrives (process: the line left unfinished, then `command`).
+using CommandTextFn = std::string (*)(const Json& args, const ToolContext& ctx,
+                                      std::string_view command);
 
 // Which calls of one model turn may run at the same time.
 enum class ParallelClass : unsigned char {
@@ -91,6 +96,8 @@ struct ToolSpec {
   // The argument that carries a shell command line (terminal: "command"): the policy stage
   // judges it with the command guard. Empty: the tool runs no commands.
   std::string command_arg;
+  // null: the guard judges the command_arg's value as it is.
+  CommandTextFn command_text = nullptr;
 };
 
 class CompiledSchema;  // coercion plan + validator, core-internal.
@@ -123,6 +130,7 @@ class ToolEntry {
   const std::vector<std::string>& path_args() const;
   ArgNormalizer normalize_args() const;  // null when the tool has none
   const std::string& command_arg() const;  // empty when the tool runs no commands
+  CommandTextFn command_text() const;      // null when the value is judged as it is
 
   // The schema compiled for coercion and validation; built once, on first use. Never fails:
   // a schema that cannot be compiled was refused at registration.

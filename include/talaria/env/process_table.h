@@ -112,8 +112,14 @@ class ProcessTable {
   // which (running = still running).
   Result<ProcessSnapshot> Wait(std::string_view id, std::chrono::milliseconds timeout, std::stop_token cancel);
   // Writes to its stdin (its terminal with pty). Errors: FailedPrecondition when stdin is
-  // closed or the process has exited.
+  // closed or the process has exited; InvalidArgument when the write would leave an unfinished
+  // line of over 64 KiB.
   Status Write(std::string_view id, std::string_view data);
+  // What was written to its stdin after the last line end (newline; on a terminal also carriage
+  // return): the part of a line the process has been sent but, reading lines, not yet acted
+  // on. The next write completes it, so a guard judges this text followed by that write.
+  // Errors: NotFound, InvalidArgument (as Resolve).
+  Result<std::string> UnfinishedInput(std::string_view id) const;
   Status CloseStdin(std::string_view id);
   // SIGTERM to its group, then SIGKILL after the grace; returns the final snapshot.
   Result<ProcessSnapshot> Kill(std::string_view id);

@@ -165,6 +165,20 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
   return Failure("unknown action '" + action + "'; valid actions: list, poll, log, wait, kill, write, submit, close");
 }
 
+// A shell reading the process's stdin acts on whole lines: `r` then `m -rf DIR\n` is one
+// command. What write/submit add is judged after the line earlier writes left unfinished.
+std::string InputAsTheProcessReadsIt(const Json& args, const ToolContext& ctx,
+                                     std::string_view data) {
+  std::string text;
+  if (ctx.processes != nullptr) {
+    if (auto id = ctx.processes->Resolve(args.value("session_id", std::string()))) {
+      if (auto unfinished = ctx.processes->UnfinishedInput(*id)) text = std::move(*unfinished);
+    }
+  }
+  text.append(data);
+  return text;
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "process";
@@ -177,6 +191,7 @@ ToolSpec MakeSpec() {
   // What write/submit send may be typed into a shell (a background `bash`, an ssh session):
   // it is judged like a command, or the guard could be bypassed through a process's stdin.
   spec.command_arg = "data";
+  spec.command_text = InputAsTheProcessReadsIt;
   return spec;
 }
 

@@ -301,5 +301,28 @@ TEST_F(GuardedTerminal, InputToABackgroundShellIsJudgedLikeACommand) {
   EXPECT_FALSE(Marker());
 }
 
+// A shell reads lines, not writes: `r` and then `m -rf DIR` deleted DIR when each write was
+// judged alone. The line earlier writes left unfinished is judged with the next one.
+TEST_F(GuardedTerminal, AShellLineSplitAcrossWritesIsJudgedWhole) {
+  Install("");
+  std::filesystem::create_directories(root_ + "/victim/inner");
+  for (bool pty : {false, true}) {
+    Json started = Call("terminal", {{"command", "bash"}, {"background", true}, {"pty", pty}});
+    ASSERT_TRUE(last_.ok()) << started.dump();
+    const std::string id = started["session_id"];
+    Json first = Call("process", {{"action", "write"}, {"session_id", id}, {"data", "r"}});
+    EXPECT_TRUE(last_.ok()) << first.dump();
+    Json second =
+        Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "m -rf victim"}});
+    EXPECT_EQ(last_.status, CallStatus::kBlocked) << second.dump();
+    // Finished lines are forgotten: the next line is judged on its own.
+    Json fine = Call("process", {{"action", "write"}, {"session_id", id}, {"data", "\necho ok > done-" + std::to_string(pty) + "\nexit\n"}});
+    EXPECT_TRUE(last_.ok()) << fine.dump();
+    Call("process", {{"action", "wait"}, {"session_id", id}, {"timeout", 30}});
+    EXPECT_TRUE(std::filesystem::exists(root_ + "/victim/inner")) << "pty=" << pty;
+    EXPECT_TRUE(std::filesystem::exists(root_ + "/done-" + std::to_string(pty))) << "pty=" << pty;
+  }
+}
+
 }  // namespace
 }  // namespace talaria::tools
