@@ -93,3 +93,37 @@ bool ReadAvailable(int fd, std::string& out) {
 }
 
 }  // namespace talaria
+
+namespace talaria {
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    const int e = errno;
+    const std::string why = "cannot open '" + path + "': " + std::strerror(e);
+    if (e == ENOENT) return Err(NotFoundError(why));
+    if (e == EACCES || e == ELOOP) return Err(PermissionDeniedError(why));
+    return Err(InternalError(why));
+  }
+  UniqueFd owned(fd);
+  struct stat st {};
+  if (::fstat(owned.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Err(PermissionDeniedError("'" + path + "' is not a regular file"));
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(owned.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Err(InternalError("cannot read '" + path + "': " + std::strerror(errno)));
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace talaria

@@ -81,6 +81,13 @@ struct TrustOptions {
 };
 int RunTrust(const TrustOptions& options);
 
+// talaria audit verify [--file F]: exit 0 when the chain and the head record hold, 1 when the
+// log was tampered with (the first break is printed), 2 when there is no log or it cannot be read.
+struct AuditOptions {
+  std::string file;  // empty: $TALARIA_HOME/audit.jsonl
+};
+int RunAuditVerify(const AuditOptions& options);
+
 // talaria check-command [--json] -- "CMD": exit 0 allow, 1 approve, 2 block.
 struct CheckCommandOptions {
   std::string command;

@@ -130,6 +130,16 @@ int main(int argc, char** argv) {
   trust->add_option("path", trust_opts.path, "the file, or its project directory (default: .)");
   trust->add_flag("--revoke", trust_opts.revoke, "stop trusting it");
 
+  cli::AuditOptions audit_opts;
+  CLI::App* audit = app.add_subcommand(
+      "audit", "The audit log ($TALARIA_HOME/audit.jsonl): every command judged and file changed");
+  CLI::App* audit_verify = audit->add_subcommand(
+      "verify",
+      "Check the log's hash chain and its head record: an edited, removed or inserted line, or a\n"
+      "cut-off end, is reported. Exit status: 0 intact, 1 tampered, 2 no log or unreadable");
+  audit_verify->add_option("--file", audit_opts.file, "the log to check (default: $TALARIA_HOME/audit.jsonl)");
+  audit->require_subcommand(1);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -139,6 +149,7 @@ int main(int argc, char** argv) {
 
   if (check->parsed()) return cli::RunCheckCommand(check_opts);
   if (trust->parsed()) return cli::RunTrust(trust_opts);
+  if (audit_verify->parsed()) return cli::RunAuditVerify(audit_opts);
 
   RuntimeOptions options;
   options.config_path = config_path;

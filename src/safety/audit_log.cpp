@@ -1,6 +1,7 @@
 #include "talaria/safety/audit_log.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "safety/fs_util.h"
+#include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
+#include "talaria/safety/sha256.h"
 
 namespace talaria::safety {
 
@@ -80,7 +83,8 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(std::string path) {
   }
   int fd;
   do {
-    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    // Read as well as appended: the chain needs the last line before each append.
+    fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return Err(internal::ErrnoStatus(errno, "open audit log", path));
   UniqueFd owned(fd);
@@ -97,20 +101,194 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(std::string path) {
 
 Status AuditLog::Append(const AuditRecord& record) const { return AppendLine(AuditRecordToJsonLine(record)); }
 
-Status AuditLog::AppendLine(std::string_view line) const {
+namespace {
+
+constexpr std::string_view kGenesis =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+std::string HeadPath(std::string_view log) { return std::string(log) + ".head"; }
+
+// `line` (one JSON object and its newline) with "prev" as its last key.
+std::string Chained(std::string_view line, std::string_view prev) {
+  std::string_view body = line;
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
+  std::string out;
+  out.reserve(body.size() + prev.size() + 12);
+  if (body.size() >= 2 && body.back() == '}') {
+    out.append(body.substr(0, body.size() - 1));
+    out += body.size() > 2 ? ",\"prev\":\"" : "\"prev\":\"";
+  } else {
+    // Not an object: wrapped, so the line still parses and carries its link.
+    out += "{\"line\":";
+    out += nlohmann::ordered_json(std::string(body)).dump(-1, ' ', false,
+                                                          nlohmann::ordered_json::error_handler_t::replace);
+    out += ",\"prev\":\"";
+  }
+  out.append(prev);
+  out += "\"}\n";
+  return out;
+}
+
+// Holds an exclusive flock on the log for one append.
+class FileLock {
+ public:
+  explicit FileLock(int fd) : fd_(fd) {
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~FileLock() { ::flock(fd_, LOCK_UN); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::string> AuditLog::LastLineHash(uint64_t size, bool& torn) const {
+  torn = false;
+  if (size == 0) return std::string(kGenesis);
+  if (size == cached_size_ && !cached_hash_.empty()) return cached_hash_;
+  // Read backwards until the newline that ends the line before the last one.
+  std::string tail;
+  uint64_t from = size;
+  constexpr uint64_t kChunk = 16 << 10;
+  for (;;) {
+    const uint64_t start = from > kChunk ? from - kChunk : 0;
+    std::string chunk(static_cast<size_t>(from - start), '\0');
+    const ssize_t n = ::pread(fd_.get(), chunk.data(), chunk.size(), static_cast<off_t>(start));
+    if (n != static_cast<ssize_t>(chunk.size())) {
+      return Err(internal::ErrnoStatus(n < 0 ? errno : EIO, "read audit log", path_));
+    }
+    tail.insert(0, chunk);
+    from = start;
+    // The last line's own newline is the final byte; look for the one before it.
+    const size_t search_end = tail.size() >= 2 ? tail.size() - 2 : 0;
+    const size_t nl = tail.size() >= 2 ? tail.rfind('\n', search_end) : std::string::npos;
+    if (nl != std::string::npos) {
+      tail.erase(0, nl + 1);
+      break;
+    }
+    if (from == 0) break;
+  }
+  if (tail.empty() || tail.back() != '\n') {
+    torn = true;  // a write cut short by a full disk: the line is ended before chaining on
+    tail += '\n';
+  }
+  return Sha256Hex(tail);
+}
+
+void AuditLog::WriteHead(uint64_t size, std::string_view last_hash) const {
+  nlohmann::ordered_json head;
+  head["size"] = size;
+  head["last"] = std::string(last_hash);
+  const std::string path = HeadPath(path_);
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  UniqueFd owned(fd);
+  if (WriteAll(owned.get(), head.dump() + "\n").ok()) ::rename(tmp.c_str(), path.c_str());
+}
+
+Status AuditLog::AppendLine(std::string_view json_line) const {
+  std::lock_guard<std::mutex> guard(mu_);
+  FileLock lock(fd_.get());
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return internal::ErrnoStatus(errno, "fstat", path_);
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  bool torn = false;
+  std::string prev = TALARIA_TRY(LastLineHash(size, torn));
+  if (torn) {
+    if (::write(fd_.get(), "\n", 1) == 1) ++size;
+  }
+  const std::string line = Chained(json_line, prev);
   ssize_t n;
   do {
     n = ::write(fd_.get(), line.data(), line.size());  // the ONE write of this record
   } while (n < 0 && errno == EINTR);
   if (n < 0) return internal::ErrnoStatus(errno, "append to audit log", path_);
   if (static_cast<size_t>(n) != line.size()) {
-    // Only on a full disk (or a signal mid-write of a huge record): terminate the torn line so
-    // the next record still starts on its own line.
-    (void)::write(fd_.get(), "\n", 1);
+    // Only on a full disk (or a signal mid-write of a huge record): the next append ends the
+    // torn line before chaining on to it.
+    cached_hash_.clear();
     return ResourceExhaustedError("audit log '" + path_ + "': short write (" + std::to_string(n) +
                                   " of " + std::to_string(line.size()) + " bytes)");
   }
+  cached_size_ = size + line.size();
+  cached_hash_ = Sha256Hex(line);
+  WriteHead(cached_size_, cached_hash_);
   return Status::Ok();
+}
+
+Result<AuditVerification> VerifyAuditLog(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text) return Err(text.error());
+  AuditVerification out;
+  std::string prev(kGenesis);
+  bool chained = false;
+  size_t start = 0;
+  const std::string& log = *text;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    const bool has_newline = end != std::string::npos;
+    if (!has_newline) end = log.size();
+    const std::string_view line(log.data() + start, end - start + (has_newline ? 1 : 0));
+    ++out.lines;
+    const std::string where = "line " + std::to_string(out.lines);
+    auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const auto link = parsed.is_object() ? parsed.find("prev") : parsed.end();
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      out.problem = where + " is not a JSON object (edited or cut short)";
+      return out;
+    }
+    if (link == parsed.end() || !link->is_string()) {
+      if (chained) {
+        out.problem = where + " has no \"prev\" link (inserted or edited)";
+        return out;
+      }
+      ++out.unchained_lines;
+    } else {
+      if (link->get<std::string>() != prev) {
+        out.problem = where + " does not follow the line before it (a line before it was edited, "
+                      "removed or inserted, or this one was)";
+        return out;
+      }
+      chained = true;
+    }
+    if (!has_newline) {
+      out.problem = where + " is cut short (no newline)";
+      return out;
+    }
+    prev = Sha256Hex(line);
+    start = end + 1;
+  }
+  auto head_text = ReadWholeFile(HeadPath(path));
+  if (!head_text) {
+    out.head_missing = true;
+    out.intact = true;
+    return out;
+  }
+  auto head = nlohmann::json::parse(*head_text, nullptr, false);
+  if (!head.is_object() || !head.contains("size") || !head["size"].is_number_unsigned() ||
+      !head.contains("last") || !head["last"].is_string()) {
+    out.problem = "the head record " + HeadPath(path) + " is damaged";
+    return out;
+  }
+  const uint64_t size = head["size"].get<uint64_t>();
+  if (size > log.size()) {
+    out.problem = "the log ends at byte " + std::to_string(log.size()) + " but " +
+                  std::to_string(size) + " bytes were written: its end was cut off";
+    return out;
+  }
+  if (size == log.size() && head["last"].get<std::string>() != prev) {
+    out.problem = "the last line is not the one last written (the end was replaced)";
+    return out;
+  }
+  // A longer log than the head says: a process appended after the head was read; the chain
+  // above already vouches for those lines.
+  out.intact = true;
+  return out;
 }
 
 }  // namespace talaria::safety

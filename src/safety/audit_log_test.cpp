@@ -101,6 +101,128 @@ TEST(AuditLog, ConcurrentAppendsNeverInterleave) {
   }
   EXPECT_EQ(lines, kThreads * kPerThread);
   EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kPerThread));
+  auto verified = VerifyAuditLog(tmp / "audit.jsonl");
+  ASSERT_TRUE(verified) << verified.error().ToString();
+  EXPECT_TRUE(verified->intact) << verified->problem;
+  EXPECT_FALSE(verified->head_missing);
+}
+
+// Two logs open on one file chain as two processes would: each re-reads the tail the other
+// wrote (the flock orders them), so the chain stays whole.
+TEST(AuditLog, TwoWritersOnOneFileKeepOneChain) {
+  TempDir tmp;
+  auto a = AuditLog::Open(tmp / "audit.jsonl");
+  auto b = AuditLog::Open(tmp / "audit.jsonl");
+  ASSERT_TRUE(a && b);
+  {
+    std::jthread ta([&] {
+      for (int i = 0; i < 300; ++i) ASSERT_TRUE((*a)->AppendLine("{\"w\":\"a\",\"i\":" + std::to_string(i) + "}\n").ok());
+    });
+    std::jthread tb([&] {
+      for (int i = 0; i < 300; ++i) ASSERT_TRUE((*b)->AppendLine("{\"w\":\"b\",\"i\":" + std::to_string(i) + "}\n").ok());
+    });
+  }
+  auto verified = VerifyAuditLog(tmp / "audit.jsonl");
+  ASSERT_TRUE(verified) << verified.error().ToString();
+  EXPECT_TRUE(verified->intact) << verified->problem;
+  EXPECT_EQ(verified->lines, 600u);
+}
+
+class TamperedAuditLog : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto log = AuditLog::Open(path_);
+    ASSERT_TRUE(log);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE((*log)->AppendLine("{\"event\":\"command\",\"command\":\"step " +
+                                     std::to_string(i) + "\"}\n").ok());
+    }
+    lines_ = Lines();
+  }
+  std::vector<std::string> Lines() const {
+    std::vector<std::string> out;
+    std::istringstream in(ReadFile(path_));
+    for (std::string l; std::getline(in, l);) out.push_back(l + "\n");
+    return out;
+  }
+  void Rewrite(const std::vector<std::string>& lines) const {
+    std::string text;
+    for (const auto& l : lines) text += l;
+    testing::WriteFile(path_, text);
+  }
+  AuditVerification Verify() const {
+    auto v = VerifyAuditLog(path_);
+    EXPECT_TRUE(v) << v.error().ToString();
+    return v ? *v : AuditVerification{};
+  }
+  TempDir tmp_;
+  std::string path_ = tmp_ / "audit.jsonl";
+  std::vector<std::string> lines_;
+};
+
+TEST_F(TamperedAuditLog, AnUntouchedLogIsIntact) {
+  const AuditVerification v = Verify();
+  EXPECT_TRUE(v.intact) << v.problem;
+  EXPECT_EQ(v.lines, 5u);
+}
+
+TEST_F(TamperedAuditLog, AnEditedLineBreaksTheChainAfterIt) {
+  auto lines = lines_;
+  const size_t at = lines[2].find("step 2");
+  lines[2].replace(at, 6, "step X");
+  Rewrite(lines);
+  const AuditVerification v = Verify();
+  EXPECT_FALSE(v.intact);
+  EXPECT_NE(v.problem.find("line 4"), std::string::npos) << v.problem;
+}
+
+TEST_F(TamperedAuditLog, ARemovedLineIsSeen) {
+  auto lines = lines_;
+  lines.erase(lines.begin() + 1);
+  Rewrite(lines);
+  const AuditVerification v = Verify();
+  EXPECT_FALSE(v.intact);
+  EXPECT_NE(v.problem.find("line 2"), std::string::npos) << v.problem;
+}
+
+TEST_F(TamperedAuditLog, ACutOffEndIsSeen) {
+  auto lines = lines_;
+  lines.resize(3);
+  Rewrite(lines);
+  const AuditVerification v = Verify();
+  EXPECT_FALSE(v.intact);
+  EXPECT_NE(v.problem.find("cut off"), std::string::npos) << v.problem;
+  Rewrite({});
+  EXPECT_FALSE(Verify().intact);
+}
+
+TEST_F(TamperedAuditLog, AReplacedLastLineIsSeen) {
+  auto lines = lines_;
+  lines[4] = lines[3];  // same length, a valid line, but not the one written last
+  Rewrite(lines);
+  EXPECT_FALSE(Verify().intact);
+}
+
+TEST_F(TamperedAuditLog, LinesFromBeforeChainingAndATornLineAreHandled) {
+  TempDir tmp;
+  const std::string path = tmp / "old.jsonl";
+  testing::WriteFile(path, "{\"event\":\"approval\"}\n{\"event\":\"appr");  // old, then torn
+  auto log = AuditLog::Open(path);
+  ASSERT_TRUE(log);
+  ASSERT_TRUE((*log)->AppendLine("{\"event\":\"command\"}\n").ok());
+  auto v = VerifyAuditLog(path);
+  ASSERT_TRUE(v);
+  // The torn line is not an object: the verifier names it rather than vouching for the log.
+  EXPECT_FALSE(v->intact);
+  EXPECT_NE(v->problem.find("line 2"), std::string::npos) << v->problem;
+  testing::WriteFile(path, "{\"event\":\"approval\"}\n");
+  auto fresh = AuditLog::Open(path);
+  ASSERT_TRUE(fresh);
+  ASSERT_TRUE((*fresh)->AppendLine("{\"event\":\"command\"}\n").ok());
+  v = VerifyAuditLog(path);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->intact) << v->problem;
+  EXPECT_EQ(v->unchained_lines, 1u);
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ void Audit(const ToolContext& ctx, std::string_view tool, std::string_view comma
   if (ctx.audit_log == nullptr) return;
   Json line = Json::object();
   line["time"] = safety::AuditTimestamp(std::chrono::system_clock::now());
-  line["event"] = "approval";
+  // "command" for what the guard let through as it is, "approval" for what needed a decision:
+  // a bypass of the guard leaves a trace too.
+  line["event"] = verdict.decision == safety::GuardDecision::kAllow ? "command" : "approval";
   line["session"] = ctx.session_id;
   line["tool"] = std::string(tool);
   line["command"] = std::string(command);
@@ -49,7 +51,10 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, c
                                   ? tool.command_text()(args, ctx, it->get_ref<const std::string&>())
                                   : it->get_ref<const std::string&>();
   const safety::GuardVerdict verdict = safety::JudgeCommand(command, guard_);
-  if (verdict.decision == safety::GuardDecision::kAllow) return {};
+  if (verdict.decision == safety::GuardDecision::kAllow) {
+    Audit(ctx, tool.name(), command, verdict, safety::ApprovalOutcome{true, "not_needed", ""});
+    return {};
+  }
   safety::ApprovalRequest request;
   request.session = ctx.session_id;
   request.tool = tool.name();

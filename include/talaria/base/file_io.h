@@ -3,6 +3,7 @@
 //   WriteAllUntil: the same, where a full non-blocking descriptor is waited on (poll) until a
 //     deadline or a stop request: a reader that stopped reading cannot hold the writer forever.
 //   ReadAvailable: what a non-blocking descriptor holds right now.
+//   ReadWholeFile: a file's whole content (not through a symlink at the leaf).
 //   WriteFileAtomic: `content` replaces `path` whole or not at all — written to a fresh
 //     temp file beside it (O_EXCL, never through a link someone planted), optionally fsynced,
 //     then renamed over `path`; on any failure the temp file is removed and `path` is untouched.
@@ -41,6 +42,10 @@ Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait);
 // Appends to `out` everything non-blocking `fd` holds now (EINTR retried). True while the
 // descriptor stays open (it ran dry: EAGAIN); false once it reached end of file or failed.
 bool ReadAvailable(int fd, std::string& out);
+
+// The whole content of the regular file at `path`; a symlink at the leaf is refused. Errors:
+// NotFound, PermissionDenied (EACCES, a symlink, not a regular file), Internal (other errnos).
+Result<std::string> ReadWholeFile(const std::string& path);
 
 struct AtomicWriteOptions {
   mode_t mode = 0600;

@@ -277,16 +277,23 @@ TEST_F(GuardedTerminal, EveryDecisionIsAudited) {
   Install("approvals: {mode: yolo}\n");
   Run("rm -rf scratch");
   Run("rm -rf /");
+  Run("echo innocent");  // allowed commands leave a trace too: a bypass is not invisible
   std::ifstream in(audit);
   std::vector<Json> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(Json::parse(line));
-  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0]["event"], "approval");
   EXPECT_EQ(lines[0]["command"], "rm -rf scratch");
   EXPECT_EQ(lines[0]["outcome"], "allowed");
   EXPECT_EQ(lines[0]["how"], "yolo");
   EXPECT_EQ(lines[1]["outcome"], "refused");
   EXPECT_EQ(lines[1]["how"], "hardline");
+  EXPECT_EQ(lines[2]["event"], "command");
+  EXPECT_EQ(lines[2]["command"], "echo innocent");
+  EXPECT_EQ(lines[2]["verdict"], "allow");
+  auto verified = safety::VerifyAuditLog(audit);
+  ASSERT_TRUE(verified) << verified.error().ToString();
+  EXPECT_TRUE(verified->intact) << verified->problem;
 }
 
 TEST_F(GuardedTerminal, InputToABackgroundShellIsJudgedLikeACommand) {
