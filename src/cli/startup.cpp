@@ -72,7 +72,9 @@ std::vector<mcp::ServerConfig> ApplyProjectConfig(Runtime& rt) {
     return {};
   }
   if (project.hooks) {
-    if (Status s = InstallCommandHooks(*project.hooks, rt.dispatcher().hooks(), {}); !s.ok()) {
+    CommandHookOptions hook_options;
+    hook_options.before_run = [files = project.executed_files] { return CheckPinnedFiles(files); };
+    if (Status s = InstallCommandHooks(*project.hooks, rt.dispatcher().hooks(), hook_options); !s.ok()) {
       std::fprintf(stderr, "talaria: %s: hooks: %s\n", project.path.c_str(), s.message().c_str());
     }
   }

@@ -38,6 +38,9 @@ void PrintWhatRuns(const ProjectConfig& config) {
       }
     }
   }
+  for (const auto& file : config.executed_files) {
+    std::printf("  runs project file %s (its content is trusted too)\n", file.path.c_str());
+  }
   for (const auto& section : config.ignored) {
     std::printf("  (section '%s' is ignored: only mcp_servers and hooks are read from a project config)\n",
                 section.c_str());

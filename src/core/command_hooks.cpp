@@ -50,6 +50,7 @@ struct HookEnv {
   std::string cwd;
   size_t max_output_bytes = 0;
   std::function<void(std::string_view)> warn;
+  std::function<Status()> before_run;
 
   void Warn(std::string_view message) const {
     if (warn) {
@@ -175,6 +176,12 @@ void WarnExit(const ProcessResult& run, const CommandSpec& spec, std::string_vie
 
 PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const HookEnv& env) {
   const Json event = BaseEvent(kPreToolUse, e.tool_name, e.args, e.ctx, env);
+  if (env.before_run) {
+    if (Status s = env.before_run(); !s.ok()) {
+      return PreHookDecision::Block("Blocked: the PreToolUse hook " + spec.where + " ('" +
+                                    Shorten(spec.command) + "') was not run: " + s.message());
+    }
+  }
   auto run = RunHookCommand(spec, event, e.tool_name, e.ctx, env);
   if (!run) return PreHookDecision::Continue();
 
@@ -244,6 +251,12 @@ std::vector<std::string> CollectPostFeedback(const std::vector<MatcherGroup>& gr
       (*event)["tool_response"] = parsed ? std::move(*parsed) : Json(e.result.text);
     }
     for (const auto& spec : group.commands) {
+      if (env.before_run) {
+        if (Status s = env.before_run(); !s.ok()) {
+          env.Warn("PostToolUse hook " + spec.where + " not run: " + s.message());
+          continue;
+        }
+      }
       auto run = RunHookCommand(spec, *event, e.tool_name, e.ctx, env);
       if (!run) continue;
       if (run->exit_code == 2) {
@@ -399,6 +412,7 @@ Status InstallCommandHooks(const Json& hooks_config, HookSet& hooks,
   }
   env->max_output_bytes = options.max_output_bytes;
   env->warn = options.warn;
+  env->before_run = options.before_run;
 
   auto parsed = ParseConfig(hooks_config, options, *env);
   if (!parsed) return parsed.error();

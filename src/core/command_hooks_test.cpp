@@ -107,6 +107,26 @@ TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
   EXPECT_EQ(d.message, "no writes today");
 }
 
+// A trusted project's hook whose script changed since it was trusted is not run; a PreToolUse
+// hook then blocks (the check the user trusted cannot be made), a PostToolUse one is skipped.
+TEST_F(CommandHooksTest, AHookWhoseCheckFailsIsNotRunAndAPreHookBlocks) {
+  options_.before_run = [] { return FailedPreconditionError("check.sh changed since it was trusted"); };
+  Install(Config("PreToolUse", "", Script("pre.sh", "touch pre-ran")));
+  auto d = Pre("write_file", kArgs);
+  EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
+  EXPECT_NE(d.message.find("check.sh changed since it was trusted"), std::string::npos) << d.message;
+  EXPECT_FALSE(fs::exists(dir_ / "pre-ran"));
+  Install(Config("PostToolUse", "", Script("post.sh", "touch post-ran")));
+  EXPECT_FALSE(Post("write_file", kArgs, "{}").has_value());
+  EXPECT_FALSE(fs::exists(dir_ / "post-ran"));
+  options_.before_run = [] { return Status::Ok(); };
+  HookSet fresh;
+  ASSERT_TRUE(InstallCommandHooks(Config("PreToolUse", "", Script("pre2.sh", "touch pre-ran")), fresh, options_).ok());
+  EXPECT_EQ(fresh.RunPre("write_file", kArgs, ctx_, PreHookMode::kDecide).kind,
+            PreHookDecision::Kind::kContinue);
+  EXPECT_TRUE(fs::exists(dir_ / "pre-ran"));
+}
+
 TEST_F(CommandHooksTest, ExitTwoWithoutStderrHasDefaultMessage) {
   Install(Config("PreToolUse", "", Script("block.sh", "exit 2")));
   auto d = Pre("write_file", kArgs);

@@ -1,6 +1,8 @@
 #include "talaria/core/project_config.h"
 
 #include <fcntl.h>
+
+#include <algorithm>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +23,7 @@ namespace {
 
 constexpr int kTrustStoreVersion = 1;
 
-Result<std::optional<std::string>> ReadWholeFile(const std::string& path) {
+Result<std::optional<std::string>> ReadIfPresent(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     struct stat st {};
@@ -35,7 +37,7 @@ Result<std::optional<std::string>> ReadWholeFile(const std::string& path) {
 
 // {"version": 1, "files": {"<absolute path>": "<sha256>"}}; a missing store is empty.
 Result<Json> ReadTrustStore(const std::string& trust_store) {
-  auto text = TALARIA_TRY(ReadWholeFile(trust_store));
+  auto text = TALARIA_TRY(ReadIfPresent(trust_store));
   Json store = {{"version", kTrustStoreVersion}, {"files", Json::object()}};
   if (!text) return store;
   auto parsed = ParseJson(*text);
@@ -51,6 +53,117 @@ Status WriteTrustStore(const Json& store, const std::string& trust_store) {
   std::string text = store.dump(2);
   text.push_back('\n');
   return WriteFileAtomic(trust_store, text);
+}
+
+// `path` made absolute against the current directory and normalised lexically; symlinks are
+// left in place (trust belongs to the place a config was found, not to what it points at).
+std::string AbsoluteLexical(const std::string& path) {
+  std::string absolute = path;
+  if (absolute.empty() || absolute[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
+  }
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= absolute.size()) {
+    size_t end = absolute.find('/', start);
+    if (end == std::string::npos) end = absolute.size();
+    const std::string part = absolute.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+// The words of a command line that could name a file: split at blanks and shell operators,
+// quotes removed, a leading $TALARIA_PROJECT_DIR / $CLAUDE_PROJECT_DIR replaced by the project.
+std::vector<std::string> FileWords(std::string_view command, const std::string& project) {
+  std::vector<std::string> words;
+  std::string word;
+  char quote = 0;
+  auto flush = [&] {
+    for (std::string_view var : {"${TALARIA_PROJECT_DIR}", "$TALARIA_PROJECT_DIR",
+                                 "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"}) {
+      if (word.starts_with(var)) word = project + word.substr(var.size());
+    }
+    if (!word.empty()) words.push_back(std::move(word));
+    word.clear();
+  };
+  for (char c : command) {
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        word += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' ||
+               c == '<' || c == '>' || c == '(' || c == ')' || c == '`') {
+      flush();
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return words;
+}
+
+// Regular files inside `project` that the hooks' and servers' command lines name.
+std::vector<PinnedFile> ExecutedFiles(const ProjectConfig& config, const std::string& project) {
+  std::vector<std::string> lines;
+  if (config.hooks) {
+    for (const auto& [event, groups] : config.hooks->items()) {
+      if (!groups.is_array()) continue;
+      for (const auto& group : groups) {
+        if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
+        for (const auto& hook : group["hooks"]) lines.push_back(JsonStringField(hook, "command"));
+      }
+    }
+  }
+  if (config.mcp_servers) {
+    for (const auto& [name, entry] : config.mcp_servers->items()) {
+      lines.push_back(JsonStringField(entry, "command"));
+      if (entry.is_object() && entry.contains("args") && entry["args"].is_array()) {
+        for (const auto& a : entry["args"]) {
+          if (a.is_string()) lines.push_back(a.get<std::string>());
+        }
+      }
+    }
+  }
+  std::vector<PinnedFile> files;
+  const std::string project_real = [&] {
+    char* r = ::realpath(project.c_str(), nullptr);
+    std::string out = r != nullptr ? r : project;
+    ::free(r);
+    return out;
+  }();
+  for (const std::string& line : lines) {
+    for (const std::string& word : FileWords(line, project)) {
+      const std::string candidate = AbsoluteLexical(word[0] == '/' ? word : project + "/" + word);
+      char* real = ::realpath(candidate.c_str(), nullptr);
+      if (real == nullptr) continue;
+      const std::string real_path = real;
+      ::free(real);
+      if (!real_path.starts_with(project_real + "/")) continue;  // not the project's
+      struct stat st {};
+      if (::stat(real_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      auto content = ReadIfPresent(real_path);
+      if (!content || !*content) continue;
+      files.push_back({real_path, safety::Sha256Hex(**content)});
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const PinnedFile& a, const PinnedFile& b) { return a.path < b.path; });
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const PinnedFile& a, const PinnedFile& b) { return a.path == b.path; }),
+              files.end());
+  return files;
 }
 
 std::string Names(const Json& object) {
@@ -92,13 +205,10 @@ std::string TrustStorePath() { return TalariaHome() + "/trusted.json"; }
 
 Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
                                                        const std::string& trust_store) {
-  auto text = TALARIA_TRY(ReadWholeFile(path));
+  auto text = TALARIA_TRY(ReadIfPresent(path));
   if (!text) return std::optional<ProjectConfig>();
   ProjectConfig config;
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  config.path = resolved != nullptr ? resolved : path;
-  ::free(resolved);
-  config.sha256 = safety::Sha256Hex(*text);
+  config.path = AbsoluteLexical(path);
   auto parsed = ParseYaml(*text);
   if (!parsed) return Err(InvalidArgumentError(config.path + ": " + parsed.error().message()));
   Json root = std::move(*parsed);
@@ -117,11 +227,35 @@ Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
       config.ignored.push_back(key);
     }
   }
+  // <project>/.talaria/config.yaml: the project is two levels up.
+  std::string project = config.path.substr(0, config.path.rfind('/'));
+  project = project.substr(0, std::max<size_t>(project.rfind('/'), 1));
+  config.executed_files = ExecutedFiles(config, project);
+  safety::Sha256 digest;
+  digest.Update(*text);
+  for (const PinnedFile& f : config.executed_files) {
+    digest.Update("\n--- runs ");
+    digest.Update(f.path);
+    digest.Update(" ");
+    digest.Update(f.sha256);
+  }
+  config.sha256 = digest.FinalHex();
   const Json store = TALARIA_TRY(ReadTrustStore(trust_store));
   const Json& files = store["files"];
   auto it = files.find(config.path);
   config.trusted = it != files.end() && it->is_string() && it->get<std::string>() == config.sha256;
   return std::optional<ProjectConfig>(std::move(config));
+}
+
+Status CheckPinnedFiles(const std::vector<PinnedFile>& files) {
+  for (const PinnedFile& f : files) {
+    auto content = ReadIfPresent(f.path);
+    if (!content || !*content || safety::Sha256Hex(**content) != f.sha256) {
+      return FailedPreconditionError(f.path + " changed since it was trusted; review it, then run "
+                                     "`talaria trust` again");
+    }
+  }
+  return Status::Ok();
 }
 
 Status TrustProjectConfig(const ProjectConfig& config, const std::string& trust_store) {

@@ -54,6 +54,11 @@ struct CommandHookOptions {
   size_t max_output_bytes = 256 * 1024;
   // Receives warnings (ignored events, failed hooks). Must be thread-safe. Null: LogWarn.
   std::function<void(std::string_view)> warn;
+  // Asked before every hook command runs (a trusted project config: are the files it runs
+  // still the ones the user trusted?). An error keeps the command from running: a PreToolUse
+  // hook then blocks the call with the message (the check the user trusted cannot be made),
+  // a PostToolUse hook is skipped with a warning. Must be thread-safe. Null: always run.
+  std::function<Status()> before_run;
 };
 
 // Validates `hooks_config` and registers its PreToolUse and PostToolUse commands with `hooks`.

@@ -8,6 +8,15 @@
 //
 // The file is read once, and the bytes hashed are the bytes parsed, so a file swapped between
 // the check and the use cannot slip in.
+//
+// Trust covers what the config runs, not only the config: every word of a hook's command or a
+// server's command and args that names a regular file inside the project (`sh
+// .talaria/check.sh`, `python3 tools/lint.py`, `$TALARIA_PROJECT_DIR/x.sh`) is hashed into the
+// trusted digest, and checked again before each hook runs, so a script edited after trusting
+// (by an agent, say) runs nowhere. Code such a script loads in turn (imports, sourced files) is
+// not followed. Trust is keyed by the path where the config was found, spelled absolute but
+// with symlinks left as they are: another repository whose config is a symlink to a trusted
+// one is a different, untrusted config.
 // Thread-safety: free functions; the trust store is rewritten atomically (temp file + rename),
 // concurrent `talaria trust` runs may lose one of two simultaneous updates.
 #pragma once
@@ -23,9 +32,16 @@
 
 namespace talaria {
 
+// A project file a trusted config runs, and its content's hash when it was read.
+struct PinnedFile {
+  std::string path;  // absolute
+  std::string sha256;
+};
+
 struct ProjectConfig {
-  std::string path;    // absolute, symlinks resolved
-  std::string sha256;  // of the exact bytes read
+  std::string path;    // absolute where found (symlinks not resolved)
+  std::string sha256;  // of the exact bytes read, and of every file in `executed_files`
+  std::vector<PinnedFile> executed_files;  // sorted by path
   bool trusted = false;
   std::shared_ptr<const Json> mcp_servers;  // the section; null when absent
   std::shared_ptr<const Json> hooks;        // null when absent
@@ -48,6 +64,10 @@ std::string TrustStorePath();
 // corrupt.
 Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
                                                        const std::string& trust_store);
+
+// OK when every file still hashes as pinned; FailedPrecondition naming the first that changed
+// or disappeared since ("... changed since it was trusted: run `talaria trust` again").
+Status CheckPinnedFiles(const std::vector<PinnedFile>& files);
 
 // Records `config.path` with `config.sha256` as trusted (replacing an older hash of the same
 // path). Unavailable when the store cannot be written.
