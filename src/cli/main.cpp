@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "talaria/env/hide_secrets.h"
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
 #include "cli/startup.h"
@@ -30,6 +31,9 @@ std::vector<std::string> SplitCommas(const std::vector<std::string>& raw) {
 
 int main(int argc, char** argv) {
   using namespace talaria;
+  // Before any thread or child exists: the agent's commands must not read our API keys back
+  // from /proc/$PPID/environ.
+  env::HideSecretsFromChildren();
   CLI::App app{"talaria: a fast, safe tool runtime for LLM agents"};
   app.require_subcommand(1);
   std::string config_path;
