@@ -74,6 +74,14 @@ Status ConfigSection::ReadBool(std::string_view key, bool& out) const {
   return Status::Ok();
 }
 
+Status ConfigSection::ReadBool(std::string_view key, std::optional<bool>& out) const {
+  if (Find(key) == nullptr) return Status::Ok();
+  bool value = false;
+  TALARIA_RETURN_IF_ERROR(ReadBool(key, value));
+  out = value;
+  return Status::Ok();
+}
+
 Status ConfigSection::ReadInt(std::string_view key, int64_t min, int64_t max, int64_t& out) const {
   const Json* v = Find(key);
   if (v == nullptr) return Status::Ok();

@@ -1,5 +1,6 @@
 #include "talaria/env/bwrap.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,43 @@ void AddSystemOnlyMounts(std::vector<std::string>& argv) {
   }
 }
 
+// True when `inner` is `outer` or lies beneath it (both absolute, no trailing slash).
+bool IsWithin(std::string_view inner, std::string_view outer) {
+  return inner == outer || (inner.starts_with(outer) && inner.size() > outer.size() &&
+                            (outer == "/" || inner[outer.size()] == '/'));
+}
+
+// Covers `path` (a directory: an empty read-only tmpfs; anything else: /dev/null). When a
+// writable directory lies inside it (a workspace within $TALARIA_HOME, say), its siblings are
+// covered instead, level by level down to it, so the workspace stays reachable.
+void AddHiddenMounts(const std::string& path, const std::vector<std::string>& writable,
+                     std::vector<std::string>& argv, int depth = 0) {
+  struct stat st {};
+  if (depth > 16 || ::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    argv.insert(argv.end(), {"--ro-bind", "/dev/null", path});
+    return;
+  }
+  bool holds_writable = false;
+  for (const std::string& dir : writable) {
+    if (path == dir) return;  // the workspace itself: shown (what is secret in it is listed apart)
+    holds_writable = holds_writable || IsWithin(dir, path);
+  }
+  if (!holds_writable) {
+    argv.insert(argv.end(), {"--tmpfs", path, "--remount-ro", path});
+    return;
+  }
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> entries;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (name != "." && name != "..") entries.push_back(path + "/" + std::string(name));
+  }
+  ::closedir(d);
+  for (const std::string& entry : entries) AddHiddenMounts(entry, writable, argv, depth + 1);
+}
+
 }  // namespace
 
 std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
@@ -47,12 +85,15 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
   } else {
     AddSystemOnlyMounts(argv);
   }
-  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc"});
+  if (layout.tmp_size_bytes > 0) argv.insert(argv.end(), {"--size", std::to_string(layout.tmp_size_bytes)});
+  argv.insert(argv.end(), {"--tmpfs", "/tmp"});
   if (layout.host == BwrapLayout::HostView::kWholeHost) argv.insert(argv.end(), {"--tmpfs", "/var/tmp"});
   argv.push_back("--unshare-all");
   if (layout.network) argv.push_back("--share-net");
   argv.push_back("--die-with-parent");
   for (const std::string& dir : layout.writable) argv.insert(argv.end(), {"--bind", dir, dir});
+  for (const std::string& path : layout.hidden) AddHiddenMounts(path, layout.writable, argv);
   if (layout.new_session) argv.push_back("--new-session");
   if (!layout.chdir.empty()) argv.insert(argv.end(), {"--chdir", layout.chdir});
   argv.push_back("--");

@@ -1,7 +1,11 @@
-// The bubblewrap sandbox: local commands behind `bwrap`, with the host read-only.
+// The bubblewrap sandbox: local commands behind `bwrap`, with the host read-only, talaria's
+// state and the user's credential stores hidden, a private size-limited /tmp, and a PID
+// namespace of its own (talaria's process, its /proc/<pid>/environ and mem, are not there).
 #include <sys/stat.h>
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/child_environment.h"
@@ -9,6 +13,13 @@
 
 namespace talaria::env {
 namespace {
+
+// Beneath the home directory: where tools keep keys, tokens and passwords.
+constexpr std::array<std::string_view, 20> kCredentialStores = {
+    ".ssh",          ".aws",           ".gnupg",          ".kube",         ".docker",
+    ".azure",        ".config/gh",     ".config/gcloud",  ".password-store", ".netrc",
+    ".git-credentials", ".pgpass",     ".npmrc",          ".pypirc",       ".my.cnf",
+    ".local/share/keyrings", ".config/hub", ".terraform.d", ".vault-token", ".cargo/credentials.toml"};
 
 // bwrap's mount options for the sandbox; the shell-state directory and the writable
 // directories are bound read-write on top of the read-only host.
@@ -23,10 +34,25 @@ std::vector<std::string> BwrapPrefix(const SandboxOptions& options, const std::s
   // With a pty the command's own terminal must stay its controlling one.
   layout.new_session = !pty;
   layout.chdir = cwd;
+  layout.hidden = CredentialStores(options.home, options.talaria_home);
+  layout.tmp_size_bytes = options.tmp_size_bytes;
   return BwrapArgv(layout);
 }
 
 }  // namespace
+
+std::vector<std::string> CredentialStores(const std::string& home, const std::string& talaria_home) {
+  std::vector<std::string> out;
+  auto add_if_present = [&out](const std::string& path) {
+    struct stat st {};
+    if (!path.empty() && path.front() == '/' && ::lstat(path.c_str(), &st) == 0) out.push_back(path);
+  };
+  if (!home.empty()) {
+    for (std::string_view store : kCredentialStores) add_if_present(home + "/" + std::string(store));
+  }
+  add_if_present(talaria_home);
+  return out;
+}
 
 Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options) {
   for (const std::string& dir : options.writable) {

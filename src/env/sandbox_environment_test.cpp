@@ -33,8 +33,7 @@ class Sandbox : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(base_, ec);
   }
-  void Open(bool network = false) {
-    SandboxOptions options;
+  void Open(bool network = false, SandboxOptions options = {}) {
     options.local.initial_cwd = ws_;
     options.writable = {ws_};
     options.network = network;
@@ -97,6 +96,62 @@ TEST_F(Sandbox, ProcessesOutsideAreInvisible) {
   // Own PID namespace: bash sees itself near pid 1, and our pid does not exist in there.
   CommandOutcome r = Run("kill -0 " + std::to_string(::getpid()) + " 2>/dev/null && echo visible || echo hidden");
   EXPECT_EQ(r.output, "hidden\n");
+}
+
+// The user's credential stores and talaria's own state are not in the sandbox: a command can
+// neither read a key nor write approvals.json, whatever it tries; the workspace still is.
+TEST_F(Sandbox, CredentialStoresAndTalariaStateAreHidden) {
+  const std::string home = base_ + "/home";
+  const std::string talaria_home = home + "/.talaria";
+  std::filesystem::create_directories(home + "/.ssh");
+  std::filesystem::create_directories(home + "/.aws");
+  std::filesystem::create_directories(talaria_home);
+  std::ofstream(home + "/.ssh/id_ed25519") << "PRIVATE KEY\n";
+  std::ofstream(home + "/.aws/credentials") << "aws_secret_access_key=x\n";
+  std::ofstream(home + "/.netrc") << "machine h password p\n";
+  std::ofstream(talaria_home + "/approvals.json") << "[]\n";
+  std::ofstream(home + "/notes.txt") << "ordinary\n";
+  SandboxOptions options;
+  options.home = home;
+  options.talaria_home = talaria_home;
+  Open(false, options);
+  for (const std::string& secret : {home + "/.ssh/id_ed25519", home + "/.aws/credentials",
+                                    home + "/.netrc", talaria_home + "/approvals.json"}) {
+    CommandOutcome r = Run("cat " + secret + " 2>&1 | head -c 200; echo");
+    EXPECT_EQ(r.output.find("PRIVATE KEY"), std::string::npos) << secret << ": " << r.output;
+    EXPECT_EQ(r.output.find("password"), std::string::npos) << secret << ": " << r.output;
+    EXPECT_EQ(r.output.find("aws_secret"), std::string::npos) << secret << ": " << r.output;
+    EXPECT_EQ(r.output.find("[]"), std::string::npos) << secret << ": " << r.output;
+  }
+  EXPECT_EQ(Run("ls -A " + home + "/.ssh " + talaria_home).output, home + "/.ssh:\n\n" + talaria_home + ":\n");
+  EXPECT_NE(Run("echo '[\"recursive_delete\"]' > " + talaria_home + "/approvals.json").exit_code, 0);
+  EXPECT_EQ(Run("cat " + home + "/notes.txt").output, "ordinary\n");
+  std::ifstream approvals(talaria_home + "/approvals.json");
+  std::string line;
+  std::getline(approvals, line);
+  EXPECT_EQ(line, "[]");
+}
+
+// A workspace inside $TALARIA_HOME (a user's odd choice) stays usable; the state beside it
+// does not show.
+TEST_F(Sandbox, AWorkspaceInsideTheHiddenStateStaysReachable) {
+  const std::string talaria_home = base_;  // ws_ lies inside it
+  std::ofstream(base_ + "/trusted.json") << "{}\n";
+  SandboxOptions options;
+  options.talaria_home = talaria_home;
+  Open(false, options);
+  EXPECT_EQ(Run("echo ok > inside.txt && cat inside.txt").output, "ok\n");
+  CommandOutcome r = Run("cat " + base_ + "/trusted.json 2>&1");
+  EXPECT_EQ(r.output.find("{}"), std::string::npos) << r.output;
+}
+
+// /tmp is a tmpfs of a fixed size, not half of the machine's memory outside every limit.
+TEST_F(Sandbox, TmpHasASizeLimit) {
+  SandboxOptions options;
+  options.tmp_size_bytes = 4u << 20;
+  Open(false, options);
+  CommandOutcome r = Run("dd if=/dev/zero of=/tmp/flood bs=1M count=16 2>&1; df -k /tmp | tail -1");
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
 }
 
 TEST_F(Sandbox, BadWritableDirectoryOrMissingBwrapIsReported) {

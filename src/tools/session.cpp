@@ -5,6 +5,8 @@
 #include <climits>
 
 #include "talaria/base/log.h"
+#include "talaria/base/paths.h"
+#include "talaria/env/bwrap.h"
 #include "talaria/base/random.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
@@ -20,8 +22,23 @@ std::string CurrentDirectory() {
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string(".");
 }
 
-// The terminal backend of `options`: local (default), a bwrap sandbox whose writable part is the
-// workspace, a remote machine over SSH, or Docker with the workspace mounted at /workspace.
+// Whether bubblewrap can make its namespaces on this machine: asked once per process (a probe
+// is a process start), and when it cannot, said once.
+bool SandboxWorksHere() {
+  static const bool works = [] {
+    const Status probed = env::ProbeBwrap("bwrap");
+    if (!probed.ok()) {
+      LogWarn("terminal: commands run UNSANDBOXED (backend local): " + probed.message() +
+              ". Set terminal.backend: local to silence this, or make bubblewrap work.");
+    }
+    return probed.ok();
+  }();
+  return works;
+}
+
+// The terminal backend of `options`: auto (default: the bwrap sandbox where it works, else
+// local), local, a bwrap sandbox whose writable part is the workspace, a remote machine over
+// SSH, or Docker with the workspace mounted at /workspace.
 Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& options,
                                                           const safety::Workspace& workspace,
                                                           const std::vector<std::string>& roots) {
@@ -29,13 +46,20 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
   env::LocalOptions local;
   local.initial_cwd = workspace.cwd();
   local.env_passthrough = options.env_passthrough;
-  if (t.backend == "bwrap") {
+  const bool sandboxed = t.backend == "bwrap" || (t.backend == "auto" && SandboxWorksHere());
+  if (sandboxed) {
     env::SandboxOptions sandbox;
     sandbox.local = std::move(local);
     sandbox.writable = roots;
-    sandbox.network = t.network;
+    // The default sandbox keeps the network (installing dependencies, fetching docs); the
+    // explicit bwrap backend has always been offline.
+    sandbox.network = t.network.value_or(t.backend == "auto");
+    sandbox.home = UserHome();
+    sandbox.talaria_home = TalariaHome();
+    sandbox.tmp_size_bytes = t.tmp_size_mb << 20;
     return env::OpenSandbox(std::move(sandbox));
   }
+  if (t.backend == "auto") return env::OpenLocal(std::move(local));
   if (t.backend == "docker") {
     env::DockerOptions docker;
     docker.image = t.docker_image;

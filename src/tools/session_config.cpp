@@ -8,11 +8,15 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   const ConfigSection t = TALARIA_TRY(ConfigSection::Of(config, "terminal"));
   TerminalSettings& s = base.terminal;
   TALARIA_RETURN_IF_ERROR(t.ReadString("backend", s.backend));
-  if (s.backend != "local" && s.backend != "bwrap" && s.backend != "ssh" && s.backend != "docker") {
-    return Err(t.Bad("backend", "one of local, bwrap, ssh, docker (got '" + s.backend + "')"));
+  if (s.backend != "auto" && s.backend != "local" && s.backend != "bwrap" && s.backend != "ssh" &&
+      s.backend != "docker") {
+    return Err(t.Bad("backend", "one of auto, local, bwrap, ssh, docker (got '" + s.backend + "')"));
   }
   TALARIA_RETURN_IF_ERROR(t.ReadStrings("env_passthrough", base.env_passthrough));
   TALARIA_RETURN_IF_ERROR(t.ReadBool("network", s.network));
+  int64_t tmp_mb = static_cast<int64_t>(s.tmp_size_mb);
+  TALARIA_RETURN_IF_ERROR(t.ReadInt("tmp_size_mb", 0, int64_t{1} << 20, tmp_mb));
+  s.tmp_size_mb = static_cast<uint64_t>(tmp_mb);
 
   const ConfigSection ssh = TALARIA_TRY(t.Sub("ssh"));
   TALARIA_RETURN_IF_ERROR(ssh.ReadString("host", s.ssh_host));

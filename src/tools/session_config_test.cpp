@@ -13,12 +13,24 @@ Result<SessionOptions> FromYaml(std::string_view yaml) {
   return SessionOptionsFromConfig(*config);
 }
 
-TEST(SessionConfig, DefaultsToALocalTerminal) {
+// The sandbox where it works (auto), with the network its backend defaults to (unset), and
+// hard-linked files not read.
+TEST(SessionConfig, DefaultsToTheSandboxWhereItWorks) {
   auto o = FromYaml("");
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->terminal.backend, "local");
-  EXPECT_FALSE(o->terminal.network);
+  EXPECT_EQ(o->terminal.backend, "auto");
+  EXPECT_FALSE(o->terminal.network.has_value());
+  EXPECT_EQ(o->terminal.tmp_size_mb, 512u);
   EXPECT_TRUE(o->env_passthrough.empty());
+  EXPECT_EQ(o->hard_link_reads, safety::HardLinkReads::kRefuse);
+  auto local = FromYaml("terminal: {backend: local, network: false, tmp_size_mb: 64}\nfiles: {read_hard_links: true}\n");
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->terminal.backend, "local");
+  EXPECT_EQ(local->terminal.network, false);
+  EXPECT_EQ(local->terminal.tmp_size_mb, 64u);
+  EXPECT_EQ(local->hard_link_reads, safety::HardLinkReads::kAllow);
+  EXPECT_FALSE(FromYaml("terminal: {backend: sandboxed}\n"));
+  EXPECT_FALSE(FromYaml("files: {read_hard_links: maybe}\n"));
 }
 
 TEST(SessionConfig, ReadsEveryKey) {
@@ -32,7 +44,7 @@ TEST(SessionConfig, ReadsEveryKey) {
   ASSERT_TRUE(o) << o.error().ToString();
   EXPECT_EQ(o->terminal.backend, "ssh");
   EXPECT_EQ(o->env_passthrough, std::vector<std::string>{"GH_TOKEN"});
-  EXPECT_TRUE(o->terminal.network);
+  EXPECT_EQ(o->terminal.network, true);
   EXPECT_EQ(o->terminal.ssh_host, "build1");
   EXPECT_EQ(o->terminal.ssh_port, 2222);
   EXPECT_EQ(o->terminal.ssh_user, "ci");

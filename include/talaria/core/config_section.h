@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,8 @@ class ConfigSection {
   Status ReadString(std::string_view key, std::string& out) const;
   Status ReadStrings(std::string_view key, std::vector<std::string>& out) const;
   Status ReadBool(std::string_view key, bool& out) const;
+  // Left unset when the key is absent.
+  Status ReadBool(std::string_view key, std::optional<bool>& out) const;
   // An integer from `min` to `max`.
   Status ReadInt(std::string_view key, int64_t min, int64_t max, int64_t& out) const;
 

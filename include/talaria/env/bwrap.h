@@ -11,6 +11,7 @@
 // Thread-safety: free functions; ProbeBwrap spawns a process and caches nothing.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct BwrapLayout {
   bool new_session = true;
   // Working directory inside; empty: bwrap's default.
   std::string chdir;
+  // Hidden inside: a directory is covered by an empty read-only tmpfs, a file by /dev/null.
+  // Applied after the writable binds, so a writable directory that contains one does not show
+  // it again. Each must exist (a missing one has nothing to hide).
+  std::vector<std::string> hidden;
+  // Size limit of the private /tmp in bytes; 0: none (a tmpfs then takes up to half of RAM).
+  uint64_t tmp_size_bytes = 0;
 };
 
 // The bwrap argv for `layout`, up to and including the "--" that precedes the command. Always

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -84,7 +85,18 @@ struct SandboxOptions {
   std::vector<std::string> writable;  // absolute directories
   bool network = false;
   std::string bwrap = "bwrap";        // the program (looked up in PATH)
+  // Hidden inside the sandbox: talaria's own state and the user's credential stores under
+  // `home` (~/.ssh, ~/.aws, ~/.gnupg, ~/.kube, ~/.docker, ~/.config/gh, ~/.netrc,
+  // ~/.git-credentials and the like; see CredentialStores). Empty: not hidden.
+  std::string home;
+  std::string talaria_home;
+  // The private /tmp's size limit; 0: none.
+  uint64_t tmp_size_bytes = uint64_t{512} << 20;
 };
+
+// The credential stores a sandbox hides: those of the list that exist under `home`, and
+// `talaria_home` when it exists.
+std::vector<std::string> CredentialStores(const std::string& home, const std::string& talaria_home);
 // Errors: NotFound when bwrap is missing, FailedPrecondition when it cannot create namespaces.
 Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options);
 

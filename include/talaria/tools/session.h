@@ -11,7 +11,9 @@
 // Thread-safety: a Session is thread-safe; each call gets its own ToolContext.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +32,12 @@ namespace talaria::tools {
 //     ssh: {host: build1, port: 22, user: ci, identity_file: /home/me/.ssh/id_ed25519, cwd: /srv}
 //     docker: {image: "debian:12-slim", forward_env: []}
 struct TerminalSettings {
-  std::string backend = "local";
-  bool network = false;
+  // auto: the bwrap sandbox where bubblewrap can make namespaces here, else local (with one
+  // warning); local | bwrap | ssh | docker pick one.
+  std::string backend = "auto";
+  // The sandbox's network; unset: on for auto, off for an explicit bwrap.
+  std::optional<bool> network;
+  uint64_t tmp_size_mb = 512;  // the sandbox's private /tmp
   std::string ssh_host;
   int ssh_port = 22;
   std::string ssh_user;
