@@ -61,6 +61,12 @@ constexpr std::array<std::string_view, 24> kGlobCandidates = {
 
 }  // namespace
 
+Judge::Judge(const GuardOptions& options, GuardVerdict& out) : options_(options), out_(out) {
+  if (!options.working_directory.empty() && options.working_directory[0] == '/') {
+    cwds_.push_back(internal::NormalizeAbsolute(options.working_directory));
+  }
+}
+
 void Judge::Add(std::string_view rule, std::string_view description, GuardTier tier) {
   Add(rule, description, tier, segment_);
 }
@@ -102,8 +108,11 @@ void Judge::JudgeScript(std::string_view text, int depth) {
 
 void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   const ParsedScript* saved_script = script_;
+  const std::vector<bool>* saved_taint = taint_;
   std::string saved_segment = std::move(segment_);
+  const std::vector<bool> taint = ComputeCredentialFlow(*this, script);
   script_ = &script;
+  taint_ = &taint;
   for (const SimpleCommand& cmd : script.commands) {
     segment_ = cmd.segment;
     if (cmd.argv.empty()) {
@@ -127,7 +136,18 @@ void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   }
   JudgeScriptRules(*this, script, depth);
   script_ = saved_script;
+  taint_ = saved_taint;
   segment_ = std::move(saved_segment);
+}
+
+bool Judge::Tainted(const SimpleCommand* cmd) const {
+  if (cmd == nullptr || script_ == nullptr || taint_ == nullptr || script_->commands.empty()) {
+    return false;
+  }
+  const SimpleCommand* first = script_->commands.data();
+  if (cmd < first || cmd >= first + script_->commands.size()) return false;
+  const size_t i = static_cast<size_t>(cmd - first);
+  return i < taint_->size() && (*taint_)[i];
 }
 
 void Judge::NoteAssignment(const ShellWord& a) {
@@ -230,6 +250,7 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
   JudgeExecRules(*this, view, depth);
   JudgeWriteRules(*this, view);
   JudgeVcsRules(*this, view, depth);
+  JudgeNetworkSinkRules(*this, view);
 }
 
 void Judge::NoteDirectoryChange(const CommandView& view) {

@@ -479,8 +479,8 @@ TEST(CommandGuard, SensitiveWritesNeedApproval) {
       {"echo 'alias ls=rm' >> ~/.bashrc", kApprove, "write_shell_rc"},
       {"echo x >> $HOME/.zshrc", kApprove, "write_shell_rc"},
       {"mv x ~/.profile", kApprove, "write_shell_rc"},
-      {"echo k > ~/.talaria/.env", kApprove, "write_talaria_config"},
-      {"cp c.yaml /home/alice/.talaria/config.yaml", kApprove, "write_talaria_config"},
+      {"echo k > ~/.talaria/.env", kBlock, "write_talaria_home"},
+      {"cp c.yaml /home/alice/.talaria/config.yaml", kBlock, "write_talaria_home"},
       {"echo machine x > ~/.netrc", kApprove, "write_credentials"},
       {"install -m 600 f ~/.pgpass", kApprove, "write_credentials"},
       {"echo X=1 >> .env", kApprove, "write_env_file"},
@@ -649,7 +649,7 @@ TEST(CommandGuard, UsesConfiguredHomeNotTheEnvironment) {
   EXPECT_EQ(JudgeCommand("rm -rf /srv/u", o).decision, kBlock);
   EXPECT_TRUE(HasRule(JudgeCommand("echo x > /srv/u/.ssh/config", o), "write_ssh"));
   EXPECT_TRUE(HasRule(JudgeCommand("echo x > /srv/u/.config/talaria/config.yaml", o),
-                      "write_talaria_config"));
+                      "write_talaria_home"));
   // Without a configured home, ~ and $HOME spellings are still recognised.
   EXPECT_EQ(JudgeCommand("rm -rf ~", GuardOptions{}).decision, kBlock);
   EXPECT_TRUE(HasRule(JudgeCommand("echo >> ~/.bashrc", GuardOptions{}), "write_shell_rc"));

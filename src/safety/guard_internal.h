@@ -41,7 +41,7 @@ struct ResolvedPath {
 
 class Judge {
  public:
-  Judge(const GuardOptions& options, GuardVerdict& out) : options_(options), out_(out) {}
+  Judge(const GuardOptions& options, GuardVerdict& out);
 
   // Parses and judges `text`; `depth` counts payload nesting (bash -c "bash -c ...").
   void JudgeScript(std::string_view text, int depth);
@@ -55,6 +55,8 @@ class Judge {
 
   ResolvedPath Resolve(const ShellWord& word) const;
   ResolvedPath ResolveText(std::string_view text, uint8_t flags) const;
+  // $TALARIA_HOME, normalized absolute (GuardOptions::talaria_home, else <home>/.talaria).
+  std::string TalariaHome() const;
 
   // Owns words synthesized while peeling (env -S, find -exec {} ...). Stable addresses.
   const ShellWord* Own(ShellWord w) {
@@ -69,8 +71,13 @@ class Judge {
   // Directories a `cd`/`pushd` earlier in the line may have left the shell in (absolute,
   // normalized). Every target is kept, not only the last: `cd /; cd /nonexistent; rm -rf *`
   // still runs in / when the second cd fails.
+  // The working directory of GuardOptions, when set, is the first of them.
   const std::vector<std::string>& cwds() const { return cwds_; }
   void NoteDirectoryChange(const CommandView& view);
+
+  // True when `cmd` (of the script being judged) carries data read from a credential path
+  // (ComputeCredentialFlow).
+  bool Tainted(const SimpleCommand* cmd) const;
 
   // `text` (a word holding parameter expansions) as the shell would see it with values
   // assigned literally earlier in the line substituted ($HOME: the home directory) and every
@@ -97,6 +104,7 @@ class Judge {
   std::vector<std::string> cwds_;
   std::string segment_;
   const ParsedScript* script_ = nullptr;
+  const std::vector<bool>* taint_ = nullptr;  // per command of script_
 };
 
 inline constexpr int kMaxPayloadDepth = 8;
@@ -119,6 +127,16 @@ void JudgeVcsRules(Judge& judge, const CommandView& view, int depth);
 // the interpreter family ("python", "perl", "ruby", "node", ...) (guard_interpreter_code.cpp).
 void JudgeInterpreterCode(Judge& judge, std::string_view language, std::string_view code,
                           int depth);
+// Credentials leaving the machine (guard_rules_exfil.cpp). IsCredentialPath: keys, ~/.ssh,
+// ~/.aws and other credential stores, .env, $TALARIA_HOME, /etc/shadow, /proc/*/environ.
+bool IsCredentialPath(const Judge& judge, const ResolvedPath& p);
+// Per command of `script`: does it carry data read from a credential path (read directly, or
+// through a pipe, a file written earlier, a variable or a substitution)? All false when the
+// script has no network sink at all.
+std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script);
+// Tainted data reaching a network sink; reverse shells.
+void JudgeNetworkSinkRules(Judge& judge, const CommandView& view);
+
 // Rules over the whole script: pipelines into shells, chmod +x then run, fork bombs.
 void JudgeScriptRules(Judge& judge, const ParsedScript& script, int depth);
 
@@ -131,7 +149,15 @@ struct WriteFinding {
   GuardTier tier;
 };
 std::optional<WriteFinding> ClassifyWrite(const ResolvedPath& p);
+// Judges a write to `word`: as written, and for a relative path also at every directory the
+// command may run in (Judge::cwds).
 void CheckWriteTarget(Judge& judge, const ShellWord& word);
+// For commands that change a file without writing its content (chmod, chown, touch, mkdir,
+// rmdir, a link's source): only the hardline finding, a change inside $TALARIA_HOME.
+void CheckStateTarget(Judge& judge, const ShellWord& word);
+// True when inline code of an interpreter or awk both names $TALARIA_HOME (by path, by its
+// name under home, or as the variable) and contains something that writes, deletes or runs.
+bool CodeModifiesTalariaHome(const Judge& judge, std::string_view code);
 
 // Helpers.
 std::string_view Basename(std::string_view path);

@@ -131,7 +131,7 @@ void JudgeRm(Judge& judge, const CommandView& v) {
     if (!p.abs.empty() && !UnderTmp(p)) {
       judge.Add("delete_absolute_path", "delete of a root-anchored path", GuardTier::kDangerous);
     }
-    if (auto f = ClassifyWrite(p)) judge.Add(f->rule, f->description, f->tier);
+    CheckWriteTarget(judge, *w);
   }
   if (recursive) judge.Add("recursive_delete", "recursive delete", GuardTier::kDangerous);
 }
@@ -154,7 +154,10 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
     const std::string_view t = v.args[i]->text;
     if (t == "-delete") {
       judge.Add("find_delete", "find -delete", GuardTier::kDangerous);
-      for (const ShellWord* r : roots) AddRecursiveTargets(judge, *r);
+      for (const ShellWord* r : roots) {
+        AddRecursiveTargets(judge, *r);
+        CheckStateTarget(judge, *r);
+      }
     } else if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") {
       size_t end = i + 1;
       while (end < v.args.size() && v.args[end]->text != ";" && v.args[end]->text != "+") ++end;
@@ -169,7 +172,10 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
         sub.via = "find -exec";
         judge.JudgeArgv(sub, depth + 1);
         if (sub.name == "rm" || sub.name == "unlink" || sub.name == "shred") {
-          for (const ShellWord* r : roots) AddRecursiveTargets(judge, *r);
+          for (const ShellWord* r : roots) {
+            AddRecursiveTargets(judge, *r);
+            CheckStateTarget(judge, *r);
+          }
         }
       }
       i = end;
@@ -192,7 +198,7 @@ void JudgeDeleteRules(Judge& judge, const CommandView& v, int depth) {
       if (!p.abs.empty() && !UnderTmp(p)) {
         judge.Add("delete_absolute_path", "delete of a root-anchored path", GuardTier::kDangerous);
       }
-      if (auto f = ClassifyWrite(p)) judge.Add(f->rule, f->description, f->tier);
+      CheckWriteTarget(judge, *w);
     }
   } else if (n == "shred") {
     bool device = false;

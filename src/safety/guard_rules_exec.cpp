@@ -77,6 +77,12 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+void TalariaHomeCode(Judge& judge) {
+  judge.Add("write_talaria_home",
+            "modify talaria's own state ($TALARIA_HOME: config, approvals, trust, audit)",
+            GuardTier::kHardline);
+}
+
 void ProgramFlag(Judge& judge, std::string_view program, int depth) {
   judge.Add("program_flag", "tool option that runs another program", GuardTier::kDangerous);
   if (!program.empty()) judge.JudgeScript(program, depth + 1);
@@ -270,7 +276,10 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
   if (inline_code) {
     judge.Add("interpreter_inline_code", "inline interpreter code (-c/-e)", GuardTier::kDangerous);
     const std::string_view family = in.prefix.empty() ? std::string_view(v.name) : in.prefix;
-    for (std::string_view code : codes) JudgeInterpreterCode(judge, family, code, depth);
+    for (std::string_view code : codes) {
+      JudgeInterpreterCode(judge, family, code, depth);
+      if (CodeModifiesTalariaHome(judge, code)) TalariaHomeCode(judge);
+    }
   }
   if (in_place) {
     bool code_skipped = !inline_code;
@@ -325,6 +334,7 @@ void JudgeAwk(Judge& judge, const CommandView& v) {
                             (i > 0 && program[i - 1] == '|');
     if (!double_bar) runs = true;
   }
+  if (CodeModifiesTalariaHome(judge, program)) TalariaHomeCode(judge);
   if (runs) {
     judge.Add("awk_command", "awk program that runs commands (system, pipes)",
               GuardTier::kDangerous);

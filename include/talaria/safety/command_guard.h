@@ -45,9 +45,16 @@ struct GuardOptions {
   // from here, never from the environment of the judging process. Empty: only ~ and $HOME
   // spellings are recognised.
   std::string home;
-  // $TALARIA_HOME (absolute; typically <home>/.talaria): its config.yaml and .env are
-  // protected.
+  // $TALARIA_HOME (absolute; typically <home>/.talaria). The whole directory is talaria's own
+  // state (config, approvals, trust, audit, memories, sessions, plugins): any command that
+  // writes, truncates, moves, deletes, links over or changes the mode of anything in it is
+  // hardline, so an agent can never approve or trust itself. Reading it is not judged here.
+  // Empty: <home>/.talaria.
   std::string talaria_home;
+  // The directory the command will start in (absolute), so relative paths are judged where
+  // they land (`echo x > approvals.json` run inside $TALARIA_HOME, `ln /etc/shadow .`).
+  // Empty: unknown; relative paths are then judged only against `cd` targets in the line.
+  std::string working_directory;
 };
 
 // Judges one command line (what a `terminal` call would hand to bash -c). Never throws.

@@ -1,0 +1,370 @@
+// Data leaving the machine: data read from a credential path (keys, ~/.ssh, ~/.aws, .netrc,
+// .env, $TALARIA_HOME, /etc/shadow, /proc/*/environ, the environment itself) followed through
+// pipes, files written and read again, variables and $( ) / backticks into a network sink
+// (curl, wget, nc, socat, scp, rsync to a host, openssl s_client, gh gist, ssh, DNS tools,
+// /dev/tcp, ...); and reverse shells (a shell or interpreter wired to a socket, nc -e, socat
+// exec:, awk's /inet/). The flow is computed once per parsed script; rules ask per command.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "safety/guard_internal.h"
+#include "safety/path_rules.h"
+
+namespace talaria::safety::guard {
+namespace {
+
+template <size_t N>
+bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
+  for (std::string_view x : set) {
+    if (s == x) return true;
+  }
+  return false;
+}
+
+// Programs that send data off the machine (their arguments, stdin or files they read).
+constexpr std::array<std::string_view, 40> kSinks = {
+    "curl",   "wget",     "http",   "https",   "xh",     "httpie",  "aria2c",  "nc",
+    "ncat",   "netcat",   "socat",  "telnet",  "openssl", "scp",    "sftp",    "rsync",
+    "ssh",    "ftp",      "tftp",   "lftp",    "smbclient", "gh",   "aws",     "gsutil",
+    "rclone", "mail",     "mailx",  "sendmail", "mutt",  "dig",     "nslookup", "host",
+    "ping",   "ping6",    "drill",  "s3cmd",   "fetch",  "lynx",    "glab",    "az"};
+
+constexpr std::array<std::string_view, 16> kCredentialHomeDirs = {
+    ".ssh",   ".aws",  ".gnupg", ".kube", ".docker", ".azure", ".gcloud", ".password-store",
+    ".vault-token", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
+    ".bash_history"};
+
+bool IsSocketPath(std::string_view t) {
+  return t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/");
+}
+
+bool NameLooksSecret(std::string_view base) {
+  if (base.starts_with("id_rsa") || base.starts_with("id_ed25519") || base.starts_with("id_ecdsa") ||
+      base.starts_with("id_dsa")) {
+    return true;
+  }
+  if (base == ".env" || (base.starts_with(".env.") && !base.ends_with(".example") &&
+                         !base.ends_with(".sample") && !base.ends_with(".template"))) {
+    return true;
+  }
+  return base.ends_with(".pem") || base.ends_with(".key") || base.ends_with(".p12") ||
+         base.ends_with(".pfx") || base.ends_with(".kdbx") || base == "credentials" ||
+         base == "credentials.json" || base == "secrets.json" || base == ".netrc" ||
+         base == ".git-credentials" || base == ".pgpass" || base == "shadow" ||
+         base == "gshadow" || base == "environ";
+}
+
+// The path candidates an argument names: "x", "@x" (curl -d @x, --json @x), "k=@x" / "k=<x"
+// (curl -F), "--opt=x".
+void PathCandidates(std::string_view t, std::vector<std::string_view>& out) {
+  out.clear();
+  if (t.empty()) return;
+  out.push_back(t);
+  if (t.starts_with('@')) out.push_back(t.substr(1));
+  const size_t eq = t.find('=');
+  if (eq != std::string_view::npos && eq + 1 < t.size()) {
+    std::string_view v = t.substr(eq + 1);
+    if (v.starts_with('@') || v.starts_with('<')) v.remove_prefix(1);
+    const size_t semi = v.find(';');
+    if (semi != std::string_view::npos) v = v.substr(0, semi);
+    out.push_back(v);
+  }
+}
+
+bool CouldBePath(std::string_view t) {
+  return t.find_first_of("/~.$@=") != std::string_view::npos || t == "credentials" ||
+         t.starts_with("id_") || t == "shadow" || t == "environ";
+}
+
+bool WordIsCredential(const Judge& judge, const ShellWord& w,
+                      std::vector<std::string_view>& scratch) {
+  if (!CouldBePath(w.text)) return false;
+  PathCandidates(w.text, scratch);
+  for (std::string_view c : scratch) {
+    const ResolvedPath p = judge.ResolveText(c, w.flags & (kWordTilde | kWordGlob | kWordExpansion));
+    if (IsCredentialPath(judge, p)) return true;
+    if (p.abs.empty() && !p.rel.empty()) {
+      for (const std::string& cwd : judge.cwds()) {
+        if (IsCredentialPath(judge, judge.ResolveText(cwd + "/" + p.rel, w.flags & kWordGlob))) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// Variable names referenced as $NAME or ${NAME...} in `text`.
+bool ReferencesAny(std::string_view text, const std::vector<std::string>& names) {
+  for (const std::string& n : names) {
+    size_t at = 0;
+    while ((at = text.find(n, at)) != std::string_view::npos) {
+      const bool dollar = (at >= 1 && text[at - 1] == '$') ||
+                          (at >= 2 && text[at - 1] == '{' && text[at - 2] == '$');
+      const size_t end = at + n.size();
+      const bool bounded = end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) ||
+                                                   text[end] == '_');
+      if (dollar && bounded) return true;
+      at = end;
+    }
+  }
+  return false;
+}
+
+// Files a command writes (to carry the taint on): redirections, tee's operands, the
+// destination of cp/mv/install/ln, tar -f, zip's archive, -o/--output values.
+void WrittenFiles(const SimpleCommand& c, std::vector<std::string>& out) {
+  for (const Redirection& r : c.redirections) {
+    if (r.Writes()) out.push_back(r.target.text);
+  }
+  if (c.argv.empty()) return;
+  const std::string_view n = Basename(c.argv[0].text);
+  std::vector<std::string_view> operands;
+  for (size_t i = 1; i < c.argv.size(); ++i) {
+    const std::string_view t = c.argv[i].text;
+    if ((t == "-o" || t == "--output" || t == "-f" || t == "--file") && i + 1 < c.argv.size()) {
+      out.push_back(c.argv[i + 1].text);
+    } else if (t.size() > 2 && t[0] == '-' && t[1] != '-' && t.back() == 'f' && n == "tar" &&
+               i + 1 < c.argv.size()) {
+      out.push_back(c.argv[i + 1].text);  // tar -czf OUT
+    }
+    if (!IsOption(t)) operands.push_back(t);
+  }
+  if (n == "tee") {
+    for (std::string_view o : operands) out.emplace_back(o);
+  } else if ((n == "cp" || n == "mv" || n == "install" || n == "ln" || n == "rsync") &&
+             operands.size() >= 2) {
+    out.emplace_back(operands.back());
+  } else if ((n == "zip" || n == "7z") && !operands.empty()) {
+    out.emplace_back(operands.front() == "a" && operands.size() > 1 ? operands[1]
+                                                                    : operands.front());
+  }
+}
+
+bool ScriptHasSink(const ParsedScript& script) {
+  for (const SimpleCommand& c : script.commands) {
+    for (const Redirection& r : c.redirections) {
+      if (IsSocketPath(r.target.text)) return true;
+    }
+    for (size_t i = 0; i < c.argv.size() && i < 12; ++i) {
+      const std::string_view b = Basename(c.argv[i].text);
+      if (OneOf(b, kSinks) || b == "http.server" || b == "SimpleHTTPServer") return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsCredentialPath(const Judge& judge, const ResolvedPath& p) {
+  if (p.in_talaria_home) return true;
+  const std::string_view path = p.abs.empty() ? std::string_view(p.rel) : std::string_view(p.abs);
+  if (path.empty()) return false;
+  if (p.in_home) {
+    const auto rest = internal::NormalizedComponents("/" + p.home_rest);
+    if (!rest.empty()) {
+      if (OneOf(std::string_view(rest[0]), kCredentialHomeDirs)) return true;
+      if (rest.size() >= 2 && rest[0] == ".config" &&
+          (rest[1] == "gh" || rest[1] == "gcloud" || rest[1] == "rclone" || rest[1] == "hub")) {
+        return true;
+      }
+      if (rest.size() >= 3 && rest[0] == ".local" && rest[1] == "share" && rest[2] == "keyrings") {
+        return true;
+      }
+    }
+  }
+  if (p.abs == "/etc/shadow" || p.abs == "/etc/gshadow" || p.abs == "/etc/sudoers" ||
+      (p.abs.starts_with("/etc/ssh/") && p.abs.ends_with("_key")) ||
+      (p.abs.starts_with("/proc/") && p.abs.ends_with("/environ"))) {
+    return true;
+  }
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == ".ssh") return true;
+    start = end + 1;
+  }
+  (void)judge;
+  return NameLooksSecret(Basename(path));
+}
+
+std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script) {
+  const size_t n = script.commands.size();
+  std::vector<bool> taint(n, false);
+  if (n == 0 || !ScriptHasSink(script)) return taint;
+  std::vector<std::string_view> scratch;
+  // Direct reads: an operand or an input redirection naming a credential path; the
+  // environment dumped (env, printenv, set).
+  for (size_t i = 0; i < n; ++i) {
+    const SimpleCommand& c = script.commands[i];
+    if (!c.argv.empty()) {
+      const std::string_view name = Basename(c.argv[0].text);
+      if ((name == "env" || name == "printenv") && c.argv.size() <= 2) taint[i] = true;
+    }
+    for (size_t k = 1; k < c.argv.size() && !taint[i]; ++k) {
+      taint[i] = WordIsCredential(judge, c.argv[k], scratch);
+    }
+    for (const ShellWord& a : c.assignments) {
+      if (taint[i]) break;
+      const size_t eq = a.text.find('=');
+      if (eq != std::string::npos) {
+        taint[i] = WordIsCredential(judge, ShellWord{a.text.substr(eq + 1), a.flags}, scratch);
+      }
+    }
+    for (const Redirection& r : c.redirections) {
+      if (taint[i]) break;
+      if (r.op == RedirectOp::kIn || r.op == RedirectOp::kInOut) {
+        taint[i] = WordIsCredential(judge, r.target, scratch);
+      }
+    }
+  }
+  // Propagation to a fixed point: pipes, substitutions into their command, files written and
+  // read again later in the line, variables assigned and expanded later.
+  std::vector<std::string> files;
+  std::vector<std::string> vars;
+  for (int pass = 0; pass < 4; ++pass) {
+    bool changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      const SimpleCommand& c = script.commands[i];
+      bool t = taint[i];
+      if (!t && c.stdin_piped) {
+        for (size_t k = 0; k < i && !t; ++k) {
+          const SimpleCommand& up = script.commands[k];
+          t = taint[k] && up.pipeline == c.pipeline && up.pipe_pos < c.pipe_pos;
+        }
+      }
+      if (!t && !files.empty()) {
+        for (const ShellWord& w : c.argv) {
+          for (const std::string& f : files) t = t || w.text == f || w.text == "@" + f;
+        }
+        for (const Redirection& r : c.redirections) {
+          if (r.op != RedirectOp::kIn) continue;
+          for (const std::string& f : files) t = t || r.target.text == f;
+        }
+      }
+      if (!t && !vars.empty()) {
+        for (const ShellWord& w : c.argv) t = t || (w.Has(kWordExpansion) && ReferencesAny(w.text, vars));
+        for (const Redirection& r : c.redirections) {
+          t = t || ((r.op == RedirectOp::kHereString && ReferencesAny(r.target.text, vars)) ||
+                    (r.op == RedirectOp::kHeredoc && r.heredoc_expands &&
+                     ReferencesAny(r.heredoc_body, vars)));
+        }
+      }
+      if (t && !taint[i]) {
+        taint[i] = true;
+        changed = true;
+      }
+      if (!taint[i]) continue;
+      // What a tainted command carries on: its parent command (a substitution's output is
+      // the parent's word), the files it writes, the variables it sets.
+      if (c.parent >= 0 && static_cast<size_t>(c.parent) < n && !taint[static_cast<size_t>(c.parent)]) {
+        taint[static_cast<size_t>(c.parent)] = true;
+        changed = true;
+      }
+      if (files.size() < 32) {
+        std::vector<std::string> written;
+        WrittenFiles(c, written);
+        for (std::string& f : written) {
+          if (std::find(files.begin(), files.end(), f) == files.end()) {
+            files.push_back(std::move(f));
+            changed = true;
+          }
+        }
+      }
+      auto note_var = [&](std::string_view assignment) {
+        const size_t eq = assignment.find('=');
+        if (eq == std::string_view::npos || eq == 0 || vars.size() >= 32) return;
+        std::string name(assignment.substr(0, eq));
+        if (name.ends_with('+')) name.pop_back();
+        if (std::find(vars.begin(), vars.end(), name) == vars.end()) {
+          vars.push_back(std::move(name));
+          changed = true;
+        }
+      };
+      for (const ShellWord& a : c.assignments) note_var(a.text);
+      if (!c.argv.empty()) {
+        const std::string_view name = Basename(c.argv[0].text);
+        if (name == "export" || name == "local" || name == "declare" || name == "readonly" ||
+            name == "typeset") {
+          for (size_t k = 1; k < c.argv.size(); ++k) note_var(c.argv[k].text);
+        } else if (name == "read" || name == "mapfile" || name == "readarray") {
+          for (size_t k = 1; k < c.argv.size(); ++k) {
+            if (!IsOption(c.argv[k].text)) note_var(c.argv[k].text + "=");
+          }
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return taint;
+}
+
+void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
+  const std::string& n = v.name;
+  bool socket = false;
+  if (v.cmd != nullptr) {
+    for (const Redirection& r : v.cmd->redirections) socket = socket || IsSocketPath(r.target.text);
+  }
+  const bool runs_code = IsShell(n) || IsInterpreter(n);
+  // Reverse shells: a shell wired to a socket, netcat/socat running a program for the peer.
+  if (socket && runs_code) {
+    judge.Add("reverse_shell", "shell or interpreter connected to a network socket",
+              GuardTier::kDangerous);
+  }
+  if (n == "nc" || n == "ncat" || n == "netcat") {
+    for (const ShellWord* w : v.args) {
+      const std::string_view t = w->text;
+      if (ShortFlagsContain(t, 'e') || ShortFlagsContain(t, 'c') || t.starts_with("--exec") ||
+          t.starts_with("--sh-exec") || t.starts_with("--lua-exec")) {
+        judge.Add("reverse_shell", "netcat running a program for the remote end",
+                  GuardTier::kDangerous);
+      }
+    }
+  } else if (n == "socat") {
+    for (const ShellWord* w : v.args) {
+      std::string lower(w->text);
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower.find("exec:") != std::string::npos || lower.find("system:") != std::string::npos) {
+        judge.Add("reverse_shell", "socat running a program for the remote end",
+                  GuardTier::kDangerous);
+      }
+    }
+  } else if (n == "awk" || n == "gawk") {
+    for (const ShellWord* w : v.args) {
+      if (w->text.find("/inet/") != std::string::npos) {
+        judge.Add("reverse_shell", "awk opening a network connection", GuardTier::kDangerous);
+      }
+    }
+  }
+  bool sink = socket || OneOf(std::string_view(n), kSinks) ||
+                    ((IsInterpreter(n) || n == "php") &&
+                     std::any_of(v.args.begin(), v.args.end(), [](const ShellWord* w) {
+                       return w->text == "http.server" || w->text == "SimpleHTTPServer" ||
+                              w->text == "-S";
+                     }));
+  if (sink && (n == "rsync" || n == "scp" || n == "openssl")) {
+    // Local copies and local crypto are not sinks: only a host:path operand, an rsync://
+    // URL, or openssl's network clients.
+    sink = false;
+    for (const ShellWord* w : v.args) {
+      const std::string_view t = w->text;
+      const size_t colon = t.find(':');
+      if (n == "openssl") {
+        sink = sink || t == "s_client" || t == "-connect" || t == "s_time";
+      } else if (!IsOption(t) && colon != std::string_view::npos && colon > 0 &&
+                 t.substr(0, colon).find('/') == std::string_view::npos) {
+        sink = true;
+      }
+    }
+  }
+  if (sink && judge.Tainted(v.cmd)) {
+    judge.Add("credential_exfiltration", "data read from a credential file sent off the machine",
+              GuardTier::kDangerous);
+  }
+}
+
+}  // namespace talaria::safety::guard
