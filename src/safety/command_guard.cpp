@@ -171,6 +171,7 @@ void Judge::JudgeRedirections(const SimpleCommand& cmd, int /*depth*/) {
 void Judge::JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, int depth) {
   JudgeRedirections(cmd, depth);
   for (const ShellWord& a : cmd.assignments) {
+    JudgeEnvAssignment(*this, a.text, depth);
     if (StartsWith(a.text, "DOCKER_HOST=") || StartsWith(a.text, "CONTAINER_HOST=")) {
       Add("container_remote_host", "container engine pointed at another host or context",
           GuardTier::kDangerous);
@@ -251,6 +252,10 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
   JudgeWriteRules(*this, view);
   JudgeVcsRules(*this, view, depth);
   JudgeNetworkSinkRules(*this, view);
+  JudgeCarrierRules(*this, view, depth);
+  if (IsDeclaration(view.name)) {
+    for (const ShellWord* w : view.args) JudgeEnvAssignment(*this, w->text, depth);
+  }
 }
 
 void Judge::NoteDirectoryChange(const CommandView& view) {

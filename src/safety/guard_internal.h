@@ -127,6 +127,19 @@ void JudgeVcsRules(Judge& judge, const CommandView& view, int depth);
 // the interpreter family ("python", "perl", "ruby", "node", ...) (guard_interpreter_code.cpp).
 void JudgeInterpreterCode(Judge& judge, std::string_view language, std::string_view code,
                           int depth);
+// Carriers (guard_rules_carriers.cpp): trap, alias, tmux, screen, at/batch, make, editors,
+// debuggers and database shells; each payload is judged as the code it is.
+void JudgeCarrierRules(Judge& judge, const CommandView& view, int depth);
+// NAME=VALUE wherever it is set (prefix, bare, export, env): variables that make programs load
+// or run code (guard_rules_env.cpp).
+void JudgeEnvAssignment(Judge& judge, std::string_view assignment, int depth);
+// What `view` reads as its program text on stdin: heredoc and here-string bodies, and what an
+// echo/printf piped straight into it prints (guard_carrier_text.cpp).
+std::vector<std::string> StdinTexts(const CommandView& view);
+// When an earlier command of the same line writes `path` (a redirection or tee): what it wrote
+// when known (a heredoc, an echo), else "". nullopt when nothing earlier writes it.
+std::optional<std::string> WrittenEarlier(const CommandView& view, std::string_view path);
+
 // Credentials leaving the machine (guard_rules_exfil.cpp). IsCredentialPath: keys, ~/.ssh,
 // ~/.aws and other credential stores, .env, $TALARIA_HOME, /etc/shadow, /proc/*/environ.
 bool IsCredentialPath(const Judge& judge, const ResolvedPath& p);

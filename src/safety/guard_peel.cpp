@@ -199,6 +199,7 @@ int PeelOnce(Judge& judge, CommandView& v, int depth) {
       }
       if (IsAssignmentWord(t)) {
         CheckContainerEnv(judge, t);
+        JudgeEnvAssignment(judge, t, depth);
         ++i;
         continue;
       }
@@ -397,9 +398,28 @@ int PeelOnce(Judge& judge, CommandView& v, int depth) {
     return -1;
   }
   if (n == "script") {
-    for (size_t i = 0; i + 1 < a.size(); ++i) {
-      if (a[i]->text == "-c" || a[i]->text == "--command") {
-        judge.JudgeScript(a[i + 1]->text, depth + 1);
+    // script -c CMD, --command=CMD, and -c inside a flag cluster (-qc CMD, -qcCMD).
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string_view t = a[i]->text;
+      if (t.starts_with("--command=")) {
+        judge.JudgeScript(t.substr(10), depth + 1);
+      } else if (t == "--command" && i + 1 < a.size()) {
+        judge.JudgeScript(a[++i]->text, depth + 1);
+      } else if (t.size() > 1 && t[0] == '-' && t[1] != '-') {
+        for (size_t k = 1; k < t.size(); ++k) {
+          if (t[k] == 'c') {
+            if (k + 1 < t.size()) {
+              judge.JudgeScript(t.substr(k + 1), depth + 1);
+            } else if (i + 1 < a.size()) {
+              judge.JudgeScript(a[++i]->text, depth + 1);
+            }
+            break;
+          }
+          if (std::string_view("TIOBEm").find(t[k]) != std::string_view::npos) {
+            if (k + 1 == t.size()) ++i;
+            break;
+          }
+        }
       }
     }
     return -1;

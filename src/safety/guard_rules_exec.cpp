@@ -49,7 +49,7 @@ const Interpreter* FindInterpreter(std::string_view name) {
       {"nodejs", "ep", "r", {"--eval", "--print"}, false},
       {"bun", "e", "r", {"--eval", "--print"}, false},
       {"deno", "", "", {}, false},
-      {"php", "rR", "cdfz", {}, false},
+      {"php", "rBRE", "cdfzF", {}, false},
       {"lua", "e", "l", {}, false},
       {"luajit", "e", "l", {}, false},
       {"Rscript", "e", "", {}, false},

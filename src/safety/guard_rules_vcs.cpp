@@ -26,6 +26,15 @@ bool IsProgramKey(std::string_view key_in) {
     if (key == k) return true;
   }
   if (key.starts_with("alias.") || key.starts_with("pager.")) return true;
+  // include.path / includeIf.*.path pull in another config file; remote.*.uploadpack and
+  // receivepack are programs git runs (locally, for a local remote).
+  if (key.starts_with("include.") || key.starts_with("includeif.") || key == "core.worktree") {
+    return true;
+  }
+  if (key.starts_with("remote.") &&
+      (key.ends_with(".uploadpack") || key.ends_with(".receivepack") || key.ends_with(".vcs"))) {
+    return true;
+  }
   if (key.starts_with("filter.") || key.starts_with("diff.") || key.starts_with("merge.") ||
       key.starts_with("mergetool.") || key.starts_with("difftool.") ||
       key.starts_with("credential.")) {
@@ -65,6 +74,9 @@ void JudgeGit(Judge& judge, const CommandView& v, int depth) {
     } else if (t.starts_with("--config-env=")) {
       const std::string_view kv = t.substr(13);
       GitConfig(judge, kv.substr(0, kv.find('=')), "", depth);
+    } else if (t.starts_with("--exec-path=")) {
+      judge.Add("git_config_command", "git configuration that runs a program",
+                GuardTier::kDangerous);
     } else if (t == "-C" || t == "--git-dir" || t == "--work-tree" || t == "--namespace" ||
                t == "--super-prefix") {
       ++i;
@@ -121,11 +133,17 @@ void JudgeGit(Judge& judge, const CommandView& v, int depth) {
       judge.Add("git_branch_force_delete", "git branch -D", GuardTier::kDangerous);
     }
   } else if (sub == "config") {
+    // git config [--file F | --global | ...] [set | --add | --replace-all] KEY VALUE: the
+    // values of --file/--blob/--type/--default/--comment are not the key.
     for (size_t k = 0; k < rest.size(); ++k) {
-      if (IsOption(rest[k])) continue;
-      if (IsProgramKey(rest[k])) {
-        GitConfig(judge, rest[k], k + 1 < rest.size() ? rest[k + 1] : "", depth);
+      const std::string_view a = rest[k];
+      if (a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" ||
+          a == "--comment" || a == "--value" || a == "-t") {
+        ++k;
+        continue;
       }
+      if (IsOption(a) || a == "set" || a == "add" || a == "replace-all") continue;
+      if (IsProgramKey(a)) GitConfig(judge, a, k + 1 < rest.size() ? rest[k + 1] : "", depth);
       break;
     }
   } else if (sub == "rebase") {

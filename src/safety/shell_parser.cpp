@@ -1,5 +1,7 @@
 #include "safety/shell_parser.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -466,6 +468,21 @@ class Parser {
       if (!ok) return false;
       ConsumeWord("}");
       return ParseTrailingRedirections(-1, begin);
+    }
+    if (w == "coproc") {
+      // coproc [NAME] COMMAND: COMMAND runs asynchronously; NAME only when a compound follows.
+      ConsumeWord(w);
+      SkipBlanks();
+      size_t n = pos_;
+      while (n < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[n])) || src_[n] == '_')) {
+        ++n;
+      }
+      size_t after = n;
+      while (after < src_.size() && (src_[after] == ' ' || src_[after] == '\t')) ++after;
+      if (n > pos_ && after > n && after < src_.size() && (src_[after] == '{' || src_[after] == '(')) {
+        pos_ = after;
+      }
+      return ParseCommand();
     }
     if (w == "if") return ParseIf(begin);
     if (w == "while" || w == "until") {
