@@ -253,6 +253,7 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
   JudgeVcsRules(*this, view, depth);
   JudgeNetworkSinkRules(*this, view);
   JudgeCarrierRules(*this, view, depth);
+  JudgePrivilegeRules(*this, view);
   if (IsDeclaration(view.name)) {
     for (const ShellWord* w : view.args) JudgeEnvAssignment(*this, w->text, depth);
   }

@@ -127,6 +127,9 @@ void JudgeVcsRules(Judge& judge, const CommandView& view, int depth);
 // the interpreter family ("python", "perl", "ruby", "node", ...) (guard_interpreter_code.cpp).
 void JudgeInterpreterCode(Judge& judge, std::string_view language, std::string_view code,
                           int depth);
+// setuid bits, uid-0 accounts, firewall off, containers given the host, services enabled
+// (guard_rules_privilege.cpp).
+void JudgePrivilegeRules(Judge& judge, const CommandView& view);
 // Carriers (guard_rules_carriers.cpp): trap, alias, tmux, screen, at/batch, make, editors,
 // debuggers and database shells; each payload is judged as the code it is.
 void JudgeCarrierRules(Judge& judge, const CommandView& view, int depth);
