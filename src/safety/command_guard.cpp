@@ -195,6 +195,8 @@ void Judge::JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, in
 }
 
 void Judge::JudgeArgv(const CommandView& original, int depth) {
+  // ssh is peeled as a wrapper (its remote command is judged), but it is also a sink.
+  if (original.name == "ssh") JudgeNetworkSinkRules(*this, original);
   CommandView view = original;
   if (!PeelWrappers(*this, view, depth)) return;
   if (view.name_word == nullptr) return;

@@ -127,9 +127,11 @@ void WrittenFiles(const SimpleCommand& c, std::vector<std::string>& out) {
     const std::string_view t = c.argv[i].text;
     if ((t == "-o" || t == "--output" || t == "-f" || t == "--file") && i + 1 < c.argv.size()) {
       out.push_back(c.argv[i + 1].text);
-    } else if (t.size() > 2 && t[0] == '-' && t[1] != '-' && t.back() == 'f' && n == "tar" &&
-               i + 1 < c.argv.size()) {
-      out.push_back(c.argv[i + 1].text);  // tar -czf OUT
+    } else if (n == "tar" && t.size() >= 2 && t[0] != '-' ? (i == 1 && t.back() == 'f')
+                                                            : (t.size() > 2 && t[0] == '-' &&
+                                                               t[1] != '-' && t.back() == 'f' &&
+                                                               n == "tar")) {
+      if (i + 1 < c.argv.size()) out.push_back(c.argv[i + 1].text);  // tar -czf OUT, tar czf OUT
     }
     if (!IsOption(t)) operands.push_back(t);
   }
@@ -232,9 +234,17 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
       const SimpleCommand& c = script.commands[i];
       bool t = taint[i];
       if (!t && c.stdin_piped) {
+        // From the same pipeline, or (inside a compound at a pipe's end, whose commands form
+        // pipelines of their own) from any tainted command that pipes into something.
+        bool same_pipeline = false;
         for (size_t k = 0; k < i && !t; ++k) {
           const SimpleCommand& up = script.commands[k];
-          t = taint[k] && up.pipeline == c.pipeline && up.pipe_pos < c.pipe_pos;
+          const bool before = up.pipeline == c.pipeline && up.pipe_pos < c.pipe_pos;
+          same_pipeline = same_pipeline || before;
+          t = taint[k] && before;
+        }
+        for (size_t k = 0; k < i && !t && !same_pipeline; ++k) {
+          t = taint[k] && script.commands[k].in_pipeline;
         }
       }
       if (!t && !files.empty()) {
