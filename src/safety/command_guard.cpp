@@ -62,6 +62,7 @@ constexpr std::array<std::string_view, 24> kGlobCandidates = {
 }  // namespace
 
 Judge::Judge(const GuardOptions& options, GuardVerdict& out) : options_(options), out_(out) {
+  InitHomes();
   if (!options.working_directory.empty() && options.working_directory[0] == '/') {
     cwds_.push_back(internal::NormalizeAbsolute(options.working_directory));
   }

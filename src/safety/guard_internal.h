@@ -92,6 +92,7 @@ class Judge {
   void JudgeRedirections(const SimpleCommand& cmd, int depth);
   // Records NAME=value (a prefix assignment or an export/local/declare argument).
   void NoteAssignment(const ShellWord& assignment);
+  void InitHomes();  // fills home_abs_ .. talaria_comps_ (guard_paths.cpp)
 
   const GuardOptions& options_;
   GuardVerdict& out_;
@@ -105,6 +106,11 @@ class Judge {
   std::string segment_;
   const ParsedScript* script_ = nullptr;
   const std::vector<bool>* taint_ = nullptr;  // per command of script_
+  // Computed once per judgement: every path resolution compares against them.
+  std::string home_abs_;
+  std::string talaria_abs_;
+  std::vector<std::string> home_comps_;
+  std::vector<std::string> talaria_comps_;
 };
 
 inline constexpr int kMaxPayloadDepth = 8;

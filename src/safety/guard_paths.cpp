@@ -166,20 +166,21 @@ bool GlobReaches(const std::vector<std::string>& comps, const std::vector<std::s
 
 }  // namespace
 
-std::string Judge::TalariaHome() const {
-  const std::string home = options_.home.empty() || options_.home[0] != '/'
-                               ? std::string(kPlaceholderHome)
-                               : NormalizeAbsolute(options_.home);
+void Judge::InitHomes() {
+  home_abs_ = options_.home.empty() || options_.home[0] != '/' ? std::string(kPlaceholderHome)
+                                                               : NormalizeAbsolute(options_.home);
   const std::string& t = options_.talaria_home;
-  return t.empty() || t[0] != '/' ? home + "/.talaria" : NormalizeAbsolute(t);
+  talaria_abs_ = t.empty() || t[0] != '/' ? home_abs_ + "/.talaria" : NormalizeAbsolute(t);
+  home_comps_ = NormalizedComponents(home_abs_);
+  talaria_comps_ = NormalizedComponents(talaria_abs_);
 }
+
+std::string Judge::TalariaHome() const { return talaria_abs_; }
 
 ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
   ResolvedPath rp;
   rp.glob = (flags & kWordGlob) != 0;
-  const std::string home = options_.home.empty() || options_.home[0] != '/'
-                               ? std::string(kPlaceholderHome)
-                               : NormalizeAbsolute(options_.home);
+  const std::string& home = home_abs_;
   std::string path(text);
   bool expanded_home = false;
   // The variables naming the home and talaria's home, in every spelling the shell expands.
@@ -198,7 +199,7 @@ ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
     for (const Var& v : kVars) {
       if (path == v.spelling ||
           (path.starts_with(v.spelling) && path[v.spelling.size()] == '/')) {
-        path = (v.talaria ? TalariaHome() : home) + path.substr(v.spelling.size());
+        path = (v.talaria ? talaria_abs_ : home) + path.substr(v.spelling.size());
         expanded_home = true;
         break;
       }
@@ -213,15 +214,14 @@ ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
   }
   rp.abs = NormalizeAbsolute(path);
   const auto comps = NormalizedComponents(rp.abs);
-  if (auto rest = RelativeBeneath(NormalizedComponents(home), comps)) {
+  if (auto rest = RelativeBeneath(home_comps_, comps)) {
     rp.in_home = true;
     rp.home_rest = std::move(*rest);
   }
-  const auto talaria = NormalizedComponents(TalariaHome());
-  if (auto rest = RelativeBeneath(talaria, comps)) {
+  if (auto rest = RelativeBeneath(talaria_comps_, comps)) {
     rp.in_talaria_home = true;
     rp.talaria_rest = std::move(*rest);
-  } else if (rp.glob && GlobReaches(comps, talaria)) {
+  } else if (rp.glob && GlobReaches(comps, talaria_comps_)) {
     rp.in_talaria_home = true;
   }
   return rp;

@@ -319,9 +319,8 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
   if (v.cmd != nullptr) {
     for (const Redirection& r : v.cmd->redirections) socket = socket || IsSocketPath(r.target.text);
   }
-  const bool runs_code = IsShell(n) || IsInterpreter(n);
   // Reverse shells: a shell wired to a socket, netcat/socat running a program for the peer.
-  if (socket && runs_code) {
+  if (socket && (IsShell(n) || IsInterpreter(n))) {
     judge.Add("reverse_shell", "shell or interpreter connected to a network socket",
               GuardTier::kDangerous);
   }
@@ -350,12 +349,15 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
       }
     }
   }
+  // Only a command the flow marked can leak: skip the sink tests for every other one.
+  if (!judge.Tainted(v.cmd)) return;
   bool sink = socket || OneOf(std::string_view(n), kSinks) ||
-                    ((IsInterpreter(n) || n == "php") &&
-                     std::any_of(v.args.begin(), v.args.end(), [](const ShellWord* w) {
-                       return w->text == "http.server" || w->text == "SimpleHTTPServer" ||
-                              w->text == "-S";
-                     }));
+              (std::any_of(v.args.begin(), v.args.end(),
+                           [](const ShellWord* w) {
+                             return w->text == "http.server" || w->text == "SimpleHTTPServer" ||
+                                    w->text == "-S";
+                           }) &&
+               (IsInterpreter(n) || n == "php"));
   if (sink && (n == "rsync" || n == "scp" || n == "openssl")) {
     // Local copies and local crypto are not sinks: only a host:path operand, an rsync://
     // URL, or openssl's network clients.
