@@ -63,7 +63,7 @@ struct McpCommandOptions {
   std::vector<std::string> toolsets;  // empty: the talaria-mcp bundle
   std::string http;                   // HOST:PORT; empty: stdio
   std::string token;                  // --token: required as "Authorization: Bearer <token>"
-  std::vector<std::string> allow_origins;  // Origins accepted besides loopback ones
+  std::vector<std::string> allow_origins;  // Origins accepted besides the server's own
   std::vector<std::string> allow_hosts;    // Host header values accepted besides the bound ones
   std::vector<std::string> plugin_dirs;    // --plugins: more plugin directories to load
   // The plugins' resources and prompts, served besides the tools.

@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
                   "with --http: require 'Authorization: Bearer TOKEN' (needed to bind a non-loopback address)")
       ->envname("TALARIA_MCP_TOKEN");
   mcp->add_option("--allow-origin", mcp_opts.allow_origins,
-                  "with --http: an Origin to accept besides loopback ones, e.g. https://app.example (repeatable)")
+                  "with --http: an Origin to accept besides the server's own (http://localhost:PORT), e.g. "
+                  "http://localhost:5173 for a local web UI (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   mcp->add_option("--allow-host", mcp_opts.allow_hosts,

@@ -5,12 +5,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -54,6 +59,98 @@ Json InitializeRequest(int id = 1, std::string_view version = "2025-11-25") {
               {"capabilities", Json::object()},
               {"clientInfo", {{"name", "http-test"}, {"version", "1"}}}});
 }
+
+// A raw client socket, for what cpp-httplib's client will not send. Closed on destruction.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RawConnection() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  // False once the server has closed the connection (or reset it).
+  bool Send(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  // Everything the server sends until it has sent `until` (or closes, or `timeout` passes).
+  std::string Read(std::string_view until = {}, std::chrono::milliseconds timeout = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (until.empty() || received_.find(until) == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        closed_ = true;
+        break;
+      }
+      received_.append(buf, static_cast<size_t>(n));
+    }
+    return received_;
+  }
+  // The status of the first response (0 when none came in time).
+  int Status(std::chrono::milliseconds timeout = 5000ms) {
+    const std::string r = Read("\r\n", timeout);
+    if (!r.starts_with("HTTP/1.1 ") || r.size() < 12) return 0;
+    return std::atoi(r.substr(9, 3).c_str());
+  }
+  // One whole response with a Content-Length (head and body), taken off what was received; empty
+  // when it did not come in time.
+  std::string Response() {
+    const size_t head_end = Read("\r\n\r\n").find("\r\n\r\n");
+    if (head_end == std::string::npos) return {};
+    size_t length = 0;
+    const std::string lower = AsciiLowerCopy(received_.substr(0, head_end));
+    if (size_t at = lower.find("content-length: "); at != std::string::npos) {
+      length = std::stoul(lower.substr(at + 16));
+    }
+    const size_t total = head_end + 4 + length;
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (received_.size() < total && !closed_ && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) closed_ = true;
+      if (n > 0) received_.append(buf, static_cast<size_t>(n));
+    }
+    if (received_.size() < total) return {};
+    std::string response = received_.substr(0, total);
+    received_.erase(0, total);
+    return response;
+  }
+  bool closed() const { return closed_; }
+
+  static std::string AsciiLowerCopy(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string received_;
+  bool closed_ = false;
+};
 
 Json Body(const httplib::Result& r) {
   if (!r) return Json();
@@ -216,17 +313,57 @@ TEST_F(HttpTransportTest, ChecksOriginAndHostOnEveryRequest) {
   EXPECT_EQ(wrong_port->status, 403);
   EXPECT_EQ(transport_->session_count(), 0u);
 
-  // Loopback origins (any port: a local web UI) and loopback host names pass.
-  const std::string session = Initialize({{"Origin", "http://localhost:6274"}, {"Host", "localhost:" + port}});
+  // The server's own origin and loopback host names pass.
+  const std::string session =
+      Initialize({{"Origin", "http://localhost:" + port}, {"Host", "localhost:" + port}});
   ASSERT_FALSE(session.empty());
-  auto with_origin = Call(Rpc(2, "ping"), session, {{"Origin", "http://[::1]:3000"}});
+  auto with_origin = Call(Rpc(2, "ping"), session, {{"Origin", "http://127.0.0.1:" + port}});
   ASSERT_TRUE(with_origin);
   EXPECT_EQ(with_origin->status, 200);
-  EXPECT_EQ(with_origin->get_header_value("Access-Control-Allow-Origin"), "http://[::1]:3000");
+  EXPECT_EQ(with_origin->get_header_value("Access-Control-Allow-Origin"), "http://127.0.0.1:" + port);
   // ... and a later request of a good session is still screened.
   auto later = Call(Rpc(3, "ping"), session, {{"Origin", "https://evil.example"}});
   ASSERT_TRUE(later);
   EXPECT_EQ(later->status, 403);
+}
+
+// Regression (issue 17, finding 9): any `http://localhost:<port>` origin was accepted and echoed
+// back, so a page served by any local program could drive every tool when no token was set.
+TEST_F(HttpTransportTest, OriginOfAnotherLocalPortIsRefused) {
+  Start();
+  const std::string port = std::to_string(transport_->port());
+  ASSERT_NE(port, "9999");
+  for (const char* origin : {"http://localhost:9999", "http://127.0.0.1:9999", "http://[::1]:3000",
+                             "https://localhost:9999"}) {
+    auto r = Send(InitializeRequest().dump(), {{"Origin", origin}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << origin;
+    EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin")) << origin;
+  }
+  // Another scheme or port for our own host name is another origin too.
+  auto https = Send(InitializeRequest().dump(), {{"Origin", "https://127.0.0.1:" + port}});
+  ASSERT_TRUE(https);
+  EXPECT_EQ(https->status, 403);
+  EXPECT_EQ(transport_->session_count(), 0u);
+  for (const std::string& own : {"http://127.0.0.1:" + port, "http://localhost:" + port, "HTTP://LOCALHOST:" + port}) {
+    auto r = Send(InitializeRequest().dump(), {{"Origin", own}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << own;
+    EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), own);
+  }
+}
+
+TEST_F(HttpTransportTest, AllowOriginAdmitsALocalWebUi) {
+  HttpTransportOptions o;
+  o.allowed_origins = {"http://localhost:9999"};
+  Start(std::move(o));
+  auto listed = Send(InitializeRequest().dump(), {{"Origin", "http://localhost:9999"}});
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200) << listed->body;
+  EXPECT_EQ(listed->get_header_value("Access-Control-Allow-Origin"), "http://localhost:9999");
+  auto other = Send(InitializeRequest().dump(), {{"Origin", "http://localhost:9998"}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 403);
 }
 
 TEST_F(HttpTransportTest, AllowlistsExtendOriginsAndHosts) {
@@ -474,7 +611,8 @@ TEST_F(HttpTransportTest, OtherPathsAndMethodsAreRefused) {
   auto put = Client()->Put("/mcp", InitializeRequest().dump(), "application/json");
   ASSERT_TRUE(put);
   EXPECT_EQ(put->status, 405);
-  auto preflight = Client()->Options("/mcp", {{"Origin", "http://localhost:5173"}});
+  const std::string own_origin = "http://localhost:" + std::to_string(transport_->port());
+  auto preflight = Client()->Options("/mcp", {{"Origin", own_origin}});
   ASSERT_TRUE(preflight);
   EXPECT_EQ(preflight->status, 204);
   EXPECT_THAT(preflight->get_header_value("Access-Control-Allow-Headers"), HasSubstr("Mcp-Session-Id"));
@@ -502,6 +640,222 @@ TEST_F(HttpTransportTest, StopEndsOpenStreamsPromptly) {
   reader.join();
   EXPECT_TRUE(returned);
   EXPECT_EQ(transport_->session_count(), 0u);
+}
+
+// Regression (issue 17, finding 9): cpp-httplib read heads in its 32 worker threads, so 32
+// connections that never finished a head blocked every client, even with a token.
+TEST_F(HttpTransportTest, HalfOpenConnectionsDoNotStarveAnAuthenticatedClient) {
+  HttpTransportOptions o;
+  o.bearer_token = "s3cret-token";
+  Start(std::move(o));
+  const std::string port = std::to_string(transport_->port());
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 40; ++i) {
+    auto c = std::make_unique<RawConnection>(transport_->port());
+    ASSERT_TRUE(c->ok());
+    if (i % 2 == 1) {
+      ASSERT_TRUE(c->Send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Le"));
+    }
+    idle.push_back(std::move(c));
+  }
+  // The token holder is served within its client's deadline (5 s reads) while all 40 wait.
+  const httplib::Headers auth{{"Authorization", "Bearer s3cret-token"}};
+  const std::string session = Initialize(auth);
+  ASSERT_FALSE(session.empty());
+  for (int id = 2; id < 6; ++id) {
+    auto pong = Call(Rpc(id, "ping"), session, auth);
+    ASSERT_TRUE(pong) << httplib::to_string(pong.error());
+    EXPECT_EQ(pong->status, 200);
+  }
+  // Unauthenticated requests that do finish their head are answered by the gate, at once.
+  auto refused = Send(InitializeRequest().dump());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+}
+
+TEST_F(HttpTransportTest, AnAddressAtItsConnectionCapLosesItsOldestWaitingConnection) {
+  HttpTransportOptions o;
+  o.max_connections_per_address = 8;
+  Start(std::move(o));
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 20; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(transport_->port()));
+    ASSERT_TRUE(idle.back()->ok());
+  }
+  // Each new connection evicted the oldest waiting one, so a real client still gets in.
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  idle.front()->Read({}, 5000ms);
+  EXPECT_TRUE(idle.front()->closed());
+}
+
+// Regression (issue 17, finding 9): a sender of one byte at a time kept its connection (and a
+// worker) for as long as it kept sending, as the read timeout was per read.
+TEST_F(HttpTransportTest, SlowHeaderSenderIsCutOffAtTheHeaderDeadline) {
+  HttpTransportOptions o;
+  o.header_timeout = 300ms;
+  Start(std::move(o));
+  RawConnection slow(transport_->port());
+  ASSERT_TRUE(slow.ok());
+  const std::string head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
+                           "\r\nX-Slow: " + std::string(200, 'a');
+  std::atomic<size_t> sent{0};
+  std::jthread sender([&](std::stop_token stop) {
+    for (char ch : head) {  // bounded: the whole head would take 20 s
+      if (stop.stop_requested() || !slow.Send(std::string_view(&ch, 1))) return;
+      ++sent;
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  EXPECT_EQ(slow.Status(10000ms), 408);
+  slow.Read({}, 5000ms);
+  EXPECT_TRUE(slow.closed());
+  sender.request_stop();
+  sender.join();
+  EXPECT_LT(sent.load(), head.size());
+}
+
+// Regression (issue 17, finding 9): with no token, 64 initialize calls filled the session cap
+// for an hour.
+TEST_F(HttpTransportTest, SessionsMadeWithoutATokenAreReapedInMinutes) {
+  HttpTransportOptions o;
+  o.max_sessions_per_address = 4;
+  o.anonymous_session_idle_timeout = 200ms;
+  o.reap_interval = 50ms;
+  Start(std::move(o));
+  for (int i = 0; i < 4; ++i) {
+    auto r = Send(InitializeRequest().dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  auto full = Send(InitializeRequest().dump());
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 503);
+  // The reaper ends them without any new initialize asking for room.
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (transport_->session_count() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(transport_->session_count(), 0u);
+  EXPECT_FALSE(Initialize().empty());
+}
+
+TEST_F(HttpTransportTest, UnauthenticatedInitializeFloodDoesNotLockOutATokenHolder) {
+  HttpTransportOptions o;
+  o.bearer_token = "s3cret-token";
+  o.max_sessions = 4;
+  Start(std::move(o));
+  for (int i = 0; i < 100; ++i) {
+    auto r = Send(InitializeRequest().dump(), {{"Authorization", i % 2 ? "Bearer wrong" : "Basic x"}});
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 401);
+  }
+  EXPECT_EQ(transport_->session_count(), 0u);
+  EXPECT_FALSE(Initialize({{"Authorization", "Bearer s3cret-token"}}).empty());
+}
+
+// Regression (issue 17, finding 9): duplicate Host/Origin headers, a negative Content-Length and
+// 10,000 headers hung or passed.
+TEST_F(HttpTransportTest, MalformedHeadsAreRefusedAtOnce) {
+  HttpTransportOptions o;
+  o.limits.max_bytes = 4096;
+  Start(std::move(o));
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(transport_->port()) + "\r\n";
+  const std::string own = "Origin: http://127.0.0.1:" + std::to_string(transport_->port()) + "\r\n";
+  const std::string body = InitializeRequest().dump();
+  const std::string length = "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  struct Case {
+    const char* what;
+    std::string head;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"duplicate Host", host + host + length, 400},
+      {"duplicate Host, one evil", host + "Host: evil.example\r\n" + length, 400},
+      {"duplicate Origin", host + own + "Origin: http://evil.example\r\n" + length, 400},
+      {"negative Content-Length", host + "Content-Length: -1\r\n", 400},
+      {"non-numeric Content-Length", host + "Content-Length: 12abc\r\n", 400},
+      {"signed Content-Length", host + "Content-Length: +12\r\n", 400},
+      {"conflicting Content-Lengths", host + length + "Content-Length: 5\r\n", 400},
+      {"repeated Content-Length", host + length + length, 400},
+      {"list Content-Length", host + "Content-Length: 5, 5\r\n", 400},
+      {"huge Content-Length", host + "Content-Length: 99999999999999999999999\r\n", 400},
+      {"Content-Length over the cap", host + "Content-Length: 4097\r\n", 413},
+      {"Transfer-Encoding with Content-Length", host + length + "Transfer-Encoding: chunked\r\n", 400},
+      {"folded header", host + length + "X-A: 1\r\n  folded\r\n", 400},
+      {"space before colon", host + length + "X-A : 1\r\n", 400},
+      {"no Host", length, 400},
+  };
+  for (const Case& c : cases) {
+    RawConnection conn(transport_->port());
+    ASSERT_TRUE(conn.ok());
+    ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + c.head + "\r\n"));  // no body: it must not be awaited
+    EXPECT_EQ(conn.Status(), c.status) << c.what << ": " << conn.Read();
+  }
+
+  // 10,000 headers: 431 as soon as the limit is crossed, while the client is still sending.
+  RawConnection flood(transport_->port());
+  ASSERT_TRUE(flood.ok());
+  std::jthread sender([&] {
+    std::string all = "POST /mcp HTTP/1.1\r\n" + host;
+    for (int i = 0; i < 10000; ++i) all += "X-Flood-" + std::to_string(i) + ": y\r\n";
+    (void)flood.Send(all + "\r\n");
+  });
+  EXPECT_EQ(flood.Status(), 431);
+  sender.join();
+  // One header too long is refused the same way.
+  RawConnection long_header(transport_->port());
+  ASSERT_TRUE(long_header.ok());
+  ASSERT_TRUE(long_header.Send("POST /mcp HTTP/1.1\r\n" + host + "X-Long: " + std::string(20000, 'a')));
+  EXPECT_EQ(long_header.Status(), 431);
+
+  // None of it left a session behind, and the server still serves.
+  EXPECT_EQ(transport_->session_count(), 0u);
+  EXPECT_FALSE(Initialize().empty());
+}
+
+// What cpp-httplib handled for us: chunked request bodies, Expect: 100-continue, several
+// requests on one kept-alive connection.
+TEST_F(HttpTransportTest, ServesChunkedBodiesAndKeptAliveConnections) {
+  Start();
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(transport_->port()) + "\r\n";
+  const std::string body = InitializeRequest().dump();
+  RawConnection conn(transport_->port());
+  ASSERT_TRUE(conn.ok());
+  std::ostringstream chunked;
+  chunked << std::hex << 10 << "\r\n" << body.substr(0, 10) << "\r\n"
+          << (body.size() - 10) << ";ext=1\r\n" << body.substr(10) << "\r\n0\r\n\r\n";
+  ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + host +
+                        "Content-Type: application/json\r\nAccept: application/json\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n" +
+                        chunked.str()));
+  const std::string first = conn.Response();
+  ASSERT_TRUE(first.starts_with("HTTP/1.1 200 ")) << first;
+  EXPECT_THAT(first, HasSubstr("\"serverInfo\""));
+  const size_t at = first.find("Mcp-Session-Id: ");
+  ASSERT_NE(at, std::string::npos) << first;
+  const std::string session = first.substr(at + 16, first.find("\r\n", at) - at - 16);
+  // The same connection, with Expect: 100-continue.
+  const std::string ping = Rpc(2, "ping").dump();
+  ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + host + "Mcp-Session-Id: " + session +
+                        "\r\nContent-Type: application/json\r\nAccept: application/json\r\nExpect: 100-continue\r\n"
+                        "Content-Length: " + std::to_string(ping.size()) + "\r\n\r\n"));
+  EXPECT_EQ(conn.Response(), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(conn.Send(ping));
+  const std::string second = conn.Response();
+  EXPECT_TRUE(second.starts_with("HTTP/1.1 200 ")) << second;
+  EXPECT_TRUE(second.ends_with(R"({"jsonrpc":"2.0","id":2,"result":{}})")) << second;
+  // Two requests in one write (pipelined) get two answers, in order.
+  const std::string a = Rpc(3, "ping").dump();
+  const std::string b = Rpc(4, "ping").dump();
+  auto request = [&](const std::string& json) {
+    return "POST /mcp HTTP/1.1\r\n" + host + "Mcp-Session-Id: " + session +
+           "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: " +
+           std::to_string(json.size()) + "\r\n\r\n" + json;
+  };
+  ASSERT_TRUE(conn.Send(request(a) + request(b)));
+  EXPECT_THAT(conn.Response(), HasSubstr(R"("id":3)"));
+  EXPECT_THAT(conn.Response(), HasSubstr(R"("id":4)"));
 }
 
 TEST(HttpAddress, ParsesHostAndPort) {

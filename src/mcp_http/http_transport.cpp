@@ -15,18 +15,21 @@
 #include <optional>
 #include <thread>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/ascii.h"
 #include "talaria/mcp/http_transport.h"
 #include "talaria/base/log.h"
+#include "mcp_http/http_server.h"
 
 namespace talaria::mcp {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using http_internal::HttpRequest;
+using http_internal::HttpResponse;
+using http_internal::StreamSink;
 
 constexpr std::string_view kEndpoint = "/mcp";
 constexpr const char* kSessionHeader = "Mcp-Session-Id";
@@ -76,9 +79,17 @@ Result<std::string> NewSessionId() {
 }
 
 // A transport-level refusal: the HTTP status plus a JSON-RPC error body with "id": null.
-void Refuse(httplib::Response& res, int status, int code, std::string_view message) {
+void Refuse(HttpResponse& res, int status, int code, std::string_view message) {
   res.status = status;
   res.set_content(EncodeError(nullptr, code, message), "application/json");
+}
+
+// A request whose Origin passed the screen may read the answer in a browser.
+void AddCorsHeaders(const HttpRequest& req, HttpResponse& res) {
+  if (!req.has_header("Origin")) return;
+  res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+  res.set_header("Vary", "Origin");
+  res.set_header("Access-Control-Expose-Headers", "Mcp-Session-Id");
 }
 
 std::string SseEvent(std::string_view line) {
@@ -94,7 +105,7 @@ std::string SseEvent(std::string_view line) {
 // after kKeepAliveInterval without a write, a comment that tells a vanished client from a quiet
 // one. False once the client is gone.
 template <typename Lines>
-bool FlushEvents(httplib::DataSink& sink, const Lines& lines, bool finish, Clock::time_point& last_write) {
+bool FlushEvents(StreamSink& sink, const Lines& lines, bool finish, Clock::time_point& last_write) {
   for (const std::string& line : lines) {
     const std::string event = SseEvent(line);
     if (!sink.write(event.data(), event.size())) return false;
@@ -117,7 +128,7 @@ struct Accepts {
   bool json = true;
   bool sse = false;
 };
-Accepts ParseAccept(const httplib::Request& req) {
+Accepts ParseAccept(const HttpRequest& req) {
   if (!req.has_header("Accept")) return {};
   const std::string accept = AsciiLower(req.get_header_value("Accept"));
   const bool any = accept.find("*/*") != std::string::npos;
@@ -245,6 +256,8 @@ struct Session {
   }
 
   const std::string id;
+  std::string peer;  // the client address that created it
+  std::chrono::milliseconds idle_timeout{0};  // ended after this long unused
 
   std::mutex mu;
   std::condition_variable cv;  // a response, event or queued message arrived; or the end
@@ -264,88 +277,69 @@ struct Session {
 struct TransportImpl {
   TransportImpl(HttpTransportOptions o, ServerFactory f) : options(std::move(o)), factory(std::move(f)) {}
 
-  void Install();
-  httplib::Server::HandlerResponse Screen(const httplib::Request& req, httplib::Response& res);
-  bool HostAllowed(const httplib::Request& req) const;
+  // Run by the server's gate right after the headers, before any body byte is read: Host,
+  // Origin, CORS preflight, authentication, path and method. A response refuses the request.
+  std::optional<HttpResponse> Screen(const HttpRequest& req) const;
+  // Every screened request that reaches a worker.
+  void Handle(const HttpRequest& req, HttpResponse& res);
+  bool HostAllowed(const HttpRequest& req) const;
   bool OriginAllowed(const std::string& origin) const;
-  bool Authorized(const httplib::Request& req) const;
-  void Post(const httplib::Request& req, httplib::Response& res);
+  bool Authorized(const HttpRequest& req) const;
+  void Post(const HttpRequest& req, HttpResponse& res);
   // A POSTed JSON array: a batch, served under protocol 2025-03-26 and refused otherwise.
-  void PostBatch(const httplib::Request& req, const Accepts& accepts, httplib::Response& res);
-  void Initialize(httplib::Response& res, const Message& m);
-  void Get(const httplib::Request& req, httplib::Response& res);
-  void Delete(const httplib::Request& req, httplib::Response& res);
+  void PostBatch(const HttpRequest& req, const Accepts& accepts, HttpResponse& res);
+  void Initialize(const HttpRequest& req, HttpResponse& res, const Message& m);
+  void Get(const HttpRequest& req, HttpResponse& res);
+  void Delete(const HttpRequest& req, HttpResponse& res);
   // The session named by the request's header; null after answering 400 or 404.
-  std::shared_ptr<Session> FindSession(const httplib::Request& req, httplib::Response& res);
+  std::shared_ptr<Session> FindSession(const HttpRequest& req, HttpResponse& res);
   // False after answering 400 for an unsupported MCP-Protocol-Version.
-  bool CheckVersion(const httplib::Request& req, httplib::Response& res) const;
+  bool CheckVersion(const HttpRequest& req, HttpResponse& res) const;
   // Waits for the first message for the request, then answers with JSON or an event stream.
   // `id`: the request's (null for a batch), for the error when no answer comes in time.
   void Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
-              const Accepts& accepts, httplib::Response& res);
-  void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, httplib::Response& res);
-  // Frees room for a new session: ends idle expired ones. False when still full.
-  bool MakeRoom();
+              const Accepts& accepts, HttpResponse& res);
+  void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, HttpResponse& res);
+  // Room for a new session of `peer`: ends expired idle sessions first. False when the server
+  // or the address is still at its cap.
+  bool MakeRoom(const std::string& peer);
+  // Ends the sessions idle past their timeout (minutes for sessions made without a token).
+  void ReapIdle();
   void Stop();
 
   const HttpTransportOptions options;
   const ServerFactory factory;
-  httplib::Server http;
+  std::unique_ptr<http_internal::HttpServer> http;
   int port = 0;
   std::vector<std::string> allowed_hosts;    // lowercased Host values
-  std::vector<std::string> allowed_origins;  // lowercased
+  std::vector<std::string> allowed_origins;  // lowercased: the server's own, then --allow-origin
   std::atomic<bool> stopping{false};
-  std::atomic<bool> listen_done{false};
   std::atomic<uint64_t> next_batch{1};  // batch answers route to "batch:<n>", which no id dumps to
-  std::jthread listener;
 
   std::mutex stop_mu;  // Stop() runs once
   bool stopped = false;  // Guarded by stop_mu.
 
   mutable std::mutex mu;
+  std::condition_variable_any reap_cv;  // with mu; Stop wakes the reaper
   std::map<std::string, std::shared_ptr<Session>> sessions;  // Guarded by mu.
+  std::jthread reaper;  // last: stopped first
 };
 
-bool TransportImpl::HostAllowed(const httplib::Request& req) const {
+bool TransportImpl::HostAllowed(const HttpRequest& req) const {
   if (!req.has_header("Host")) return false;
   const std::string host = AsciiLower(req.get_header_value("Host"));
   return std::find(allowed_hosts.begin(), allowed_hosts.end(), host) != allowed_hosts.end();
 }
 
 bool TransportImpl::OriginAllowed(const std::string& origin) const {
+  // Only the server's own origin (a page it served, were it to serve one) and the ones named
+  // with --allow-origin: any other local port is another program, whose page must not drive
+  // the tools.
   const std::string o = AsciiLower(origin);
-  if (std::find(allowed_origins.begin(), allowed_origins.end(), o) != allowed_origins.end()) return true;
-  std::string_view rest(o);
-  if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-  } else if (rest.starts_with("https://")) {
-    rest.remove_prefix(8);
-  } else {
-    return false;  // "null" (sandboxed pages, file://) and anything odd
-  }
-  std::string_view host;
-  if (rest.starts_with('[')) {
-    const size_t close = rest.find(']');
-    if (close == std::string_view::npos) return false;
-    host = rest.substr(0, close + 1);
-    rest.remove_prefix(close + 1);
-  } else {
-    const size_t colon = rest.find(':');
-    host = rest.substr(0, colon);
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon);
-  }
-  if (!rest.empty()) {
-    // Only ":PORT" may follow the host in an origin.
-    if (rest.front() != ':' || rest.size() == 1 ||
-        !std::all_of(rest.begin() + 1, rest.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
-      return false;
-    }
-  }
-  return IsLoopbackHost(host);
+  return std::find(allowed_origins.begin(), allowed_origins.end(), o) != allowed_origins.end();
 }
 
-bool TransportImpl::Authorized(const httplib::Request& req) const {
+bool TransportImpl::Authorized(const HttpRequest& req) const {
   if (options.bearer_token.empty()) return true;
   if (!req.has_header("Authorization")) return false;
   const std::string value = req.get_header_value("Authorization");
@@ -357,51 +351,58 @@ bool TransportImpl::Authorized(const httplib::Request& req) const {
   return ConstantTimeEquals(token, options.bearer_token);
 }
 
-httplib::Server::HandlerResponse TransportImpl::Screen(const httplib::Request& req, httplib::Response& res) {
-  using HR = httplib::Server::HandlerResponse;
+std::optional<HttpResponse> TransportImpl::Screen(const HttpRequest& req) const {
+  HttpResponse res;
+  if (req.path != kEndpoint) {
+    Refuse(res, 404, kBadRequest, "Not Found: the MCP endpoint is /mcp");
+    return res;
+  }
   // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its
   // own Host (and Origin).
   if (!HostAllowed(req)) {
     Refuse(res, 403, kBadRequest, "Forbidden: Host header not allowed");
-    return HR::Handled;
+    return res;
   }
   const bool has_origin = req.has_header("Origin");
-  const std::string origin = has_origin ? req.get_header_value("Origin") : std::string();
-  if (has_origin && !OriginAllowed(origin)) {
+  if (has_origin && !OriginAllowed(req.get_header_value("Origin"))) {
     Refuse(res, 403, kBadRequest, "Forbidden: Origin not allowed");
-    return HR::Handled;
-  }
-  if (has_origin) {
-    res.set_header("Access-Control-Allow-Origin", origin);
-    res.set_header("Vary", "Origin");
-    res.set_header("Access-Control-Expose-Headers", "Mcp-Session-Id");
+    return res;
   }
   if (req.method == "OPTIONS") {  // a browser's CORS preflight carries no credentials
     res.status = 204;
+    AddCorsHeaders(req, res);
     res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
     res.set_header("Access-Control-Allow-Headers",
                    "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID");
     res.set_header("Access-Control-Max-Age", "600");
-    return HR::Handled;
+    return res;
   }
   if (!Authorized(req)) {
     res.set_header("WWW-Authenticate", "Bearer");
     Refuse(res, 401, kBadRequest, "Unauthorized: a valid bearer token is required");
-    return HR::Handled;
+    AddCorsHeaders(req, res);
+    return res;
   }
   if (req.method != "POST" && req.method != "GET" && req.method != "DELETE") {
     res.set_header("Allow", "GET, POST, DELETE, OPTIONS");
     Refuse(res, 405, kBadRequest, "Method Not Allowed");
-    return HR::Handled;
+    return res;
   }
   if (stopping) {
     Refuse(res, 503, kBadRequest, "Service Unavailable: the server is stopping");
-    return HR::Handled;
+    return res;
   }
-  return HR::Unhandled;
+  return std::nullopt;
 }
 
-std::shared_ptr<Session> TransportImpl::FindSession(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Handle(const HttpRequest& req, HttpResponse& res) {
+  AddCorsHeaders(req, res);
+  if (req.method == "POST") return Post(req, res);
+  if (req.method == "GET") return Get(req, res);
+  return Delete(req, res);  // the screen lets nothing else through
+}
+
+std::shared_ptr<Session> TransportImpl::FindSession(const HttpRequest& req, HttpResponse& res) {
   if (!req.has_header(kSessionHeader)) {
     Refuse(res, 400, kBadRequest, "Bad Request: Mcp-Session-Id header is required");
     return nullptr;
@@ -416,7 +417,7 @@ std::shared_ptr<Session> TransportImpl::FindSession(const httplib::Request& req,
   return session;
 }
 
-bool TransportImpl::CheckVersion(const httplib::Request& req, httplib::Response& res) const {
+bool TransportImpl::CheckVersion(const HttpRequest& req, HttpResponse& res) const {
   // Absent: the client predates the header; 2025-03-26 is assumed, which we serve.
   if (!req.has_header(kVersionHeader)) return true;
   const std::string version = req.get_header_value(kVersionHeader);
@@ -429,7 +430,7 @@ bool TransportImpl::CheckVersion(const httplib::Request& req, httplib::Response&
   return false;
 }
 
-void TransportImpl::Post(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Post(const HttpRequest& req, HttpResponse& res) {
   if (req.has_header("Content-Type") && !AsciiLower(req.get_header_value("Content-Type")).starts_with("application/json")) {
     Refuse(res, 415, kBadRequest, "Unsupported Media Type: the body must be application/json");
     return;
@@ -447,7 +448,7 @@ void TransportImpl::Post(const httplib::Request& req, httplib::Response& res) {
     return;
   }
   const Message& m = *decoded.message;
-  if (m.kind == MessageKind::kRequest && m.method == "initialize") return Initialize(res, m);
+  if (m.kind == MessageKind::kRequest && m.method == "initialize") return Initialize(req, res, m);
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
@@ -471,8 +472,8 @@ void TransportImpl::Post(const httplib::Request& req, httplib::Response& res) {
   Answer(std::move(session), std::move(p), m.id(), accepts, res);
 }
 
-void TransportImpl::PostBatch(const httplib::Request& req, const Accepts& accepts,
-                                    httplib::Response& res) {
+void TransportImpl::PostBatch(const HttpRequest& req, const Accepts& accepts,
+                                    HttpResponse& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
@@ -498,7 +499,7 @@ void TransportImpl::PostBatch(const httplib::Request& req, const Accepts& accept
 }
 
 void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
-                                 const Accepts& accepts, httplib::Response& res) {
+                                 const Accepts& accepts, HttpResponse& res) {
   // The choice between a JSON body and an event stream waits for the first thing to send: a
   // response alone goes as JSON (when accepted); a related message first (progress, a log line,
   // an elicitation request) opens the stream, which carries the response last.
@@ -527,12 +528,12 @@ void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pen
 }
 
 void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
-                                       httplib::Response& res) {
+                                       HttpResponse& res) {
   res.set_header("Cache-Control", "no-cache");
   auto last_write = std::make_shared<Clock::time_point>(Clock::now());
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, session, p, last_write](size_t, httplib::DataSink& sink) {
+      [this, session, p, last_write](StreamSink& sink) {
         std::vector<std::string> out;
         bool finish = false;
         {
@@ -554,13 +555,14 @@ void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_p
         return FlushEvents(sink, out, finish, *last_write);
       },
       // However the stream ends, the request stops waiting (a late response is dropped).
-      [session, p](bool) { session->Forget(p); });
+      [session, p] { session->Forget(p); });
 }
 
-void TransportImpl::Initialize(httplib::Response& res, const Message& m) {
-  if (!MakeRoom()) {
+void TransportImpl::Initialize(const HttpRequest& req, HttpResponse& res, const Message& m) {
+  if (!MakeRoom(req.peer)) {
     Refuse(res, 503, kBadRequest,
-           "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) + ")");
+           "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) + " in all, " +
+               std::to_string(options.max_sessions_per_address) + " per client address)");
     return;
   }
   auto id = NewSessionId();
@@ -571,6 +573,10 @@ void TransportImpl::Initialize(httplib::Response& res, const Message& m) {
     return;
   }
   auto session = std::make_shared<Session>(std::move(*id));
+  session->peer = req.peer;
+  // Without a token anyone who can connect may open sessions: theirs expire in minutes.
+  session->idle_timeout =
+      options.bearer_token.empty() ? options.anonymous_session_idle_timeout : options.session_idle_timeout;
   auto server = factory([raw = session.get()](std::string_view line, const Routing& routing) {
     raw->Route(line, routing);
   });
@@ -614,7 +620,7 @@ void TransportImpl::Initialize(httplib::Response& res, const Message& m) {
   res.set_content(*answer, "application/json");
 }
 
-void TransportImpl::Get(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Get(const HttpRequest& req, HttpResponse& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   if (!ParseAccept(req).sse || !req.has_header("Accept")) {
@@ -634,7 +640,7 @@ void TransportImpl::Get(const httplib::Request& req, httplib::Response& res) {
   auto last_write = std::make_shared<std::optional<Clock::time_point>>();
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, session, last_write](size_t, httplib::DataSink& sink) {
+      [this, session, last_write](StreamSink& sink) {
         if (!last_write->has_value()) {
           // A first comment so the client sees the stream is open before any message.
           static constexpr std::string_view kOpen = ": stream open\n\n";
@@ -654,14 +660,14 @@ void TransportImpl::Get(const httplib::Request& req, httplib::Response& res) {
         }
         return FlushEvents(sink, out, finish, **last_write);
       },
-      [session](bool) {
+      [session] {
         std::lock_guard lock(session->mu);
         session->stream_open = false;
         session->last_used = Clock::now();
       });
 }
 
-void TransportImpl::Delete(const httplib::Request& req, httplib::Response& res) {
+void TransportImpl::Delete(const HttpRequest& req, HttpResponse& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   {
@@ -674,73 +680,32 @@ void TransportImpl::Delete(const httplib::Request& req, httplib::Response& res) 
   res.status = 200;
 }
 
-bool TransportImpl::MakeRoom() {
+bool TransportImpl::MakeRoom(const std::string& peer) {
+  ReapIdle();
+  std::lock_guard lock(mu);
+  const size_t of_peer = static_cast<size_t>(
+      std::count_if(sessions.begin(), sessions.end(), [&](const auto& entry) { return entry.second->peer == peer; }));
+  return sessions.size() < options.max_sessions && of_peer < options.max_sessions_per_address;
+}
+
+void TransportImpl::ReapIdle() {
   std::vector<std::shared_ptr<Session>> expired;
-  bool room = false;
   {
     std::lock_guard lock(mu);
-    if (sessions.size() < options.max_sessions) return true;
-    const auto cutoff = Clock::now() - options.session_idle_timeout;
+    const auto now = Clock::now();
     for (auto it = sessions.begin(); it != sessions.end();) {
-      if (it->second->Idle(cutoff)) {
+      if (it->second->Idle(now - it->second->idle_timeout)) {
         expired.push_back(std::move(it->second));
         it = sessions.erase(it);
       } else {
         ++it;
       }
     }
-    room = sessions.size() < options.max_sessions;
   }
   for (auto& s : expired) {
     LogInfo("mcp http: ending idle session " + s->id.substr(0, 8));
     s->End(0ms);
   }
-  return room;
-}
-
-void TransportImpl::Install() {
-  http.new_task_queue = [n = options.worker_threads] { return new httplib::ThreadPool(n); };
-  http.set_tcp_nodelay(true);
-  http.set_payload_max_length(options.limits.max_bytes);
-  http.set_read_timeout(30, 0);
-  // Screened in the handlers, not in a pre-routing hook: by then httplib has read the body, so
-  // a refused request leaves no unread bytes on a kept-alive connection.
-  using Method = void (TransportImpl::*)(const httplib::Request&, httplib::Response&);
-  auto screened = [this](Method serve) {
-    return [this, serve](const httplib::Request& req, httplib::Response& res) {
-      if (Screen(req, res) == httplib::Server::HandlerResponse::Unhandled) (this->*serve)(req, res);
-    };
-  };
-  // Screen answers OPTIONS and methods other than POST, GET and DELETE itself.
-  auto refused = [this](const httplib::Request& req, httplib::Response& res) { (void)Screen(req, res); };
-  const std::string path(kEndpoint);
-  http.Post(path, screened(&TransportImpl::Post));
-  http.Get(path, screened(&TransportImpl::Get));  // HEAD too
-  http.Delete(path, screened(&TransportImpl::Delete));
-  http.Put(path, refused);
-  http.Patch(path, refused);
-  http.Options(path, refused);
-  // Statuses httplib sets by itself (413 for a body over the cap, 400 for a broken request)
-  // get a JSON-RPC error body like ours.
-  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-    std::string what = "HTTP error " + std::to_string(res.status);
-    if (res.status == 413) what = "Payload Too Large: the message exceeds the size limit";
-    if (res.status == 404) what = "Not Found: the MCP endpoint is /mcp";
-    res.set_content(EncodeError(nullptr, res.status == 413 ? kInvalidRequest : kBadRequest, what), "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    LogError("mcp http: " + what);
-    Refuse(res, 500, kInternalError, "Internal error");
-  });
 }
 
 void TransportImpl::Stop() {
@@ -756,14 +721,12 @@ void TransportImpl::Stop() {
     for (auto& [id, s] : sessions) all.push_back(s);
   }
   for (auto& s : all) s->Wake();  // waiting requests and open streams end now
-  // stop() is a no-op until the listener is running, so repeat it until the listener is out.
-  const auto until = Clock::now() + 10s;
-  while (!listen_done && Clock::now() < until) {
-    http.stop();
-    std::this_thread::sleep_for(5ms);
+  if (reaper.joinable()) {
+    reaper.request_stop();
+    reap_cv.notify_all();
+    reaper.join();
   }
-  if (!listen_done) LogWarn("mcp http: the listener did not stop within 10 s");
-  if (listener.joinable()) listener.join();  // the worker threads are joined by then
+  if (http) http->Stop();  // joins the workers: every request has been answered or dropped
   {
     std::lock_guard lock(mu);
     all.clear();
@@ -800,8 +763,13 @@ Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions o
   if (!factory) return Err(InvalidArgumentError("no server factory"));
   if (options.host.empty()) return Err(InvalidArgumentError("no host to bind"));
   if (options.port < 0 || options.port > 65535) return Err(InvalidArgumentError("port out of range"));
-  if (options.worker_threads == 0 || options.max_sessions == 0) {
-    return Err(InvalidArgumentError("worker_threads and max_sessions must be at least 1"));
+  if (options.worker_threads == 0 || options.max_sessions == 0 || options.max_sessions_per_address == 0 ||
+      options.max_connections_per_address == 0) {
+    return Err(InvalidArgumentError(
+        "worker_threads, max_sessions, max_sessions_per_address and max_connections_per_address must be at least 1"));
+  }
+  if (options.reap_interval <= std::chrono::milliseconds::zero()) {
+    return Err(InvalidArgumentError("reap_interval must be positive"));
   }
   if (!IsLoopbackHost(options.host) && options.bearer_token.empty()) {
     return Err(InvalidArgumentError("refusing to serve on " + options.host +
@@ -809,31 +777,43 @@ Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions o
                                     "anyone who can reach it could run tools"));
   }
   auto impl = std::make_unique<TransportImpl>(std::move(options), std::move(factory));
-  impl->Install();
+  TransportImpl* raw = impl.get();
   const HttpTransportOptions& o = impl->options;
-  errno = 0;
-  if (o.port == 0) {
-    impl->port = impl->http.bind_to_any_port(o.host);
-  } else {
-    impl->port = impl->http.bind_to_port(o.host, o.port) ? o.port : -1;
-  }
-  if (impl->port <= 0) {
-    const int err = errno;
-    return Err(UnavailableError("cannot listen on " + Bracketed(o.host) + ":" + std::to_string(o.port) +
-                                (err != 0 ? std::string(": ") + std::strerror(err) : std::string())));
-  }
+  http_internal::HttpServerOptions server;
+  server.host = o.host;
+  server.port = o.port;
+  server.worker_threads = o.worker_threads;
+  server.header_timeout = o.header_timeout;
+  server.body_timeout = o.body_timeout;
+  server.max_body_bytes = o.limits.max_bytes;
+  server.max_connections_per_address = o.max_connections_per_address;
+  auto bound = http_internal::HttpServer::Bind(server);
+  if (!bound) return Err(bound.error());
+  impl->http = std::move(*bound);
+  impl->port = impl->http->port();
   const std::string port = std::to_string(impl->port);
-  for (const std::string& name : {std::string("localhost"), std::string("127.0.0.1"), std::string("[::1]"),
-                                  AsciiLower(Bracketed(o.host))}) {
+  std::vector<std::string> own_hosts = {"localhost", "127.0.0.1", "[::1]"};
+  const std::string bound_name = AsciiLower(Bracketed(o.host));
+  if (std::find(own_hosts.begin(), own_hosts.end(), bound_name) == own_hosts.end()) own_hosts.push_back(bound_name);
+  for (const std::string& name : own_hosts) {
     impl->allowed_hosts.push_back(name + ":" + port);
     if (impl->port == 80) impl->allowed_hosts.push_back(name);
+    // The server's own origin: the scheme, a name of the address it listens on, its port.
+    impl->allowed_origins.push_back("http://" + name + ":" + port);
   }
   for (const std::string& h : o.allowed_hosts) impl->allowed_hosts.push_back(AsciiLower(h));
   for (const std::string& origin : o.allowed_origins) impl->allowed_origins.push_back(AsciiLower(origin));
-  TransportImpl* raw = impl.get();
-  impl->listener = std::jthread([raw] {
-    if (!raw->http.listen_after_bind() && !raw->stopping) LogError("mcp http: the listener failed");
-    raw->listen_done = true;
+  impl->http->Run([raw](const HttpRequest& req) { return raw->Screen(req); },
+                  [raw](const HttpRequest& req, HttpResponse& res) { raw->Handle(req, res); });
+  impl->reaper = std::jthread([raw](std::stop_token stop) {
+    std::unique_lock lock(raw->mu);
+    while (!stop.stop_requested()) {
+      raw->reap_cv.wait_for(lock, stop, raw->options.reap_interval, [] { return false; });
+      if (stop.stop_requested()) break;
+      lock.unlock();
+      raw->ReapIdle();
+      lock.lock();
+    }
   });
   return std::unique_ptr<HttpTransport>(new StreamableHttpTransport(std::move(impl)));
 }

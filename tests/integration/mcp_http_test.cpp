@@ -111,6 +111,37 @@ TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
   EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
 }
 
+// Issue 17, finding 9: a page on another local port is not the server's origin; --allow-origin
+// admits one by name.
+TEST(McpHttp, AcceptsItsOwnOriginAndAllowOriginOnly) {
+  TempHome home;
+  const std::string root = home.path() + "/root";
+  std::filesystem::create_directories(root);
+  HttpMcpProcess mcp(home.path(), root,
+                     {"--http", "127.0.0.1:0", "--root", root, "--allow-origin", "http://localhost:5173"});
+  const int port = mcp.WaitForPort();
+  ASSERT_GT(port, 0) << "no URL on stderr: " << mcp.Stderr();
+  httplib::Client client("127.0.0.1", port);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(5, 0);
+  const std::string init = Request(1, "initialize",
+                                   {{"protocolVersion", "2025-11-25"},
+                                    {"capabilities", json::object()},
+                                    {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
+                               .dump();
+  auto status_for = [&](const std::string& origin) {
+    auto r = client.Post("/mcp", {{"Accept", "application/json, text/event-stream"}, {"Origin", origin}}, init,
+                         "application/json");
+    return r ? r->status : 0;
+  };
+  EXPECT_EQ(status_for("http://localhost:9999"), 403);
+  EXPECT_EQ(status_for("http://127.0.0.1:" + std::to_string(port)), 200);
+  EXPECT_EQ(status_for("http://localhost:5173"), 200);
+  mcp.Signal(SIGTERM);
+  EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
+}
+
 TEST(McpHttp, RefusesANonLoopbackAddressWithoutAToken) {
   TempHome home;
   const std::vector<std::string> args = {"mcp", "--http", "0.0.0.0:0"};

@@ -15,12 +15,17 @@
 // id (400 when missing, 404 when unknown or ended) and may carry MCP-Protocol-Version (400 when
 // unsupported; absent means 2025-03-26).
 //
-// Security, checked on every request before anything else: the Host header must name the bound
-// address, a loopback name or an allowed host (403); an Origin header, when present, must be a
-// loopback origin or an allowed one (403); with a bearer token configured, `Authorization:
-// Bearer <token>` is required (401; compared in constant time). Binding a non-loopback address
-// without a token is refused. Bodies over limits.max_bytes get 413; malformed JSON gets 400
-// with a JSON-RPC -32700 error body.
+// Security, checked on every request right after its headers, before its body is read: the
+// Host header must name the bound address, a loopback name or an allowed host (403); an Origin
+// header, when present, must be the server's own origin (http://<a name of the bound address>:
+// <port>) or an allowed one (403); with a bearer token configured, `Authorization: Bearer
+// <token>` is required (401; compared in constant time). Binding a non-loopback address without
+// a token is refused. Heads are read by one gate thread against a total deadline (408 beyond),
+// parsed strictly (a duplicate Host, Origin or Content-Length, or a malformed Content-Length,
+// gets 400; an oversized head or too many headers 431, as soon as the limit is crossed); only
+// screened requests reach the worker threads, so connections that never finish a head hold no
+// worker. Connections and sessions are capped per client address. Bodies over limits.max_bytes
+// get 413; malformed JSON gets 400 with a JSON-RPC -32700 error body.
 //
 //   auto http = talaria::mcp::HttpTransport::Start(options, [&](talaria::mcp::RoutedSink sink) {
 //     return talaria::mcp::McpServer::Create(dispatcher, toolsets, server_options, std::move(sink));
@@ -69,18 +74,34 @@ struct HttpTransportOptions {
   // Non-empty: every request needs `Authorization: Bearer <bearer_token>`. Required when `host`
   // is not a loopback address.
   std::string bearer_token;
-  // Origins accepted besides loopback ones, exactly as browsers send them
-  // ("https://app.example.com"; compared case-insensitively).
+  // Origins accepted besides the server's own, exactly as browsers send them
+  // ("https://app.example.com", "http://localhost:5173"; compared case-insensitively).
   std::vector<std::string> allowed_origins;
   // Host header values accepted besides the bound address and loopback names ("myhost:8765").
   std::vector<std::string> allowed_hosts;
   MessageLimits limits;  // limits.max_bytes caps request bodies (413 beyond)
   size_t max_sessions = 64;  // initialize beyond this gets 503 (idle sessions expire first)
-  // A session not used for this long is ended when room is needed for a new one.
-  std::chrono::seconds session_idle_timeout{3600};
+  // Per client address, likewise. On loopback every client shares one address; reached over a
+  // network, it keeps one host from taking every session.
+  size_t max_sessions_per_address = 64;
+  // A session not used for this long is ended (checked every reap_interval, and whenever room
+  // is needed for a new one).
+  std::chrono::milliseconds session_idle_timeout{std::chrono::hours(1)};
+  // The same for sessions created while no bearer token is configured: anyone who can connect
+  // can make those.
+  std::chrono::milliseconds anonymous_session_idle_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds reap_interval{std::chrono::seconds(30)};
+  // A request's head must arrive whole within this long of the connection opening (or of the
+  // previous response on a kept-alive connection); its body within body_timeout after that.
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
+  // Open connections per client address; at the cap, the address's oldest connection still
+  // waiting for its head is closed to admit a new one.
+  size_t max_connections_per_address = 64;
   // A POSTed request whose response takes longer gets a JSON-RPC internal error.
   std::chrono::seconds request_timeout{3600};
-  // Threads serving connections; each open event stream or pending request holds one.
+  // Threads answering screened requests; each open event stream or pending request holds one.
+  // Connections waiting for a head hold none.
   size_t worker_threads = 32;
   // How long running calls get to finish when a session ends or the transport stops.
   std::chrono::milliseconds shutdown_grace{0};
