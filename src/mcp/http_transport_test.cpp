@@ -653,7 +653,9 @@ TEST_F(HttpTransportTest, HalfOpenConnectionsDoNotStarveAnAuthenticatedClient) {
   for (int i = 0; i < 40; ++i) {
     auto c = std::make_unique<RawConnection>(transport_->port());
     ASSERT_TRUE(c->ok());
-    if (i % 2 == 1) {
+    // A partial head (every one but a few that send nothing at all): cpp-httplib's workers
+    // waited 30 s per read on each.
+    if (i % 8 != 0) {
       ASSERT_TRUE(c->Send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Le"));
     }
     idle.push_back(std::move(c));
@@ -745,6 +747,19 @@ TEST_F(HttpTransportTest, UnauthenticatedInitializeFloodDoesNotLockOutATokenHold
   o.bearer_token = "s3cret-token";
   o.max_sessions = 4;
   Start(std::move(o));
+  // Initialize requests without the token whose bodies never come: refused at their head, so
+  // they hold nothing (cpp-httplib's workers waited for the bodies).
+  const std::string body = InitializeRequest().dump();
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < 40; ++i) {
+    auto c = std::make_unique<RawConnection>(transport_->port());
+    ASSERT_TRUE(c->ok());
+    ASSERT_TRUE(c->Send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
+                        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n\r\n" + body.substr(0, 10)));
+    stalled.push_back(std::move(c));
+  }
+  EXPECT_EQ(stalled.back()->Status(), 401);
   for (int i = 0; i < 100; ++i) {
     auto r = Send(InitializeRequest().dump(), {{"Authorization", i % 2 ? "Bearer wrong" : "Basic x"}});
     ASSERT_TRUE(r);
