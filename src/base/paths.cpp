@@ -22,6 +22,12 @@ std::string UserHome() {
   return home != nullptr ? home : "";
 }
 
+std::string ShellHome() {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return home;
+  return UserHome();
+}
+
 std::string LibraryDirectory() {
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 ||

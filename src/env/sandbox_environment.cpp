@@ -35,6 +35,9 @@ std::vector<std::string> BwrapPrefix(const SandboxOptions& options, const std::s
   layout.new_session = !pty;
   layout.chdir = cwd;
   layout.hidden = CredentialStores(options.home, options.talaria_home);
+  if (!options.user_home.empty() && options.user_home != options.home) {
+    for (std::string& path : CredentialStores(options.user_home, "")) layout.hidden.push_back(std::move(path));
+  }
   layout.tmp_size_bytes = options.tmp_size_bytes;
   return BwrapArgv(layout);
 }

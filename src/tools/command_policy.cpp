@@ -9,6 +9,7 @@
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
+#include "talaria/env/environment.h"
 #include "talaria/safety/audit_log.h"
 #include "tools/elicitation_prompter.h"
 
@@ -50,7 +51,16 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, c
   const std::string command = tool.command_text() != nullptr
                                   ? tool.command_text()(args, ctx, it->get_ref<const std::string&>())
                                   : it->get_ref<const std::string&>();
-  const safety::GuardVerdict verdict = safety::JudgeCommand(command, guard_);
+  // Relative paths are judged where the command starts: the terminal's cwd (a `workdir`
+  // argument moves it further; relative ones are judged against the shell's cwd all the same).
+  safety::GuardOptions guard = guard_;
+  if (auto workdir = args.find("workdir"); workdir != args.end() && workdir->is_string() &&
+      !workdir->get_ref<const std::string&>().empty() && workdir->get_ref<const std::string&>()[0] == '/') {
+    guard.working_directory = workdir->get<std::string>();
+  } else if (ctx.environment != nullptr) {
+    guard.working_directory = ctx.environment->cwd();
+  }
+  const safety::GuardVerdict verdict = safety::JudgeCommand(command, guard);
   if (verdict.decision == safety::GuardDecision::kAllow) {
     Audit(ctx, tool.name(), command, verdict, safety::ApprovalOutcome{true, "not_needed", ""});
     return {};
@@ -99,7 +109,7 @@ Status InstallCommandPolicy(Dispatcher& dispatcher, const Config& config,
                             std::shared_ptr<safety::ApprovalPrompter> prompter) {
   safety::ApprovalSettings settings = TALARIA_TRY(ApprovalSettingsFromConfig(config));
   safety::GuardOptions guard;
-  guard.home = UserHome();
+  guard.home = ShellHome();
   guard.talaria_home = TalariaHome();
   dispatcher.SetPolicy(std::make_shared<CommandPolicy>(
       std::make_shared<safety::Approvals>(std::move(settings), std::move(prompter)), std::move(guard)));

@@ -54,7 +54,8 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     // The default sandbox keeps the network (installing dependencies, fetching docs); the
     // explicit bwrap backend has always been offline.
     sandbox.network = t.network.value_or(t.backend == "auto");
-    sandbox.home = UserHome();
+    sandbox.home = ShellHome();
+    sandbox.user_home = UserHome();
     sandbox.talaria_home = TalariaHome();
     sandbox.tmp_size_bytes = t.tmp_size_mb << 20;
     return env::OpenSandbox(std::move(sandbox));

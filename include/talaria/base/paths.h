@@ -15,6 +15,10 @@ std::string TalariaHome();
 // deny rules even when $HOME is changed), else $HOME, else "".
 std::string UserHome();
 
+// What `~` and $HOME mean to the commands talaria runs (they inherit its environment): $HOME
+// when it is set and absolute, else UserHome(). The guard expands `~` with this one: bash does.
+std::string ShellHome();
+
 // The directory of the shared object holding talaria's code (libtalaria.so; the executable when
 // linked statically), with a trailing '/': where its helper modules and programs are installed.
 // Empty when the loader cannot tell.

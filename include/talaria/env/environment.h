@@ -89,6 +89,7 @@ struct SandboxOptions {
   // `home` (~/.ssh, ~/.aws, ~/.gnupg, ~/.kube, ~/.docker, ~/.config/gh, ~/.netrc,
   // ~/.git-credentials and the like; see CredentialStores). Empty: not hidden.
   std::string home;
+  std::string user_home;  // the password database's, when it differs from `home`
   std::string talaria_home;
   // The private /tmp's size limit; 0: none.
   uint64_t tmp_size_bytes = uint64_t{512} << 20;

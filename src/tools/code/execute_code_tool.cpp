@@ -110,7 +110,7 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
     stubs.push_back(code::StubTool{name, entry->description(), SchemaParams(*entry)});
   }
   safety::GuardOptions guard;
-  guard.home = UserHome();
+  guard.home = ShellHome();
   guard.talaria_home = TalariaHome();
   const Json schema = Schema(allowed, options);
   auto runner = std::make_shared<const code::CodeRunner>(dispatcher, options, allowed, code::TalariaToolsModule(stubs),
