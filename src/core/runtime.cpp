@@ -1,10 +1,24 @@
 #include "talaria/core/runtime.h"
 
+#include <atomic>
+
 #include <nlohmann/json.hpp>
 
 #include "talaria/core/command_hooks.h"
 
 namespace talaria {
+namespace {
+
+std::atomic<CommandPolicyInstaller>& DefaultPolicyInstaller() {
+  static std::atomic<CommandPolicyInstaller> installer{nullptr};
+  return installer;
+}
+
+}  // namespace
+
+void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer) {
+  DefaultPolicyInstaller().store(installer);
+}
 
 Runtime::Runtime(Registry& registry, Config config)
     : registry_(registry),
@@ -22,6 +36,15 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeOptions options) {
   if (options.install_command_hooks && rt->config_.hooks) {
     TALARIA_RETURN_IF_ERROR(InstallCommandHooks(*rt->config_.hooks, rt->dispatcher_.hooks(), {})
                                 .WithContext(path + ": hooks"));
+  }
+  if (options.command_policy == CommandPolicySetup::kGuarded) {
+    const CommandPolicyInstaller install = DefaultPolicyInstaller().load();
+    if (install == nullptr) {
+      return Err(FailedPreconditionError(
+          "no command policy is registered (link the tools module), and commands are not run "
+          "unjudged; pass CommandPolicySetup::kNone to opt out"));
+    }
+    TALARIA_RETURN_IF_ERROR(install(rt->dispatcher_, rt->config_).WithContext(path + ": approvals"));
   }
   return rt;
 }

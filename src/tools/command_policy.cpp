@@ -9,6 +9,7 @@
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
+#include "talaria/core/runtime.h"
 #include "talaria/env/environment.h"
 #include "talaria/safety/audit_log.h"
 #include "tools/elicitation_prompter.h"
@@ -104,6 +105,20 @@ Result<safety::ApprovalSettings> ApprovalSettingsFromConfig(const Config& config
   }
   return settings;
 }
+
+namespace {
+
+// Runtime::Create's default: the guard and config's approvals, with nobody to ask (an embedder
+// that can ask a human installs its own prompter with InstallCommandPolicy).
+Status InstallUnattendedCommandPolicy(Dispatcher& dispatcher, const Config& config) {
+  return InstallCommandPolicy(dispatcher, config, nullptr);
+}
+
+// Registered when libtalaria loads: the tools module is always linked into it.
+[[maybe_unused]] const bool kDefaultPolicyRegistered =
+    (SetDefaultCommandPolicyInstaller(&InstallUnattendedCommandPolicy), true);
+
+}  // namespace
 
 Status InstallCommandPolicy(Dispatcher& dispatcher, const Config& config,
                             std::shared_ptr<safety::ApprovalPrompter> prompter) {

@@ -1,6 +1,10 @@
 // Runtime: the pieces an embedding program needs, wired together from config.yaml — the
 // registry (the process-wide one by default), toolsets with the user's definitions, and a
-// dispatcher with the configured budgets and command hooks.
+// dispatcher with the configured budgets, command hooks and, unless the embedder opts out, the
+// command policy: every command a tool would run (terminal, process input) is judged by the
+// command guard, and the dangerous ones are refused unless config.yaml's approvals allow them
+// (default: deny; nobody is there to ask). The policy comes from the tools module, which
+// registers it at start-up (SetDefaultCommandPolicyInstaller); core does not depend on tools.
 //
 //   auto rt = talaria::Runtime::Create();
 //   talaria::ToolContext ctx;
@@ -20,11 +24,24 @@
 
 namespace talaria {
 
+// Whether Runtime::Create puts the command guard in front of the tools that run commands.
+enum class CommandPolicySetup : unsigned char {
+  kGuarded,  // the guard and config.yaml's approvals (deny unless allowed); the default
+  kNone,     // nothing: the embedder installs its own policy, or accepts unjudged commands
+};
+
 struct RuntimeOptions {
   std::string config_path;        // empty: $TALARIA_HOME/config.yaml
   Registry* registry = nullptr;   // null: Registry::Global()
   bool install_command_hooks = true;
+  CommandPolicySetup command_policy = CommandPolicySetup::kGuarded;
 };
+
+// Installs the default command policy on a dispatcher. The tools module registers one at
+// start-up; Runtime::Create with kGuarded fails (FailedPrecondition) when none is registered,
+// rather than run commands unjudged.
+using CommandPolicyInstaller = Status (*)(Dispatcher& dispatcher, const Config& config);
+void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer);
 
 class Runtime {
  public:
