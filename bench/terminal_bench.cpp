@@ -6,6 +6,11 @@
 //   METRIC terminal_true_us         terminal {"command": "true"} through the whole pipeline
 //   METRIC terminal_overhead_ratio  the two above (target <= 1.3)
 //   METRIC terminal_bwrap_true_us   the same in the bubblewrap sandbox (when bwrap works)
+//   METRIC terminal_guarded_local_true_us  as a user runs it on the local backend: the guard's
+//                                   policy judging the command and the audit line written
+//   METRIC terminal_guarded_default_true_us  the same on the default backend (auto: the
+//                                   sandbox with credential stores hidden, where bwrap works)
+//   METRIC terminal_default_vs_local_ratio  the two above
 //   METRIC terminal_1gb_output_s    a command printing 1 GB: wall time
 //   METRIC terminal_1gb_rss_growth_mb  peak RSS growth of this process meanwhile (flat = ~0)
 //
@@ -28,6 +33,7 @@
 #include "talaria/base/subprocess.h"
 #include "talaria/core/config.h"
 #include "talaria/core/dispatcher.h"
+#include "talaria/tools/command_policy.h"
 #include "talaria/tools/session.h"
 
 namespace {
@@ -56,10 +62,12 @@ double PeakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-std::shared_ptr<talaria::tools::Session> OpenSession(const std::string& root, const std::string& backend) {
+std::shared_ptr<talaria::tools::Session> OpenSession(const std::string& root, const std::string& backend,
+                                                     bool audit = false) {
   talaria::tools::SessionOptions options;
   options.roots = {root};
-  options.audit = false;
+  options.audit = audit;
+  options.audit_log_path = root + "/audit.jsonl";
   options.terminal.backend = backend;
   auto session = talaria::tools::Session::Open(options);
   return session ? *session : nullptr;
@@ -115,6 +123,23 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "# bwrap sandbox unavailable: terminal_bwrap_true_us not measured\n");
   }
+
+  // As a user runs commands: the command policy (guard + approvals) installed and every command
+  // audited, on the local backend and on the default one.
+  talaria::Dispatcher guarded;
+  auto config = talaria::ParseConfig("");
+  if (!config || !talaria::tools::InstallCommandPolicy(guarded, *config, nullptr).ok()) return 1;
+  double guarded_us[2] = {0, 0};
+  const char* backends[2] = {"local", "auto"};
+  for (int b = 0; b < 2; ++b) {
+    auto session = OpenSession(root, backends[b], /*audit=*/true);
+    if (!session) return 1;
+    talaria::ToolContext gctx = session->NewContext("bench");
+    guarded_us[b] = MedianUs(n, [&] { Check(guarded.Dispatch("terminal", true_args, gctx)); });
+  }
+  PrintMetric("terminal_guarded_local_true_us", guarded_us[0], "us");
+  PrintMetric("terminal_guarded_default_true_us", guarded_us[1], "us");
+  PrintMetric("terminal_default_vs_local_ratio", guarded_us[1] / guarded_us[0], "x");
 
   const double rss_before = PeakRssMb();
   const std::string gigabyte =
