@@ -86,6 +86,9 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
 Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   safety::WorkspaceOptions ws;
   ws.roots = options.roots.empty() ? std::vector<std::string>{CurrentDirectory()} : options.roots;
+  for (std::string& root : ws.roots) {
+    if (!root.empty() && root.front() != '/') root = CurrentDirectory() + "/" + root;  // "." works
+  }
   const std::vector<std::string> ws_roots = ws.roots;
   ws.cwd = options.cwd;
   ws.hard_link_reads = options.hard_link_reads;

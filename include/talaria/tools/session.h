@@ -48,7 +48,7 @@ struct TerminalSettings {
 };
 
 struct SessionOptions {
-  std::vector<std::string> roots;  // empty: the process's current directory
+  std::vector<std::string> roots;  // empty: the process's current directory; relative: beneath it
   std::string cwd;                 // empty: the first root
   std::string session_id;          // empty: a random id
   std::string audit_log_path;      // empty: $TALARIA_HOME/audit.jsonl
