@@ -8,6 +8,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-256
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # search_files content search
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)  # execute_code's syscall filter
 find_package(tomlplusplus 3 REQUIRED)  # Debian builds it as a shared library (TOML_HEADER_ONLY=0)
 # The embedded interpreter for the Python lint, linked only by the lazily loaded
 # libtalaria_python_lint.so; pkg-config, not FindPython3 (which finds another interpreter on
@@ -22,4 +23,4 @@ target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::
 
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
-  tomlplusplus::tomlplusplus PkgConfig::NETTLE)
+  tomlplusplus::tomlplusplus PkgConfig::NETTLE PkgConfig::SECCOMP)

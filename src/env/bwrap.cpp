@@ -95,6 +95,8 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
   for (const std::string& dir : layout.writable) argv.insert(argv.end(), {"--bind", dir, dir});
   for (const std::string& path : layout.hidden) AddHiddenMounts(path, layout.writable, argv);
   if (layout.new_session) argv.push_back("--new-session");
+  if (layout.drop_capabilities) argv.insert(argv.end(), {"--cap-drop", "ALL"});
+  if (layout.seccomp_fd >= 0) argv.insert(argv.end(), {"--seccomp", std::to_string(layout.seccomp_fd)});
   if (!layout.chdir.empty()) argv.insert(argv.end(), {"--chdir", layout.chdir});
   argv.push_back("--");
   return argv;

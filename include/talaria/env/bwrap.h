@@ -43,6 +43,12 @@ struct BwrapLayout {
   std::vector<std::string> hidden;
   // Size limit of the private /tmp in bytes; 0: none (a tmpfs then takes up to half of RAM).
   uint64_t tmp_size_bytes = 0;
+  // --cap-drop ALL: no capability inside, not even in the sandbox's own user namespace (bwrap
+  // run by root otherwise keeps most of them).
+  bool drop_capabilities = false;
+  // A descriptor the command inherits holding a compiled seccomp BPF program (--seccomp FD),
+  // which bwrap loads just before it executes the command; -1: none.
+  int seccomp_fd = -1;
 };
 
 // The bwrap argv for `layout`, up to and including the "--" that precedes the command. Always
