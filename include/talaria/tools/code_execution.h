@@ -68,6 +68,15 @@ struct CodeExecutionOptions {
   uint64_t max_memory_bytes = uint64_t{1} << 30;   // address space (RLIMIT_AS)
   uint64_t max_file_bytes = uint64_t{256} << 20;   // any one file written (RLIMIT_FSIZE)
   uint64_t max_open_files = 256;                   // descriptors (RLIMIT_NOFILE)
+  // Tasks (processes and threads) the script may have at once: a pids cgroup where this machine
+  // lets talaria make one, else RLIMIT_NPROC counted from the user's current tasks (which the
+  // kernel does not enforce for root; the result's isolation_note then says so). Must be > 0.
+  uint64_t max_processes = 128;
+  // The cgroup whose children hold that limit: "auto" (talaria's own, when it may make children
+  // with the pids controller there), "off", or the absolute path of a delegated cgroup.
+  std::string pids_cgroup = "auto";
+  // Size of the script's private /tmp (a tmpfs; bwrap only). Must be > 0.
+  uint64_t tmp_size_bytes = uint64_t{64} << 20;
   // Tools the session has enabled; the stubs cover the original's sandbox set intersected with
   // these (and with what is registered). Empty: every registered tool of that set.
   std::vector<std::string> enabled_tools;
@@ -97,6 +106,9 @@ void DisableCodeExecution(Dispatcher& dispatcher);
 //     max_stderr_bytes: 10000
 //     approvals: inherit       # inherit | deny
 //     max_memory_mb: 1024      # 0: unlimited; also max_file_mb: 256, max_open_files: 256
+//     max_processes: 128       # tasks at once (a pids cgroup, else RLIMIT_NPROC)
+//     pids_cgroup: auto        # auto | off | /sys/fs/cgroup/<a delegated cgroup>
+//     tmp_size_mb: 64          # the script's private /tmp (bwrap)
 // Errors: InvalidArgument naming the bad key.
 Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config, CodeExecutionOptions base = {});
 

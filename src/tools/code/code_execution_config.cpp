@@ -55,6 +55,17 @@ Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config
   auto open_files = static_cast<int64_t>(base.max_open_files);
   TALARIA_RETURN_IF_ERROR(c.ReadInt("max_open_files", 0, int64_t{1} << 20, open_files));
   base.max_open_files = static_cast<uint64_t>(open_files);
+  auto processes = static_cast<int64_t>(base.max_processes);
+  TALARIA_RETURN_IF_ERROR(c.ReadInt("max_processes", 1, 1 << 20, processes));
+  base.max_processes = static_cast<uint64_t>(processes);
+  TALARIA_RETURN_IF_ERROR(c.ReadString("pids_cgroup", base.pids_cgroup));
+  if (base.pids_cgroup != "auto" && base.pids_cgroup != "off" &&
+      (base.pids_cgroup.empty() || base.pids_cgroup.front() != '/')) {
+    return Err(c.Bad("pids_cgroup", "auto, off or an absolute path"));
+  }
+  auto tmp_mb = static_cast<int64_t>(base.tmp_size_bytes / kMiB);
+  TALARIA_RETURN_IF_ERROR(c.ReadInt("tmp_size_mb", 1, int64_t{1} << 20, tmp_mb));
+  base.tmp_size_bytes = static_cast<uint64_t>(tmp_mb) * kMiB;
   return base;
 }
 

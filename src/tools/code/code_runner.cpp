@@ -21,6 +21,7 @@
 #include "talaria/core/budget.h"
 #include "tools/code/call_gate.h"
 #include "tools/code/interpreter.h"
+#include "tools/code/pids_cgroup.h"
 #include "tools/code/rpc_server.h"
 #include "tools/code/script_run.h"
 #include "tools/code/stub_module.h"
@@ -171,13 +172,25 @@ Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_
   const std::pair<std::string, std::string_view> files[] = {
       {script, code}, {dir + "/talaria_tools.py", stub_source_}, {dir + "/hermes_tools.py", hermes_module}};
   for (const auto& [name, content] : files) TALARIA_RETURN_IF_ERROR(WriteNewFile(name, content));
-  InterpreterPlan plan = TALARIA_TRY(PlanInterpreter(options_, dir, script));
+  // The cgroup outlives the interpreter: its destructor kills whatever the script left in it.
+  std::optional<PidsCgroup> cgroup;
+  ProcessLimit limit;
+  if (options_.pids_cgroup == "off") {
+    limit.no_cgroup_reason = "code_execution.pids_cgroup is off";
+  } else if (auto made = PidsCgroup::Create(options_.pids_cgroup, options_.max_processes)) {
+    cgroup.emplace(std::move(*made));
+    limit.cgroup_procs = cgroup->procs_path();
+  } else {
+    limit.no_cgroup_reason = made.error().message();
+  }
+  InterpreterPlan plan = TALARIA_TRY(PlanInterpreter(options_, dir, script, limit));
 
   ScriptRun run;
   SpawnOptions spawn;
   spawn.argv = std::move(plan.argv);
   spawn.env = std::move(plan.env);
   spawn.cwd = dir;
+  spawn.stdin_data = std::move(plan.stdin_data);
   spawn.timeout = Left(deadline);
   spawn.cancel = ctx.cancel;
   spawn.max_output_bytes = options_.max_stdout_bytes;
@@ -202,6 +215,7 @@ Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_
   run.timed_out = done->timed_out;
   run.cancelled = done->cancelled;
   run.isolation = std::string(IsolationName(plan.isolation));
+  run.isolation_note = std::move(plan.note);
   return run;
 }
 
@@ -249,6 +263,7 @@ ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc,
   body["tool_calls_made"] = calls;
   body["duration_seconds"] = Seconds(Clock::now() - started);
   body["isolation"] = ran.isolation;
+  if (!ran.isolation_note.empty()) body["isolation_note"] = ran.isolation_note;
   const bool truncated = ran.stdout_total_bytes > options_.max_stdout_bytes;
   const size_t captured = std::min(ran.stdout_total_bytes, options_.max_stdout_bytes);
   body["stdout_truncated"] = truncated;

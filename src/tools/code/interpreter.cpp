@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "talaria/base/subprocess.h"
 #include "talaria/env/bwrap.h"
 #include "tools/code/landlock_confine.h"
+#include "tools/code/seccomp_filter.h"
 #include "tools/code/stub_module.h"
 
 namespace talaria::tools::code {
@@ -55,10 +57,41 @@ std::vector<std::string> ScrubbedEnvironment(const std::string& work_dir) {
   return env;
 }
 
+// The wrapper in front of the sandbox: $1 the cgroup.procs to enter ("" none), $2 non-empty when
+// stdin holds the seccomp program for bwrap (moved to descriptor 4; the interpreter gets
+// /dev/null), then the command. It executes the command in its own process (same pid, same
+// process group), so the pid talaria spawned is still the sandbox's.
+constexpr std::string_view kWrapper =
+    "if [ -n \"$1\" ]; then\n"
+    "  echo $$ > \"$1\" || { echo \"talaria: cannot enter the pids cgroup $1\" >&2; exit 71; }\n"
+    "fi\n"
+    "if [ -n \"$2\" ]; then shift 2; exec \"$@\" 4<&0 </dev/null; fi\n"
+    "shift 2; exec \"$@\"\n";
+
+// Python that sets RLIMIT_NPROC to the tasks of our real uid it can see plus `allowance`:
+// under bwrap it sees its own PID namespace, which is what the kernel counts in the sandbox's user
+// namespace; elsewhere the user's tasks on the host.
+std::string NprocProgram(uint64_t allowance) {
+  std::string program =
+      "def _tasks():\n"
+      "    import os as _o\n"
+      "    _u, _n = _o.getuid(), 0\n"
+      "    for _p in _o.listdir('/proc'):\n"
+      "        if _p.isdigit():\n"
+      "            try:\n"
+      "                if _o.stat('/proc/' + _p).st_uid == _u: _n += len(_o.listdir('/proc/' + _p + '/task'))\n"
+      "            except OSError: pass\n"
+      "    return _n\n"
+      "_cap(_r.RLIMIT_NPROC, _tasks() + ";
+  program += std::to_string(allowance);
+  program += ")\ndel _tasks\n";
+  return program;
+}
+
 // Python that caps the interpreter's resources before anything else runs: each limit at
 // min(wanted, the current hard limit), soft = hard, so neither the script nor what it starts can
-// raise it again.
-std::string LimitsProgram(const CodeExecutionOptions& options) {
+// raise it again. `nproc_allowance` > 0: RLIMIT_NPROC too (see NprocProgram).
+std::string LimitsProgram(const CodeExecutionOptions& options, uint64_t nproc_allowance = 0) {
   std::string program =
       "import resource as _r\n"
       "def _cap(_k, _v):\n"
@@ -79,6 +112,7 @@ std::string LimitsProgram(const CodeExecutionOptions& options) {
   // the kill on timeout were missed; children get their own budget of the same size.
   cap("RLIMIT_CPU", static_cast<uint64_t>(options.timeout.count()) + 1);
   cap("RLIMIT_CORE", 0);  // no core file with the script's memory in it
+  if (nproc_allowance > 0) program += NprocProgram(nproc_allowance);
   program += "del _r, _cap\n";
   return program;
 }
@@ -98,7 +132,7 @@ std::string_view IsolationName(Isolation isolation) {
 }
 
 Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, const std::string& work_dir,
-                                        const std::string& script) {
+                                        const std::string& script, const ProcessLimit& limit) {
   if (options.python.empty() || options.python.front() != '/') {
     return Err(InvalidArgumentError("code_execution.python must be an absolute path, not '" + options.python + "'"));
   }
@@ -106,6 +140,7 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
     return Err(NotFoundError("the Python interpreter '" + options.python + "' is missing or not executable"));
   }
   InterpreterPlan plan;
+  std::vector<std::string> notes;
   std::string program = BootstrapProgram();
   Status bwrap_status;
   if (options.sandbox == CodeSandbox::kAuto || options.sandbox == CodeSandbox::kBwrap) {
@@ -117,6 +152,14 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
       layout.network = options.network;
       layout.writable = {work_dir};
       layout.chdir = work_dir;
+      layout.tmp_size_bytes = options.tmp_size_bytes;
+      layout.drop_capabilities = true;
+      if (auto filter = SeccompProgram(SeccompProfile::kBwrap)) {
+        layout.seccomp_fd = 4;
+        plan.stdin_data = std::move(*filter);
+      } else {
+        notes.push_back("no seccomp filter (" + filter.error().message() + ")");
+      }
       plan.argv = env::BwrapArgv(layout);
       plan.isolation = Isolation::kBwrap;
     } else if (options.sandbox == CodeSandbox::kBwrap) {
@@ -140,10 +183,33 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
     // matters under bwrap; here TCP and non-unix sockets stay closed.
     program = ConfineProgram(work_dir) + program;
     plan.isolation = Isolation::kLandlock;
+    notes.push_back("landlock: the working directory is on the host's file system, bounded per file "
+                    "(max_file_mb), not in total; no private /tmp");
   }
-  program = LimitsProgram(options) + program;
+  uint64_t nproc_allowance = 0;
+  if (limit.cgroup_procs.empty()) {
+    nproc_allowance = options.max_processes;
+    if (::getuid() == 0) {
+      notes.push_back("process limit does not hold: no pids cgroup (" + limit.no_cgroup_reason +
+                      ") and the kernel does not enforce RLIMIT_NPROC for root");
+    } else {
+      notes.push_back("tasks bounded by RLIMIT_NPROC, counted per user (no pids cgroup: " + limit.no_cgroup_reason +
+                      ")");
+    }
+  }
+  program = LimitsProgram(options, nproc_allowance) + program;
   plan.argv.insert(plan.argv.end(), {options.python, "-I", "-S", "-c", std::move(program), script, work_dir});
+  if (!limit.cgroup_procs.empty() || !plan.stdin_data.empty()) {
+    std::vector<std::string> wrapped = {"/bin/sh", "-c", std::string(kWrapper), "talaria-sandbox", limit.cgroup_procs,
+                                        plan.stdin_data.empty() ? "" : "seccomp"};
+    wrapped.insert(wrapped.end(), std::make_move_iterator(plan.argv.begin()), std::make_move_iterator(plan.argv.end()));
+    plan.argv = std::move(wrapped);
+  }
   plan.env = ScrubbedEnvironment(work_dir);
+  for (const std::string& note : notes) {
+    if (!plan.note.empty()) plan.note += "; ";
+    plan.note += note;
+  }
   return plan;
 }
 

@@ -23,6 +23,7 @@ struct ScriptRun {
   bool timed_out = false;
   bool cancelled = false;
   std::string isolation;          // the result's "isolation"
+  std::string isolation_note;     // the result's "isolation_note": what of the sandbox is missing
 };
 
 struct RemoteScript {
