@@ -5,6 +5,7 @@
 
 #include "talaria/base/subprocess.h"
 #include "tools/code/execute_code_test_util.h"
+#include "tools/code/landlock_confine.h"
 
 namespace talaria::tools::testing {
 namespace {
@@ -127,6 +128,35 @@ TEST_F(ExecuteCodeTest, SeccompRefusesKernelAttackSurface) {
   ASSERT_EQ(r["status"], "success") << last_.text;
   EXPECT_EQ(r["output"], kAllRefused) << last_.text;
   EXPECT_FALSE(r.contains("isolation_note")) << last_.text;
+}
+
+TEST_F(ExecuteCodeTest, LandlockFallbackLoadsTheSameFilterAndDropsCapabilities) {
+  if (code::LandlockAbi() < 1) GTEST_SKIP() << "Landlock is not available on this kernel";
+  CodeExecutionOptions options;
+  options.sandbox = CodeSandbox::kLandlock;
+  Enable(options);
+  Json r = Run(std::string(kForbiddenSyscalls));
+  ASSERT_EQ(r["status"], "success") << last_.text;
+  EXPECT_EQ(r["isolation"], "landlock+seccomp");
+  EXPECT_EQ(r["output"], kAllRefused) << last_.text;
+  // Landlock hides /proc/self/status; ask the kernel directly. Unprivileged, the bounding set
+  // cannot be emptied (no CAP_SETPCAP); no_new_privs then keeps an execve from gaining from it.
+  r = Run(R"py(
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+header = ctypes.create_string_buffer(struct.pack("<Ii", 0x20080522, 0), 8)
+data = ctypes.create_string_buffer(24)
+print("capget", libc.syscall(ctypes.c_long(125), header, data), data.raw.hex())
+print("bounding", sum(1 for cap in range(64) if libc.prctl(23, cap, 0, 0, 0) == 1))
+print("no_new_privs", libc.prctl(39, 0, 0, 0, 0), "seccomp", libc.prctl(21, 0, 0, 0, 0))
+)py");
+  ASSERT_EQ(r["status"], "success") << last_.text;
+  const std::string out = r["output"].get<std::string>();
+  EXPECT_EQ(out.rfind("capget 0 " + std::string(48, '0') + "\n", 0), 0u) << out;
+  if (::getuid() == 0) {
+    EXPECT_NE(out.find("bounding 0\n"), std::string::npos) << out;
+  }
+  EXPECT_NE(out.find("no_new_privs 1 seccomp 2\n"), std::string::npos) << out;
 }
 
 TEST_F(ExecuteCodeTest, ScriptHoldsNoCapabilityAndCannotGainOne) {

@@ -181,7 +181,13 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
     }
     // Landlock cannot hold back the network the way a namespace does, so `network: true` only
     // matters under bwrap; here TCP and non-unix sockets stay closed.
-    program = ConfineProgram(work_dir) + program;
+    std::string filter;
+    if (auto compiled = SeccompProgram(SeccompProfile::kLandlock)) {
+      filter = std::move(*compiled);
+    } else {
+      notes.push_back("no seccomp filter (" + compiled.error().message() + ")");
+    }
+    program = ConfineProgram(work_dir, filter) + program;
     plan.isolation = Isolation::kLandlock;
     notes.push_back("landlock: the working directory is on the host's file system, bounded per file "
                     "(max_file_mb), not in total; no private /tmp");

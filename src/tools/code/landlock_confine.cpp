@@ -13,7 +13,7 @@ namespace {
 // x86_64 syscall numbers and ABI constants; the program refuses other architectures (the seccomp
 // filter kills a process whose arch does not match, so a mismatch fails closed).
 constexpr std::string_view kConfine = R"py(import ctypes as _ct, os as _os, struct as _st, sys as _sys
-def _confine(work_dir):
+def _confine(work_dir, seccomp_program):
     libc = _ct.CDLL(None, use_errno=True)
     libc.syscall.restype = _ct.c_long
     _U = _ct.c_ulong  # variadic arguments travel as full 64-bit words
@@ -25,6 +25,14 @@ def _confine(work_dir):
         fail("landlock+seccomp confinement supports x86_64 only")
     if libc.prctl(_U(38), _U(1), _U(0), _U(0), _U(0)) != 0:  # PR_SET_NO_NEW_PRIVS
         fail("no_new_privs")
+    # No capability, now or after an execve (root's are recomputed from the bounding set).
+    for cap in range(64):
+        libc.prctl(_U(24), _U(cap), _U(0), _U(0), _U(0))  # PR_CAPBSET_DROP: EPERM unprivileged, EINVAL past the last
+    libc.prctl(_U(47), _U(4), _U(0), _U(0), _U(0))  # PR_CAP_AMBIENT, CLEAR_ALL
+    header = _ct.create_string_buffer(_st.pack("<Ii", 0x20080522, 0), 8)  # _LINUX_CAPABILITY_VERSION_3
+    caps = _ct.create_string_buffer(24)
+    if libc.syscall(_U(126), header, caps) != 0:  # capset: nothing effective, permitted or inheritable
+        fail("capset")
     abi = libc.syscall(_U(444), None, _U(0), _U(1))  # landlock_create_ruleset(VERSION)
     if abi < 1:
         fail("landlock unavailable")
@@ -59,48 +67,14 @@ def _confine(work_dir):
     if libc.syscall(_U(446), _U(ruleset), _U(0)) != 0:
         fail("landlock_restrict_self")
     _os.close(ruleset)
-    # seccomp: classic BPF over struct seccomp_data {nr, arch, ip, args[6]}.
-    ALLOW, DENY, KILL = 0x7FFF0000, 0x00050000 | 1, 0x80000000  # ERRNO(EPERM)
-    denied = [42, 112, 109, 101, 425, 426, 427, 310, 311, 308, 272, 165, 166, 321, 248, 249, 250, 298, 134, 155]
-    prog = []
-    def ld(off): prog.append((0x20, 0, 0, off))
-    def jeq(k, jt, jf): prog.append((0x15, jt, jf, k))
-    def ret(k): prog.append((0x06, 0, 0, k))
-    ld(4); jeq(0xC000003E, 1, 0); ret(KILL)
-    ld(0)
-    prog.append((0x35, 0, 0, 0x40000000))  # jge x32 bit: patched to DENY below
-    x32 = len(prog) - 1
-    for nr in denied:
-        jeq(nr, 0, 0)
-    first_denied = x32 + 1
-    jeq(435, 0, 0)           # clone3: ENOSYS, so glibc uses clone (its flags are inspectable)
-    clone3 = len(prog) - 1
-    jeq(41, 0, 0)            # socket(): check family and type
-    sock = len(prog) - 1
-    ld(16); jeq(1, 0, 0)      # AF_UNIX only
-    fam = len(prog) - 1
-    ld(24); prog.append((0x54, 0, 0, 0xF)); jeq(1, 0, 0)  # SOCK_STREAM only
-    typ = len(prog) - 1
-    allow = len(prog); ret(ALLOW)
-    deny = len(prog); ret(DENY)
-    nosys = len(prog); ret(0x00050000 | 38)
-    def patch(i, jt=None, jf=None):
-        c, t, f, k = prog[i]
-        prog[i] = (c, t if jt is None else jt - i - 1, f if jf is None else jf - i - 1, k)
-    patch(x32, jt=deny, jf=x32 + 1)
-    for i in range(first_denied, clone3):
-        patch(i, jt=deny, jf=i + 1)
-    patch(clone3, jt=nosys, jf=clone3 + 1)
-    patch(sock, jt=sock + 1, jf=allow)
-    patch(fam, jt=fam + 1, jf=deny)
-    patch(typ, jt=allow, jf=deny)
-    code = b"".join(_st.pack("<HBBI", *p) for p in prog)
-    filt = _ct.create_string_buffer(code, len(code))
-    class _Prog(_ct.Structure):
-        _fields_ = [("len", _ct.c_ushort), ("filter", _ct.c_void_p)]
-    fprog = _Prog(len(prog), _ct.cast(filt, _ct.c_void_p))
-    if libc.prctl(_U(22), _U(2), _ct.byref(fprog), _U(0), _U(0)) != 0:  # PR_SET_SECCOMP, FILTER
-        fail("seccomp")
+    # seccomp: the program compiled by libseccomp (seccomp_filter.h), when this machine has one.
+    if seccomp_program:
+        filt = _ct.create_string_buffer(seccomp_program, len(seccomp_program))
+        class _Prog(_ct.Structure):
+            _fields_ = [("len", _ct.c_ushort), ("filter", _ct.c_void_p)]
+        fprog = _Prog(len(seccomp_program) // 8, _ct.cast(filt, _ct.c_void_p))
+        if libc.prctl(_U(22), _U(2), _ct.byref(fprog), _U(0), _U(0)) != 0:  # PR_SET_SECCOMP, FILTER
+            fail("seccomp")
 )py";
 
 }  // namespace
@@ -114,11 +88,21 @@ int LandlockAbi() {
 #endif
 }
 
-std::string ConfineProgram(const std::string& work_dir) {
+std::string ConfineProgram(const std::string& work_dir, std::string_view seccomp_program) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(seccomp_program.size() * 2);
+  for (const char c : seccomp_program) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xF];
+  }
   std::string program(kConfine);
   program += "_confine(";
   program += JsonQuote(work_dir);  // a JSON string literal is a valid Python one
-  program += ")\ndel _confine, _ct, _st\n";
+  program += ", bytes.fromhex(\"";
+  program += hex;
+  program += "\"))\ndel _confine, _ct, _st\n";
   return program;
 }
 
