@@ -444,8 +444,23 @@ TEST(ExecuteCodeConfig, ReadsTheSection) {
   EXPECT_EQ(options->max_file_bytes, 0u);
   EXPECT_EQ(options->max_open_files, 100u);
   EXPECT_EQ(options->remote_python, "/opt/py/bin/python3");
+  EXPECT_EQ(options->max_processes, 128u);
+  EXPECT_EQ(options->pids_cgroup, "auto");
+  EXPECT_EQ(options->tmp_size_bytes, uint64_t{64} << 20);
   config.raw = std::make_shared<const Json>(Json::parse(R"({"code_execution": {"python": "python3"}})"));
   EXPECT_FALSE(CodeExecutionOptionsFromConfig(config));
+  config.raw = std::make_shared<const Json>(Json::parse(
+      R"({"code_execution": {"max_processes": 32, "pids_cgroup": "/sys/fs/cgroup/talaria", "tmp_size_mb": 16}})"));
+  options = CodeExecutionOptionsFromConfig(config);
+  ASSERT_TRUE(options) << options.error().ToString();
+  EXPECT_EQ(options->max_processes, 32u);
+  EXPECT_EQ(options->pids_cgroup, "/sys/fs/cgroup/talaria");
+  EXPECT_EQ(options->tmp_size_bytes, uint64_t{16} << 20);
+  for (const char* bad : {R"({"code_execution": {"pids_cgroup": "relative/path"}})",
+                          R"({"code_execution": {"max_processes": 0}})", R"({"code_execution": {"tmp_size_mb": 0}})"}) {
+    config.raw = std::make_shared<const Json>(Json::parse(bad));
+    EXPECT_FALSE(CodeExecutionOptionsFromConfig(config)) << bad;
+  }
 }
 
 }  // namespace
