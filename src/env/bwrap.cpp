@@ -94,6 +94,14 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
   argv.push_back("--die-with-parent");
   for (const std::string& dir : layout.writable) argv.insert(argv.end(), {"--bind", dir, dir});
   for (const std::string& path : layout.hidden) AddHiddenMounts(path, layout.writable, argv);
+  if (!layout.scratch_dir.empty()) {
+    if (layout.scratch_size_bytes > 0) {
+      argv.insert(argv.end(), {"--size", std::to_string(layout.scratch_size_bytes)});
+    }
+    argv.insert(argv.end(), {"--tmpfs", layout.scratch_dir});
+    // Sources are host paths: the tmpfs above covers them only inside.
+    for (const std::string& file : layout.scratch_files) argv.insert(argv.end(), {"--ro-bind", file, file});
+  }
   if (layout.new_session) argv.push_back("--new-session");
   if (layout.drop_capabilities) argv.insert(argv.end(), {"--cap-drop", "ALL"});
   if (layout.seccomp_fd >= 0) argv.insert(argv.end(), {"--seccomp", std::to_string(layout.seccomp_fd)});

@@ -49,6 +49,13 @@ struct BwrapLayout {
   // A descriptor the command inherits holding a compiled seccomp BPF program (--seccomp FD),
   // which bwrap loads just before it executes the command; -1: none.
   int seccomp_fd = -1;
+  // A scratch directory: inside, `scratch_dir` (absolute) is a fresh tmpfs of at most
+  // `scratch_size_bytes` (0: no limit) holding only `scratch_files` (host files beneath it,
+  // bound read-only at the same paths). What the command writes there never reaches the host,
+  // so it cannot fill the host's disk. Empty: none.
+  std::string scratch_dir;
+  uint64_t scratch_size_bytes = 0;
+  std::vector<std::string> scratch_files;
 };
 
 // The bwrap argv for `layout`, up to and including the "--" that precedes the command. Always

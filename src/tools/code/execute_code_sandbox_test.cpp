@@ -85,6 +85,36 @@ print(written, err)
   EXPECT_LE(std::atoi(out.c_str()), 64) << out;
 }
 
+// The working directory (the script's cwd, HOME and TMPDIR) was a read-write bind of a host
+// directory under the host's /tmp: a flood there filled the host's disk. Inside it is a tmpfs
+// of the same bounded size, and nothing written there reaches the host.
+TEST_F(ExecuteCodeTest, WorkingDirectoryFloodStaysInsideAndRunsOutOfSpace) {
+  Json r = Run(R"py(
+import errno, os, tempfile
+written, err = 0, None
+with tempfile.NamedTemporaryFile(delete=False) as f:
+    path = f.name
+try:
+    with open("flood", "wb") as out:
+        for _ in range(128):
+            out.write(b"x" * (1 << 20))
+            out.flush()
+            written += 1
+except OSError as e:
+    err = errno.errorcode.get(e.errno, str(e.errno))
+print(written, err, os.getcwd(), os.path.dirname(path) == os.getcwd())
+)py");
+  ASSERT_EQ(r["status"], "success") << last_.text;
+  const std::string out = r["output"].get<std::string>();
+  EXPECT_NE(out.find(" ENOSPC "), std::string::npos) << out;
+  EXPECT_LE(std::atoi(out.c_str()), 64) << out;
+  // The host side of the working directory never saw the flood (it is gone with the call, and
+  // while it ran the host's copy held only the script and its modules).
+  const size_t cwd_at = out.find(' ', out.find(' ') + 1) + 1;
+  const std::string cwd = out.substr(cwd_at, out.find(' ', cwd_at) - cwd_at);
+  EXPECT_FALSE(std::filesystem::exists(cwd + "/flood")) << cwd;
+}
+
 // Each attempt prints "<name> <errno name>" (or "<name> ok"): every one is refused with EPERM,
 // the script lives on (not SIGSYS) and can say so.
 constexpr std::string_view kForbiddenSyscalls = R"py(

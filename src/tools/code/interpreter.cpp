@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <string_view>
@@ -131,6 +132,20 @@ std::string_view IsolationName(Isolation isolation) {
   return "none";
 }
 
+namespace {
+
+// The regular files directly in `dir` (the script and its stub modules), absolute.
+std::vector<std::string> FilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) files.push_back(entry.path().string());
+  }
+  return files;
+}
+
+}  // namespace
+
 Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, const std::string& work_dir,
                                         const std::string& script, const ProcessLimit& limit) {
   if (options.python.empty() || options.python.front() != '/') {
@@ -150,7 +165,11 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
       layout.bwrap = options.bwrap;
       layout.host = env::BwrapLayout::HostView::kSystemOnly;
       layout.network = options.network;
-      layout.writable = {work_dir};
+      // The working directory is a size-limited tmpfs inside, holding the script and its stub
+      // modules read-only: what the script writes there cannot fill the host's /tmp.
+      layout.scratch_dir = work_dir;
+      layout.scratch_size_bytes = options.tmp_size_bytes;
+      layout.scratch_files = FilesIn(work_dir);
       layout.chdir = work_dir;
       layout.tmp_size_bytes = options.tmp_size_bytes;
       layout.drop_capabilities = true;
