@@ -73,6 +73,8 @@ class AuditLog {
 
   std::string path_;
   UniqueFd fd_;
+  // <log>.head, opened on the first append and rewritten in place. Guarded by mu_.
+  mutable UniqueFd head_fd_;
   mutable std::mutex mu_;
   // The log's size after our last append and its last line's hash: when nobody else appended
   // since, the tail need not be read again. Guarded by mu_.
