@@ -110,7 +110,7 @@ void Judge::JudgeScript(std::string_view text, int depth) {
 void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   const ParsedScript* saved_script = script_;
   const std::vector<bool>* saved_taint = taint_;
-  std::string saved_segment = std::move(segment_);
+  const std::string_view saved_segment = segment_;
   const std::vector<bool> taint = ComputeCredentialFlow(*this, script);
   script_ = &script;
   taint_ = &taint;
@@ -138,7 +138,7 @@ void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   JudgeScriptRules(*this, script, depth);
   script_ = saved_script;
   taint_ = saved_taint;
-  segment_ = std::move(saved_segment);
+  segment_ = saved_segment;
 }
 
 bool Judge::Tainted(const SimpleCommand* cmd) const {
@@ -181,7 +181,7 @@ void Judge::JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, in
   if (cmd.argv.empty()) return;
   CommandView view;
   view.name_word = &cmd.argv[0];
-  view.name = std::string(Basename(cmd.argv[0].text));
+  view.name = Basename(cmd.argv[0].text);
   view.args.reserve(cmd.argv.size() - 1);
   for (size_t i = 1; i < cmd.argv.size(); ++i) view.args.push_back(&cmd.argv[i]);
   view.cmd = &cmd;
@@ -192,14 +192,17 @@ void Judge::JudgeSimple(const ParsedScript& script, const SimpleCommand& cmd, in
       view.stdin_is_data = true;
     }
   }
-  JudgeArgv(view, depth);
+  JudgeArgv(std::move(view), depth);
 }
 
-void Judge::JudgeArgv(const CommandView& original, int depth) {
+void Judge::JudgeArgv(CommandView view, int depth) {
+  view.traits = ProgramTraits(view.name);
   // ssh is peeled as a wrapper (its remote command is judged), but it is also a sink.
-  if (original.name == "ssh") JudgeNetworkSinkRules(*this, original);
-  CommandView view = original;
-  if (!PeelWrappers(*this, view, depth)) return;
+  if ((view.traits & kTraitSsh) != 0) JudgeNetworkSinkRules(*this, view);
+  if ((view.traits & kTraitWrapper) != 0) {
+    if (!PeelWrappers(*this, view, depth)) return;
+    view.traits = ProgramTraits(view.name);
+  }
   if (view.name_word == nullptr) return;
   if (!view.name_word->IsLiteral()) {
     if (view.name_word->Has(kWordGlob) &&
@@ -209,9 +212,9 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
         const std::string c(candidate);
         if (::fnmatch(pattern.c_str(), c.c_str(), 0) == 0) {
           CommandView as = view;
-          as.name = c;
+          as.name = candidate;
           as.name_word = Own(ShellWord{c, 0});
-          JudgeArgv(as, depth + 1);
+          JudgeArgv(std::move(as), depth + 1);
         }
       }
     }
@@ -239,25 +242,27 @@ void Judge::JudgeArgv(const CommandView& original, int depth) {
       }
       if (words.empty() || depth >= kMaxPayloadDepth) return;
       as.name_word = words[0];
-      as.name = std::string(Basename(words[0]->text));
+      as.name = Basename(words[0]->text);
       as.args.assign(words.begin() + 1, words.end());
       as.args.insert(as.args.end(), view.args.begin(), view.args.end());
-      JudgeArgv(as, depth + 1);
+      JudgeArgv(std::move(as), depth + 1);
       return;
     }
     return;
   }
-  if (view.name == "cd" || view.name == "pushd") NoteDirectoryChange(view);
-  JudgeDeleteRules(*this, view, depth);
-  JudgeDiskRules(*this, view);
-  JudgeSystemRules(*this, view);
-  JudgeExecRules(*this, view, depth);
-  JudgeWriteRules(*this, view);
-  JudgeVcsRules(*this, view, depth);
-  JudgeNetworkSinkRules(*this, view);
-  JudgeCarrierRules(*this, view, depth);
-  JudgePrivilegeRules(*this, view);
-  if (IsDeclaration(view.name)) {
+  // One lookup decides which rule families look at this program at all.
+  const uint32_t t = view.traits;
+  if ((t & kTraitDirChange) != 0) NoteDirectoryChange(view);
+  if ((t & kTraitDelete) != 0) JudgeDeleteRules(*this, view, depth);
+  if ((t & kTraitDisk) != 0) JudgeDiskRules(*this, view);
+  if ((t & kTraitSystem) != 0) JudgeSystemRules(*this, view);
+  if ((t & kTraitExec) != 0) JudgeExecRules(*this, view, depth);
+  if ((t & kTraitWrite) != 0) JudgeWriteRules(*this, view);
+  if ((t & kTraitVcs) != 0) JudgeVcsRules(*this, view, depth);
+  JudgeNetworkSinkRules(*this, view);  // also redirections to sockets and tainted data
+  if ((t & kTraitCarrier) != 0) JudgeCarrierRules(*this, view, depth);
+  if ((t & kTraitPrivilege) != 0) JudgePrivilegeRules(*this, view);
+  if ((t & kTraitDeclaration) != 0) {
     for (const ShellWord* w : view.args) JudgeEnvAssignment(*this, w->text, depth);
   }
 }
@@ -438,14 +443,14 @@ std::string PeeledProgramName(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) words.push_back(ShellWord{a, 0});
   guard::CommandView view;
   view.name_word = &words[0];
-  view.name = std::string(guard::Basename(words[0].text));
+  view.name = guard::Basename(words[0].text);
   for (size_t i = 1; i < words.size(); ++i) view.args.push_back(&words[i]);
   GuardVerdict scratch;
   guard::Judge judge(GuardOptions{}, scratch);
   if (!guard::PeelWrappers(judge, view, guard::kMaxPayloadDepth) || view.name_word == nullptr) {
     return {};
   }
-  return view.name;
+  return std::string(view.name);
 }
 
 }  // namespace talaria::safety

@@ -4,7 +4,9 @@
 // Thread-safety: a Judge is used by one thread for one JudgeCommand call.
 #pragma once
 
+#include <cstdint>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <optional>
 #include <string>
@@ -16,9 +18,37 @@
 
 namespace talaria::safety::guard {
 
+// Bits of ProgramTraits: which rule families look at a program, and what kind it is.
+inline constexpr uint32_t kTraitWrapper = 1u << 0;      // peeled by PeelWrappers
+inline constexpr uint32_t kTraitDelete = 1u << 1;       // JudgeDeleteRules
+inline constexpr uint32_t kTraitDisk = 1u << 2;         // JudgeDiskRules
+inline constexpr uint32_t kTraitSystem = 1u << 3;       // JudgeSystemRules
+inline constexpr uint32_t kTraitExec = 1u << 4;         // JudgeExecRules
+inline constexpr uint32_t kTraitWrite = 1u << 5;        // JudgeWriteRules
+inline constexpr uint32_t kTraitVcs = 1u << 6;          // JudgeVcsRules
+inline constexpr uint32_t kTraitCarrier = 1u << 7;      // JudgeCarrierRules
+inline constexpr uint32_t kTraitPrivilege = 1u << 8;    // JudgePrivilegeRules
+inline constexpr uint32_t kTraitDeclaration = 1u << 9;  // export, local, declare, ...
+inline constexpr uint32_t kTraitDirChange = 1u << 10;   // cd, pushd
+inline constexpr uint32_t kTraitShell = 1u << 11;       // IsShell
+inline constexpr uint32_t kTraitInterpreter = 1u << 12; // IsInterpreter
+inline constexpr uint32_t kTraitVersioned = 1u << 13;   // interpreter family: python3.11 too
+inline constexpr uint32_t kTraitNetworkTool = 1u << 14; // IsNetworkTool
+inline constexpr uint32_t kTraitSink = 1u << 15;        // sends data off the machine
+inline constexpr uint32_t kTraitSinkName = 1u << 16;    // nc/socat/awk: reverse-shell options
+inline constexpr uint32_t kTraitServerModule = 1u << 17;  // http.server, SimpleHTTPServer
+inline constexpr uint32_t kTraitSsh = 1u << 18;
+
+// The traits of a program name (a basename): one table lookup plus the prefix families
+// (mkfs.*, newfs*, pip3*, iptables*, python3.11). 0 for names no rule family looks at.
+uint32_t ProgramTraits(std::string_view name);
+
 // A command after wrapper peeling: its program name (basename) and its arguments.
 struct CommandView {
-  std::string name;                    // "rm" for /bin/rm, \rm, 'r'm, sudo rm, ...
+  // "rm" for /bin/rm, \rm, 'r'm, sudo rm, ...: a view into name_word's text (or a static
+  // string), stable while the command is judged.
+  std::string_view name;
+  uint32_t traits = 0;                 // ProgramTraits(name), set by Judge::JudgeArgv
   const ShellWord* name_word = nullptr;
   std::vector<const ShellWord*> args;  // argv[1..] of the peeled command
   const SimpleCommand* cmd = nullptr;  // the simple command it came from (redirections, pipe)
@@ -39,6 +69,17 @@ struct ResolvedPath {
   bool dynamic = false;   // parameter expansion or substitution left in the text
 };
 
+// The home directory and $TALARIA_HOME of one GuardOptions, normalized, with their
+// components: every path resolution compares against them. Immutable once built.
+struct JudgeHomes {
+  std::string home_option;     // GuardOptions::home as given (the cache key)
+  std::string talaria_option;  // GuardOptions::talaria_home as given
+  std::string home_abs;
+  std::string talaria_abs;
+  std::vector<std::string> home_comps;
+  std::vector<std::string> talaria_comps;
+};
+
 class Judge {
  public:
   Judge(const GuardOptions& options, GuardVerdict& out);
@@ -46,8 +87,9 @@ class Judge {
   // Parses and judges `text`; `depth` counts payload nesting (bash -c "bash -c ...").
   void JudgeScript(std::string_view text, int depth);
   void JudgeParsed(const ParsedScript& script, int depth);
-  // Judges argv as a command of `origin` (find -exec, xargs, env -S payloads).
-  void JudgeArgv(const CommandView& view, int depth);
+  // Judges argv as a command of `origin` (find -exec, xargs, env -S payloads). Takes the view
+  // by value: peeling rewrites it.
+  void JudgeArgv(CommandView view, int depth);
 
   void Add(std::string_view rule, std::string_view description, GuardTier tier);
   void Add(std::string_view rule, std::string_view description, GuardTier tier,
@@ -92,7 +134,9 @@ class Judge {
   void JudgeRedirections(const SimpleCommand& cmd, int depth);
   // Records NAME=value (a prefix assignment or an export/local/declare argument).
   void NoteAssignment(const ShellWord& assignment);
-  void InitHomes();  // fills home_abs_ .. talaria_comps_ (guard_paths.cpp)
+  // Sets homes_: the last options' homes are reused per thread, since a caller judges many
+  // commands with the same options (guard_paths.cpp).
+  void InitHomes();
 
   const GuardOptions& options_;
   GuardVerdict& out_;
@@ -103,14 +147,10 @@ class Judge {
   // presumed set, value unknown.
   std::vector<std::string> assigned_;
   std::vector<std::string> cwds_;
-  std::string segment_;
+  std::string_view segment_;  // the command being judged (in a script JudgeParsed walks)
   const ParsedScript* script_ = nullptr;
   const std::vector<bool>* taint_ = nullptr;  // per command of script_
-  // Computed once per judgement: every path resolution compares against them.
-  std::string home_abs_;
-  std::string talaria_abs_;
-  std::vector<std::string> home_comps_;
-  std::vector<std::string> talaria_comps_;
+  std::shared_ptr<const JudgeHomes> homes_;
 };
 
 inline constexpr int kMaxPayloadDepth = 8;

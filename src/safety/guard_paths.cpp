@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 #include <re2/re2.h>
 
@@ -167,20 +168,32 @@ bool GlobReaches(const std::vector<std::string>& comps, const std::vector<std::s
 }  // namespace
 
 void Judge::InitHomes() {
-  home_abs_ = options_.home.empty() || options_.home[0] != '/' ? std::string(kPlaceholderHome)
-                                                               : NormalizeAbsolute(options_.home);
+  thread_local std::shared_ptr<const JudgeHomes> last;
+  if (last != nullptr && last->home_option == options_.home &&
+      last->talaria_option == options_.talaria_home) {
+    homes_ = last;
+    return;
+  }
+  auto h = std::make_shared<JudgeHomes>();
+  h->home_option = options_.home;
+  h->talaria_option = options_.talaria_home;
+  h->home_abs = options_.home.empty() || options_.home[0] != '/'
+                    ? std::string(kPlaceholderHome)
+                    : NormalizeAbsolute(options_.home);
   const std::string& t = options_.talaria_home;
-  talaria_abs_ = t.empty() || t[0] != '/' ? home_abs_ + "/.talaria" : NormalizeAbsolute(t);
-  home_comps_ = NormalizedComponents(home_abs_);
-  talaria_comps_ = NormalizedComponents(talaria_abs_);
+  h->talaria_abs = t.empty() || t[0] != '/' ? h->home_abs + "/.talaria" : NormalizeAbsolute(t);
+  h->home_comps = NormalizedComponents(h->home_abs);
+  h->talaria_comps = NormalizedComponents(h->talaria_abs);
+  homes_ = h;
+  last = std::move(h);
 }
 
-std::string Judge::TalariaHome() const { return talaria_abs_; }
+std::string Judge::TalariaHome() const { return homes_->talaria_abs; }
 
 ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
   ResolvedPath rp;
   rp.glob = (flags & kWordGlob) != 0;
-  const std::string& home = home_abs_;
+  const std::string& home = homes_->home_abs;
   std::string path(text);
   bool expanded_home = false;
   // The variables naming the home and talaria's home, in every spelling the shell expands.
@@ -199,7 +212,7 @@ ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
     for (const Var& v : kVars) {
       if (path == v.spelling ||
           (path.starts_with(v.spelling) && path[v.spelling.size()] == '/')) {
-        path = (v.talaria ? talaria_abs_ : home) + path.substr(v.spelling.size());
+        path = (v.talaria ? homes_->talaria_abs : home) + path.substr(v.spelling.size());
         expanded_home = true;
         break;
       }
@@ -214,14 +227,14 @@ ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
   }
   rp.abs = NormalizeAbsolute(path);
   const auto comps = NormalizedComponents(rp.abs);
-  if (auto rest = RelativeBeneath(home_comps_, comps)) {
+  if (auto rest = RelativeBeneath(homes_->home_comps, comps)) {
     rp.in_home = true;
     rp.home_rest = std::move(*rest);
   }
-  if (auto rest = RelativeBeneath(talaria_comps_, comps)) {
+  if (auto rest = RelativeBeneath(homes_->talaria_comps, comps)) {
     rp.in_talaria_home = true;
     rp.talaria_rest = std::move(*rest);
-  } else if (rp.glob && GlobReaches(comps, talaria_comps_)) {
+  } else if (rp.glob && GlobReaches(comps, homes_->talaria_comps)) {
     rp.in_talaria_home = true;
   }
   return rp;

@@ -50,7 +50,7 @@ size_t SkipOptions(const Args& a, size_t i, std::string_view short_with_arg,
 bool ShiftTo(CommandView& v, size_t k) {
   if (k >= v.args.size()) return false;
   v.name_word = v.args[k];
-  v.name = std::string(Basename(v.args[k]->text));
+  v.name = Basename(v.args[k]->text);
   v.args.erase(v.args.begin(), v.args.begin() + static_cast<std::ptrdiff_t>(k + 1));
   return true;
 }
@@ -86,7 +86,7 @@ bool IsAssignmentWord(std::string_view t) {
 // Returns: 1 peeled (continue), 0 not a wrapper (stop peeling, judge view), -1 nothing to
 // judge (query-only, or the payload was judged here).
 int PeelOnce(Judge& judge, CommandView& v, int depth) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   Args& a = v.args;
   if (n == "sudo" || n == "doas" || n == "run0") {
     size_t i = 0;
@@ -452,6 +452,7 @@ int PeelOnce(Judge& judge, CommandView& v, int depth) {
 bool PeelWrappers(Judge& judge, CommandView& view, int depth) {
   for (int round = 0; round < 64; ++round) {
     if (view.name_word == nullptr || !view.name_word->IsLiteral()) return true;
+    if ((ProgramTraits(view.name) & kTraitWrapper) == 0) return true;
     const int r = PeelOnce(judge, view, depth);
     if (r < 0) return false;
     if (r == 0) return true;

@@ -230,7 +230,7 @@ void JudgeDebugger(Judge& judge, const CommandView& v, int depth) {
       // gdb --args PROG ARGS: the program the debugger starts.
       CommandView prog = v;
       prog.name_word = v.args[i + 1];
-      prog.name = std::string(Basename(v.args[i + 1]->text));
+      prog.name = Basename(v.args[i + 1]->text);
       prog.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(i + 2), v.args.end());
       judge.JudgeArgv(prog, depth + 1);
       return;
@@ -340,7 +340,7 @@ void JudgeScreen(Judge& judge, const CommandView& v, int depth) {
   if (i < v.args.size()) {
     CommandView run = v;
     run.name_word = v.args[i];
-    run.name = std::string(Basename(v.args[i]->text));
+    run.name = Basename(v.args[i]->text);
     run.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(i + 1), v.args.end());
     judge.JudgeArgv(run, depth + 1);
   }
@@ -514,7 +514,7 @@ bool IsDbShell(std::string_view n) {
 }  // namespace
 
 void JudgeCarrierRules(Judge& judge, const CommandView& v, int depth) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "trap") {
     // trap [-lp] [[ACTION] SIGNAL...]: ACTION runs when a signal (or EXIT, ERR, DEBUG,
     // RETURN) arrives; it is judged as the code it is.

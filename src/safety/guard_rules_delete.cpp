@@ -164,7 +164,7 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
       if (i + 1 < end) {
         CommandView sub;
         sub.name_word = v.args[i + 1];
-        sub.name = std::string(Basename(v.args[i + 1]->text));
+        sub.name = Basename(v.args[i + 1]->text);
         sub.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(i + 2),
                         v.args.begin() + static_cast<std::ptrdiff_t>(end));
         sub.cmd = v.cmd;
@@ -188,7 +188,7 @@ void JudgeFind(Judge& judge, const CommandView& v, int depth) {
 }  // namespace
 
 void JudgeDeleteRules(Judge& judge, const CommandView& v, int depth) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "rm") {
     JudgeRm(judge, v);
   } else if (n == "unlink") {

@@ -34,7 +34,7 @@ void PartitionTable(Judge& judge) {
 }  // namespace
 
 void JudgeDiskRules(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "mkfs" || n.starts_with("mkfs.") || n == "mke2fs" || n == "mkntfs" ||
       n == "mkdosfs" || n == "mkexfatfs" || n == "mkfs_msdos" || n.starts_with("newfs")) {
     if (HasArg(v, "--help") || HasArg(v, "-V") || HasArg(v, "--version")) return;

@@ -14,11 +14,6 @@
 namespace talaria::safety::guard {
 namespace {
 
-constexpr std::array<std::string_view, 12> kShells = {"sh",  "bash", "zsh",  "dash", "ksh", "mksh",
-                                                      "ash", "yash", "posh", "fish", "csh", "tcsh"};
-constexpr std::array<std::string_view, 18> kNetworkTools = {
-    "curl", "wget",  "nc",     "ncat",  "netcat", "socat",   "ping",   "ping6", "dig",
-    "host", "nslookup", "telnet", "ftp", "tftp",  "whois", "traceroute", "http", "aria2c"};
 constexpr std::array<std::string_view, 10> kDownloaders = {"curl", "wget", "fetch", "aria2c", "http",
                                                            "https", "nc",  "ncat", "socat", "lynx"};
 
@@ -583,7 +578,7 @@ void JudgeNetwork(Judge& judge, const CommandView& v) {
 }
 
 void JudgeProgramFlags(Judge& judge, const CommandView& v, int depth) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   auto flag = [&](std::string_view program) { ProgramFlag(judge, program, depth); };
   if (n == "sort") {
     ForEachOptionValue(v, "--compress-program", "", flag);
@@ -621,13 +616,14 @@ void JudgeProgramFlags(Judge& judge, const CommandView& v, int depth) {
 
 }  // namespace
 
-bool IsShell(std::string_view name) { return OneOf(name, kShells); }
+// The shell and network-tool lists live in the ProgramTraits table (guard_dispatch.cpp).
+bool IsShell(std::string_view name) { return (ProgramTraits(name) & kTraitShell) != 0; }
 bool IsInterpreter(std::string_view name) { return FindInterpreter(name) != nullptr; }
-bool IsNetworkTool(std::string_view name) { return OneOf(name, kNetworkTools); }
+bool IsNetworkTool(std::string_view name) { return (ProgramTraits(name) & kTraitNetworkTool) != 0; }
 
 void JudgeExecRules(Judge& judge, const CommandView& v, int depth) {
-  const std::string& n = v.name;
-  if (IsShell(n)) {
+  const std::string_view n = v.name;
+  if ((v.traits & kTraitShell) != 0) {
     JudgeShell(judge, v, depth);
   } else if (const Interpreter* in = FindInterpreter(n)) {
     JudgeInterpreter(judge, v, *in, depth);
@@ -656,7 +652,7 @@ void JudgeExecRules(Judge& judge, const CommandView& v, int depth) {
   } else {
     JudgeProgramFlags(judge, v, depth);
   }
-  if (IsNetworkTool(n)) JudgeNetwork(judge, v);
+  if ((v.traits & kTraitNetworkTool) != 0) JudgeNetwork(judge, v);
 }
 
 namespace {

@@ -24,14 +24,6 @@ bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
   return false;
 }
 
-// Programs that send data off the machine (their arguments, stdin or files they read).
-constexpr std::array<std::string_view, 40> kSinks = {
-    "curl",   "wget",     "http",   "https",   "xh",     "httpie",  "aria2c",  "nc",
-    "ncat",   "netcat",   "socat",  "telnet",  "openssl", "scp",    "sftp",    "rsync",
-    "ssh",    "ftp",      "tftp",   "lftp",    "smbclient", "gh",   "aws",     "gsutil",
-    "rclone", "mail",     "mailx",  "sendmail", "mutt",  "dig",     "nslookup", "host",
-    "ping",   "ping6",    "drill",  "s3cmd",   "fetch",  "lynx",    "glab",    "az"};
-
 constexpr std::array<std::string_view, 16> kCredentialHomeDirs = {
     ".ssh",   ".aws",  ".gnupg", ".kube", ".docker", ".azure", ".gcloud", ".password-store",
     ".vault-token", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
@@ -152,8 +144,9 @@ bool ScriptHasSink(const ParsedScript& script) {
       if (IsSocketPath(r.target.text)) return true;
     }
     for (size_t i = 0; i < c.argv.size() && i < 12; ++i) {
-      const std::string_view b = Basename(c.argv[i].text);
-      if (OneOf(b, kSinks) || b == "http.server" || b == "SimpleHTTPServer") return true;
+      if ((ProgramTraits(Basename(c.argv[i].text)) & (kTraitSink | kTraitServerModule)) != 0) {
+        return true;
+      }
     }
   }
   return false;
@@ -196,8 +189,8 @@ bool IsCredentialPath(const Judge& judge, const ResolvedPath& p) {
 
 std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script) {
   const size_t n = script.commands.size();
+  if (n == 0 || !ScriptHasSink(script)) return {};  // Judge::Tainted: nothing is
   std::vector<bool> taint(n, false);
-  if (n == 0 || !ScriptHasSink(script)) return taint;
   std::vector<std::string_view> scratch;
   // Direct reads: an operand or an input redirection naming a credential path; the
   // environment dumped (env, printenv, set).
@@ -314,17 +307,19 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
 }
 
 void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   bool socket = false;
   if (v.cmd != nullptr) {
     for (const Redirection& r : v.cmd->redirections) socket = socket || IsSocketPath(r.target.text);
   }
   // Reverse shells: a shell wired to a socket, netcat/socat running a program for the peer.
-  if (socket && (IsShell(n) || IsInterpreter(n))) {
+  if (socket && (v.traits & (kTraitShell | kTraitInterpreter)) != 0) {
     judge.Add("reverse_shell", "shell or interpreter connected to a network socket",
               GuardTier::kDangerous);
   }
-  if (n == "nc" || n == "ncat" || n == "netcat") {
+  if ((v.traits & kTraitSinkName) == 0) {
+    // no program-specific reverse-shell options
+  } else if (n == "nc" || n == "ncat" || n == "netcat") {
     for (const ShellWord* w : v.args) {
       const std::string_view t = w->text;
       if (ShortFlagsContain(t, 'e') || ShortFlagsContain(t, 'c') || t.starts_with("--exec") ||
@@ -351,7 +346,7 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
   }
   // Only a command the flow marked can leak: skip the sink tests for every other one.
   if (!judge.Tainted(v.cmd)) return;
-  bool sink = socket || OneOf(std::string_view(n), kSinks) ||
+  bool sink = socket || (v.traits & kTraitSink) != 0 ||
               (std::any_of(v.args.begin(), v.args.end(),
                            [](const ShellWord* w) {
                              return w->text == "http.server" || w->text == "SimpleHTTPServer" ||

@@ -83,7 +83,7 @@ void JudgeAccount(Judge& judge, const CommandView& v) {
 }
 
 void JudgeFirewall(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   bool off = false;
   if (n.starts_with("iptables") || n.starts_with("ip6tables") || n == "ebtables" || n == "arptables") {
     for (size_t i = 0; i < v.args.size(); ++i) {
@@ -238,7 +238,7 @@ void JudgeServiceEnable(Judge& judge, const CommandView& v) {
 }  // namespace
 
 void JudgePrivilegeRules(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "chmod") {
     for (const ShellWord* w : v.args) {
       if (ModeSetsId(w->text)) {

@@ -207,7 +207,7 @@ void Uninstall(Judge& judge) {
 }
 
 void JudgePackages(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   size_t vi = 0;
   const ShellWord* verb_word = FirstOperand(v, {}, &vi);
   const std::string_view verb = verb_word == nullptr ? std::string_view() : verb_word->text;
@@ -262,7 +262,7 @@ void JudgePackages(Judge& judge, const CommandView& v) {
 }  // namespace
 
 void JudgeSystemRules(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "shutdown" || n == "reboot" || n == "halt" || n == "poweroff") {
     if (v.args.size() == 1 && (v.args[0]->text == "--help" || v.args[0]->text == "--version")) {
       return;

@@ -170,7 +170,7 @@ void JudgeGit(Judge& judge, const CommandView& v, int depth) {
     run.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(i + 2), v.args.end());
     if (!run.args.empty()) {
       run.name_word = run.args[0];
-      run.name = std::string(Basename(run.args[0]->text));
+      run.name = Basename(run.args[0]->text);
       run.args.erase(run.args.begin());
       judge.JudgeArgv(run, depth + 1);
     }
@@ -309,7 +309,7 @@ void JudgeSql(Judge& judge, const CommandView& v) {
 }  // namespace
 
 void JudgeVcsRules(Judge& judge, const CommandView& v, int depth) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "git") {
     JudgeGit(judge, v, depth);
   } else if (n == "docker" || n == "podman" || n == "docker-compose" || n == "podman-compose" ||

@@ -106,7 +106,7 @@ void JudgeCopyLike(Judge& judge, const CommandView& v) {
 }  // namespace
 
 void JudgeWriteRules(Judge& judge, const CommandView& v) {
-  const std::string& n = v.name;
+  const std::string_view n = v.name;
   if (n == "tee") {
     for (const ShellWord* w : v.args) {
       if (!IsOption(w->text)) CheckWriteTarget(judge, *w);
