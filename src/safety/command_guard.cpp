@@ -111,11 +111,15 @@ void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   const ParsedScript* saved_script = script_;
   const std::vector<bool>* saved_taint = taint_;
   const std::string_view saved_segment = segment_;
-  const std::vector<bool> taint = ComputeCredentialFlow(*this, script);
+  const SimpleCommand* saved_current = current_;
+  // A payload (bash -c, eval, a heredoc, os.system(...)) run by a command that carries
+  // credential data gets it on its stdin and in its environment.
+  const std::vector<bool> taint = ComputeCredentialFlow(*this, script, Tainted(current_));
   script_ = &script;
   taint_ = &taint;
   for (const SimpleCommand& cmd : script.commands) {
     segment_ = cmd.segment;
+    current_ = &cmd;
     if (cmd.argv.empty()) {
       for (const ShellWord& a : cmd.assignments) NoteAssignment(a);
     } else if (IsDeclaration(cmd.argv[0].text)) {
@@ -139,6 +143,7 @@ void Judge::JudgeParsed(const ParsedScript& script, int depth) {
   script_ = saved_script;
   taint_ = saved_taint;
   segment_ = saved_segment;
+  current_ = saved_current;
 }
 
 bool Judge::Tainted(const SimpleCommand* cmd) const {

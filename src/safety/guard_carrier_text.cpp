@@ -52,6 +52,17 @@ std::vector<std::string> StdinTexts(const CommandView& v) {
   return out;
 }
 
+namespace {
+
+// "./x.sh" and "x.sh" name the same file.
+bool SamePath(std::string_view a, std::string_view b) {
+  while (a.starts_with("./")) a.remove_prefix(2);
+  while (b.starts_with("./")) b.remove_prefix(2);
+  return a == b;
+}
+
+}  // namespace
+
 std::optional<std::string> WrittenEarlier(const CommandView& v, std::string_view path) {
   if (v.script == nullptr || v.cmd == nullptr || path.empty()) return std::nullopt;
   const SimpleCommand* self = v.cmd;
@@ -59,10 +70,10 @@ std::optional<std::string> WrittenEarlier(const CommandView& v, std::string_view
     if (&c == self) break;
     bool writes = false;
     for (const Redirection& r : c.redirections) {
-      if (r.Writes() && r.target.text == path) writes = true;
+      if (r.Writes() && SamePath(r.target.text, path)) writes = true;
     }
     if (!c.argv.empty() && Basename(c.argv[0].text) == "tee") {
-      for (size_t i = 1; i < c.argv.size(); ++i) writes = writes || c.argv[i].text == path;
+      for (size_t i = 1; i < c.argv.size(); ++i) writes = writes || SamePath(c.argv[i].text, path);
     }
     if (!writes) continue;
     if (auto t = PrintedText(c)) return t;

