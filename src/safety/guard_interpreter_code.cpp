@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <re2/re2.h>
+
 #include "safety/guard_internal.h"
 #include "talaria/base/shell_words.h"
 
@@ -566,11 +568,44 @@ class CodeJudge {
   int depth_;
 };
 
+// A reverse shell in any of the languages: code that opens a network socket and hands it a
+// shell — descriptors rewired onto it (dup2, fdopen, open(STDIN, ">&S"), a pty, streams piped
+// into a spawned shell), a shell named outright (/bin/sh, "bash", sh -i, cmd.exe), or commands
+// received from it run (recv + popen/system/subprocess). A socket alone (a client of a local
+// dev server) is not one.
+bool IsReverseShellCode(std::string_view code) {
+  static const RE2 kSocket(
+      "(?i)(\\bsocket\\s*[.(:]|io::socket|\\bfsockopen\\b|stream_socket_client|socket_create\\b|"
+      "tcpsocket|udpsocket|\\bsocket\\s*\\.\\s*(new|tcp|open)\\b|\\bnet\\s*\\.\\s*(connect|"
+      "createconnection|socket)\\b|require\\s*\\(?\\s*['\"](net|socket)['\"]|/dev/(tcp|udp)/|"
+      "create_connection|java\\.net\\.socket|sockets\\.tcpclient|net::telnet)");
+  static const RE2 kRewire(
+      "(?i)(\\bdup2?\\s*\\(|\\bdup2\\b|pty\\s*\\.\\s*(spawn|fork)|openpty|fdopen|fileno|"
+      "\\.to_i\\b|open\\s*\\(?\\s*std(in|out|err)\\b|\\bstd(in|out|err)\\s*->|[<>]&\\s*[%$\\w]|"
+      "\\.pipe\\s*\\(|\\b(stdin|stdout|stderr)\\s*=\\s*\\w)");
+  static const RE2 kShell(
+      "(?i)(/bin/(ba|z|da|k|c|tc|a|fi|mk)?sh\\b|\\b(ba|z|da|k)?sh\\s+-i\\b|['\"](ba|z|da|k)?sh['\"]|"
+      "cmd(\\.exe)?['\"]|powershell)");
+  static const RE2 kRunsReceived(
+      "(?i)(recv|receive|\\bread\\b|\\bgets\\b|readline|<\\$?\\w*>).*(popen|system|exec|"
+      "subprocess|shell_exec|passthru|proc_open|child_process|check_output|getoutput|"
+      "os\\.execute)|(popen|system|exec|subprocess|shell_exec|passthru|proc_open|child_process|"
+      "check_output|getoutput|os\\.execute).*(recv|receive|\\bread\\b|\\bgets\\b|readline|"
+      "<\\$?\\w*>)");
+  if (!RE2::PartialMatch(code, kSocket)) return false;
+  return RE2::PartialMatch(code, kRewire) || RE2::PartialMatch(code, kShell) ||
+         RE2::PartialMatch(code, kRunsReceived);
+}
+
 }  // namespace
 
 void JudgeInterpreterCode(Judge& judge, std::string_view language, std::string_view code,
                           int depth) {
   if (code.empty() || depth > kMaxPayloadDepth) return;
+  if (IsReverseShellCode(code)) {
+    judge.Add("reverse_shell", "interpreter code handing a shell to a network socket",
+              GuardTier::kDangerous);
+  }
   CodeJudge(judge, language, depth).Run(code);
 }
 
