@@ -436,9 +436,49 @@ TEST(GuardClasses, PrivilegeChangesNeedApproval) {
       {"chmod g+w file", kAllow},
       {"docker run --rm -v \"$PWD\":/src -w /src gcc make", kAllow},
       {"docker run -v ./data:/data alpine ls", kAllow},
-      {"useradd -m bob", kAllow},
       {"iptables -L", kAllow},
       {"ufw status", kAllow},
+  });
+}
+
+// Accounts created that can log in (a way back in) and accounts opened up: a password set or
+// deleted, an unlock or unexpiry, a login shell, group membership, a uid change. System accounts
+// with a nologin shell, comments, locks and queries are not.
+TEST(GuardClasses, AccountsCreatedOrOpenedUpNeedApproval) {
+  RunTable({
+      {"useradd -m bob", kApprove},
+      {"sudo useradd -m -s /bin/bash bob", kApprove},
+      {"/usr/sbin/useradd -p \"$(openssl passwd -1 x)\" -s /usr/sbin/nologin bob", kApprove},
+      {"adduser bob", kApprove},
+      {"adduser --gecos '' --disabled-password bob", kApprove},
+      {"adduser --system --shell /bin/bash svc", kApprove},
+      {"adduser bob video", kApprove},
+      {"busybox adduser -D bob", kApprove},
+      {"newusers users.txt", kApprove},
+      {"usermod -aG video bob", kApprove},
+      {"nice -n 5 usermod -G developers bob", kApprove},
+      {"usermod -s /bin/bash www-data", kApprove},
+      {"usermod -p '$6$x' bob", kApprove},
+      {"sudo usermod -U bob", kApprove},
+      {"env LANG=C usermod --expiredate '' bob", kApprove},
+      {"timeout 5 usermod -u 0 -o bob", kApprove},
+      {"gpasswd -a bob audio", kApprove},
+      {"passwd -d root", kApprove},
+      {"echo 'root:x' | sudo chpasswd", kApprove},
+      {"chage -E -1 bob", kApprove},
+      {"useradd -r -s /usr/sbin/nologin svc", kAllow},
+      {"useradd --system --shell=/bin/false svc", kAllow},
+      {"adduser --system --no-create-home svc", kAllow},
+      {"useradd -D", kAllow},
+      {"useradd --help", kAllow},
+      {"usermod -L bob", kAllow},
+      {"usermod -c 'Bob B' bob", kAllow},
+      {"usermod -s /usr/sbin/nologin bob", kAllow},
+      {"gpasswd -d bob audio", kAllow},
+      {"passwd -S bob", kAllow},
+      {"chage -l bob", kAllow},
+      {"groupadd devs", kAllow},
+      {"id -u bob", kAllow},
   });
 }
 

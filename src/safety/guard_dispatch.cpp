@@ -140,6 +140,8 @@ constexpr Entry kEntries[] = {
     {"arptables", kTraitPrivilege}, {"nft", kTraitPrivilege}, {"ufw", kTraitPrivilege},
     {"firewall-cmd", kTraitPrivilege}, {"setenforce", kTraitPrivilege},
     {"aa-teardown", kTraitPrivilege}, {"aa-disable", kTraitPrivilege},
+    {"passwd", kTraitPrivilege}, {"chpasswd", kTraitPrivilege}, {"newusers", kTraitPrivilege},
+    {"chage", kTraitPrivilege},
 };
 
 constexpr uint32_t Hash(std::string_view s) {

@@ -82,6 +82,97 @@ void JudgeAccount(Judge& judge, const CommandView& v) {
   if (bad) Privilege(judge, "privileged_account", "account given uid 0 or a privileged group");
 }
 
+bool IsNoLoginShell(std::string_view shell) {
+  const std::string_view b = Basename(shell);
+  return b == "nologin" || b == "false";
+}
+
+// Accounts created or opened up. A new account that can log in is a way back in (persistence);
+// a password set or deleted, an account unlocked or unexpired, a login shell or group membership
+// given, a uid or primary group changed: access granted. A system account with a nologin
+// shell, comments, locking and moving homes are not. (uid 0 and privileged groups:
+// privileged_account.)
+void JudgeAccountAccess(Judge& judge, const CommandView& v) {
+  const std::string_view n = v.name;
+  auto access = [&] {
+    Privilege(judge, "account_access",
+              "account given a password, login shell, unlock or group membership");
+  };
+  static constexpr std::array<std::string_view, 9> kUsermodHarmless = {
+      "-c", "--comment", "-L", "--lock", "-d", "--home", "-m", "--move-home", "-P"};
+  static constexpr std::array<std::string_view, 13> kAdduserFlags = {
+      "--system", "--disabled-login", "--disabled-password", "--quiet", "--debug",
+      "--force-badname", "--no-create-home", "--group", "--encrypt-home", "--add_extra_groups",
+      "--add-extra-groups", "--allow-badname", "--verbose"};
+  bool query = false;
+  bool system = false;
+  int shell_nologin = -1;  // -1: no shell given
+  bool password = false;
+  bool defaults = false;
+  bool grant = false;  // usermod/gpasswd/passwd/chage options that open the account up
+  size_t operands = 0;
+  for (size_t i = 0; i < v.args.size(); ++i) {
+    const std::string_view t = v.args[i]->text;
+    if (!IsOption(t)) {
+      ++operands;
+      continue;
+    }
+    const size_t eq = t.find('=');
+    const bool is_long = t.starts_with("--");
+    const std::string_view key = is_long ? t.substr(0, eq) : t.substr(0, 2);
+    // The value: --opt=V, -sV, or the next word.
+    std::string_view val;
+    bool next_is_value = false;
+    if (is_long && eq != std::string_view::npos) {
+      val = t.substr(eq + 1);
+    } else if (!is_long && t.size() > 2) {
+      val = t.substr(2);
+    } else if (i + 1 < v.args.size()) {
+      val = v.args[i + 1]->text;
+      next_is_value = !IsOption(val);
+    }
+    if (key == "--help" || key == "-h" || key == "--version" || key == "-V") query = true;
+    if (key == "-s" || key == "--shell") shell_nologin = IsNoLoginShell(val) ? 1 : 0;
+    if (n == "useradd" || n == "adduser" || n == "newusers") {
+      if (key == "-p" || key == "--password") password = true;
+      if (key == "-D" || key == "--defaults") defaults = true;
+      if (key == "--system" || key == "-r") system = true;
+      // adduser takes long options with a separate value; keep operands counted right.
+      if (n == "adduser" && is_long && eq == std::string_view::npos && next_is_value &&
+          !OneOf(key, kAdduserFlags)) {
+        ++i;
+      }
+    } else if (n == "usermod") {
+      const bool nologin_shell = (key == "-s" || key == "--shell") && IsNoLoginShell(val);
+      if (!OneOf(key, kUsermodHarmless) && !nologin_shell) grant = true;
+    } else if (n == "gpasswd") {
+      grant = grant || key == "-a" || key == "--add" || key == "-M" || key == "--members" ||
+              key == "-A" || key == "--administrators";
+    } else if (n == "passwd") {
+      grant = grant || key == "-d" || key == "--delete" || key == "-u" || key == "--unlock" ||
+              key == "--stdin";
+    } else if (n == "chage") {
+      if (key == "-l" || key == "--list") query = true;
+      grant = true;
+    }
+  }
+  if (query) return;
+  if (n == "chpasswd") {
+    access();
+  } else if (n == "useradd" || n == "newusers" || (n == "adduser" && operands <= 1)) {
+    if (defaults && n == "useradd") return;
+    // adduser --system gets a nologin shell unless told otherwise.
+    const bool no_login = shell_nologin == 1 || (shell_nologin == -1 && system && n == "adduser");
+    if (n == "newusers" || !no_login || password) {
+      Privilege(judge, "account_create", "user account created that can log in");
+    }
+  } else if (n == "adduser") {
+    access();  // adduser USER GROUP
+  } else if (grant) {
+    access();
+  }
+}
+
 void JudgeFirewall(Judge& judge, const CommandView& v) {
   const std::string_view n = v.name;
   bool off = false;
@@ -258,6 +349,9 @@ void JudgePrivilegeRules(Judge& judge, const CommandView& v) {
   } else if (n == "useradd" || n == "usermod" || n == "adduser" || n == "groupmod" ||
              n == "gpasswd" || n == "addgroup") {
     JudgeAccount(judge, v);
+    JudgeAccountAccess(judge, v);
+  } else if (n == "passwd" || n == "chpasswd" || n == "newusers" || n == "chage") {
+    JudgeAccountAccess(judge, v);
   } else if (n == "docker" || n == "podman" || n == "nerdctl") {
     JudgeContainerRun(judge, v);
   } else if (n == "systemctl" || n == "loginctl") {
