@@ -482,6 +482,25 @@ TEST(GuardClasses, AccountsCreatedOrOpenedUpNeedApproval) {
   });
 }
 
+// A container on the host's network reaches the host's loopback services and the metadata
+// endpoint: like the host's other namespaces.
+TEST(GuardClasses, ContainersOnTheHostNetworkNeedApproval) {
+  RunTable({
+      {"docker run --network=host img", kApprove},
+      {"docker run --net host img", kApprove},
+      {"sudo docker run -d --network host --name x nginx", kApprove},
+      {"podman run --net=host alpine", kApprove},
+      {"/usr/bin/nerdctl run --network=host alpine", kApprove},
+      {"docker container run --network host alpine sh", kApprove},
+      {"docker create --net=host alpine", kApprove},
+      {"env DOCKER_BUILDKIT=1 timeout 60 docker run --rm --network=host img", kApprove},
+      {"docker run --network=bridge img", kAllow},
+      {"docker run --network mynet img", kAllow},
+      {"docker run --rm img --network=host", kAllow},
+      {"docker network ls", kAllow},
+  });
+}
+
 // Everyday commands near the classes above.
 TEST(GuardClasses, NormalWorkStaysAllowed) {
   RunTable({

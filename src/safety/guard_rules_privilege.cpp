@@ -263,7 +263,9 @@ void JudgeContainerRun(Judge& judge, const CommandView& v) {
       continue;
     }
     if (key == "--pid" || key == "--ipc" || key == "--userns" || key == "--uts" ||
-        key == "--cgroupns") {
+        key == "--cgroupns" || key == "--network" || key == "--net") {
+      // --network=host: the host's interfaces, its loopback services and the cloud
+      // metadata endpoint without the container's network isolation.
       bad = bad || val == "host";
     } else if (key == "-v" || key == "--volume") {
       bad = bad || HostSource(judge, val.substr(0, val.find(':')));
