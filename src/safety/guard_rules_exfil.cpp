@@ -216,6 +216,56 @@ bool UsesFd(const SimpleCommand& c, const FdSet& fds) {
   return false;
 }
 
+// Commands that print a secret held somewhere other than a file the guard can name: secret
+// keys exported, password stores and keyrings, the tokens of CLIs (gh, cloud, kubectl).
+bool PrintsSecret(const SimpleCommand& c) {
+  if (c.argv.empty()) return false;
+  auto has = [&](std::string_view word) {
+    for (size_t i = 1; i < c.argv.size() && i < 12; ++i) {
+      if (c.argv[i].text == word) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < c.argv.size() && i < 4; ++i) {  // past sudo, env, timeout 5, ...
+    const std::string_view n = Basename(c.argv[i].text);
+    if (n == "gpg" || n == "gpg2") {
+      for (const ShellWord& w : c.argv) {
+        if (w.text.starts_with("--export-secret")) return true;
+      }
+    } else if (n == "pass" || n == "gopass") {
+      return c.argv.size() > i + 1 && (has("show") || !IsOption(c.argv[i + 1].text));
+    } else if (n == "gh" || n == "glab") {
+      return has("auth") && (has("token") || (has("status") && has("--show-token")));
+    } else if (n == "git") {
+      return has("credential") && has("fill");
+    } else if (n == "aws") {
+      return (has("configure") && (has("get") || has("export-credentials"))) ||
+             has("get-session-token") || has("get-login-password") || has("get-secret-value");
+    } else if (n == "gcloud") {
+      return has("print-access-token") || has("print-identity-token");
+    } else if (n == "az") {
+      return has("get-access-token") || (has("keyvault") && has("show"));
+    } else if (n == "kubectl") {
+      return (has("config") && has("view") && has("--raw")) ||
+             (has("get") && (has("secret") || has("secrets")) && (has("-o") || has("-oyaml") ||
+                                                                   has("-ojson")));
+    } else if (n == "secret-tool") {
+      return has("lookup");
+    } else if (n == "security") {
+      return has("find-generic-password") || has("find-internet-password");
+    } else if (n == "vault") {
+      return has("read") || has("kv") || has("token");
+    } else if (n == "op") {
+      return has("read") || (has("item") && has("get"));
+    } else if (n == "keyring") {
+      return has("get");
+    } else if (n.starts_with("docker-credential-")) {
+      return has("get");
+    }
+  }
+  return false;
+}
+
 // Could data leave the machine in this script: a sink, a socket, or a payload carrier?
 bool ScriptHasSink(const ParsedScript& script) {
   for (const SimpleCommand& c : script.commands) {
@@ -282,6 +332,7 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
     if (!c.argv.empty()) {
       const std::string_view name = Basename(c.argv[0].text);
       if ((name == "env" || name == "printenv") && c.argv.size() <= 2) taint[i] = true;
+      if (!taint[i] && PrintsSecret(c)) taint[i] = true;
     }
     for (size_t k = 1; k < c.argv.size() && !taint[i]; ++k) {
       taint[i] = WordIsCredential(judge, c.argv[k], scratch);
@@ -352,8 +403,17 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
         }
       }
       if (!t && !files.empty()) {
+        // As an operand, @file, k=@file, --opt=file (PathCandidates), "./" or not.
         for (const ShellWord& w : c.argv) {
-          for (const std::string& f : files) t = t || w.text == f || w.text == "@" + f;
+          if (t) break;
+          PathCandidates(w.text, scratch);
+          for (std::string_view cand : scratch) {
+            while (cand.starts_with("./")) cand.remove_prefix(2);
+            for (std::string_view f : files) {
+              while (f.starts_with("./")) f.remove_prefix(2);
+              t = t || cand == f;
+            }
+          }
         }
         for (const Redirection& r : c.redirections) {
           if (r.op != RedirectOp::kIn) continue;
@@ -513,6 +573,8 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
       }
     }
   }
+  // `gh auth token`, `aws configure get ...` print the secret here; they are not its sink.
+  if (sink && v.cmd != nullptr && PrintsSecret(*v.cmd)) sink = false;
   if (sink && judge.Tainted(v.cmd)) {
     judge.Add("credential_exfiltration", "data read from a credential file sent off the machine",
               GuardTier::kDangerous);
