@@ -88,4 +88,62 @@ std::optional<std::string> WrittenEarlier(const CommandView& v, std::string_view
   return std::nullopt;
 }
 
+namespace {
+
+bool IsDownloader(const SimpleCommand& c) {
+  for (size_t i = 0; i < c.argv.size() && i < 4; ++i) {  // past sudo, env, timeout 5, ...
+    const std::string_view n = Basename(c.argv[i].text);
+    if (n == "curl" || n == "wget" || n == "fetch" || n == "aria2c" || n == "http" ||
+        n == "https" || n == "xh" || n == "lynx") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool DownloadedEarlier(const CommandView& v, std::string_view path) {
+  if (v.script == nullptr || v.cmd == nullptr || path.empty()) return false;
+  const std::string_view base = Basename(path);
+  const SimpleCommand* self = v.cmd;
+  for (const SimpleCommand& c : v.script->commands) {
+    if (&c == self) break;
+    bool writes = false;
+    for (const Redirection& r : c.redirections) {
+      if (r.Writes() && SamePath(r.target.text, path)) writes = true;
+    }
+    const bool tee = !c.argv.empty() && Basename(c.argv[0].text) == "tee";
+    if (tee) {
+      for (size_t i = 1; i < c.argv.size(); ++i) writes = writes || SamePath(c.argv[i].text, path);
+    }
+    if (IsDownloader(c)) {
+      // -o FILE / -O FILE / --output=FILE, or wget's default name: the URL's last segment.
+      for (size_t i = 1; i < c.argv.size(); ++i) {
+        std::string_view t = c.argv[i].text;
+        const size_t eq = t.find('=');
+        if (t.starts_with("--") && eq != std::string_view::npos) t = t.substr(eq + 1);
+        if (t.starts_with("-o") && t.size() > 2 && t[2] != '-') t = t.substr(2);
+        if (SamePath(t, path)) writes = true;
+        if (t.find("://") != std::string_view::npos && !base.empty()) {
+          std::string_view url = t.substr(0, t.find_first_of("?#"));
+          writes = writes || (url.ends_with(base) && url.size() > base.size() &&
+                              url[url.size() - base.size() - 1] == '/');
+        }
+      }
+      if (writes) return true;
+      continue;
+    }
+    if (!writes) continue;
+    // Written by a pipe from a download (curl URL | tee x.sh, curl URL > x.sh is above).
+    for (const SimpleCommand& up : v.script->commands) {
+      if (c.stdin_piped && up.pipeline == c.pipeline && up.pipe_pos < c.pipe_pos &&
+          IsDownloader(up)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace talaria::safety::guard

@@ -189,6 +189,9 @@ void JudgeEnvAssignment(Judge& judge, std::string_view assignment, int depth);
 // What `view` reads as its program text on stdin: heredoc and here-string bodies, and what an
 // echo/printf piped straight into it prints (guard_carrier_text.cpp).
 std::vector<std::string> StdinTexts(const CommandView& view);
+// When an earlier command of the same line downloads to `path` (curl -o, wget -O or its default
+// name, a redirection or tee of a download).
+bool DownloadedEarlier(const CommandView& view, std::string_view path);
 // When an earlier command of the same line writes `path` (a redirection or tee): what it wrote
 // when known (a heredoc, an echo), else "". nullopt when nothing earlier writes it.
 std::optional<std::string> WrittenEarlier(const CommandView& view, std::string_view path);

@@ -83,6 +83,11 @@ void ProgramFlag(Judge& judge, std::string_view program, int depth) {
   if (!program.empty()) judge.JudgeScript(program, depth + 1);
 }
 
+void DownloadThenRun(Judge& judge) {
+  judge.Add("download_then_execute", "file downloaded and then run in the same command line",
+            GuardTier::kDangerous);
+}
+
 bool IsStdinPath(std::string_view t) {
   return t == "-" || t == "/dev/stdin" || t == "/dev/fd/0" || t == "/proc/self/fd/0";
 }
@@ -189,6 +194,7 @@ void JudgeShell(Judge& judge, const CommandView& v, int depth) {
     }
     if (!IsStdinPath(script->text)) {
       // A script file; when an earlier command of the line wrote it, what it wrote runs.
+      if (DownloadedEarlier(v, script->text)) DownloadThenRun(judge);
       if (auto text = WrittenEarlier(v, script->text); text && !text->empty()) {
         judge.JudgeScript(*text, depth + 1);
       }
@@ -310,6 +316,7 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
       return;
     }
     if (!IsStdinPath(script->text)) {
+      if (DownloadedEarlier(v, script->text)) DownloadThenRun(judge);
       if (auto text = WrittenEarlier(v, script->text); text && !text->empty()) {
         JudgeInterpreterCode(judge, family, *text, depth);
       }
@@ -658,6 +665,10 @@ void JudgeExecRules(Judge& judge, const CommandView& v, int depth) {
   } else if (n == "source" || n == ".") {
     if (!v.args.empty()) {
       const ShellWord* f = v.args[0];
+      if (DownloadedEarlier(v, f->text)) DownloadThenRun(judge);
+      if (auto text = WrittenEarlier(v, f->text); text && !text->empty()) {
+        judge.JudgeScript(*text, depth + 1);
+      }
       if (f->Has(kWordProcessSubst) || f->Has(kWordCommandSubst) || IsStdinPath(f->text)) {
         judge.Add("source_dynamic", "source of a process substitution or stdin",
                   GuardTier::kDangerous);
