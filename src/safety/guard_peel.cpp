@@ -425,6 +425,30 @@ int PeelOnce(Judge& judge, CommandView& v, int depth) {
     return -1;
   }
   if (n == "ssh") {
+    // -R: a port of this machine (often its sshd) opened to the remote host, a way back in.
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string_view t = a[i]->text;
+      if (!IsOption(t)) break;  // the host; what follows is the remote command
+      std::string key;
+      if (i + 1 < a.size() && t == "-o") {
+        key = a[i + 1]->text.substr(0, a[i + 1]->text.find_first_of("= "));
+        for (char& c : key) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      }
+      bool remote_forward = key == "remoteforward";
+      for (size_t k = 1; k < t.size() && !t.starts_with("--"); ++k) {
+        if (t[k] == 'R') remote_forward = true;
+        if (std::string_view("bcDEeFIiJLlmOopPQSWw").find(t[k]) != std::string_view::npos) break;
+      }
+      if (remote_forward) {
+        judge.Add("ssh_remote_forward", "ssh opening a local port to the remote host (-R)",
+                  GuardTier::kDangerous);
+        break;
+      }
+      if (t.size() == 2 && std::string_view("bcDEeFIiJLlmOoPpQRSWw").find(t[1]) !=
+                               std::string_view::npos) {
+        ++i;  // its value
+      }
+    }
     for (size_t i = 0; i + 1 < a.size(); ++i) {
       if (a[i]->text != "-o") continue;
       const std::string& o = a[i + 1]->text;
