@@ -266,6 +266,48 @@ bool PrintsSecret(const SimpleCommand& c) {
   return false;
 }
 
+// A file server started by `c` (python -m http.server, php -S): the directories it publishes,
+// "." for the one it runs in. Empty when `c` is not one.
+std::vector<std::string_view> ServedDirectories(const SimpleCommand& c, const ParsedScript& script) {
+  std::vector<std::string_view> dirs;
+  bool server = false;
+  bool php = false;
+  for (size_t i = 0; i < c.argv.size() && i < 12; ++i) {
+    const std::string_view t = c.argv[i].text;
+    const uint32_t traits = ProgramTraits(Basename(t));
+    server = server || (traits & kTraitServerModule) != 0;
+    php = php || (i < 4 && Basename(t).starts_with("php"));
+  }
+  for (size_t i = 1; i < c.argv.size(); ++i) {
+    const std::string_view t = c.argv[i].text;
+    if (php && t == "-S") server = true;
+    const bool dir_flag = php ? t == "-t" : (t == "-d" || t == "--directory");
+    if (dir_flag && i + 1 < c.argv.size()) {
+      dirs.push_back(c.argv[i + 1].text);
+    } else if (!php && t.starts_with("--directory=")) {
+      dirs.push_back(t.substr(12));
+    }
+  }
+  if (!server) return {};
+  if (dirs.empty()) {
+    dirs.push_back(".");
+    for (const SimpleCommand& cd : script.commands) {  // cd DIR anywhere in the line
+      if (cd.argv.size() == 2 && (cd.argv[0].text == "cd" || cd.argv[0].text == "pushd")) {
+        dirs.push_back(cd.argv[1].text);
+      }
+    }
+  }
+  return dirs;
+}
+
+// Is `file` (as written) inside `dir` (as written)?
+bool InsideDirectory(std::string_view file, std::string_view dir) {
+  while (file.starts_with("./")) file.remove_prefix(2);
+  if (dir == "." || dir == "./") return !file.starts_with('/') && !file.starts_with('~');
+  while (dir.ends_with('/') && dir.size() > 1) dir.remove_suffix(1);
+  return file.starts_with(dir) && (file.size() == dir.size() || file[dir.size()] == '/');
+}
+
 // Could data leave the machine in this script: a sink, a socket, or a payload carrier?
 bool ScriptHasSink(const ParsedScript& script) {
   for (const SimpleCommand& c : script.commands) {
@@ -418,6 +460,12 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
         for (const Redirection& r : c.redirections) {
           if (r.op != RedirectOp::kIn) continue;
           for (const std::string& f : files) t = t || r.target.text == f;
+        }
+      }
+      if (!t && !files.empty()) {
+        // A file server publishing a directory a credential was written into.
+        for (std::string_view dir : ServedDirectories(c, script)) {
+          for (std::string_view f : files) t = t || InsideDirectory(f, dir);
         }
       }
       if (!t && !vars.empty()) {
