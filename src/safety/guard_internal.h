@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "safety/shell_parser.h"
@@ -19,23 +19,23 @@
 namespace talaria::safety::guard {
 
 // Bits of ProgramTraits: which rule families look at a program, and what kind it is.
-inline constexpr uint32_t kTraitWrapper = 1u << 0;      // peeled by PeelWrappers
-inline constexpr uint32_t kTraitDelete = 1u << 1;       // JudgeDeleteRules
-inline constexpr uint32_t kTraitDisk = 1u << 2;         // JudgeDiskRules
-inline constexpr uint32_t kTraitSystem = 1u << 3;       // JudgeSystemRules
-inline constexpr uint32_t kTraitExec = 1u << 4;         // JudgeExecRules
-inline constexpr uint32_t kTraitWrite = 1u << 5;        // JudgeWriteRules
-inline constexpr uint32_t kTraitVcs = 1u << 6;          // JudgeVcsRules
-inline constexpr uint32_t kTraitCarrier = 1u << 7;      // JudgeCarrierRules
-inline constexpr uint32_t kTraitPrivilege = 1u << 8;    // JudgePrivilegeRules
-inline constexpr uint32_t kTraitDeclaration = 1u << 9;  // export, local, declare, ...
-inline constexpr uint32_t kTraitDirChange = 1u << 10;   // cd, pushd
-inline constexpr uint32_t kTraitShell = 1u << 11;       // IsShell
-inline constexpr uint32_t kTraitInterpreter = 1u << 12; // IsInterpreter
-inline constexpr uint32_t kTraitVersioned = 1u << 13;   // interpreter family: python3.11 too
-inline constexpr uint32_t kTraitNetworkTool = 1u << 14; // IsNetworkTool
-inline constexpr uint32_t kTraitSink = 1u << 15;        // sends data off the machine
-inline constexpr uint32_t kTraitSinkName = 1u << 16;    // nc/socat/awk: reverse-shell options
+inline constexpr uint32_t kTraitWrapper = 1u << 0;        // peeled by PeelWrappers
+inline constexpr uint32_t kTraitDelete = 1u << 1;         // JudgeDeleteRules
+inline constexpr uint32_t kTraitDisk = 1u << 2;           // JudgeDiskRules
+inline constexpr uint32_t kTraitSystem = 1u << 3;         // JudgeSystemRules
+inline constexpr uint32_t kTraitExec = 1u << 4;           // JudgeExecRules
+inline constexpr uint32_t kTraitWrite = 1u << 5;          // JudgeWriteRules
+inline constexpr uint32_t kTraitVcs = 1u << 6;            // JudgeVcsRules
+inline constexpr uint32_t kTraitCarrier = 1u << 7;        // JudgeCarrierRules
+inline constexpr uint32_t kTraitPrivilege = 1u << 8;      // JudgePrivilegeRules
+inline constexpr uint32_t kTraitDeclaration = 1u << 9;    // export, local, declare, ...
+inline constexpr uint32_t kTraitDirChange = 1u << 10;     // cd, pushd
+inline constexpr uint32_t kTraitShell = 1u << 11;         // IsShell
+inline constexpr uint32_t kTraitInterpreter = 1u << 12;   // IsInterpreter
+inline constexpr uint32_t kTraitVersioned = 1u << 13;     // interpreter family: python3.11 too
+inline constexpr uint32_t kTraitNetworkTool = 1u << 14;   // IsNetworkTool
+inline constexpr uint32_t kTraitSink = 1u << 15;          // sends data off the machine
+inline constexpr uint32_t kTraitSinkName = 1u << 16;      // nc/socat/awk: reverse-shell options
 inline constexpr uint32_t kTraitServerModule = 1u << 17;  // http.server, SimpleHTTPServer
 inline constexpr uint32_t kTraitSsh = 1u << 18;
 // Runs a command string it is given (eval, su -c, tmux, at, ...; shells and interpreters
@@ -51,7 +51,7 @@ struct CommandView {
   // "rm" for /bin/rm, \rm, 'r'm, sudo rm, ...: a view into name_word's text (or a static
   // string), stable while the command is judged.
   std::string_view name;
-  uint32_t traits = 0;                 // ProgramTraits(name), set by Judge::JudgeArgv
+  uint32_t traits = 0;  // ProgramTraits(name), set by Judge::JudgeArgv
   const ShellWord* name_word = nullptr;
   std::vector<const ShellWord*> args;  // argv[1..] of the peeled command
   const SimpleCommand* cmd = nullptr;  // the simple command it came from (redirections, pipe)

@@ -8,12 +8,12 @@
 // FileUtils.rm_rf, fs.rmSync) are judged like rm. The caller has already marked
 // inline code dangerous, so anything this scanner does not understand stays at
 // least "approve" (fail closed); it only ever adds reasons.
+#include <re2/re2.h>
+
 #include <array>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <re2/re2.h>
 
 #include "safety/guard_internal.h"
 #include "talaria/base/shell_words.h"
@@ -584,7 +584,8 @@ bool IsReverseShellCode(std::string_view code) {
       "\\.to_i\\b|open\\s*\\(?\\s*std(in|out|err)\\b|\\bstd(in|out|err)\\s*->|[<>]&\\s*[%$\\w]|"
       "\\.pipe\\s*\\(|\\b(stdin|stdout|stderr)\\s*=\\s*\\w)");
   static const RE2 kShell(
-      "(?i)(/bin/(ba|z|da|k|c|tc|a|fi|mk)?sh\\b|\\b(ba|z|da|k)?sh\\s+-i\\b|['\"](ba|z|da|k)?sh['\"]|"
+      "(?i)(/bin/(ba|z|da|k|c|tc|a|fi|mk)?sh\\b|\\b(ba|z|da|k)?sh\\s+-i\\b|"
+      "['\"](ba|z|da|k)?sh['\"]|"
       "cmd(\\.exe)?['\"]|powershell)");
   static const RE2 kRunsReceived(
       "(?i)(recv|receive|\\bread\\b|\\bgets\\b|readline|<\\$?\\w*>).*(popen|system|exec|"

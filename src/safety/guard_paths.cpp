@@ -1,12 +1,11 @@
 // Path operands for the guard: ~ and $HOME expansion with the configured home, lexical
 // normalisation, home folding, block devices and the sensitive-write classes.
 #include <fnmatch.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <array>
 #include <memory>
-
-#include <re2/re2.h>
 
 #include "safety/guard_internal.h"
 #include "safety/path_rules.h"
@@ -177,9 +176,8 @@ void Judge::InitHomes() {
   auto h = std::make_shared<JudgeHomes>();
   h->home_option = options_.home;
   h->talaria_option = options_.talaria_home;
-  h->home_abs = options_.home.empty() || options_.home[0] != '/'
-                    ? std::string(kPlaceholderHome)
-                    : NormalizeAbsolute(options_.home);
+  h->home_abs = options_.home.empty() || options_.home[0] != '/' ? std::string(kPlaceholderHome)
+                                                                 : NormalizeAbsolute(options_.home);
   const std::string& t = options_.talaria_home;
   h->talaria_abs = t.empty() || t[0] != '/' ? h->home_abs + "/.talaria" : NormalizeAbsolute(t);
   h->home_comps = NormalizedComponents(h->home_abs);

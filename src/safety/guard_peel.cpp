@@ -444,8 +444,8 @@ int PeelOnce(Judge& judge, CommandView& v, int depth) {
                   GuardTier::kDangerous);
         break;
       }
-      if (t.size() == 2 && std::string_view("bcDEeFIiJLlmOoPpQRSWw").find(t[1]) !=
-                               std::string_view::npos) {
+      if (t.size() == 2 &&
+          std::string_view("bcDEeFIiJLlmOoPpQRSWw").find(t[1]) != std::string_view::npos) {
         ++i;  // its value
       }
     }

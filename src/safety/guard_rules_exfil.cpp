@@ -161,7 +161,9 @@ int FdNumber(std::string_view t) {
   return fd < 256 ? fd : -1;
 }
 
-bool HasFd(const FdSet& fds, int fd) { return fd >= 0 && fd < 256 && fds.test(static_cast<size_t>(fd)); }
+bool HasFd(const FdSet& fds, int fd) {
+  return fd >= 0 && fd < 256 && fds.test(static_cast<size_t>(fd));
+}
 void AddFd(FdSet& fds, int fd) {
   if (fd >= 0 && fd < 256) fds.set(static_cast<size_t>(fd));
 }
@@ -198,15 +200,15 @@ bool UsesFd(const SimpleCommand& c, const FdSet& fds) {
   for (const Redirection& r : c.redirections) {
     if (r.IsFdTarget() && HasFd(fds, FdNumber(r.target.text))) return true;
   }
-  const bool reads_fd = !c.argv.empty() && (c.argv[0].text == "read" ||
-                                            c.argv[0].text == "mapfile" ||
-                                            c.argv[0].text == "readarray");
+  const bool reads_fd =
+      !c.argv.empty() &&
+      (c.argv[0].text == "read" || c.argv[0].text == "mapfile" || c.argv[0].text == "readarray");
   for (size_t k = 1; k < c.argv.size(); ++k) {
     const std::string_view t = c.argv[k].text;
     if (t.starts_with("/dev/fd/") || t.starts_with("/proc/")) {
       if (HasFd(fds, FdNumber(t))) return true;
-    } else if (reads_fd && t.starts_with("-") && !t.starts_with("--") &&
-               t.back() != 'u' && t.find('u') != std::string_view::npos) {
+    } else if (reads_fd && t.starts_with("-") && !t.starts_with("--") && t.back() != 'u' &&
+               t.find('u') != std::string_view::npos) {
       if (HasFd(fds, FdNumber(t.substr(t.find('u') + 1)))) return true;  // -u3
     } else if (reads_fd && t.starts_with("-") && !t.starts_with("--") && t.back() == 'u' &&
                k + 1 < c.argv.size()) {
@@ -247,8 +249,8 @@ bool PrintsSecret(const SimpleCommand& c) {
       return has("get-access-token") || (has("keyvault") && has("show"));
     } else if (n == "kubectl") {
       return (has("config") && has("view") && has("--raw")) ||
-             (has("get") && (has("secret") || has("secrets")) && (has("-o") || has("-oyaml") ||
-                                                                   has("-ojson")));
+             (has("get") && (has("secret") || has("secrets")) &&
+              (has("-o") || has("-oyaml") || has("-ojson")));
     } else if (n == "secret-tool") {
       return has("lookup");
     } else if (n == "security") {
@@ -268,7 +270,8 @@ bool PrintsSecret(const SimpleCommand& c) {
 
 // A file server started by `c` (python -m http.server, php -S): the directories it publishes,
 // "." for the one it runs in. Empty when `c` is not one.
-std::vector<std::string_view> ServedDirectories(const SimpleCommand& c, const ParsedScript& script) {
+std::vector<std::string_view> ServedDirectories(const SimpleCommand& c,
+                                                const ParsedScript& script) {
   std::vector<std::string_view> dirs;
   bool server = false;
   bool php = false;
@@ -401,9 +404,9 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
     if (!c.argv.empty() || !taint[i]) continue;
     bool stdin_credential = false;
     for (const Redirection& r : c.redirections) {
-      stdin_credential = stdin_credential ||
-                         ((r.fd == -1 || r.fd == 0) && r.op == RedirectOp::kIn &&
-                          WordIsCredential(judge, r.target, scratch));
+      stdin_credential =
+          stdin_credential || ((r.fd == -1 || r.fd == 0) && r.op == RedirectOp::kIn &&
+                               WordIsCredential(judge, r.target, scratch));
     }
     if (!stdin_credential) continue;
     for (size_t k = 0; k < i; ++k) {
@@ -537,8 +540,8 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
     // A descriptor opened on a socket earlier (`exec 5<>/dev/tcp/h/p; sh <&5 >&5`).
     if (!socket && dup && v.script != nullptr) {
       socket = UsesFd(*v.cmd, OpenedFds(*v.script, [](const Redirection& r) {
-                 return IsSocketPath(r.target.text);
-               }));
+        return IsSocketPath(r.target.text);
+      }));
     }
   }
   // Reverse shells: a shell wired to a socket, netcat/socat running a program for the peer.
@@ -561,8 +564,8 @@ void JudgeNetworkSinkRules(Judge& judge, const CommandView& v) {
       if (c.pipeline != v.cmd->pipeline || c.pipe_pos == v.cmd->pipe_pos) continue;
       for (size_t i = 0; i < c.argv.size() && i < 8; ++i) {
         const std::string_view b = Basename(c.argv[i].text);
-        into_network = into_network || (ProgramTraits(b) & kTraitSinkName) != 0 ||
-                       b == "telnet" || b == "openssl";
+        into_network = into_network || (ProgramTraits(b) & kTraitSinkName) != 0 || b == "telnet" ||
+                       b == "openssl";
       }
     }
     if (into_network) {

@@ -101,9 +101,10 @@ void JudgeAccountAccess(Judge& judge, const CommandView& v) {
   static constexpr std::array<std::string_view, 9> kUsermodHarmless = {
       "-c", "--comment", "-L", "--lock", "-d", "--home", "-m", "--move-home", "-P"};
   static constexpr std::array<std::string_view, 13> kAdduserFlags = {
-      "--system", "--disabled-login", "--disabled-password", "--quiet", "--debug",
-      "--force-badname", "--no-create-home", "--group", "--encrypt-home", "--add_extra_groups",
-      "--add-extra-groups", "--allow-badname", "--verbose"};
+      "--system",       "--disabled-login",   "--disabled-password", "--quiet",
+      "--debug",        "--force-badname",    "--no-create-home",    "--group",
+      "--encrypt-home", "--add_extra_groups", "--add-extra-groups",  "--allow-badname",
+      "--verbose"};
   bool query = false;
   bool system = false;
   int shell_nologin = -1;  // -1: no shell given
