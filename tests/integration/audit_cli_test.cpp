@@ -38,11 +38,16 @@ TEST_F(AuditCli, VerifyFindsACutOffOrEditedLog) {
     CliRun run = Run({"call", "terminal", std::string("command=echo ") + word});
     ASSERT_EQ(run.exit_code, 0) << Describe({"call", "terminal"}, run);
   }
+  // A script is a command run too: its hash and start are a line of their own.
+  CliRun script = Run({"call", "execute_code", "code=print('from a script')"});
+  ASSERT_EQ(script.exit_code, 0) << Describe({"call", "execute_code"}, script);
   const std::string log = Log();
   EXPECT_NE(log.find("\"command\":\"echo second\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\":\"execute_code\""), std::string::npos) << log;
+  EXPECT_NE(log.find("print('from a script')"), std::string::npos) << log;
   CliRun intact = Run({"audit", "verify"});
   EXPECT_EQ(intact.exit_code, 0) << Describe({"audit", "verify"}, intact);
-  EXPECT_NE(intact.out.find("intact, 3 lines"), std::string::npos) << intact.out;
+  EXPECT_NE(intact.out.find("intact, 4 lines"), std::string::npos) << intact.out;
 
   // The last line removed, as `sed -i '$d'` or a truncate would.
   WriteLog(log.substr(0, log.rfind('\n', log.size() - 2) + 1));

@@ -16,8 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/file_io.h"
+#include "talaria/base/json.h"
+#include "talaria/base/log.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
+#include "talaria/safety/audit_log.h"
+#include "talaria/safety/sha256.h"
 #include "talaria/core/budget.h"
 #include "tools/code/call_gate.h"
 #include "tools/code/interpreter.h"
@@ -119,6 +123,27 @@ CodeRunner::CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions option
       stub_source_(std::move(stub_source)),
       guard_(std::move(guard)) {}
 
+namespace {
+
+// A script is a command run too: one audit line before it starts, with its hash and its start
+// (the whole code can be long; its hash ties the line to what ran).
+void AuditScript(const ToolContext& ctx, const std::string& code, bool remote) {
+  if (ctx.audit_log == nullptr) return;
+  Json line = Json::object();
+  line["time"] = safety::AuditTimestamp(std::chrono::system_clock::now());
+  line["event"] = "execute_code";
+  line["session"] = ctx.session_id;
+  line["where"] = remote ? "remote" : "local";
+  line["bytes"] = code.size();
+  line["sha256"] = safety::Sha256Hex(code);
+  line["code_start"] = code.substr(0, 200);
+  if (Status s = ctx.audit_log->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
+    LogWarn("execute_code not audited: " + s.message());
+  }
+}
+
+}  // namespace
+
 ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   const auto started = Clock::now();
   const std::string code = args.value("code", std::string());
@@ -126,6 +151,7 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   // A session whose terminal is a remote machine runs its scripts there too, over the exec
   // channel; its tools still run here, through the dispatcher.
   const bool remote = ctx.environment && ctx.environment->RunsScriptsRemotely();
+  AuditScript(ctx, code, remote);
 
   // The interpreter's end (locally passed as fd 3; remotely the relay's end of the channel) and
   // ours. Both close-on-exec, so no other child of this process ever holds either.
