@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/bwrap_support.h"
 #include "support/env_helpers.h"
 #include "support/loopback_listener.h"
+#include "support/temp_dir.h"
 #include "talaria/env/environment.h"
 
 namespace talaria::env {
@@ -18,6 +20,7 @@ namespace {
 class Sandbox : public ::testing::Test {
  protected:
   void SetUp() override {
+    TALARIA_SKIP_WITHOUT_BWRAP();
     // Not under /tmp: inside the sandbox that is a private tmpfs, which would hide an escape
     // instead of refusing it.
     std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
@@ -154,13 +157,25 @@ TEST_F(Sandbox, TmpHasASizeLimit) {
   EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
 }
 
-TEST_F(Sandbox, BadWritableDirectoryOrMissingBwrapIsReported) {
+// Whether or not bubblewrap works here: bad options, a missing bwrap and a kernel that refuses
+// user namespaces are each a clear error, never a crash.
+TEST(SandboxRefusal, BadOptionsMissingBwrapAndRefusedNamespacesAreReported) {
   SandboxOptions options;
   options.writable = {"relative/dir"};
   EXPECT_EQ(OpenSandbox(options).error().code(), StatusCode::kInvalidArgument);
   SandboxOptions missing;
   missing.bwrap = "/nonexistent/bwrap";
   EXPECT_EQ(OpenSandbox(missing).error().code(), StatusCode::kNotFound);
+  test_support::TempDir dir;
+  SandboxOptions refused;
+  refused.bwrap = test_support::WriteRefusingBwrap(dir.path());
+  auto opened = OpenSandbox(refused);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(opened.error().message().find("cannot create namespaces"), std::string::npos)
+      << opened.error().message();
+  EXPECT_NE(opened.error().message().find("non-privileged user namespaces"), std::string::npos)
+      << opened.error().message();
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <map>
+#include <mutex>
 
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
@@ -22,18 +24,20 @@ std::string CurrentDirectory() {
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string(".");
 }
 
-// Whether bubblewrap can make its namespaces on this machine: asked once per process (a probe
-// is a process start), and when it cannot, said once.
-bool SandboxWorksHere() {
-  static const bool works = [] {
-    const Status probed = env::ProbeBwrap("bwrap");
-    if (!probed.ok()) {
-      LogWarn("terminal: commands run UNSANDBOXED (backend local): " + probed.message() +
-              ". Set terminal.backend: local to silence this, or make bubblewrap work.");
-    }
-    return probed.ok();
-  }();
-  return works;
+// Whether `bwrap` can make its namespaces on this machine: asked once per program and process
+// (a probe is a process start), and when it cannot, said once.
+bool SandboxWorksHere(const std::string& bwrap) {
+  static std::mutex mu;
+  static std::map<std::string, bool> known;  // Guarded by mu.
+  std::lock_guard lock(mu);
+  if (auto it = known.find(bwrap); it != known.end()) return it->second;
+  const Status probed = env::ProbeBwrap(bwrap);
+  if (!probed.ok()) {
+    LogWarn("terminal: commands run UNSANDBOXED (backend local): " + probed.message() +
+            ". Set terminal.backend: local to silence this, or make bubblewrap work.");
+  }
+  known.emplace(bwrap, probed.ok());
+  return probed.ok();
 }
 
 // The terminal backend of `options`: auto (default: the bwrap sandbox where it works, else
@@ -46,7 +50,7 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
   env::LocalOptions local;
   local.initial_cwd = workspace.cwd();
   local.env_passthrough = options.env_passthrough;
-  const bool sandboxed = t.backend == "bwrap" || (t.backend == "auto" && SandboxWorksHere());
+  const bool sandboxed = t.backend == "bwrap" || (t.backend == "auto" && SandboxWorksHere(t.bwrap));
   if (sandboxed) {
     env::SandboxOptions sandbox;
     sandbox.local = std::move(local);
@@ -58,6 +62,7 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     sandbox.user_home = UserHome();
     sandbox.talaria_home = TalariaHome();
     sandbox.tmp_size_bytes = t.tmp_size_mb << 20;
+    sandbox.bwrap = t.bwrap;
     return env::OpenSandbox(std::move(sandbox));
   }
   if (t.backend == "auto") return env::OpenLocal(std::move(local));

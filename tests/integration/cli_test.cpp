@@ -17,6 +17,7 @@
 
 #include "talaria/base/json.h"
 #include "cli_harness.h"
+#include "support/bwrap_support.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/toolsets.h"
@@ -441,6 +442,7 @@ TEST(Cli, CallTerminalRunsACommandAndTheGuardRefusesADangerousOne) {
 }
 
 TEST(Cli, TerminalBackendFromConfigSandboxesCommands) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   TempHome home;
   home.WriteConfig("terminal:\n  backend: bwrap\n");
   const std::string ws = home.path() + "/ws";

@@ -38,6 +38,7 @@ struct TerminalSettings {
   // The sandbox's network; unset: on for auto, off for an explicit bwrap.
   std::optional<bool> network;
   uint64_t tmp_size_mb = 512;  // the sandbox's private /tmp
+  std::string bwrap = "bwrap";  // the sandbox's program (looked up in PATH)
   std::string ssh_host;
   int ssh_port = 22;
   std::string ssh_user;

@@ -62,6 +62,7 @@ print(len(pids), err)
 }
 
 TEST_F(ExecuteCodeTest, TmpFloodRunsOutOfSpace) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   // 128 MiB, past the default 64 MiB limit, one 1 MiB write at a time; each file under
   // RLIMIT_FSIZE (256 MiB), so only the file system's size can stop it.
   Json r = Run(R"py(
@@ -89,6 +90,7 @@ print(written, err)
 // directory under the host's /tmp: a flood there filled the host's disk. Inside it is a tmpfs
 // of the same bounded size, and nothing written there reaches the host.
 TEST_F(ExecuteCodeTest, WorkingDirectoryFloodStaysInsideAndRunsOutOfSpace) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   Json r = Run(R"py(
 import errno, os, tempfile
 written, err = 0, None
@@ -154,6 +156,7 @@ constexpr std::string_view kAllRefused =
     "perf_event_open EPERM\nuserfaultfd EPERM\nopen_by_handle_at EPERM\ninit_module EPERM\nkexec_load EPERM\n";
 
 TEST_F(ExecuteCodeTest, SeccompRefusesKernelAttackSurface) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   Json r = Run(std::string(kForbiddenSyscalls));
   ASSERT_EQ(r["status"], "success") << last_.text;
   EXPECT_EQ(r["output"], kAllRefused) << last_.text;
@@ -190,6 +193,7 @@ print("no_new_privs", libc.prctl(39, 0, 0, 0, 0), "seccomp", libc.prctl(21, 0, 0
 }
 
 TEST_F(ExecuteCodeTest, ScriptHoldsNoCapabilityAndCannotGainOne) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   Json r = Run(R"py(
 wanted = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp")
 for line in open("/proc/self/status"):

@@ -24,7 +24,8 @@ TEST_F(ExecuteCodeTest, ReturnsWhatTheScriptPrintsInTheOriginalShape) {
   EXPECT_EQ(r["output"], "hello from the script\n4\n");
   EXPECT_EQ(r["tool_calls_made"], 0);
   EXPECT_TRUE(r["duration_seconds"].is_number());
-  EXPECT_EQ(r["isolation"], "bwrap");
+  // bwrap where it can start here, else the documented fallback.
+  EXPECT_EQ(r["isolation"], test_support::BwrapUnusableReason().empty() ? "bwrap" : "landlock+seccomp");
   EXPECT_EQ(r["stdout_truncated"], false);
   EXPECT_EQ(r["stdout_bytes_total"], 24);
   EXPECT_EQ(r["stdout_bytes_captured"], 24);
@@ -182,6 +183,7 @@ TEST_F(ExecuteCodeTest, ScriptCannotReachTheNetwork) {
 }
 
 TEST_F(ExecuteCodeTest, ScriptCannotSeeHomeSshOrTalariaHome) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   const passwd* pw = ::getpwuid(::getuid());
   ASSERT_NE(pw, nullptr);
   const std::string ssh = std::string(pw->pw_dir) + "/.ssh";
@@ -237,6 +239,7 @@ print("paths", [p for p in os.environ.values() if "sock" in p.lower()])
 }
 
 TEST_F(ExecuteCodeTest, ScriptCannotImportTalariaInternals) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   const std::string lib = std::string(TALARIA_BINARY_DIR) + "/libtalaria.so";
   ASSERT_TRUE(std::filesystem::exists(lib));
   std::string code = "import sys, os\nfor name in ('talaria', 'tools.code', 'talaria_internal', 'hermes'):\n"
@@ -343,6 +346,26 @@ TEST_F(ExecuteCodeTest, RunsUnsandboxedOnlyWhenConfiguredSo) {
   EXPECT_NE(r["error"].get<std::string>().find("code_execution.sandbox"), std::string::npos) << last_.text;
 }
 
+// Where the kernel refuses the user namespaces bubblewrap needs, `auto` falls back to
+// Landlock+seccomp and says so, and an explicit `bwrap` refuses with the reason: a stand-in
+// bwrap that fails as the kernel makes it fail shows both on every machine.
+TEST_F(ExecuteCodeTest, RefusedNamespacesFallBackToLandlockOrRefuseClearly) {
+  if (code::LandlockAbi() < 1) GTEST_SKIP() << "Landlock is not available on this kernel";
+  CodeExecutionOptions options;
+  options.bwrap = test_support::WriteRefusingBwrap(base_.path());
+  Enable(options);
+  Json r = Run("print('still runs')");
+  ASSERT_EQ(r["status"], "success") << last_.text;
+  EXPECT_EQ(r["output"], "still runs\n");
+  EXPECT_EQ(r["isolation"], "landlock+seccomp") << last_.text;
+  options.sandbox = CodeSandbox::kBwrap;
+  Enable(options);
+  Json refused = Run("print('never')");
+  EXPECT_EQ(refused["status"], "error") << last_.text;
+  EXPECT_NE(refused["error"].get<std::string>().find("non-privileged user namespaces"), std::string::npos)
+      << last_.text;
+}
+
 TEST_F(ExecuteCodeTest, LandlockFallbackConfinesTheScript) {
   if (code::LandlockAbi() < 1) GTEST_SKIP() << "Landlock is not available on this kernel";
   CodeExecutionOptions options;
@@ -391,6 +414,7 @@ bool HoldsCapSysResource() {
 // The limits are set by the interpreter on itself before the script runs, soft and hard alike:
 // the script meets them and cannot lift them, in every sandbox mode.
 TEST_F(ExecuteCodeTest, ResourceLimitsHoldAndCannotBeRaised) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
   const std::string code =
       "import resource\n"
       "print('as', resource.getrlimit(resource.RLIMIT_AS) == (256 << 20, 256 << 20))\n"

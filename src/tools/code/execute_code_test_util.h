@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/bwrap_support.h"
 #include "support/file_text.h"
 #include "support/temp_dir.h"
 #include "talaria/core/dispatcher.h"

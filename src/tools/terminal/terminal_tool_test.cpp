@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/bwrap_support.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
+#include "talaria/env/environment.h"
 #include "talaria/safety/audit_log.h"
 #include "talaria/core/config.h"
 #include "talaria/tools/command_policy.h"
@@ -229,6 +231,28 @@ TEST_F(TerminalTool, KillEndsABackgroundProcessAndBadIdsAreReported) {
   Json bad = Call("process", {{"action", "explode"}, {"session_id", id}});
   EXPECT_TRUE(bad.contains("error"));
   EXPECT_FALSE(last_.ok());
+}
+
+// Where the kernel refuses bubblewrap's namespaces, the default backend is the local one (with a
+// warning), not a failure: a stand-in bwrap failing as the kernel makes it fail shows it.
+TEST_F(TerminalTool, TheDefaultBackendFallsBackToLocalWhereNamespacesAreRefused) {
+  SessionOptions options;
+  options.roots = {root_};
+  options.audit = false;
+  options.terminal.backend = "auto";
+  options.terminal.bwrap = test_support::WriteRefusingBwrap(root_);
+  auto session = Session::Open(options);
+  ASSERT_TRUE(session) << session.error().ToString();
+  ToolContext ctx = (*session)->NewContext("call");
+  EXPECT_EQ(ctx.environment->kind(), "local");
+  const ToolResult r = dispatcher_.Dispatch("terminal", Json{{"command", "echo fine"}}.dump(), ctx);
+  EXPECT_TRUE(r.ok()) << r.text;
+  EXPECT_NE(r.text.find("fine"), std::string::npos) << r.text;
+  // An explicit bwrap backend is a promise of a sandbox: refused with the reason instead.
+  options.terminal.backend = "bwrap";
+  auto strict = Session::Open(options);
+  ASSERT_FALSE(strict);
+  EXPECT_NE(strict.error().message().find("namespace"), std::string::npos) << strict.error().ToString();
 }
 
 // The policy stage with the real guard: the command never runs when refused.
