@@ -4,6 +4,11 @@
 // one can answer an approval prompt here, so dangerous commands fall back to the deny default.
 // With --http HOST:PORT it serves Streamable HTTP instead (one McpServer per MCP session, all
 // sharing one tool session) until SIGINT/SIGTERM.
+//
+// config.yaml's `mcp` section:
+//   mcp:
+//     read_guards: false     # read_file/search_files refuse repeats (tools::ReadGuards); off:
+//                            #   the server's callers are many conversations, not one context
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
+#include "talaria/core/config_section.h"
 #include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
 #include "talaria/mcp/stdio_transport.h"
@@ -34,6 +40,20 @@ constexpr std::chrono::seconds kDrainGrace{10};
 int Fail(const std::string& message) {
   std::fprintf(stderr, "talaria mcp: %s\n", message.c_str());
   return kExitUsage;
+}
+
+// The `mcp` section of config.yaml.
+struct McpSettings {
+  tools::ReadGuards read_guards = tools::ReadGuards::kOff;
+};
+
+Result<McpSettings> McpSettingsFromConfig(const Config& config) {
+  const ConfigSection section = TALARIA_TRY(ConfigSection::Of(config, "mcp"));
+  McpSettings settings;
+  bool read_guards = false;
+  TALARIA_RETURN_IF_ERROR(section.ReadBool("read_guards", read_guards));
+  settings.read_guards = read_guards ? tools::ReadGuards::kOn : tools::ReadGuards::kOff;
+  return settings;
 }
 
 // Points one McpServer's calls at the tool session: contexts from `session` (call ids prefixed
@@ -113,7 +133,12 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   }
   auto session_options = tools::SessionOptionsFromConfig(rt.config());
   if (!session_options) return Fail(session_options.error().message());
+  auto settings = McpSettingsFromConfig(rt.config());
+  if (!settings) return Fail(settings.error().message());
   session_options->roots = options.session.roots;
+  // One server, many conversations: the read guardrails would answer a new conversation's first
+  // read with "unchanged, refer to the earlier result" it never saw.
+  session_options->read_guards = settings->read_guards;
   auto session = tools::OpenSession(std::move(*session_options));
   if (!session) return Fail(session.error().message());
   tools::AttachProcessNotices(rt.dispatcher());

@@ -101,7 +101,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   session->options_ = options;
   session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
-  session->tracker_ = std::make_shared<FileTracker>();
+  session->tracker_ = std::make_shared<FileTracker>(options.read_guards);
   session->environment_ = TALARIA_TRY(OpenEnvironment(options, *session->workspace_, ws_roots));
   session->processes_ = std::make_shared<env::ProcessTable>();
   if (options.audit) {
@@ -127,6 +127,8 @@ Result<std::shared_ptr<Session>> Session::Narrowed(std::vector<std::string> root
   narrowed->audit_ = audit_;
   return narrowed;
 }
+
+void Session::ForgetReads() const { static_cast<FileTracker&>(*tracker_).ForgetReads(); }
 
 ToolContext Session::NewContext(std::string call_id, std::string task_id) const {
   ToolContext ctx;

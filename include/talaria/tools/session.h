@@ -48,6 +48,15 @@ struct TerminalSettings {
   std::vector<std::string> docker_forward_env;
 };
 
+// The read guardrails of read_file and search_files (the original's): an unchanged re-read
+// returns a stub ("File unchanged since last read … refer to it"), the same read or search made
+// 3 times in a row warns and 4 times is refused. They assume the caller is one conversation
+// whose context still holds the earlier results, so they belong to whoever owns that context:
+// kOn for an agent loop (call Session::ForgetReads when it compacts its context), kOff for a
+// server whose callers are many conversations (`talaria mcp` unless `mcp.read_guards: true`).
+// write_file and patch warn about files changed since they were last read either way.
+enum class ReadGuards : unsigned char { kOn, kOff };
+
 struct SessionOptions {
   std::vector<std::string> roots;  // empty: the process's current directory; relative: beneath it
   std::string cwd;                 // empty: the first root
@@ -59,6 +68,7 @@ struct SessionOptions {
   TerminalSettings terminal;
   // files.read_hard_links: read files that have more than one hard link (see HardLinkReads).
   safety::HardLinkReads hard_link_reads = safety::HardLinkReads::kRefuse;
+  ReadGuards read_guards = ReadGuards::kOn;
 };
 
 // The `terminal` and `files` sections of `config` (defaults when absent); SessionOptions.env_passthrough is
@@ -81,6 +91,10 @@ class Session {
   // roots[0], and under bwrap/docker one that can write only there. The read tracker and the
   // audit log are shared. Errors: those of Open.
   Result<std::shared_ptr<Session>> Narrowed(std::vector<std::string> roots) const;
+
+  // The conversation's context no longer holds earlier read results (it was compacted or
+  // restarted): the read guardrails start over, so the next read returns content again.
+  void ForgetReads() const;
 
  private:
   Session() = default;

@@ -28,10 +28,15 @@ FileTracker::ReadVerdict FileTracker::RecordRead(std::string_view task, std::str
                                                  std::string_view region, uint64_t cookie) {
   std::lock_guard lock(mu_);
   Task& t = TaskFor(task);
+  ReadVerdict v;
+  if (guards_ == ReadGuards::kOff) {
+    if (t.seen.size() >= kMaxPathsPerTask) t.seen.clear();
+    t.seen[std::string(path)] = cookie;
+    return v;
+  }
   std::string key(path);
   key += '\0';
   key += region;
-  ReadVerdict v;
   v.consecutive = Bump(t, "r:" + key);
   auto it = t.regions.find(key);
   if (it != t.regions.end() && it->second.cookie == cookie) {
@@ -47,6 +52,7 @@ FileTracker::ReadVerdict FileTracker::RecordRead(std::string_view task, std::str
 }
 
 int FileTracker::RecordSearch(std::string_view task, std::string_view key) {
+  if (guards_ == ReadGuards::kOff) return 1;
   std::lock_guard lock(mu_);
   return Bump(TaskFor(task), "s:" + std::string(key));
 }
@@ -95,6 +101,15 @@ void FileTracker::NotifyOtherToolCall(std::string_view task_id) {
   if (t == tasks_.end()) return;
   t->second.last_key.clear();
   t->second.streak = 0;
+}
+
+void FileTracker::ForgetReads() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, t] : tasks_) {
+    t.last_key.clear();
+    t.streak = 0;
+    t.regions.clear();
+  }
 }
 
 FileTracker* TrackerOf(const ToolContext& ctx) { return dynamic_cast<FileTracker*>(ctx.read_tracker.get()); }

@@ -4,6 +4,9 @@
 //   - consecutive reads: the same region or search read 3 times in a row warns, 4 times blocks;
 //     any other tool resets the streak (the dispatcher calls NotifyOtherToolCall);
 //   - staleness: write_file/patch warn when a file changed since this session last read it.
+// Dedup and consecutive reads assume one conversation whose context still holds the earlier
+// results; with ReadGuards::kOff (a server whose callers are many conversations) both are off
+// and only staleness is kept. ForgetReads starts them over (the context lost earlier results).
 // State is kept per task id, bounded (the original's caps: 500 history, 1,000 dedup keys).
 // Thread-safety: thread-safe.
 #pragma once
@@ -17,6 +20,7 @@
 
 #include "talaria/core/tool_context.h"
 #include "talaria/safety/workspace.h"
+#include "talaria/tools/session.h"
 
 namespace talaria::tools {
 
@@ -28,14 +32,18 @@ class FileTracker final : public ReadLoopObserver {
     int unchanged_stubs = 0;    // stubs already returned for this region (incl. this one)
   };
 
+  explicit FileTracker(ReadGuards guards = ReadGuards::kOn) : guards_(guards) {}
+
   // What identifies one version of a file: mtime alone misses a rewrite within the same coarse
   // clock tick, so size and inode (atomic writes replace the inode) take part.
   static uint64_t Cookie(const safety::FileInfo& info);
 
-  // Records a read of `region` (path + window) of a file whose change cookie is `cookie`.
+  // Records a read of `region` (path + window) of a file whose change cookie is `cookie`. With
+  // the guards off the verdict is always a first, changed read (only staleness is recorded).
   ReadVerdict RecordRead(std::string_view task, std::string_view path, std::string_view region,
                          uint64_t cookie);
-  // Records a search (keyed by its arguments) for the consecutive-read rule.
+  // Records a search (keyed by its arguments) for the consecutive-read rule: how many times in
+  // a row it was made (always 1 with the guards off).
   int RecordSearch(std::string_view task, std::string_view key);
   // A write landed: dedup for that path is reset, and its new mtime becomes "last seen".
   void NoteWrite(std::string_view task, std::string_view path, uint64_t cookie);
@@ -48,6 +56,9 @@ class FileTracker final : public ReadLoopObserver {
   void ClearPatchMisses(std::string_view task, std::string_view path);
 
   void NotifyOtherToolCall(std::string_view task_id) override;
+  // Forgets every task's reads and searches for dedup and the consecutive rule (what was seen
+  // for staleness stays).
+  void ForgetReads();
 
   static constexpr size_t kMaxPathsPerTask = 1000;
   static constexpr size_t kMaxPatchMissPaths = 64;
@@ -67,6 +78,7 @@ class FileTracker final : public ReadLoopObserver {
   Task& TaskFor(std::string_view task);
   int Bump(Task& t, std::string_view key);
 
+  const ReadGuards guards_;
   mutable std::mutex mu_;
   std::map<std::string, Task, std::less<>> tasks_;  // Guarded by mu_.
 };

@@ -241,6 +241,32 @@ TEST_F(ReadFileTool, ThirdConsecutiveReadWarnsFourthIsBlockedOtherToolResets) {
   EXPECT_TRUE(after.contains("content")) << after.dump();
 }
 
+// A server whose callers are many conversations turns the guardrails off: every read of an
+// unchanged file returns its content, while write_file still warns about a stale file.
+TEST_F(ReadFileTool, WithReadGuardsOffEveryReReadReturnsTheContent) {
+  tracker_ = std::make_shared<FileTracker>(ReadGuards::kOff);
+  ctx_.read_tracker = tracker_;
+  Write("a.txt", Lines(3));
+  for (int i = 0; i < 10; ++i) {
+    Json read = Read({{"path", "a.txt"}});
+    ASSERT_TRUE(read.contains("content")) << i << ": " << read.dump();
+    EXPECT_FALSE(read.contains("_warning")) << i;
+  }
+  Write("a.txt", Lines(4));  // behind the session's back
+  Json written = Call("write_file", {{"path", "a.txt"}, {"content", "new\n"}});
+  EXPECT_NE(written.dump().find("modified since"), std::string::npos) << written.dump();
+}
+
+TEST_F(ReadFileTool, ForgetReadsStartsTheGuardrailsOver) {
+  Write("a.txt", Lines(3));
+  EXPECT_TRUE(Read({{"path", "a.txt"}}).contains("content"));
+  EXPECT_EQ(Read({{"path", "a.txt"}})["status"], "unchanged");
+  tracker_->ForgetReads();  // the conversation's context was compacted
+  Json again = Read({{"path", "a.txt"}});
+  EXPECT_TRUE(again.contains("content")) << again.dump();
+  EXPECT_FALSE(again.contains("_warning")) << again.dump();
+}
+
 TEST_F(ReadFileTool, ReadsOutsideTheRootAndSensitiveFilesAreRefused) {
   std::ofstream(base_ + "/secret.txt") << "top secret\n";
   fs::create_symlink(base_ + "/secret.txt", root_ + "/link.txt");
