@@ -32,30 +32,52 @@ ClientRoots::ClientRoots(std::shared_ptr<tools::Session> session, std::vector<st
   }
 }
 
-void ClientRoots::Update(const std::vector<std::string>& client_paths) {
+Status ClientRoots::Update(const std::vector<std::string>& client_paths) {
   std::vector<std::string> inside;
+  const auto keep = [&inside](const std::string& dir) {
+    if (std::find(inside.begin(), inside.end(), dir) == inside.end()) inside.push_back(dir);
+  };
   for (const std::string& path : client_paths) {
     const std::string c = Canonical(path);
-    const bool ok = !c.empty() && std::any_of(allowed_.begin(), allowed_.end(),
-                                               [&c](const std::string& dir) { return IsWithin(c, dir); });
-    if (ok) {
-      inside.push_back(c);
-    } else {
+    bool met = false;
+    for (const std::string& dir : allowed_) {
+      if (c.empty()) break;
+      if (IsWithin(c, dir)) {
+        keep(c);
+        met = true;
+        break;
+      }
+      if (IsWithin(dir, c)) {  // the client's root holds this --root directory
+        keep(dir);
+        met = true;
+      }
+    }
+    if (!met) {
       LogWarn("talaria mcp: ignoring the client's root " + path +
               " (missing, or outside the --root directories)");
     }
   }
   std::shared_ptr<tools::Session> narrowed;
+  Status status;
   if (!inside.empty()) {
     auto session = session_->Narrowed(std::move(inside));
     if (session) {
       narrowed = std::move(*session);
     } else {
-      LogWarn("talaria mcp: the client's roots are not usable: " + session.error().message());
+      status = FailedPreconditionError("the client's roots are not usable: " + session.error().message());
     }
+  } else if (!client_paths.empty()) {
+    std::string named;
+    for (const std::string& path : client_paths) named += (named.empty() ? "" : ", ") + path;
+    std::string allowed;
+    for (const std::string& dir : allowed_) allowed += (allowed.empty() ? "" : ", ") + dir;
+    status = PermissionDeniedError("none of the client's roots (" + named + ") lies inside the server's --root (" +
+                                   allowed + "), so no call may run; offer a root inside it");
   }
+  if (!status.ok()) LogWarn("talaria mcp: " + status.message());
   std::lock_guard lock(mu_);
   narrowed_ = std::move(narrowed);
+  return status;
 }
 
 ToolContext ClientRoots::NewContext(std::string call_id) const {

@@ -9,6 +9,7 @@
 //   mcp:
 //     read_guards: false     # read_file/search_files refuse repeats (tools::ReadGuards); off:
 //                            #   the server's callers are many conversations, not one context
+//     roots_timeout_ms: 5000 # how long calls wait for a client that declared roots to name them
 #include <signal.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ int Fail(const std::string& message) {
 // The `mcp` section of config.yaml.
 struct McpSettings {
   tools::ReadGuards read_guards = tools::ReadGuards::kOff;
+  std::chrono::milliseconds roots_timeout{5000};
 };
 
 Result<McpSettings> McpSettingsFromConfig(const Config& config) {
@@ -53,18 +55,22 @@ Result<McpSettings> McpSettingsFromConfig(const Config& config) {
   bool read_guards = false;
   TALARIA_RETURN_IF_ERROR(section.ReadBool("read_guards", read_guards));
   settings.read_guards = read_guards ? tools::ReadGuards::kOn : tools::ReadGuards::kOff;
+  int64_t timeout_ms = settings.roots_timeout.count();
+  TALARIA_RETURN_IF_ERROR(section.ReadInt("roots_timeout_ms", 1, 600'000, timeout_ms));
+  settings.roots_timeout = std::chrono::milliseconds(timeout_ms);
   return settings;
 }
 
 // Points one McpServer's calls at the tool session: contexts from `session` (call ids prefixed
-// with `call_prefix`), narrowed to the client's roots inside `allowed` once the client names them.
+// with `call_prefix`), narrowed to the client's roots inside `allowed` once the client names them
+// (the server holds calls back until then).
 void ServeSession(mcp::McpServerOptions& options, std::shared_ptr<tools::Session> session,
                   const std::vector<std::string>& allowed, std::string call_prefix) {
   auto roots = std::make_shared<ClientRoots>(std::move(session), allowed);
   options.make_context = [call_prefix = std::move(call_prefix), roots](const std::string& call_id) {
     return roots->NewContext(call_prefix + call_id);
   };
-  options.on_client_roots = [roots](const std::vector<std::string>& paths) { roots->Update(paths); };
+  options.on_client_roots = [roots](const std::vector<std::string>& paths) { return roots->Update(paths); };
 }
 
 // Streamable HTTP until a signal. Each MCP session gets its own McpServer; they share the tool
@@ -146,6 +152,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   mcp::McpServerOptions server_options;
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
   server_options.features = options.features;
+  server_options.roots_timeout = settings->roots_timeout;
   if (!options.http.empty()) return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
   ServeSession(server_options, *session, options.session.roots, /*call_prefix=*/"");
   mcp::FdLineWriter out(STDOUT_FILENO, stop);

@@ -28,8 +28,9 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 constexpr std::string_view kCursorPrefix = "after:";
-// How long the client gets to answer roots/list; without an answer the --root workspace stays.
-constexpr auto kRootsAnswerTimeout = std::chrono::seconds(10);
+// How long a roots/list request stays open (at least): an answer after calls stopped waiting for
+// it (options.roots_timeout) still applies to later calls.
+constexpr auto kRootsAnswerTimeout = std::chrono::seconds(60);
 
 // The params object of a request: null params read as {}. Arrays are not MCP.
 const Json* ParamsObject(const Message& m) {
@@ -192,8 +193,13 @@ struct McpServer::Impl {
     return calls.contains(key);
   }
   // Asks the client for its roots in the background (its answer arrives on the reader thread)
-  // and hands them to options.on_client_roots. A newer fetch cancels an older one.
+  // and hands them to options.on_client_roots. A newer fetch cancels an older one. Calls wait
+  // for the answer meanwhile (AwaitRoots).
   void FetchRoots();
+  // OK once calls may run: the client's roots are applied, or it has none to wait for. Waits
+  // while they are pending, up to roots_deadline or until `stop`; then PermissionDenied (no
+  // answer, a failed or refused one) or Cancelled.
+  Status AwaitRoots(const std::stop_token& stop);
   void OnRegistryChange();
   void OnFeatureEvent(const FeatureEvent& event);
   void ReapFinished();
@@ -221,6 +227,14 @@ struct McpServer::Impl {
   std::vector<std::unique_ptr<Call>> finished;         // Guarded by mu. Until RunCall returns.
   std::vector<std::string> exposed;                    // Guarded by mu. Names last seen.
   std::set<std::string, std::less<>> subscriptions;    // Guarded by mu. Resource URIs.
+  // The client's roots: kNone when it declared none (or nobody asked), kPending until its
+  // answer is accepted, kRefused after a failed or refused answer (with roots_refusal).
+  enum class Roots : unsigned char { kNone, kPending, kKnown, kRefused };
+  std::condition_variable_any roots_cv;                // roots_state left kPending
+  Roots roots_state = Roots::kNone;                    // Guarded by mu.
+  std::string roots_refusal;                           // Guarded by mu.
+  std::chrono::steady_clock::time_point roots_deadline;  // Guarded by mu. Calls wait until then.
+  uint64_t roots_generation = 0;                       // Guarded by mu. Which fetch is current.
   std::jthread roots_fetch;                            // Only touched by the reader thread.
   // Runs the calls; last, so destroyed (its threads joined) before anything they use.
   ElasticPool call_threads;
@@ -301,6 +315,12 @@ Reply McpServer::Impl::Initialize(const Json& params) {
     protocol_version = negotiated;
   }
   outlet->SetClientCapabilities(std::move(client_caps));
+  if (options.on_client_roots && outlet->ClientSupports("roots")) {
+    // Calls may come before notifications/initialized starts the fetch: they wait too.
+    std::lock_guard lock(mu);
+    roots_state = Roots::kPending;
+    roots_deadline = std::chrono::steady_clock::now() + options.roots_timeout;
+  }
   if (LogEnabled(LogLevel::kInfo)) {
     std::string client = "unknown client";
     if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) {
@@ -415,9 +435,10 @@ void McpServer::Impl::StartRequest(const Message& m, std::function<Reply(ToolCon
   call_threads.Run([this, call, work = std::move(work)] {
     Reply reply;
     try {
+      const Status roots = AwaitRoots(call->stop.get_token());
       ToolContext ctx = RequestContext(call->id, std::chrono::steady_clock::now());
       ctx.cancel = call->stop.get_token();
-      reply = work(ctx);
+      reply = roots.ok() ? work(ctx) : Error(kInternalError, roots.message());
     } catch (const std::exception& e) {
       LogError(std::string("mcp: request failed: ") + e.what());
       reply = Error(kInternalError, "Internal error");
@@ -469,6 +490,8 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
   const auto started = std::chrono::steady_clock::now();
   auto channel = std::make_shared<CallChannel>(outlet, call->key, progress_token);
   try {
+    // Before the context is made: it is of the client's roots only once they are known.
+    const Status roots = AwaitRoots(call->stop.get_token());
     ToolContext ctx = RequestContext(call->id, started);
     ctx.cancel = call->stop.get_token();
     ctx.client = channel;
@@ -476,7 +499,13 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
 
     const GateMode mode = GateModeOf(*entry);
     ToolResult result;
-    if (gate->Enter(mode, ctx.cancel)) {
+    if (!roots.ok()) {
+      const bool cancelled = roots.code() == StatusCode::kCancelled;
+      result = dispatcher.Conclude(entry->name(), DumpJson(args), ctx,
+                                   ToolResult::Error(roots.message(),
+                                                     cancelled ? CallStatus::kCancelled : CallStatus::kBlocked,
+                                                     cancelled ? "cancelled" : "client_roots"));
+    } else if (gate->Enter(mode, ctx.cancel)) {
       result = dispatcher.DispatchArgs(entry->name(), std::move(args), ctx);
       gate->Leave(mode);
     } else {
@@ -580,22 +609,63 @@ void McpServer::Impl::OnFeatureEvent(const FeatureEvent& event) {
 
 void McpServer::Impl::FetchRoots() {
   if (!options.on_client_roots || !outlet->ClientSupports("roots")) return;
-  roots_fetch = std::jthread([this](std::stop_token stop) {
-    const auto deadline = std::chrono::steady_clock::now() + kRootsAnswerTimeout;
+  uint64_t generation = 0;
+  {
+    std::lock_guard lock(mu);
+    generation = ++roots_generation;
+    roots_state = Roots::kPending;
+    roots_deadline = std::chrono::steady_clock::now() + options.roots_timeout;
+  }
+  roots_fetch = std::jthread([this, generation](std::stop_token stop) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::max<std::chrono::milliseconds>(options.roots_timeout, kRootsAnswerTimeout);
     auto answer = outlet->Request("roots/list", Json::object(), Routing{}, stop, deadline);
+    if (stop.stop_requested()) return;  // a newer fetch, or shutdown
+    std::string refusal;
     if (!answer) {
-      if (!stop.stop_requested()) LogWarn("mcp: roots/list failed: " + answer.error().message());
-      return;
-    }
-    std::vector<std::string> paths;
-    if (auto roots = answer->find("roots"); roots != answer->end() && roots->is_array()) {
-      for (const Json& root : *roots) {
-        if (!root.is_object() || !root.contains("uri") || !root["uri"].is_string()) continue;
-        if (auto path = FileUriPath(root["uri"].get_ref<const std::string&>())) paths.push_back(std::move(*path));
+      LogWarn("mcp: roots/list failed: " + answer.error().message());
+      refusal = "Refused: the client declared roots, but roots/list failed (" + answer.error().message() +
+                "); its calls do not run until it names them.";
+    } else {
+      std::vector<std::string> paths;
+      if (auto roots = answer->find("roots"); roots != answer->end() && roots->is_array()) {
+        for (const Json& root : *roots) {
+          if (!root.is_object() || !root.contains("uri") || !root["uri"].is_string()) continue;
+          if (auto path = FileUriPath(root["uri"].get_ref<const std::string&>())) paths.push_back(std::move(*path));
+        }
       }
+      if (Status applied = options.on_client_roots(paths); !applied.ok()) refusal = "Refused: " + applied.message();
     }
-    if (!stop.stop_requested()) options.on_client_roots(paths);
+    std::lock_guard lock(mu);
+    if (generation != roots_generation) return;
+    roots_state = refusal.empty() ? Roots::kKnown : Roots::kRefused;
+    roots_refusal = std::move(refusal);
+    roots_cv.notify_all();
   });
+}
+
+Status McpServer::Impl::AwaitRoots(const std::stop_token& stop) {
+  std::unique_lock lock(mu);
+  while (roots_state == Roots::kPending && !stop.stop_requested() &&
+         std::chrono::steady_clock::now() < roots_deadline) {
+    // The deadline moves when a newer fetch starts; the loop picks that up.
+    roots_cv.wait_until(lock, stop, roots_deadline, [this] { return roots_state != Roots::kPending; });
+  }
+  switch (roots_state) {
+    case Roots::kNone:
+    case Roots::kKnown:
+      return Status::Ok();
+    case Roots::kRefused:
+      return PermissionDeniedError(roots_refusal);
+    case Roots::kPending:
+      break;
+  }
+  if (stop.stop_requested()) return CancelledError("Cancelled while waiting for the client's roots");
+  return PermissionDeniedError(
+      "Refused: the client declared roots but has not answered roots/list within " +
+      std::to_string(options.roots_timeout.count()) +
+      " ms; calls do not run until the client names its roots (answers roots/list), so that they "
+      "never reach beyond them.");
 }
 
 void McpServer::Impl::ReapFinished() {

@@ -75,6 +75,11 @@ class McpProcess : public testing_cli::McpProcessBase {
     return NextWhere([id](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); },
                      timeout);
   }
+  // A request of the server's (roots/list, elicitation/create, ...).
+  json ServerRequest(const std::string& method, std::chrono::milliseconds timeout = 5s) {
+    return NextWhere([&method](const json& m) { return m.value("method", "") == method && m.contains("id"); },
+                     timeout);
+  }
 
  private:
   std::string buffer_;
@@ -99,6 +104,15 @@ class McpStdio : public ::testing::Test {
     EXPECT_EQ(init["result"]["protocolVersion"], "2025-11-25");
     EXPECT_EQ(init["result"]["serverInfo"]["name"], "talaria");
     EXPECT_EQ(init["result"]["capabilities"]["tools"]["listChanged"], true);
+    mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  }
+  // initialize declaring the roots capability, then notifications/initialized.
+  void InitializeWithRoots(McpProcess& mcp) {
+    mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
+                                       {"capabilities", {{"roots", {{"listChanged", true}}}}},
+                                       {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+    json init = mcp.AnswerTo(1);
+    ASSERT_EQ(init["id"], 1) << init.dump() << "\nstderr: " << mcp.Stderr();
     mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
   }
   static json ReadFile(int id, const std::string& path) {
@@ -143,6 +157,118 @@ TEST_F(McpStdio, ReadGuardsComeBackWhenConfigured) {
   EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
 }
 
+// A client that declares roots and answers roots/list only after sending its first call: that
+// call waits for the roots, so a file outside them is refused, in every fresh session.
+TEST_F(McpStdio, CallsBeforeTheClientsRootsAreKnownWaitForThem) {
+  std::filesystem::create_directories(root_ + "/sub");
+  std::ofstream(root_ + "/sub/in.txt") << "inside\n";
+  for (int session = 0; session < 10; ++session) {
+    SCOPED_TRACE("session " + std::to_string(session));
+    McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+    InitializeWithRoots(mcp);
+    mcp.Send(ReadFile(2, root_ + "/a.txt"));  // outside the client's root, inside --root
+    json ask = mcp.ServerRequest("roots/list");
+    ASSERT_FALSE(ask.is_null()) << mcp.Stderr();
+    mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", {{"roots", {{{"uri", "file://" + root_ + "/sub"}}}}}}});
+    json outside = mcp.AnswerTo(2);
+    ASSERT_EQ(outside["id"], 2) << outside.dump();
+    EXPECT_EQ(outside["result"]["isError"], true) << outside.dump();
+    EXPECT_THAT(outside.dump(), ::testing::Not(HasSubstr("alpha")));
+    mcp.Send(ReadFile(3, root_ + "/sub/in.txt"));
+    json inside = mcp.AnswerTo(3);
+    EXPECT_FALSE(inside["result"].value("isError", false)) << inside.dump();
+    EXPECT_THAT(inside.dump(), HasSubstr("inside"));
+    mcp.CloseInput();
+    EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+  }
+}
+
+// A client that declares roots but never names them is refused with the reason, never served
+// from the wider --root; so is one whose roots all lie outside --root.
+TEST_F(McpStdio, CallsAreRefusedWhenTheClientsRootsNeverArriveOrMissRoot) {
+  home_.WriteConfig("mcp:\n  roots_timeout_ms: 300\n");
+  {
+    McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+    InitializeWithRoots(mcp);
+    mcp.Send(ReadFile(2, "a.txt"));
+    json refused = mcp.AnswerTo(2);
+    ASSERT_EQ(refused["id"], 2) << refused.dump() << "\nstderr: " << mcp.Stderr();
+    EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
+    EXPECT_THAT(refused.dump(), HasSubstr("has not answered roots/list"));
+    EXPECT_THAT(refused.dump(), ::testing::Not(HasSubstr("alpha")));
+    mcp.Send(Request(3, "tools/call", {{"name", "terminal"}, {"arguments", {{"command", "cat a.txt"}}}}));
+    json terminal = mcp.AnswerTo(3);
+    EXPECT_EQ(terminal["result"]["isError"], true) << terminal.dump();
+    EXPECT_THAT(terminal.dump(), ::testing::Not(HasSubstr("alpha")));
+    mcp.CloseInput();
+    EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+  }
+  const std::string outside = home_.path() + "/elsewhere";
+  std::filesystem::create_directories(outside);
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  InitializeWithRoots(mcp);
+  json ask = mcp.ServerRequest("roots/list");
+  ASSERT_FALSE(ask.is_null()) << mcp.Stderr();
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", {{"roots", {{{"uri", "file://" + outside}}}}}}});
+  mcp.Send(ReadFile(2, "a.txt"));
+  json refused = mcp.AnswerTo(2);
+  EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
+  EXPECT_THAT(refused.dump(), HasSubstr("none of the client's roots"));
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+}
+
+TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  Initialize(mcp);
+
+  mcp.Send(Request(2, "tools/list"));
+  json list = mcp.Next();
+  ASSERT_EQ(list["id"], 2) << list.dump();
+  std::vector<std::string> names;
+  for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"read_file", "write_file", "patch", "search_files", "terminal"}));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("clarify")));
+  for (const auto& t : list["result"]["tools"]) {
+    if (t["name"] == "read_file") {
+      EXPECT_EQ(t["annotations"]["readOnlyHint"], true);
+      EXPECT_EQ(t["inputSchema"]["type"], "object");
+    }
+  }
+
+  mcp.Send(Request(3, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}));
+  json read = mcp.Next();
+  ASSERT_EQ(read["id"], 3) << read.dump();
+  EXPECT_THAT(read["result"]["content"][0]["text"].get<std::string>(), HasSubstr("alpha"));
+  EXPECT_TRUE(read["result"]["structuredContent"].is_object());
+  EXPECT_FALSE(read["result"].contains("isError"));
+
+  mcp.Send(Request(4, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "/etc/passwd"}}}}));
+  json outside = mcp.Next();
+  ASSERT_EQ(outside["id"], 4) << outside.dump();
+  EXPECT_EQ(outside["result"]["isError"], true);  // outside --root
+
+  mcp.Send(std::string("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": "));  // malformed
+  json parse_error = mcp.Next();
+  EXPECT_EQ(parse_error["error"]["code"], -32700) << parse_error.dump();
+  EXPECT_TRUE(parse_error["id"].is_null());
+
+  mcp.Send(std::string("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"p\xff\"}"));  // invalid UTF-8
+  EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
+  mcp.Send(std::string(5000, '[') + std::string(5000, ']'));  // absurd nesting
+  EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
+
+  mcp.Send(Request(6, "ping"));
+  json pong = mcp.Next();
+  EXPECT_EQ(pong["id"], 6);
+  EXPECT_EQ(pong["result"], json::object());
+
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+  EXPECT_TRUE(mcp.Next(500ms).is_null()) << "nothing after the last answer";
+}
+
 // The client's roots narrow the workspace inside --root, and never widen it.
 TEST_F(McpStdio, ClientRootsNarrowTheWorkspaceOnlyInsideRoot) {
   std::filesystem::create_directories(root_ + "/sub");
@@ -165,17 +291,10 @@ TEST_F(McpStdio, ClientRootsNarrowTheWorkspaceOnlyInsideRoot) {
                 {"result", {{"roots", {{{"uri", "file://" + root_ + "/s%75b"}},
                                        {{"uri", "file://" + outside}},
                                        {{"uri", "file://" + root_ + "/sub/link-out"}}}}}}});
+  // Calls wait for the roots: no retry needed.
   const auto read = [&](int id, const std::string& path) {
-    json answer;
-    // The roots are applied by the server's roots thread: retry briefly until they take effect.
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      mcp.Send(Request(id, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", path}}}}));
-      answer = mcp.Next();
-      if (answer["result"].value("isError", false)) break;
-      if (path.ends_with("in.txt")) break;
-      std::this_thread::sleep_for(20ms);
-    }
-    return answer;
+    mcp.Send(ReadFile(id, path));
+    return mcp.AnswerTo(id);
   };
   json in = read(10, root_ + "/sub/in.txt");
   EXPECT_THAT(in.dump(), HasSubstr("inside"));

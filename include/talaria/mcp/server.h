@@ -91,9 +91,17 @@ struct McpServerOptions {
   ContextFactory make_context;
   // The client's roots (`roots/list`) as absolute local paths, asked for after initialization
   // when the client declares the roots capability and again on notifications/roots/list_changed;
-  // called from a server thread. Roots that are not file:// URIs are dropped. Null: roots are
-  // never asked for.
-  std::function<void(const std::vector<std::string>& paths)> on_client_roots;
+  // called from a server thread. Roots that are not file:// URIs are dropped. An error refuses
+  // the session's calls with its message until a later answer is accepted (fail closed). Null:
+  // roots are never asked for.
+  //
+  // While the roots are not known — from initialize until the client's answer is accepted, and
+  // again after list_changed — a client that declared roots has its calls (tools/call,
+  // resources/read, prompts/get) wait for them up to `roots_timeout`; calls still waiting then,
+  // and calls made after a failed or refused answer, are refused: never run on a context
+  // make_context made before the roots applied. A client without the capability is not waited on.
+  std::function<Status(const std::vector<std::string>& paths)> on_client_roots;
+  std::chrono::milliseconds roots_timeout{5000};
   // Shared by every server whose calls reach the same tool session; null: one of its own.
   std::shared_ptr<CallGate> call_gate;
   // Resources, resource templates and prompts to serve besides tools (those of the selected
