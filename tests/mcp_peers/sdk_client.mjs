@@ -1,16 +1,18 @@
 // The official TypeScript SDK as the client of `talaria mcp`, over stdio or Streamable HTTP:
 // connect (initialize and version negotiation), list tools, call read_file and terminal, a
-// failing call, ping, and close.
+// failing call, ping, and close; then a second client that offers one root, whose calls wait for
+// it (over HTTP the server asks on the GET stream the SDK opens).
 // Usage: node sdk_client.mjs /path/to/talaria stdio|http   (exit 0: all checks held; 77: SDK missing)
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 
-let Client, StdioClientTransport, StreamableHTTPClientTransport;
+let Client, StdioClientTransport, StreamableHTTPClientTransport, ListRootsRequestSchema;
 try {
   ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
+  ({ ListRootsRequestSchema } = await import("@modelcontextprotocol/sdk/types.js"));
   ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
   ({ StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js"));
 } catch (e) {
@@ -23,6 +25,8 @@ const mode = process.argv[3] ?? "stdio";
 const root = mkdtempSync(join(tmpdir(), "talaria-sdk-"));
 const home = mkdtempSync(join(tmpdir(), "talaria-sdk-home-"));
 writeFileSync(join(root, "notes.txt"), "first line\nsecond line\n");
+mkdirSync(join(root, "sub"));
+writeFileSync(join(root, "sub", "in.txt"), "inside\n");
 
 const env = { PATH: process.env.PATH, HOME: home, TALARIA_HOME: home };
 let server = null;  // the HTTP server process (stdio: the SDK owns the process)
@@ -45,10 +49,13 @@ function startHttpServer() {
   });
 }
 
-const transport = mode === "http"
-  ? new StreamableHTTPClientTransport(new URL(await startHttpServer()))
+const url = mode === "http" ? new URL(await startHttpServer()) : null;
+const newTransport = () => url
+  ? new StreamableHTTPClientTransport(url)
   : new StdioClientTransport({ command: talaria, args: ["mcp", "--root", root], env, stderr: "inherit" });
+const transport = newTransport();
 const client = new Client({ name: "talaria-sdk-test", version: "1.0.0" });
+let rooted = null;
 try {
   await client.connect(transport);
   assert.equal(client.getServerVersion().name, "talaria");
@@ -76,9 +83,20 @@ try {
 
   await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /-32602|Unknown tool|not found/i);
   await client.ping();
+
+  // A client offering only sub/ as its root: its first call already stays inside it.
+  rooted = new Client({ name: "talaria-sdk-roots", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });
+  rooted.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: `file://${join(root, "sub")}` }] }));
+  await rooted.connect(newTransport());
+  const beyond = await rooted.callTool({ name: "read_file", arguments: { path: join(root, "notes.txt") } });
+  assert.equal(beyond.isError, true, `outside the client's root: ${JSON.stringify(beyond)}`);
+  const within = await rooted.callTool({ name: "read_file", arguments: { path: join(root, "sub", "in.txt") } });
+  assert.notEqual(within.isError, true, JSON.stringify(within));
+  assert.match(within.content[0].text, /inside/);
   console.log(`ok: SDK client over ${mode}`);
 } finally {
   await client.close();
+  if (rooted) await rooted.close();
   if (server) {
     const exited = new Promise((r) => server.once("exit", r));
     server.kill("SIGTERM");
