@@ -66,6 +66,28 @@ TEST_F(ExecuteCodeTest, SchemaListsOnlyTheSessionsTools) {
   EXPECT_EQ(schema.find("web_search("), std::string::npos);
   Json r = Run("from hermes_tools import *\nprint(sorted(n for n in dir() if not n.startswith('_')))");
   EXPECT_EQ(r["output"], "['json_parse', 'read_file', 'retry', 'shell_quote', 'terminal']\n") << last_.text;
+  // Every parameter the description shows is one the registered tool has (the original's
+  // cross_profile and order="discovery" are not, so they are not advertised).
+  CodeExecutionOptions all;
+  Enable(all);
+  const Json full = Json::parse(*dispatcher_.registry().SchemaOf("execute_code"));
+  const std::string description = full["description"];
+  EXPECT_EQ(description.find("cross_profile"), std::string::npos) << description;
+  EXPECT_EQ(description.find("order="), std::string::npos) << description;
+  for (const std::string tool : {"patch", "read_file", "search_files", "terminal", "write_file"}) {
+    const size_t at = description.find("  " + tool + "(");
+    ASSERT_NE(at, std::string::npos) << tool << " in " << description;
+    const std::string args = description.substr(at + tool.size() + 3, description.find(')', at) - at - tool.size() - 3);
+    const Json tool_schema = Json::parse(*dispatcher_.registry().SchemaOf(tool));
+    size_t start = 0;
+    while (start < args.size()) {
+      size_t end = args.find(", ", start);
+      if (end == std::string::npos) end = args.size();
+      const std::string param = args.substr(start, args.find('=', start) < end ? args.find('=', start) - start : end - start);
+      EXPECT_TRUE(tool_schema["parameters"]["properties"].contains(param)) << tool << "." << param;
+      start = end + 2;
+    }
+  }
 }
 
 TEST_F(ExecuteCodeTest, RefusesToolsOutsideTheSetWithoutCountingThem) {

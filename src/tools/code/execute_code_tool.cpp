@@ -19,15 +19,15 @@ namespace {
 
 constexpr std::string_view kToolName = "execute_code";
 
-std::string Description(const std::vector<std::string>& allowed, const CodeExecutionOptions& options) {
+std::string Description(const std::vector<code::StubTool>& stubs, const CodeExecutionOptions& options) {
   std::string text =
       "Run a Python script that calls tools programmatically. Use it when you need three or more tool calls with "
       "logic between them, to filter or reduce large tool outputs before they reach your context, or for loops and "
       "conditional branching. Only what the script prints comes back to you; tool results stay inside the "
       "script.\n\nImport the tools with `from hermes_tools import ...` (also available as `talaria_tools`):\n";
-  for (const std::string& tool : allowed) {
+  for (const code::StubTool& tool : stubs) {
     text += "  ";
-    text += code::StubSignature(tool);
+    text += code::AdvertisedSignature(tool.name, tool.schema_params);
     text += "\n";
   }
   text +=
@@ -45,10 +45,10 @@ std::string Description(const std::vector<std::string>& allowed, const CodeExecu
   return text;
 }
 
-Json Schema(const std::vector<std::string>& allowed, const CodeExecutionOptions& options) {
+Json Schema(const std::vector<code::StubTool>& stubs, const CodeExecutionOptions& options) {
   Json schema = Json::object();
   schema["name"] = std::string(kToolName);
-  schema["description"] = Description(allowed, options);
+  schema["description"] = Description(stubs, options);
   Json params = Json::object();
   params["type"] = "object";
   Json props = Json::object();
@@ -112,7 +112,7 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
   safety::GuardOptions guard;
   guard.home = ShellHome();
   guard.talaria_home = TalariaHome();
-  const Json schema = Schema(allowed, options);
+  const Json schema = Schema(stubs, options);
   auto runner = std::make_shared<const code::CodeRunner>(dispatcher, options, allowed, code::TalariaToolsModule(stubs),
                                                          std::move(guard));
   ToolSpec spec;

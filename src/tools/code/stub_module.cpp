@@ -235,6 +235,26 @@ std::string StubSignature(const std::string& tool) {
   return text;
 }
 
+std::string AdvertisedSignature(const std::string& tool, const std::vector<std::string>& schema_params) {
+  const Signature* sig = Find(tool);
+  if (sig == nullptr) return {};
+  std::string text(sig->tool);
+  text += "(";
+  bool first = true;
+  for (const Param& param : sig->params) {
+    if (std::find(schema_params.begin(), schema_params.end(), param.name) == schema_params.end()) continue;
+    if (!first) text += ", ";
+    first = false;
+    text += param.name;
+    if (!param.default_value.empty()) {
+      text += "=";
+      text += param.default_value;
+    }
+  }
+  text += ")";
+  return text;
+}
+
 std::string TalariaToolsModule(const std::vector<StubTool>& tools) {
   std::string source(kModuleHead);
   std::string all = "__all__ = [\"json_parse\", \"shell_quote\", \"retry\"";

@@ -26,6 +26,9 @@ const std::vector<std::string>& StubbedToolNames();
 
 // "read_file(path, offset=1, limit=2000)" for a stubbed tool; empty for others.
 std::string StubSignature(const std::string& tool);
+// The same, as the model is told it: only the parameters `schema_params` (the registered tool's
+// schema) has. The stub still accepts the original's others, for scripts written for it.
+std::string AdvertisedSignature(const std::string& tool, const std::vector<std::string>& schema_params);
 
 // talaria_tools.py for `tools` (each must be a stubbed tool).
 std::string TalariaToolsModule(const std::vector<StubTool>& tools);
