@@ -59,8 +59,7 @@ constexpr std::string_view kSchema = R"json({
         "type": "string",
         "description": "patch mode: the V4A patch text:\n*** Begin Patch\n*** Update File: path/to/file\n@@ optional context hint, e.g. a function signature @@\n context line (leading space)\n-removed line\n+added line\n*** Add File: path/to/new_file\n+content line\n*** Delete File: path/to/old_file\n*** Move File: old/path -> new/path\n*** End Patch\nPut '*** End of File' after a hunk that must end at the end of the file."
       }
-    },
-    "required": ["mode"]
+    }
   }
 })json";
 

@@ -50,7 +50,8 @@ TEST_F(PatchTool, IsRegisteredWithTheReferenceSchema) {
   EXPECT_FALSE(entry->annotations().read_only);
   const Json schema = Json::parse(entry->schema_text());
   const Json& params = schema["parameters"];
-  EXPECT_EQ(params["required"], Json::array({"mode"}));
+  // mode defaults to replace, so nothing is required (issue 18, finding 7).
+  EXPECT_FALSE(params.contains("required"));
   std::vector<std::string> names;
   for (const auto& [name, _] : params["properties"].items()) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"mode", "path", "old_string", "new_string",
@@ -81,6 +82,13 @@ TEST_F(PatchTool, ReplaceEditsTheFileAndReportsTheMatcher) {
   EXPECT_EQ(keys, (std::vector<std::string>{"success", "diff", "files_modified", "lint",
                                             "resolved_path", "match"}));
   EXPECT_TRUE(last_.ok());
+}
+
+TEST_F(PatchTool, ReplaceIsTheDefaultWhenModeIsLeftOut) {
+  Write("notes.txt", "alpha\nbeta\n");
+  Json r = Call({{"path", "notes.txt"}, {"old_string", "beta"}, {"new_string", "gamma"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  EXPECT_EQ(Read("notes.txt"), "alpha\ngamma\n");
 }
 
 TEST_F(PatchTool, ReplaceThroughAFuzzyMatcherNamesIt) {
