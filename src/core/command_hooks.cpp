@@ -34,10 +34,18 @@ constexpr std::string_view kUnsupportedEvents[] = {"PermissionRequest",  "Permis
 // How much of a failing hook's stderr goes into the warning.
 constexpr size_t kMaxWarnDetail = 500;
 
+// What a PreToolUse hook that gives no verdict (cannot run, times out, crashes, fails, prints
+// garbage) means for the call.
+enum class OnHookFailure : unsigned char {
+  kAllow,  // the default: a broken hook never breaks a call
+  kBlock,  // fail_closed: true — no verdict, no call
+};
+
 struct CommandSpec {
   std::string command;
   milliseconds timeout;
   std::string where;  // "hooks.PreToolUse[0].hooks[1]", for messages
+  OnHookFailure on_failure = OnHookFailure::kAllow;
 };
 
 struct MatcherGroup {
@@ -106,10 +114,14 @@ Json BaseEvent(std::string_view event_name, std::string_view tool_name, const Js
 }
 
 // Runs one hook command with `event` on stdin. nullopt when it could not be run to completion
-// (spawn failure, timeout, cancellation); the reason has been logged.
+// (spawn failure, timeout, cancellation); the reason has been logged and is left in `failure`.
 std::optional<ProcessResult> RunHookCommand(const CommandSpec& spec, const Json& event,
                                             std::string_view tool_name, const ToolContext& ctx,
-                                            const HookEnv& env) {
+                                            const HookEnv& env, std::string* failure = nullptr) {
+  const auto fail = [&](std::string why) -> std::optional<ProcessResult> {
+    if (failure != nullptr) *failure = std::move(why);
+    return std::nullopt;
+  };
   const std::string label = std::string(event["hook_event_name"].get_ref<const std::string&>()) +
                             " hook " + spec.where + " ('" + Shorten(spec.command) + "') for " +
                             std::string(tool_name);
@@ -119,7 +131,7 @@ std::optional<ProcessResult> RunHookCommand(const CommandSpec& spec, const Json&
         std::chrono::duration_cast<milliseconds>(ctx.deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       env.Warn(label + ": skipped, the call's deadline has passed");
-      return std::nullopt;
+      return fail("skipped, the call's deadline has passed");
     }
     timeout = std::min(timeout, left);
   }
@@ -136,16 +148,17 @@ std::optional<ProcessResult> RunHookCommand(const CommandSpec& spec, const Json&
   auto run = RunProcess(options);
   if (!run) {
     env.Warn(label + ": could not run: " + run.error().ToString());
-    return std::nullopt;
+    return fail("could not run: " + run.error().message());
   }
   if (run->timed_out) {
-    env.Warn(label + ": timed out after " + std::to_string(timeout.count()) +
-             " ms; killed and ignored");
-    return std::nullopt;
+    const std::string why = "timed out after " + std::to_string(timeout.count()) + " ms";
+    env.Warn(label + ": " + why +
+             (spec.on_failure == OnHookFailure::kBlock ? "; killed" : "; killed and ignored"));
+    return fail(why);
   }
   if (run->cancelled) {
     env.Warn(label + ": cancelled with the call; ignored");
-    return std::nullopt;
+    return fail("cancelled with the call");
   }
   return std::move(*run);
 }
@@ -174,33 +187,50 @@ void WarnExit(const ProcessResult& run, const CommandSpec& spec, std::string_vie
   env.Warn(msg);
 }
 
+// Every block names the hook that made it, so a user can tell a hook's refusal from the
+// tool's own error.
+PreHookDecision BlockBy(const CommandSpec& spec, std::string_view reason) {
+  std::string message = "Blocked by PreToolUse hook " + spec.where;
+  message += reason.empty() ? " ('" + Shorten(spec.command) + "')" : ": " + std::string(reason);
+  return PreHookDecision::Block(std::move(message));
+}
+
+// A hook that gave no verdict: the call goes on, unless the hook is fail_closed.
+PreHookDecision NoVerdict(const CommandSpec& spec, std::string_view why) {
+  if (spec.on_failure == OnHookFailure::kAllow) return PreHookDecision::Continue();
+  return BlockBy(spec, "the hook ('" + Shorten(spec.command) + "') " + std::string(why) +
+                           ", and it is fail_closed");
+}
+
 PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const HookEnv& env) {
   const Json event = BaseEvent(kPreToolUse, e.tool_name, e.args, e.ctx, env);
   if (env.before_run) {
     if (Status s = env.before_run(); !s.ok()) {
-      return PreHookDecision::Block("Blocked: the PreToolUse hook " + spec.where + " ('" +
-                                    Shorten(spec.command) + "') was not run: " + s.message());
+      return BlockBy(spec, "the hook ('" + Shorten(spec.command) + "') was not run: " + s.message());
     }
   }
-  auto run = RunHookCommand(spec, event, e.tool_name, e.ctx, env);
-  if (!run) return PreHookDecision::Continue();
+  std::string failure;
+  auto run = RunHookCommand(spec, event, e.tool_name, e.ctx, env, &failure);
+  if (!run) return NoVerdict(spec, failure);
 
-  if (run->exit_code == 2) {
-    std::string reason = Trim(run->stderr_text);
-    if (reason.empty()) reason = "Blocked by PreToolUse hook: " + Shorten(spec.command);
-    return PreHookDecision::Block(std::move(reason));
-  }
+  if (run->exit_code == 2) return BlockBy(spec, Trim(run->stderr_text));
   if (run->exit_code != 0) {
     WarnExit(*run, spec, kPreToolUse, env);
-    return PreHookDecision::Continue();
+    // sh reports a program it cannot find or execute as 127 or 126.
+    const bool not_run = run->exit_code == 126 || run->exit_code == 127;
+    std::string why = not_run ? "could not run its program"
+                              : "failed with exit code " + std::to_string(run->exit_code);
+    if (const std::string err = Shorten(run->stderr_text); !err.empty()) why += " (" + err + ")";
+    return NoVerdict(spec, why);
   }
+  const std::string stdout_text = Trim(run->stdout_text);
   auto out = ParseHookOutput(*run, spec, env);
-  if (!out) return PreHookDecision::Continue();
+  if (!out) {
+    return stdout_text.empty() ? PreHookDecision::Continue() : NoVerdict(spec, "printed no JSON object");
+  }
 
   if (auto it = out->find("continue"); it != out->end() && it->is_boolean() && !it->get<bool>()) {
-    std::string reason = JsonStringField(*out, "stopReason");
-    if (reason.empty()) reason = "Stopped by PreToolUse hook: " + Shorten(spec.command);
-    return PreHookDecision::Block(std::move(reason));
+    return BlockBy(spec, JsonStringField(*out, "stopReason"));
   }
 
   static const Json kNoObject = Json::object();
@@ -215,17 +245,12 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
     if (legacy == "approve") decision = "allow";
     if (reason.empty()) reason = JsonStringField(*out, "reason");
   }
-  if (decision == "deny") {
-    if (reason.empty()) reason = "Denied by PreToolUse hook: " + Shorten(spec.command);
-    return PreHookDecision::Block(std::move(reason));
-  }
+  if (decision == "deny") return BlockBy(spec, reason);
   if (decision == "ask") {
     // Asking means a human must approve; none is present, so the answer is no.
-    std::string msg =
-        "A PreToolUse hook requires approval for this call and nobody is present "
-        "to approve it, so it was denied";
+    std::string msg = "it requires approval for this call and nobody is present to approve it, so it was denied";
     if (!reason.empty()) msg += ": " + reason;
-    return PreHookDecision::Block(std::move(msg));
+    return BlockBy(spec, msg);
   }
   if (!decision.empty() && decision != "allow" && decision != "defer") {
     env.Warn(spec.where + ": unknown permissionDecision '" + Shorten(decision) + "'; ignored");
@@ -347,6 +372,10 @@ Result<CommandSpec> ParseCommand(const Json& hook, const std::string& where,
           InvalidArgumentError(where + ": \"timeout\" must be a positive number of seconds"));
     }
     spec.timeout = milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
+  }
+  if (auto f = hook.find("fail_closed"); f != hook.end() && !f->is_null()) {
+    if (!f->is_boolean()) return Err(InvalidArgumentError(where + ": \"fail_closed\" must be true or false"));
+    if (f->get<bool>()) spec.on_failure = OnHookFailure::kBlock;
   }
   return spec;
 }

@@ -104,7 +104,7 @@ TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
                  Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
   auto d = Pre("write_file", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(d.message, "no writes today");
+  EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no writes today");
 }
 
 // A trusted project's hook whose script changed since it was trusted is not run; a PreToolUse
@@ -115,6 +115,7 @@ TEST_F(CommandHooksTest, AHookWhoseCheckFailsIsNotRunAndAPreHookBlocks) {
   auto d = Pre("write_file", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_NE(d.message.find("check.sh changed since it was trusted"), std::string::npos) << d.message;
+  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
   EXPECT_FALSE(fs::exists(dir_ / "pre-ran"));
   Install(Config("PostToolUse", "", Script("post.sh", "touch post-ran")));
   EXPECT_FALSE(Post("write_file", kArgs, "{}").has_value());
@@ -139,7 +140,7 @@ TEST_F(CommandHooksTest, JsonDenyBlocksWithReason) {
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"path is protected"}}')")));
   auto d = Pre("patch", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(d.message, "path is protected");
+  EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: path is protected");
 }
 
 TEST_F(CommandHooksTest, JsonAskFailsClosed) {
@@ -150,6 +151,7 @@ TEST_F(CommandHooksTest, JsonAskFailsClosed) {
           R"(echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"risky"}}')")));
   auto d = Pre("terminal", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
+  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
   EXPECT_NE(d.message.find("approval"), std::string::npos);
   EXPECT_NE(d.message.find("risky"), std::string::npos);
 }
@@ -159,7 +161,7 @@ TEST_F(CommandHooksTest, ContinueFalseBlocksWithStopReason) {
                  Script("stop.sh", R"(echo '{"continue":false,"stopReason":"halt"}')")));
   auto d = Pre("terminal", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(d.message, "halt");
+  EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: halt");
 }
 
 TEST_F(CommandHooksTest, AllowAndEmptyOutputContinue) {
@@ -226,6 +228,49 @@ TEST_F(CommandHooksTest, MissingScriptIsIgnored) {
   Install(Config("PreToolUse", "", (dir_ / "does-not-exist.sh").string()));
   EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(Warned("exit code 127"));
+}
+
+// fail_closed: true turns "the hook gave no verdict" into a block naming the hook (issue 18,
+// finding 10); without it the same hooks let the call through (above).
+TEST_F(CommandHooksTest, FailClosedHookBlocksWhenItCannotRunTimesOutOrFails) {
+  struct Case {
+    std::string name;
+    std::string command;
+    double timeout;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {"missing program", (dir_ / "does-not-exist.sh").string(), 0, "could not run its program"},
+      {"timeout", Script("slow.sh", "sleep 30"), 0.2, "timed out"},
+      {"exit 1", Script("fail.sh", "echo oops >&2; exit 1"), 0, "exit code 1"},
+      {"garbage", Script("garbage.sh", "echo '{not json'"), 0, "no JSON object"},
+  };
+  for (const Case& c : cases) {
+    Json config = Config("PreToolUse", "", c.command, c.timeout);
+    config["PreToolUse"][0]["hooks"][0]["fail_closed"] = true;
+    HookSet hooks;
+    ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok()) << c.name;
+    const PreHookDecision d = hooks.RunPre("terminal", kArgs, ctx_, PreHookMode::kDecide);
+    EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock) << c.name;
+    EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
+    EXPECT_NE(d.message.find(c.expect), std::string::npos) << c.name << ": " << d.message;
+    EXPECT_NE(d.message.find("fail_closed"), std::string::npos) << d.message;
+  }
+  // A fail_closed hook that answers still decides as usual.
+  Json config = Config("PreToolUse", "", Script("ok.sh", "exit 0"));
+  config["PreToolUse"][0]["hooks"][0]["fail_closed"] = true;
+  HookSet hooks;
+  ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok());
+  EXPECT_EQ(hooks.RunPre("terminal", kArgs, ctx_, PreHookMode::kDecide).kind, PreHookDecision::Kind::kContinue);
+}
+
+TEST_F(CommandHooksTest, FailClosedMustBeABoolean) {
+  Json config = Config("PreToolUse", "", "/bin/true");
+  config["PreToolUse"][0]["hooks"][0]["fail_closed"] = "yes";
+  HookSet hooks;
+  const Status s = InstallCommandHooks(config, hooks, options_);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("hooks.PreToolUse[0].hooks[0]: \"fail_closed\""), std::string::npos) << s.message();
 }
 
 TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {

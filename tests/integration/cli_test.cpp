@@ -379,7 +379,8 @@ TEST(Cli, PreToolUseCommandHookBlocksACallWithItsMessage) {
   EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
   auto body = ParseJson(run.out);
   ASSERT_TRUE(body.has_value()) << Describe(args, run);
-  EXPECT_EQ(body->value("error", ""), "no reading today") << Describe(args, run);
+  EXPECT_EQ(body->value("error", ""), "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no reading today")
+      << Describe(args, run);
 
   std::ifstream in(event_file);
   std::stringstream event_text;
@@ -391,6 +392,29 @@ TEST(Cli, PreToolUseCommandHookBlocksACallWithItsMessage) {
   ASSERT_TRUE(event->contains("tool_input"));
   EXPECT_EQ((*event)["tool_input"], Json::object({{"path", "notes.txt"}, {"limit", 5}}))
       << "the hook sees the coerced arguments";
+}
+
+// A hook whose program is missing lets the call through, unless it is fail_closed (issue 18,
+// finding 10).
+TEST(Cli, FailClosedPreToolUseHookWhoseProgramIsMissingBlocksTheCall) {
+  TempHome home;
+  std::ofstream(home.path() + "/notes.txt") << "hello\n";
+  const std::string missing = home.path() + "/no-such-check.sh";
+  const std::string hook = "        - {type: command, command: \"" + missing + "\"";
+  const std::vector<std::string> args = {"call", "read_file", "path=notes.txt"};
+
+  home.WriteConfig("hooks:\n  PreToolUse:\n    - hooks:\n" + hook + "}\n");
+  CliRun open = Talaria(home, args, home.path());
+  EXPECT_EQ(open.exit_code, 0) << Describe(args, open);
+
+  home.WriteConfig("hooks:\n  PreToolUse:\n    - hooks:\n" + hook + ", fail_closed: true}\n");
+  CliRun closed = Talaria(home, args, home.path());
+  EXPECT_EQ(closed.exit_code, 1) << Describe(args, closed);
+  auto body = ParseJson(closed.out);
+  ASSERT_TRUE(body.has_value()) << Describe(args, closed);
+  EXPECT_THAT(body->value("error", ""), HasSubstr("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: "))
+      << Describe(args, closed);
+  EXPECT_THAT(body->value("error", ""), HasSubstr("could not run")) << Describe(args, closed);
 }
 
 // The file tools with the CLI's default root, the current directory.

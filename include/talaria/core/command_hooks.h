@@ -2,7 +2,8 @@
 // in settings.json) into HookSet hooks that run a shell command per matching tool call.
 //
 //   {"PreToolUse": [{"matcher": "write_file|patch",
-//                    "hooks": [{"type": "command", "command": "/x.sh --flag", "timeout": 10}]}],
+//                    "hooks": [{"type": "command", "command": "/x.sh --flag", "timeout": 10,
+//                               "fail_closed": false}]}],
 //    "PostToolUse": [...]}
 //
 // Each command runs as `/bin/sh -c <command>` in its own process group (RunProcess), with the
@@ -11,8 +12,9 @@
 // The environment is inherited plus TALARIA_PROJECT_DIR and CLAUDE_PROJECT_DIR (= cwd), so hooks
 // written for other agent tools find their project.
 //
-// PreToolUse (one pre hook per command, in config order; modifications chain):
-//   exit 2                                        -> block; stderr (trimmed) is the message
+// PreToolUse (one pre hook per command, in config order; modifications chain). Every block's
+// message starts "Blocked by PreToolUse hook hooks.PreToolUse[i].hooks[j]: ", then the reason:
+//   exit 2                                        -> block; stderr (trimmed) is the reason
 //   exit 0, stdout JSON:
 //     "continue": false                           -> block with "stopReason"
 //     hookSpecificOutput.permissionDecision deny  -> block with permissionDecisionReason
@@ -24,9 +26,10 @@
 //   exit 2 (stderr), top-level "decision": "block" + "reason", or
 //   hookSpecificOutput.additionalContext          -> feedback; when the result text is a JSON
 //   object the feedback is added to it as a "hook_feedback" string field.
-// Anything else — another exit code, a timeout, a crash, a spawn failure, unparsable stdout — is
-// logged and ignored: a broken hook never breaks or hangs a call. A hook that times out has its
-// whole process group killed.
+// Anything else — another exit code (127: its program is missing), a timeout, a crash, a spawn
+// failure, unparsable stdout — is logged and ignored: a broken hook never breaks or hangs a call.
+// A PreToolUse entry with "fail_closed": true blocks the call instead (a check that cannot be
+// made refuses). A hook that times out has its whole process group killed.
 //
 // Thread-safety: InstallCommandHooks is not thread-safe with respect to `hooks_config`; the
 // installed hooks are thread-safe (immutable state) and may run concurrently.
@@ -65,8 +68,8 @@ struct CommandHookOptions {
 // A null config installs nothing. Event names other than PreToolUse/PostToolUse are ignored
 // with a warning. Returns InvalidArgument naming the entry (e.g. "hooks.PreToolUse[0].hooks[1]")
 // for a config that is not an object, a non-array event list, a matcher that is not a valid RE2
-// pattern, a missing or empty "command", a "type" other than "command", or a timeout that is not
-// a positive number. Nothing is registered unless the whole config is valid.
+// pattern, a missing or empty "command", a "type" other than "command", a timeout that is not
+// a positive number, or a "fail_closed" that is not a boolean. Nothing is registered unless the whole config is valid.
 // Matchers are RE2 full matches against the tool name; "" or "*" (or no matcher) match all.
 Status InstallCommandHooks(const Json& hooks_config, HookSet& hooks,
                            const CommandHookOptions& options);
