@@ -36,8 +36,13 @@ int main(int argc, char** argv) {
   env::HideSecretsFromChildren();
   CLI::App app{"talaria: a fast, safe tool runtime for LLM agents"};
   app.require_subcommand(1);
+  // Subcommands inherit this: `talaria tools --config x.yaml` works like `talaria --config
+  // x.yaml tools`.
+  app.fallthrough();
   std::string config_path;
-  app.add_option("--config", config_path, "config file (default: $TALARIA_HOME/config.yaml)");
+  app.add_option("--config", config_path,
+                 "config file (default: $TALARIA_HOME/config.yaml; one named here must exist); "
+                 "accepted before or after the subcommand");
 
   cli::ToolsOptions tools_opts;
   std::vector<std::string> tools_toolsets;
@@ -162,6 +167,9 @@ int main(int argc, char** argv) {
   if (!rt) {
     std::fprintf(stderr, "talaria: %s\n", rt.error().message().c_str());
     return cli::kExitUsage;
+  }
+  for (const std::string& warning : (*rt)->config().warnings) {
+    std::fprintf(stderr, "talaria: warning: %s\n", warning.c_str());
   }
   if (plugins->parsed()) return cli::RunPlugins(**rt, plugins_opts);
   // Every other command sees the plugins' and the MCP servers' tools; a server is waited for

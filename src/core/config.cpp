@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -105,7 +106,55 @@ Status ReadBudget(const Json& section, std::string_view origin, Config& config) 
   return Status::Ok();
 }
 
+// Byte-wise edit distance (insert, delete, substitute, swap of neighbours), for "did you mean".
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// A top-level key nothing reads is most likely a misspelt section, silently ignored otherwise.
+std::vector<std::string> UnknownSectionWarnings(const Json& root, std::string_view origin) {
+  std::vector<std::string> warnings;
+  const auto& known = KnownConfigSections();
+  for (const auto& [key, _] : root.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string warning = std::string(origin) + ": unknown top-level key '" + key + "' is ignored";
+    std::string_view best;
+    size_t best_distance = std::max<size_t>(2, key.size() / 3) + 1;
+    for (std::string_view name : known) {
+      const size_t distance = EditDistance(key, name);
+      if (distance < best_distance) {
+        best = name;
+        best_distance = distance;
+      }
+    }
+    if (!best.empty()) warning += "; did you mean '" + std::string(best) + "'?";
+    warnings.push_back(std::move(warning));
+  }
+  return warnings;
+}
+
 }  // namespace
+
+const std::vector<std::string_view>& KnownConfigSections() {
+  // Every section some module reads; a module reading a new one adds it here.
+  static const std::vector<std::string_view> kSections = {
+      "approvals", "code_execution", "files",   "hooks",      "mcp_servers",
+      "plugins",   "terminal",       "toolsets", "tool_budget",
+  };
+  return kSections;
+}
 
 std::string DefaultConfigPath() { return TalariaHome() + "/config.yaml"; }
 
@@ -130,15 +179,19 @@ Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin) 
     if (!it->is_object()) return Err(ShapeError(origin, "hooks must be a mapping"));
     config.hooks = std::make_shared<const Json>(*it);
   }
+  config.warnings = UnknownSectionWarnings(root, origin);
   config.raw = std::make_shared<const Json>(std::move(root));
   return config;
 }
 
-Result<Config> LoadConfig(const std::string& path) {
+Result<Config> LoadConfig(const std::string& path, MissingConfig missing) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return Config{};  // no file: defaults
+    if (::stat(path.c_str(), &st) != 0) {
+      if (missing == MissingConfig::kError) return Err(NotFoundError("config file " + path + " does not exist"));
+      return Config{};  // no file: defaults
+    }
     return Err(UnavailableError("cannot read " + path));
   }
   std::stringstream buffer;

@@ -21,6 +21,37 @@ TEST(Config, MissingFileGivesDefaults) {
   EXPECT_EQ(config->budget.default_result_chars, kDefaultResultChars);
 }
 
+TEST(Config, MissingFileTheCallerNamedIsNotFound) {
+  auto config = LoadConfig("/nonexistent/talaria/config.yaml", MissingConfig::kError);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().code(), StatusCode::kNotFound);
+  EXPECT_NE(config.error().message().find("/nonexistent/talaria/config.yaml"), std::string::npos);
+
+  RuntimeOptions options;
+  options.config_path = "/nonexistent/talaria/config.yaml";
+  Registry registry;
+  options.registry = &registry;
+  auto rt = Runtime::Create(options);
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(rt.error().code(), StatusCode::kNotFound);
+}
+
+TEST(Config, UnknownTopLevelKeysAreWarnedAboutWithTheClosestSection) {
+  auto config = ParseConfig("aproovals: {mode: yolo}\ntoolset: {}\nterminal: {}\nbanana: 1\n", "cfg.yaml");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->warnings,
+            (std::vector<std::string>{
+                "cfg.yaml: unknown top-level key 'aproovals' is ignored; did you mean 'approvals'?",
+                "cfg.yaml: unknown top-level key 'toolset' is ignored; did you mean 'toolsets'?",
+                "cfg.yaml: unknown top-level key 'banana' is ignored",
+            }));
+  for (std::string_view section : KnownConfigSections()) {
+    auto clean = ParseConfig(std::string(section) + ": {}\n");
+    ASSERT_TRUE(clean) << section;
+    EXPECT_TRUE(clean->warnings.empty()) << section;
+  }
+}
+
 TEST(Config, ReadsToolsetsHooksAndBudgets) {
   auto config = ParseConfig(R"(
 toolsets:

@@ -30,7 +30,9 @@ Runtime::Runtime(Registry& registry, Config config)
 
 Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeOptions options) {
   const std::string path = options.config_path.empty() ? DefaultConfigPath() : options.config_path;
-  Config config = TALARIA_TRY(LoadConfig(path));
+  // A file the caller named must exist; only the default one may be absent.
+  Config config = TALARIA_TRY(LoadConfig(
+      path, options.config_path.empty() ? MissingConfig::kDefaults : MissingConfig::kError));
   Registry& registry = options.registry ? *options.registry : Registry::Global();
   std::unique_ptr<Runtime> rt(new Runtime(registry, std::move(config)));
   if (options.install_command_hooks && rt->config_.hooks) {

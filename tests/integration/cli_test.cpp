@@ -208,6 +208,46 @@ TEST(Cli, ReadsTheConfigNamedByTheConfigOption) {
   EXPECT_TRUE(RowsBy(run.out, 0).contains("elsewhere")) << run.out;
 }
 
+// Issue 18, finding 9: --config is accepted after the subcommand too, a file it names must
+// exist, and a misspelt top-level section is reported with the closest valid one.
+TEST(Cli, ConfigOptionWorksAfterTheSubcommand) {
+  TempHome home;
+  const std::string other = home.path() + "/other.yaml";
+  std::ofstream(other) << "toolsets:\n  elsewhere:\n    tools: [todo]\n";
+  for (const auto& args : {std::vector<std::string>{"toolsets", "--config", other},
+                           std::vector<std::string>{"tools", "--toolsets", "elsewhere", "--config", other}}) {
+    CliRun run = Talaria(home, args);
+    ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+    EXPECT_THAT(run.out, HasSubstr(args[0] == "toolsets" ? "elsewhere" : "todo")) << Describe(args, run);
+  }
+}
+
+TEST(Cli, ConfigOptionNamingAMissingFileExitsTwoNamingIt) {
+  TempHome home;
+  const std::string missing = home.path() + "/no-such-config.yaml";
+  for (const auto& args : {std::vector<std::string>{"--config", missing, "toolsets"},
+                           std::vector<std::string>{"tools", "--config", missing}}) {
+    CliRun run = Talaria(home, args);
+    EXPECT_EQ(run.exit_code, 2) << Describe(args, run);
+    EXPECT_THAT(run.err, HasSubstr(missing)) << Describe(args, run);
+    EXPECT_EQ(run.out, "") << Describe(args, run);
+  }
+  // The default file may be absent: that is the defaults.
+  CliRun run = Talaria(home, {"toolsets"});
+  EXPECT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+}
+
+TEST(Cli, UnknownTopLevelConfigKeyWarnsWithTheClosestValidOne) {
+  TempHome home;
+  home.WriteConfig("aproovals: {mode: yolo}\nzzzqqq: 1\ntoolsets: {}\n");
+  CliRun run = Talaria(home, {"toolsets"});
+  EXPECT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+  EXPECT_THAT(run.err, HasSubstr("unknown top-level key 'aproovals'")) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("did you mean 'approvals'?")) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("unknown top-level key 'zzzqqq' is ignored\n")) << run.err;
+  EXPECT_THAT(run.err, Not(HasSubstr("'toolsets' is ignored"))) << run.err;
+}
+
 TEST(Cli, BrokenConfigExitsTwoWithAMessageNamingTheFile) {
   struct Case {
     const char* name;

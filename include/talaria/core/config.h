@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "talaria/base/json.h"
@@ -33,7 +34,14 @@ struct Config {
   std::shared_ptr<const Json> hooks;  // the raw "hooks" section; null when absent
   BudgetConfig budget;
   std::shared_ptr<const Json> raw;    // the whole file as JSON (later modules read their part)
+  // Things worth telling the user that do not stop the config from loading: each top-level key
+  // no module reads ("config.yaml: unknown top-level key 'aproovals' is ignored; did you mean
+  // 'approvals'?"). A front end prints them.
+  std::vector<std::string> warnings;
 };
+
+// The top-level sections config.yaml may have (every one some module reads).
+const std::vector<std::string_view>& KnownConfigSections();
 
 // YAML text as the JSON it spells (config files, script-tool manifests): quoted scalars stay
 // strings; plain ones become booleans, null or numbers when they read as such; nesting past 64
@@ -43,9 +51,16 @@ Result<Json> ParseYaml(std::string_view yaml_text);
 // $TALARIA_HOME/config.yaml
 std::string DefaultConfigPath();
 
-// A missing file gives the defaults. InvalidArgument for YAML that does not parse or a section
-// of the wrong shape; the message names the file and the section.
-Result<Config> LoadConfig(const std::string& path);
+// What a config path that does not exist means.
+enum class MissingConfig : unsigned char {
+  kDefaults,  // the default path: no file is the defaults
+  kError,     // a path the user named: NotFound
+};
+
+// A missing file gives the defaults (or NotFound naming it, with MissingConfig::kError).
+// InvalidArgument for YAML that does not parse or a section of the wrong shape; the message
+// names the file and the section.
+Result<Config> LoadConfig(const std::string& path, MissingConfig missing = MissingConfig::kDefaults);
 Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin = "config");
 
 }  // namespace talaria

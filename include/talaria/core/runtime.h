@@ -31,7 +31,7 @@ enum class CommandPolicySetup : unsigned char {
 };
 
 struct RuntimeOptions {
-  std::string config_path;        // empty: $TALARIA_HOME/config.yaml
+  std::string config_path;        // empty: $TALARIA_HOME/config.yaml (may be absent); else must exist
   Registry* registry = nullptr;   // null: Registry::Global()
   bool install_command_hooks = true;
   CommandPolicySetup command_policy = CommandPolicySetup::kGuarded;
@@ -45,7 +45,8 @@ void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer);
 
 class Runtime {
  public:
-  // Fails with the config's error (a broken config.yaml is reported, never half-applied).
+  // Fails with the config's error (a broken config.yaml is reported, never half-applied), or
+  // NotFound when options.config_path names a file that does not exist.
   static Result<std::unique_ptr<Runtime>> Create(RuntimeOptions options = {});
 
   Registry& registry() { return registry_; }
