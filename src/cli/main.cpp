@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   env::HideSecretsFromChildren();
   CLI::App app{"talaria: a fast, safe tool runtime for LLM agents"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "talaria " TALARIA_VERSION, "print the version and exit");
   // Subcommands inherit this: `talaria tools --config x.yaml` works like `talaria --config
   // x.yaml tools`.
   app.fallthrough();

@@ -1,6 +1,7 @@
 // talaria mcp: serves the selected toolsets as an MCP server over stdio (newline-delimited
-// JSON-RPC on stdin/stdout; logs only on stderr). stdin EOF ends it once running calls finish
-// (or after a grace period, cancelling them); SIGINT/SIGTERM cancel running calls at once. No
+// JSON-RPC on stdin/stdout; logs only on stderr). stdin EOF ends it: the client is gone (MCP's
+// stdio shutdown is closing the server's input), so running calls are cancelled at once (their
+// children killed), as SIGINT/SIGTERM do. No
 // one can answer an approval prompt here, so dangerous commands fall back to the deny default.
 // With --http HOST:PORT it serves Streamable HTTP instead (one McpServer per MCP session, all
 // sharing one tool session) until SIGINT/SIGTERM.
@@ -34,9 +35,6 @@
 
 namespace talaria::cli {
 namespace {
-
-// After stdin closes, running calls get this long to answer before they are cancelled.
-constexpr std::chrono::seconds kDrainGrace{10};
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "talaria mcp: %s\n", message.c_str());
@@ -164,11 +162,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   stdio.stop = stop.get_token();
   const Status served = mcp::ServeLines(**server, stdio);
   if (!served.ok()) LogError("talaria mcp: " + served.message());
-  // stdin is closed: let running calls answer, unless a signal or a dead client says otherwise.
-  const auto until = std::chrono::steady_clock::now() + kDrainGrace;
-  while ((*server)->calls_in_flight() > 0 && !stop.stop_requested() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  // stdin is closed: nobody will read an answer, so running calls are cancelled, not awaited.
   (*server)->Shutdown();
   server->reset();
   if (const int sig = signals.received(); sig != 0) return 128 + sig;

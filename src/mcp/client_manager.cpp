@@ -502,7 +502,15 @@ class McpClientManager::Impl {
         MarkUnavailable(slot, shared, reason + "; reconnecting");
       } else {
         ++failures;
-        LogWarn("mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(s.ToString()));
+        // Once per streak of failures: a server that cannot start would otherwise repeat the
+        // same warning at every retry, on every command. The retries are logged at info level;
+        // the status (and the giving-up below) says the rest.
+        const std::string message = "mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(s.ToString());
+        if (failures == 1) {
+          LogWarn(message + " (retrying in the background)");
+        } else {
+          LogInfo(message);
+        }
         MarkUnavailable(slot, shared, s.message());
       }
       std::chrono::milliseconds wait = Backoff(failures);
@@ -511,6 +519,10 @@ class McpClientManager::Impl {
         slot.status.consecutive_failures = failures;
         if (failures >= options_.failures_before_break) {
           wait = options_.breaker_pause;
+          if (failures == options_.failures_before_break) {
+            LogWarn("mcp client: server '" + slot.config.name + "': gave up after " + std::to_string(failures) +
+                    " attempts in a row; next probe in " + std::to_string(wait.count() / 1000) + " s");
+          }
           slot.status.circuit_open = true;
           slot.status.reason += " (gave up after " + std::to_string(failures) +
                                 " attempts in a row; next probe in " +

@@ -16,6 +16,19 @@
 namespace talaria::mcp::client_internal {
 namespace {
 
+// httplib's error names ("Connection") read like a cut-off message in a warning.
+std::string DescribeHttpError(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection: return "the connection failed (the name does not resolve or nothing listens)";
+    case httplib::Error::ConnectionTimeout: return "connecting timed out";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed";
+    case httplib::Error::SSLServerVerification: return "the server's TLS certificate was not accepted";
+    case httplib::Error::Read: return "reading the response failed";
+    case httplib::Error::Write: return "sending the request failed";
+    default: return "HTTP client error " + httplib::to_string(error);
+  }
+}
+
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -285,7 +298,7 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
     case Stopped::kNo: break;
   }
   if (ex.status == 0) {
-    std::string what = "cannot reach " + display_url_ + ": " + httplib::to_string(error);
+    std::string what = "cannot reach " + display_url_ + ": " + DescribeHttpError(error);
     if (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout ||
         error == httplib::Error::SSLConnection || error == httplib::Error::SSLServerVerification) {
       MarkClosed(what);

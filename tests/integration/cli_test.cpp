@@ -539,6 +539,33 @@ TEST(Cli, HelpWorksForTheProgramAndEverySubcommand) {
   }
 }
 
+// Issue 18, finding 13: a configured server that cannot be reached is warned about once per
+// command, although it is retried while the command waits for a slower one.
+TEST(Cli, AnUnreachableMcpServerIsWarnedAboutOnce) {
+  TempHome home;
+  home.WriteConfig(
+      "mcp_servers:\n"
+      "  unreachable: {url: \"http://127.0.0.1:1/mcp\"}\n"
+      "  silent: {command: sleep, args: [\"30\"], connect_timeout: 2}\n");
+  CliRun run = Talaria(home, {"toolsets"});
+  EXPECT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+  size_t warnings = 0;
+  for (const std::string& line : SplitLines(run.err)) {
+    if (line.find("server 'unreachable'") != std::string::npos) ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << run.err;
+  // Whole, not httplib's bare "Connection".
+  EXPECT_THAT(run.err, HasSubstr("the connection failed")) << run.err;
+}
+
+// Issue 18, finding 13.
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  TempHome home;
+  CliRun run = Talaria(home, {"--version"});
+  EXPECT_EQ(run.exit_code, 0) << Describe({"--version"}, run);
+  EXPECT_EQ(run.out, std::string("talaria ") + TALARIA_VERSION + "\n") << Describe({"--version"}, run);
+}
+
 TEST(Cli, MissingOrUnknownSubcommandIsAUsageError) {
   TempHome home;
   for (const std::vector<std::string>& args :

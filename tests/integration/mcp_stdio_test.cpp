@@ -337,6 +337,29 @@ TEST_F(McpStdio, CancelKillsTheCallsChildrenWhilePingIsStillServed) {
   EXPECT_EQ(mcp.Wait(), 0);
 }
 
+// Issue 18, finding 13: closing stdin ends the server without waiting for running calls: they
+// are cancelled. The call below would finish (and touch its file) if it were waited for.
+TEST_F(McpStdio, StdinEofCancelsRunningCallsAndExits) {
+  const std::string marker = "talaria-mcp-eof-" + std::to_string(::getpid());
+  const std::string finished = root_ + "/finished";
+  McpProcess mcp(home_.path(), root_, {"--root", root_});
+  Initialize(mcp);
+  mcp.Send(Request(2, "tools/call",
+                   {{"name", "terminal"},
+                    {"arguments", {{"command", "bash -c 'exec -a " + marker + " sleep 6' && touch " + finished}}}}));
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
+    if (!running) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(running) << "the command never started; stderr: " << mcp.Stderr();
+  mcp.CloseInput();
+  // A generous bound only so a broken build cannot hang the suite.
+  EXPECT_EQ(mcp.Wait(60s), 0) << mcp.Stderr();
+  EXPECT_FALSE(std::filesystem::exists(finished)) << "the running call was waited for, not cancelled";
+  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0) << "the command outlived talaria";
+}
+
 TEST_F(McpStdio, SigtermCancelsRunningCallsAndExits) {
   const std::string marker = "talaria-mcp-term-" + std::to_string(::getpid());
   McpProcess mcp(home_.path(), root_, {"--root", root_});
