@@ -105,6 +105,20 @@ std::optional<std::string_view> CanonicalToolName(std::string_view alias) {
 Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
     : registry_(registry), options_(std::move(options)) {}
 
+Availability Dispatcher::CheckRunnable(const ToolEntry& entry) const {
+  if (IsAgentLoopTool(entry.name()) && !router_) return Availability{false, std::string(kNeedsAgentLoop)};
+  return registry_.CheckAvailability(entry);
+}
+
+std::vector<std::string> Dispatcher::RunnableTools(std::span<const std::string> names) const {
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    auto entry = registry_.GetEntry(name);
+    if (entry && CheckRunnable(*entry).available) out.push_back(name);
+  }
+  return out;
+}
+
 ToolResult Dispatcher::Dispatch(std::string_view name, std::string_view raw_args, ToolContext& ctx,
                                 PreHookMode pre_mode) const {
   if (IsBlank(raw_args)) return DispatchArgs(name, Json::object(), ctx, pre_mode);

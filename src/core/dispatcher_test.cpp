@@ -284,6 +284,26 @@ TEST(Dispatcher, HandsAgentLoopToolsToTheRouterWithCoercedArguments) {
   EXPECT_EQ(h.handler_runs, 0);
 }
 
+// Issue 18, finding 6: what only a loop can run is not offered while no loop is attached.
+TEST(Dispatcher, AgentLoopToolsAreRunnableOnlyWithARouter) {
+  Harness h;
+  for (std::string_view name : kAgentLoopNames) h.AddEcho(std::string(name));
+  h.AddEcho("plain");
+  const std::vector<std::string> names = {"clarify", "plain", "not_registered", "todo"};
+  for (std::string_view name : kAgentLoopNames) {
+    const Availability a = h.dispatcher.CheckRunnable(*h.registry.GetEntry(name));
+    EXPECT_FALSE(a.available) << name;
+    EXPECT_EQ(a.reason, kNeedsAgentLoop) << name;
+  }
+  EXPECT_TRUE(h.dispatcher.CheckRunnable(*h.registry.GetEntry("plain")).available);
+  EXPECT_EQ(h.dispatcher.RunnableTools(names), (std::vector<std::string>{"plain"}));
+
+  h.dispatcher.SetAgentLoopRouter(
+      [](std::string_view, const Json&, ToolContext&) -> std::optional<ToolResult> { return std::nullopt; });
+  EXPECT_TRUE(h.dispatcher.CheckRunnable(*h.registry.GetEntry("todo")).available);
+  EXPECT_EQ(h.dispatcher.RunnableTools(names), (std::vector<std::string>{"clarify", "plain", "todo"}));
+}
+
 TEST(Dispatcher, ResolvesLegacyAliasesAtDispatch) {
   Harness h;
   h.AddEcho("todo");

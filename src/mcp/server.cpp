@@ -140,7 +140,7 @@ struct McpServer::Impl {
       : dispatcher(d),
         options(std::move(o)),
         outlet(std::make_shared<Outlet>(batches->Wrap(std::move(s)))),
-        catalog(d.registry(), toolsets, options.toolsets),
+        catalog(d, toolsets, options.toolsets),
         features(options.features, options.toolsets, toolsets, options.page_size),
         gate(options.call_gate ? options.call_gate : NewCallGate()) {}
 

@@ -49,7 +49,7 @@ Result<std::shared_ptr<const Catalog>> ToolCatalog::Current() {
   catalog->generation = generation;
   for (const std::string& name : **names) {  // sorted by Toolsets
     std::shared_ptr<const ToolEntry> entry = registry_.GetEntry(name);
-    if (!entry || !registry_.CheckAvailability(*entry).available) continue;
+    if (!entry || !dispatcher_.CheckRunnable(*entry).available) continue;
     if (!IsValidMcpToolName(name)) {
       LogWarn("mcp: not exposing tool '" + name + "': MCP tool names are 1-128 of [A-Za-z0-9_.-]");
       continue;

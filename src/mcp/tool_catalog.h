@@ -1,5 +1,6 @@
 // ToolCatalog: the tools an MCP server exposes, as MCP Tool objects, sorted by name. Built from
-// a toolset selection and rebuilt when the registry's generation moves.
+// a toolset selection and rebuilt when the registry's generation moves; only tools the
+// dispatcher can run are exposed (never one that only an agent loop could answer).
 // Thread-safety: thread-safe.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
+#include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/toolsets.h"
 
@@ -43,14 +45,16 @@ bool IsValidMcpToolName(std::string_view name);
 
 class ToolCatalog {
  public:
-  ToolCatalog(const Registry& registry, const Toolsets& toolsets, std::vector<std::string> selection)
-      : registry_(registry), toolsets_(toolsets), selection_(std::move(selection)) {}
+  ToolCatalog(const Dispatcher& dispatcher, const Toolsets& toolsets, std::vector<std::string> selection)
+      : dispatcher_(dispatcher), registry_(dispatcher.registry()), toolsets_(toolsets),
+        selection_(std::move(selection)) {}
 
-  // The current catalog (unknown and unavailable tools left out). Errors: the selection's
-  // (an unknown toolset).
+  // The current catalog (unknown tools and those Dispatcher::CheckRunnable refuses left out).
+  // Errors: the selection's (an unknown toolset).
   Result<std::shared_ptr<const Catalog>> Current();
 
  private:
+  const Dispatcher& dispatcher_;
   const Registry& registry_;
   const Toolsets& toolsets_;
   const std::vector<std::string> selection_;

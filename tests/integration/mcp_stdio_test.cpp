@@ -395,6 +395,21 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
   EXPECT_THAT(names, ::testing::Contains("read_file"));
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("terminal")));
 
+  // Issue 18, finding 6: even `all` never serves what only an agent loop can run.
+  auto all = testing_cli::RunTalaria(
+      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
+      {"mcp", "--toolsets", "all"});
+  ASSERT_EQ(all.exit_code, 0) << testing_cli::Describe({"mcp", "--toolsets", "all"}, all);
+  const auto all_lines = testing_cli::SplitLines(all.out);
+  ASSERT_EQ(all_lines.size(), 2u) << all.out;
+  std::vector<std::string> all_names;
+  const json all_list = json::parse(all_lines[1]);
+  for (const auto& t : all_list["result"]["tools"]) all_names.push_back(t["name"]);
+  EXPECT_THAT(all_names, ::testing::IsSupersetOf({"read_file", "terminal", "execute_code"}));
+  for (const char* loop : {"todo", "memory", "clarify", "delegate_task", "session_search"}) {
+    EXPECT_THAT(all_names, ::testing::Not(::testing::Contains(loop)));
+  }
+
   auto bad = testing_cli::RunTalaria(
       {.home = home_.path(), .cwd = root_, .stdin_data = "", .timeout = std::chrono::seconds(10), .extra_env = {}},
       {"mcp", "--toolsets", "nope"});

@@ -11,8 +11,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "talaria/base/json.h"
 #include "talaria/core/budget.h"
@@ -42,8 +44,11 @@ class Policy {
 using AgentLoopRouter =
     std::function<std::optional<ToolResult>(std::string_view name, const Json& args, ToolContext& ctx)>;
 
-// Tools whose state belongs to the agent loop, not the registry.
+// Tools whose state belongs to the agent loop, not the registry: the dispatcher routes their
+// calls to the AgentLoopRouter and never to a handler.
 bool IsAgentLoopTool(std::string_view name);
+// The reason a loop-owned tool is unavailable while no agent loop is attached.
+inline constexpr std::string_view kNeedsAgentLoop = "needs the agent loop";
 // Newer upstream names accepted at dispatch: todo_list -> todo, process_manage -> process, ...
 std::optional<std::string_view> CanonicalToolName(std::string_view alias);
 
@@ -68,6 +73,14 @@ class Dispatcher {
   // A process-wide observer, told in addition to the session's ctx.read_tracker.
   void SetReadLoopObserver(std::shared_ptr<ReadLoopObserver> o) { read_loop_ = std::move(o); }
   void SetAgentLoopRouter(AgentLoopRouter router) { router_ = std::move(router); }
+
+  // Whether a call of `entry` can run through this dispatcher: the registry's availability
+  // (requires_env, check_fn), and for a tool the agent loop owns, a router to take it (else
+  // unavailable, reason kNeedsAgentLoop). Every list of tools offered to a model or client is
+  // filtered by this, so nothing is offered that can only fail.
+  Availability CheckRunnable(const ToolEntry& entry) const;
+  // The registered tools among `names` that CheckRunnable accepts, in the given order.
+  std::vector<std::string> RunnableTools(std::span<const std::string> names) const;
 
   // `raw_args` is the model's JSON text; empty or blank text means {}.
   ToolResult Dispatch(std::string_view name, std::string_view raw_args, ToolContext& ctx,
