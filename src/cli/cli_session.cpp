@@ -11,6 +11,10 @@ namespace talaria::cli {
 Status InstallSessionTools(Runtime& rt, std::shared_ptr<safety::ApprovalPrompter> prompter,
                            const std::vector<std::string>& toolsets) {
   TALARIA_RETURN_IF_ERROR(tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), std::move(prompter)));
+  return EnableSessionCodeExecution(rt, toolsets);
+}
+
+Status EnableSessionCodeExecution(Runtime& rt, const std::vector<std::string>& toolsets) {
   auto code = tools::CodeExecutionOptionsFromConfig(rt.config());
   if (!code) return code.error();
   auto selection = rt.toolsets().ResolveSelection(toolsets, {});

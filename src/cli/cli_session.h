@@ -17,6 +17,10 @@ namespace talaria::cli {
 Status InstallSessionTools(Runtime& rt, std::shared_ptr<safety::ApprovalPrompter> prompter,
                            const std::vector<std::string>& toolsets);
 
+// Only the execute_code part of InstallSessionTools: what `tools` and `toolsets` need to list
+// what a session would serve. Not having any tool a script may call is not an error.
+Status EnableSessionCodeExecution(Runtime& rt, const std::vector<std::string>& toolsets);
+
 // Errors are printed to stderr as "talaria <command>: <message>"; null then.
 std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags, const std::string& command);
 

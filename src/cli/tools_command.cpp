@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/cli_session.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 
@@ -12,6 +13,9 @@ int RunTools(Runtime& rt, const ToolsOptions& options) {
     std::fprintf(stderr, "talaria: %s\n", selection.error().message().c_str());
     return kExitUsage;
   }
+  // execute_code is registered per session (its scripts call back into this dispatcher): enable
+  // it as a session serving these toolsets would, so the list is the one a session serves.
+  const Status code = EnableSessionCodeExecution(rt, options.toolsets);
   // What a model may be handed: only tools a call can reach (not the agent loop's, with no loop).
   if (options.json) {
     std::printf("%s\n", rt.registry().GetDefinitions(rt.dispatcher().RunnableTools(**selection)).c_str());
@@ -20,7 +24,14 @@ int RunTools(Runtime& rt, const ToolsOptions& options) {
   Table table({"", "tool", "toolset", "status"});
   for (const auto& name : **selection) {
     auto entry = rt.registry().GetEntry(name);
-    if (!entry) continue;  // named by a toolset but not built into this binary
+    if (!entry) {
+      // Named by a toolset but not built into this binary, or execute_code that could not be
+      // enabled (then say why).
+      if (name == "execute_code" && !code.ok()) {
+        table.AddRow({"", name, "code_execution", "unavailable: " + code.message()});
+      }
+      continue;
+    }
     Availability a = rt.dispatcher().CheckRunnable(*entry);
     table.AddRow({std::string(entry->emoji()), entry->name(), entry->toolset(),
                   a.available ? "available" : "unavailable: " + a.reason});

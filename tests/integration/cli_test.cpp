@@ -115,9 +115,36 @@ TEST(Cli, ToolsJsonPrintsOpenAiFunctionDefinitionsSortedByName) {
     names.push_back(fn["name"].get<std::string>());
   }
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  // The list a user hands a model: what a session serves (execute_code too), nothing that can
+  // only fail (the agent loop's tools, with no loop attached).
+  EXPECT_THAT(names, ::testing::Contains("execute_code"));
+  EXPECT_THAT(names, ::testing::Contains("read_file"));
   for (const auto& tool : kAgentLoopTools) {
     EXPECT_EQ(std::find(names.begin(), names.end(), tool.name), names.end()) << tool.name;
   }
+}
+
+// Issue 18, finding 5: execute_code is listed like every tool a session serves, and `tools`
+// and `toolsets` agree on the code_execution toolset.
+TEST(Cli, ToolsListsExecuteCodeAndAgreesWithToolsets) {
+  TempHome home;
+  CliRun all = Talaria(home, {"tools"});
+  ASSERT_EQ(all.exit_code, 0) << Describe({"tools"}, all);
+  const auto rows = RowsBy(all.out, 1);
+  ASSERT_TRUE(rows.contains("execute_code")) << all.out;
+  EXPECT_EQ(rows.at("execute_code")[2], "code_execution");
+  EXPECT_EQ(rows.at("execute_code")[3], "available") << all.out;
+
+  const std::vector<std::string> args = {"tools", "--toolsets", "code_execution"};
+  CliRun only = Talaria(home, args);
+  ASSERT_EQ(only.exit_code, 0) << Describe(args, only);
+  const auto only_rows = RowsBy(only.out, 1);
+  EXPECT_EQ(only_rows.size(), 1u) << Describe(args, only);
+  EXPECT_TRUE(only_rows.contains("execute_code")) << Describe(args, only);
+
+  CliRun sets = Talaria(home, {"toolsets"});
+  ASSERT_EQ(sets.exit_code, 0) << Describe({"toolsets"}, sets);
+  EXPECT_EQ(RowsBy(sets.out, 0).at("code_execution")[2], "1") << sets.out;
 }
 
 TEST(Cli, ToolsFilteredByToolsetsListsOnlyTheirTools) {
