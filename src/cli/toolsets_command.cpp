@@ -1,12 +1,45 @@
 #include <cstdio>
+#include <set>
 #include <string>
 
+#include "cli/cli_session.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 
 namespace talaria::cli {
+namespace {
+
+// What a toolset offers here, from what is registered: its own description followed by the
+// tool families it actually serves when it draws on several, or why it serves nothing. The
+// static descriptions name no tools, so a tool that is not built in is never advertised.
+std::string Describe(Runtime& rt, const ToolsetDef& def, const std::vector<std::string>& resolved,
+                     const std::vector<std::string>& runnable) {
+  if (runnable.empty()) {
+    if (resolved.empty()) return def.description;
+    for (const auto& name : resolved) {
+      if (auto entry = rt.registry().GetEntry(name)) {
+        return "unavailable: " + rt.dispatcher().CheckRunnable(*entry).reason;
+      }
+    }
+    return "unavailable: none of its tools is in this build";
+  }
+  std::set<std::string> families;
+  for (const auto& name : runnable) {
+    if (auto entry = rt.registry().GetEntry(name)) families.insert(entry->toolset());
+  }
+  if (families.size() < 2 && def.includes.empty()) return def.description;
+  std::string out = def.description.empty() ? std::string() : def.description + ": ";
+  std::string list;
+  for (const auto& family : families) list += (list.empty() ? "" : ", ") + family;
+  return out + list + " tools";
+}
+
+}  // namespace
 
 int RunToolsets(Runtime& rt) {
+  // Counted as a session would serve them: execute_code included (when it can be enabled), the
+  // agent loop's tools not (no loop here), tools that are not built in not at all.
+  (void)EnableSessionCodeExecution(rt, {});
   Table table({"toolset", "includes", "tools", "description"});
   for (const auto& name : rt.toolsets().Names()) {
     auto def = rt.toolsets().Find(name);
@@ -15,9 +48,14 @@ int RunToolsets(Runtime& rt) {
     for (const auto& inc : def ? def->includes : std::vector<std::string>{}) {
       includes += (includes.empty() ? "" : ",") + inc;
     }
-    table.AddRow({name, includes.empty() ? "-" : includes,
-                  resolved ? std::to_string((*resolved)->size()) : "?",
-                  def ? def->description : std::string()});
+    std::string count = "?";
+    std::string description = def ? def->description : std::string();
+    if (resolved && def) {
+      const std::vector<std::string> runnable = rt.dispatcher().RunnableTools(**resolved);
+      count = std::to_string(runnable.size());
+      description = Describe(rt, *def, **resolved, runnable);
+    }
+    table.AddRow({name, includes.empty() ? "-" : includes, count, description});
   }
   table.Print(stdout);
   return kExitOk;

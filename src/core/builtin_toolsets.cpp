@@ -60,21 +60,16 @@ std::vector<ToolsetDef> BuiltinToolsets() {
       {"vision", "Analyze images", {"vision_analyze"}, {}},
       {"image_gen", "Generate images from text prompts", {"image_generate"}, {}},
 
-      // Scenario toolsets: compositions of basic ones.
-      {"debugging",
-       "Debugging: terminal and processes plus web research and file tools",
-       {"terminal", "process"},
-       {"web", "file"}},
-      {"safe",
-       "Safe mode: web research, vision and image generation; no terminal access",
-       {},
-       {"web", "vision", "image_gen"}},
+      // Scenario toolsets: compositions of basic ones. Their descriptions name no tools: some
+      // they include may not be built in, and `talaria toolsets` adds the families they serve.
+      {"debugging", "Debugging", {"terminal", "process"}, {"web", "file"}},
+      {"safe", "Safe mode, no terminal access", {}, {"web", "vision", "image_gen"}},
 
       // Bundles: what a front end enables by default.
-      {"talaria-cli", "The full interactive agent: every core tool", CoreTools(), {}},
+      {"talaria-cli", "The full interactive agent", CoreTools(), {}},
+      // Never the agent loop's tools (todo, memory, clarify, ...): an MCP client has no loop.
       {"talaria-mcp",
-       "What `talaria mcp` serves by default: file, terminal, code execution and web tools "
-       "(no agent-loop tools, no clarify)",
+       "What `talaria mcp` serves by default",
        {"read_file", "write_file", "patch", "search_files", "terminal", "process", "execute_code",
         "web_search", "web_extract"},
        {}},

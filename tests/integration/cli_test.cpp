@@ -190,12 +190,14 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
     std::string includes;
     std::string count;
   };
+  // Counted as served (issue 18, finding 14): tools that are built in and can run here; no web,
+  // vision or image tools are built in, and the agent loop's need a loop.
   const std::vector<Want> wants = {
-      {"talaria-cli", "-", std::to_string(CoreTools().size())},
-      {"talaria-mcp", "-", "9"},
-      {"debugging", "web,file", "8"},         // terminal, process + web (2) + file (4)
-      {"safe", "web,vision,image_gen", "4"},  // web (2) + vision (1) + image_gen (1)
-      {"todo", "-", "1"},
+      {"talaria-cli", "-", "7"},  // terminal, process, file (4), execute_code
+      {"talaria-mcp", "-", "7"},
+      {"debugging", "web,file", "6"},         // terminal, process + file (4)
+      {"safe", "web,vision,image_gen", "0"},
+      {"todo", "-", "0"},
   };
   for (const Want& want : wants) {
     auto it = rows.find(want.name);
@@ -204,6 +206,40 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
     EXPECT_EQ(it->second[1], want.includes) << want.name;
     EXPECT_EQ(it->second[2], want.count) << want.name;
   }
+}
+
+// Issue 18, finding 14: each count is what `talaria mcp --toolsets NAME` serves, and no
+// description names a tool family that is not built in.
+TEST(Cli, ToolsetCountsAreWhatTheServerServesAndDescriptionsNameOnlyRegisteredTools) {
+  TempHome home;
+  CliRun run = Talaria(home, {"toolsets"});
+  ASSERT_EQ(run.exit_code, 0) << Describe({"toolsets"}, run);
+  const auto rows = RowsBy(run.out, 0);
+  for (const std::string name : {"talaria-mcp", "talaria-cli", "debugging", "file", "web"}) {
+    const std::string input =
+        Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", {{"protocolVersion", "2024-11-05"}}}}
+            .dump() +
+        "\n" + Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
+        Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}.dump() + "\n";
+    CliRun mcp = testing_cli::RunTalaria(
+        {.home = home.path(), .cwd = home.path(), .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
+        {"mcp", "--toolsets", name});
+    ASSERT_EQ(mcp.exit_code, 0) << Describe({"mcp", "--toolsets", name}, mcp);
+    const auto lines = SplitLines(mcp.out);
+    ASSERT_EQ(lines.size(), 2u) << mcp.out;
+    const Json list = Json::parse(lines[1]);
+    ASSERT_TRUE(rows.contains(name)) << run.out;
+    EXPECT_EQ(rows.at(name)[2], std::to_string(list["result"]["tools"].size())) << name << "\n" << run.out;
+  }
+  // Nothing of the web family is built in: no description may offer it.
+  for (const auto& line : SplitLines(run.out)) {
+    const auto words = Words(line);
+    std::string description;
+    for (size_t i = 3; i < words.size(); ++i) description += words[i] + " ";
+    EXPECT_THAT(description, Not(HasSubstr("web"))) << line;
+  }
+  EXPECT_THAT(rows.at("web"), ::testing::Contains("unavailable:")) << run.out;
+  EXPECT_THAT(rows.at("todo"), ::testing::Contains("unavailable:")) << run.out;
 }
 
 TEST(Cli, UserToolsetsFromConfigShowUpInToolsetsAndSelectTools) {
@@ -220,7 +256,7 @@ TEST(Cli, UserToolsetsFromConfigShowUpInToolsetsAndSelectTools) {
   auto it = rows.find("review");
   ASSERT_NE(it, rows.end()) << run.out;
   EXPECT_EQ(it->second[1], "web");
-  EXPECT_EQ(it->second[2], "4");  // read_file, clarify, web_search, web_extract
+  EXPECT_EQ(it->second[2], "1");  // read_file (clarify needs the agent loop; no web tools)
   EXPECT_THAT(run.out, HasSubstr("Code review helpers"));
 
   CliRun tools = Talaria(home, {"tools", "--toolsets", "review"});
