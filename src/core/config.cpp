@@ -150,8 +150,8 @@ std::vector<std::string> UnknownSectionWarnings(const Json& root, std::string_vi
 const std::vector<std::string_view>& KnownConfigSections() {
   // Every section some module reads; a module reading a new one adds it here.
   static const std::vector<std::string_view> kSections = {
-      "approvals", "code_execution", "files",   "hooks",      "mcp_servers",
-      "plugins",   "terminal",       "toolsets", "tool_budget",
+      "approvals", "code_execution", "files",    "hooks",       "mcp",
+      "mcp_servers", "plugins",      "terminal", "toolsets",    "tool_budget",
   };
   return kSections;
 }
