@@ -52,6 +52,28 @@ TEST(Config, UnknownTopLevelKeysAreWarnedAboutWithTheClosestSection) {
   }
 }
 
+// The README's sample config.yaml names every section a user may set: a section some module
+// reads but the known list lacks would warn there (and for every user who copies it).
+TEST(Config, TheReadmesSampleConfigParsesWithoutWarnings) {
+  std::ifstream readme(std::string(TALARIA_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(readme) << "README.md not found";
+  std::string line, yaml;
+  bool in_sample = false, seen_intro = false;
+  while (std::getline(readme, line)) {
+    if (line.find("`config.yaml` there:") != std::string::npos) seen_intro = true;
+    if (seen_intro && !in_sample && line == "```yaml") {
+      in_sample = true;
+      continue;
+    }
+    if (in_sample && line == "```") break;
+    if (in_sample) yaml += line + "\n";
+  }
+  ASSERT_FALSE(yaml.empty()) << "no sample config found in the README";
+  auto config = ParseConfig(yaml, "README sample");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_TRUE(config->warnings.empty()) << config->warnings.front();
+}
+
 TEST(Config, ReadsToolsetsHooksAndBudgets) {
   auto config = ParseConfig(R"(
 toolsets:
