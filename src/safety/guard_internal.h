@@ -13,10 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "safety/path_rules.h"
 #include "safety/shell_parser.h"
 #include "talaria/safety/command_guard.h"
 
 namespace talaria::safety::guard {
+
+using internal::OneOf;
 
 // Bits of ProgramTraits: which rule families look at a program, and what kind it is.
 inline constexpr uint32_t kTraitWrapper = 1u << 0;        // peeled by PeelWrappers

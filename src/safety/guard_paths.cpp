@@ -20,11 +20,6 @@ using internal::RelativeBeneath;
 // Used for ~ when no home is configured: a plausible depth keeps `~/..` meaningful.
 constexpr std::string_view kPlaceholderHome = "/home/user";
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  return std::find(set.begin(), set.end(), s) != set.end();
-}
-
 constexpr std::array<std::string_view, 14> kShellRcFiles = {
     ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
     ".zshenv",  ".zlogin",       ".zlogout",    ".kshrc",       ".cshrc",   ".tcshrc", ".login"};

@@ -14,14 +14,6 @@
 namespace talaria::safety::guard {
 namespace {
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  for (std::string_view x : set) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
 // Loaded or run whatever the value (a path to a library, a script, a program).
 constexpr std::array<std::string_view, 20> kAlwaysCode = {
     "BASH_ENV",         "ENV",              "LD_PRELOAD",      "LD_LIBRARY_PATH",

@@ -17,14 +17,6 @@ namespace {
 constexpr std::array<std::string_view, 10> kDownloaders = {"curl", "wget", "fetch", "aria2c", "http",
                                                            "https", "nc",  "ncat", "socat", "lynx"};
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  for (std::string_view x : set) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
 // Interpreter families: the short flags whose value is inline code, and those taking a value.
 struct Interpreter {
   std::string_view prefix;

@@ -17,14 +17,6 @@
 namespace talaria::safety::guard {
 namespace {
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  for (std::string_view x : set) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
 constexpr std::array<std::string_view, 16> kCredentialHomeDirs = {
     ".ssh",   ".aws",  ".gnupg", ".kube", ".docker", ".azure", ".gcloud", ".password-store",
     ".vault-token", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",

@@ -11,14 +11,6 @@
 namespace talaria::safety::guard {
 namespace {
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  for (std::string_view x : set) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
 void Privilege(Judge& judge, std::string_view rule, std::string_view description) {
   judge.Add(rule, description, GuardTier::kDangerous);
 }

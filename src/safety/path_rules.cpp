@@ -10,11 +10,6 @@ namespace {
 
 using Components = std::vector<std::string>;
 
-template <size_t N>
-bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
-  return std::find(set.begin(), set.end(), s) != set.end();
-}
-
 // Directories directly under home whose whole subtree is write-denied (credentials).
 constexpr std::array<std::string_view, 6> kHomeCredentialDirs = {".ssh",  ".aws",    ".gnupg",
                                                                  ".kube", ".docker", ".azure"};

@@ -3,6 +3,8 @@
 // Thread-safety: thread-safe (SensitivePaths is immutable after construction).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +13,13 @@
 #include "talaria/base/status.h"
 
 namespace talaria::safety::internal {
+
+// Whether `s` is one of `set`: the deny lists here and the guard's name tables are short
+// constant arrays.
+template <size_t N>
+bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
 
 // Refuses what must never reach the kernel: empty, NUL bytes, longer than PATH_MAX - 1, a
 // component longer than NAME_MAX.
