@@ -61,6 +61,19 @@ bool SamePath(std::string_view a, std::string_view b) {
   return a == b;
 }
 
+// Whether `c` writes `path` through a redirection or as a `tee` operand.
+bool RedirectsOrTeesTo(const SimpleCommand& c, std::string_view path) {
+  for (const Redirection& r : c.redirections) {
+    if (r.Writes() && SamePath(r.target.text, path)) return true;
+  }
+  if (!c.argv.empty() && Basename(c.argv[0].text) == "tee") {
+    for (size_t i = 1; i < c.argv.size(); ++i) {
+      if (SamePath(c.argv[i].text, path)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> WrittenEarlier(const CommandView& v, std::string_view path) {
@@ -68,14 +81,7 @@ std::optional<std::string> WrittenEarlier(const CommandView& v, std::string_view
   const SimpleCommand* self = v.cmd;
   for (const SimpleCommand& c : v.script->commands) {
     if (&c == self) break;
-    bool writes = false;
-    for (const Redirection& r : c.redirections) {
-      if (r.Writes() && SamePath(r.target.text, path)) writes = true;
-    }
-    if (!c.argv.empty() && Basename(c.argv[0].text) == "tee") {
-      for (size_t i = 1; i < c.argv.size(); ++i) writes = writes || SamePath(c.argv[i].text, path);
-    }
-    if (!writes) continue;
+    if (!RedirectsOrTeesTo(c, path)) continue;
     if (auto t = PrintedText(c)) return t;
     // Written by a pipe from an echo (echo x | tee f) or from something unknown.
     for (const SimpleCommand& up : v.script->commands) {
@@ -109,14 +115,7 @@ bool DownloadedEarlier(const CommandView& v, std::string_view path) {
   const SimpleCommand* self = v.cmd;
   for (const SimpleCommand& c : v.script->commands) {
     if (&c == self) break;
-    bool writes = false;
-    for (const Redirection& r : c.redirections) {
-      if (r.Writes() && SamePath(r.target.text, path)) writes = true;
-    }
-    const bool tee = !c.argv.empty() && Basename(c.argv[0].text) == "tee";
-    if (tee) {
-      for (size_t i = 1; i < c.argv.size(); ++i) writes = writes || SamePath(c.argv[i].text, path);
-    }
+    bool writes = RedirectsOrTeesTo(c, path);
     if (IsDownloader(c)) {
       // -o FILE / -O FILE / --output=FILE, or wget's default name: the URL's last segment.
       for (size_t i = 1; i < c.argv.size(); ++i) {
