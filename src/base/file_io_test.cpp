@@ -1,6 +1,7 @@
 #include "talaria/base/file_io.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 
 #include "support/file_text.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace talaria {
 namespace {
@@ -135,8 +137,14 @@ TEST(WriteAllUntil, AStopRequestEndsTheWaitBeforeTheDeadline) {
   wait.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   wait.stop = stop.get_token();
   wait.slice = std::chrono::milliseconds(20);
+  // Stops once the pipe is full, that is once the write waits for room.
+  const int capacity = ::fcntl(pipe.write_end, F_GETPIPE_SZ);
+  ASSERT_GT(capacity, 0);
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    test_support::WaitUntil([&] {
+      int queued = 0;
+      return ::ioctl(pipe.read_end, FIONREAD, &queued) == 0 && queued >= capacity;
+    }, std::chrono::seconds(10));
     stop.request_stop();
   });
   const Status status = WriteAllUntil(pipe.write_end, std::string(1 << 20, 'q'), wait);
