@@ -18,12 +18,14 @@
 #include "talaria/core/async_tool.h"
 #include "talaria/core/dispatcher.h"
 #include "core/test_tools.h"
+#include "support/wait_until.h"
 
 namespace talaria {
 namespace {
 
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
+using test_support::WaitUntil;
 
 SteadyClock::time_point In(std::chrono::milliseconds d) { return SteadyClock::now() + d; }
 
@@ -51,6 +53,7 @@ struct Harness {
   Registry registry;
   Dispatcher dispatcher;
   std::atomic<int> runs{0};
+  std::atomic<int> spinning{0};  // "spin" handlers that have started
 
   explicit Harness(DispatcherOptions options = {}) : dispatcher(registry, std::move(options)) {}
 
@@ -94,6 +97,7 @@ struct Harness {
     AddAsync("spin", R"({"type":"object"})",
              MakeAsyncHandler([this](const Json&, ToolContext& ctx) {
                ++runs;
+               ++spinning;
                return SpinUntilStopped(ctx);
              }));
   }
@@ -170,13 +174,11 @@ TEST(AsyncBridge, AnAsyncToolDispatchingAsyncToolsNestedDeeperThanTheWorkerCount
   h.AddNest();
   const int depth = static_cast<int>(Executor::Shared().worker_count()) * 3 + 2;
   ToolContext ctx;
-  ctx.deadline = In(5000ms);
-  const auto began = SteadyClock::now();
+  ctx.deadline = In(5000ms);  // a deadlock ends here, as a timeout
   ToolResult r = h.dispatcher.Dispatch("nest", R"({"depth":)" + std::to_string(depth) + "}", ctx);
   EXPECT_EQ(r.status, CallStatus::kOk) << r.text;
   EXPECT_EQ(r.text, Nested(depth));
   EXPECT_EQ(h.runs, depth + 1);
-  EXPECT_LT(SteadyClock::now() - began, 1000ms);
 }
 
 TEST(AsyncBridge, ManyNestedChainsAtOnceFromPoolThreadsAllFinish) {
@@ -212,7 +214,6 @@ TEST(AsyncBridge, ADeadlineOnANeverFinishingAsyncToolGivesTheTimedOutResult) {
   EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
   EXPECT_EQ(ErrorOf(r), "Error executing tool 'spin': timed out after 0.2s");
   EXPECT_GE(took, 195ms);
-  EXPECT_LT(took, 800ms);
 }
 
 TEST(AsyncBridge, TheDefaultAsyncTimeoutAppliesWhenTheCallHasNoDeadline) {
@@ -232,18 +233,18 @@ TEST(AsyncBridge, ADeadlineIsHonouredWhenTheCallerIsAnExecutorWorker) {
   auto call = Executor::Shared().Submit([&h] {
     ToolContext ctx;
     ctx.deadline = In(200ms);
-    const auto began = SteadyClock::now();
-    ToolResult r = h.dispatcher.Dispatch("spin", "{}", ctx);
-    return std::make_pair(r, SteadyClock::now() - began);
+    return h.dispatcher.Dispatch("spin", "{}", ctx);
   });
-  ASSERT_EQ(Executor::WaitFor(call, In(3000ms)), WaitResult::kReady);
-  auto [r, took] = call.get();
+  ASSERT_EQ(Executor::WaitFor(call, In(10s)), WaitResult::kReady);
+  ToolResult r = call.get();
+  // Spin gives up on its own after 1.5 s with a result of its own: a dispatcher that waited for
+  // it instead of timing it out would return that.
   EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
-  EXPECT_LT(took, 1000ms);
 }
 
 // A handler that ignores its stop token entirely still ends the call at the deadline; the
-// dispatcher waits only its short grace for the handler to wind down.
+// dispatcher waits only its short grace for the handler to wind down. Its late answer is not
+// the call's result.
 TEST(AsyncBridge, AHandlerIgnoringItsTokenStillTimesOut) {
   Harness h;
   auto promise = std::make_shared<std::promise<ToolResult>>();
@@ -258,10 +259,9 @@ TEST(AsyncBridge, AHandlerIgnoringItsTokenStillTimesOut) {
   });
   ToolContext ctx;
   ctx.deadline = In(150ms);
-  const auto began = SteadyClock::now();
   ToolResult r = h.dispatcher.Dispatch("deaf", "{}", ctx);
   EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
-  EXPECT_LT(SteadyClock::now() - began, 1500ms);
+  EXPECT_EQ(r.text.find("too late"), std::string::npos) << r.text;
 }
 
 TEST(AsyncBridge, CancelGivesTheCancelledResult) {
@@ -270,15 +270,14 @@ TEST(AsyncBridge, CancelGivesTheCancelledResult) {
   std::stop_source cancel;
   ToolContext ctx;
   ctx.cancel = cancel.get_token();
-  std::jthread canceller([&cancel] {
-    std::this_thread::sleep_for(100ms);
+  // Cancels once the handler runs; spin would give up after 1.5 s with a result of its own.
+  std::jthread canceller([&cancel, &h] {
+    WaitUntil([&] { return h.spinning > 0; }, 10s);
     cancel.request_stop();
   });
-  const auto began = SteadyClock::now();
   ToolResult r = h.dispatcher.Dispatch("spin", "{}", ctx);
   EXPECT_EQ(r.status, CallStatus::kCancelled) << r.text;
   EXPECT_NE(ErrorOf(r).find("cancelled"), std::string::npos) << r.text;
-  EXPECT_LT(SteadyClock::now() - began, 800ms);
 }
 
 TEST(AsyncBridge, CancelReachesACallMadeFromInsideTheExecutor) {
@@ -291,9 +290,9 @@ TEST(AsyncBridge, CancelReachesACallMadeFromInsideTheExecutor) {
     ctx.deadline = In(3000ms);
     return h.dispatcher.Dispatch("spin", "{}", ctx);
   });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(WaitUntil([&] { return h.spinning > 0; }, 10s)) << "spin never started";
   cancel.request_stop();
-  ASSERT_EQ(Executor::WaitFor(call, In(2000ms)), WaitResult::kReady);
+  ASSERT_EQ(Executor::WaitFor(call, In(10s)), WaitResult::kReady);
   ToolResult r = call.get();
   EXPECT_EQ(r.status, CallStatus::kCancelled) << r.text;
 }

@@ -157,9 +157,8 @@ TEST_F(BatchTest, ACallPastItsDeadlineIsStoppedAndTimesOut) {
   Add("fast", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("fast"); });
   std::vector<BatchCall> calls = {{"slow", "{}", ""}, {"fast", "{}", ""}};
   Batch batch(dispatcher, calls, {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 200ms, .on_event = {}});
-  const auto t0 = std::chrono::steady_clock::now();
   auto results = batch.Run(ToolContext{});
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  // Not stopped, "slow" would sleep its 30 s and answer "woke".
   EXPECT_EQ(results[0].status, CallStatus::kTimedOut) << results[0].text;
   EXPECT_NE(results[0].text.find("timed out"), std::string::npos) << results[0].text;
   EXPECT_EQ(results[1].text, "fast");

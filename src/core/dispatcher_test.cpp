@@ -5,6 +5,7 @@
 #include "core/test_tools.h"
 #include "support/file_text.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,6 +34,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
+using test_support::WaitUntil;
 
 Json J(std::string_view text) {
   auto parsed = ParseJson(text);
@@ -667,8 +669,8 @@ TEST(Dispatcher, TimesOutAnAsyncHandlerAtTheDeadlineAndStopsIt) {
   EXPECT_EQ(r.status, CallStatus::kTimedOut) << r.text;
   EXPECT_THAT(ErrorOf(r), HasSubstr("timed out"));
   EXPECT_GE(took, 290ms);
-  EXPECT_LT(took, 1200ms) << "the handler was stopped, not waited out";
-  EXPECT_TRUE(saw_stop) << "the handler's stop token fires on timeout";
+  // Waited out instead (the handler's own 1.5 s), it would end without having seen a stop.
+  EXPECT_TRUE(saw_stop) << "the handler was waited out, not stopped at the deadline";
   EXPECT_EQ(runs, 1);
 }
 
@@ -682,15 +684,13 @@ TEST(Dispatcher, CancelFromAnotherThreadStopsAnAsyncHandlerAndEndsCancelled) {
   std::stop_source cancel;
   ToolContext ctx;
   ctx.cancel = cancel.get_token();
-  std::jthread canceller([&cancel] {
-    std::this_thread::sleep_for(100ms);
+  // Cancels once the handler runs, so the cancel reaches a call in flight.
+  std::jthread canceller([&cancel, &runs] {
+    WaitUntil([&] { return runs > 0; }, 10s);
     cancel.request_stop();
   });
-  const auto began = std::chrono::steady_clock::now();
   ToolResult r = h.dispatcher.Dispatch("slow", "{}", ctx);
-  const auto took = std::chrono::steady_clock::now() - began;
   EXPECT_TRUE(saw_stop) << "the caller's cancel reaches the handler's stop token";
-  EXPECT_LT(took, 1000ms);
   EXPECT_EQ(r.status, CallStatus::kCancelled) << r.text;
   EXPECT_THAT(ErrorOf(r), HasSubstr("cancelled"));
 }
@@ -698,7 +698,9 @@ TEST(Dispatcher, CancelFromAnotherThreadStopsAnAsyncHandlerAndEndsCancelled) {
 TEST(Dispatcher, CancelFromAnotherThreadEndsASyncHandlerCancelled) {
   Harness h;
   std::atomic<bool> saw_stop{false};
-  h.Add("poller", R"({"type":"object"})", [&saw_stop](const Json&, ToolContext& ctx) {
+  std::atomic<bool> started{false};
+  h.Add("poller", R"({"type":"object"})", [&saw_stop, &started](const Json&, ToolContext& ctx) {
+    started = true;
     const auto limit = std::chrono::steady_clock::now() + 1500ms;
     while (!ctx.cancelled() && std::chrono::steady_clock::now() < limit)
       std::this_thread::sleep_for(1ms);
@@ -708,8 +710,8 @@ TEST(Dispatcher, CancelFromAnotherThreadEndsASyncHandlerCancelled) {
   std::stop_source cancel;
   ToolContext ctx;
   ctx.cancel = cancel.get_token();
-  std::jthread canceller([&cancel] {
-    std::this_thread::sleep_for(50ms);
+  std::jthread canceller([&cancel, &started] {
+    WaitUntil([&] { return started.load(); }, 10s);
     cancel.request_stop();
   });
   ToolResult r = h.dispatcher.Dispatch("poller", "{}", ctx);
