@@ -7,12 +7,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
+
+#include "support/wait_until.h"
 
 namespace talaria::env {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::WaitUntil;
 
 // A started bash child; a failure to start throws out of the test (value() of an error).
 StartedProcess Start(const std::string& script, bool stdin_pipe = false, bool pty = false) {
@@ -34,7 +38,7 @@ TEST(ProcessTable, CollectsOutputAndTheExitCode) {
   EXPECT_FALSE(done->running);
   EXPECT_EQ(done->exit_code, 4);
   // Output may still be draining just after the exit.
-  for (int i = 0; i < 100 && table.Get(*id, true)->output != "one\ntwo\n"; ++i) std::this_thread::sleep_for(10ms);
+  WaitUntil([&] { return table.Get(*id, true)->output == "one\ntwo\n"; }, 10s);
   EXPECT_EQ(table.Get(*id, true)->output, "one\ntwo\n");
   EXPECT_EQ(table.List().size(), 1u);
 }
@@ -50,25 +54,29 @@ TEST(ProcessTable, WaitTimesOutOnARunningProcessAndKillEndsItsGroup) {
   auto killed = table.Kill(*id);
   ASSERT_TRUE(killed);
   EXPECT_FALSE(killed->running);
-  for (int i = 0; i < 300 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_NE(::kill(-pid, 0), 0) << "a member of the group survived";
+  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s)) << "a member of the group survived";
 }
 
+// The wait has an hour to go and the process half a minute: only the cancellation can end it
+// within the 10 s this test waits for it.
 TEST(ProcessTable, WaitReturnsEarlyOnCancellation) {
   ProcessTable table;
   auto id = table.Add(Start("sleep 30"), "sleep", false);
   ASSERT_TRUE(id);
   std::stop_source stop;
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(100ms);
-    stop.request_stop();
+  std::optional<Result<ProcessSnapshot>> waited;
+  std::atomic<bool> returned{false};
+  std::jthread waiter([&] {
+    waited.emplace(table.Wait(*id, 1h, stop.get_token()));
+    returned = true;
   });
-  const auto t0 = std::chrono::steady_clock::now();
-  auto waited = table.Wait(*id, 20s, stop.get_token());
-  canceller.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
-  ASSERT_TRUE(waited);
-  EXPECT_TRUE(waited->running);
+  stop.request_stop();
+  const bool early = WaitUntil([&] { return returned.load(); }, 10s);
+  if (!early) (void)table.Kill(*id);  // ends the wait, so the test fails instead of hanging
+  waiter.join();
+  ASSERT_TRUE(early) << "Wait did not return on cancellation";
+  ASSERT_TRUE(*waited);
+  EXPECT_TRUE((*waited)->running);
 }
 
 TEST(ProcessTable, WriteFeedsStdinAndCloseSendsEof) {
@@ -80,9 +88,7 @@ TEST(ProcessTable, WriteFeedsStdinAndCloseSendsEof) {
   auto done = table.Wait(*id, 10s, {});
   ASSERT_TRUE(done);
   EXPECT_EQ(done->exit_code, 0);
-  for (int i = 0; i < 100 && table.Get(*id, true)->output.find("bye") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitUntil([&] { return table.Get(*id, true)->output.find("bye") != std::string::npos; }, 10s);
   EXPECT_EQ(table.Get(*id, true)->output, "got:a\ngot:b\nbye\n");
   EXPECT_FALSE(table.Write(*id, "late\n").ok());
 }
@@ -126,9 +132,7 @@ TEST(ProcessTable, PtyProcessesSeeATerminal) {
   ASSERT_TRUE(table.Write(*id, "hi\n").ok());
   auto done = table.Wait(*id, 10s, {});
   ASSERT_TRUE(done);
-  for (int i = 0; i < 100 && table.Get(*id, true)->output.find("tty:hi") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitUntil([&] { return table.Get(*id, true)->output.find("tty:hi") != std::string::npos; }, 10s);
   EXPECT_NE(table.Get(*id, true)->output.find("tty:hi"), std::string::npos) << table.Get(*id, true)->output;
 }
 
@@ -137,9 +141,7 @@ TEST(ProcessTable, OutputWindowStaysBounded) {
   auto id = table.Add(Start("head -c 5000000 /dev/zero | tr '\\0' y; echo; echo tail-end"), "chatty", false);
   ASSERT_TRUE(id);
   ASSERT_TRUE(table.Wait(*id, 20s, {}));
-  for (int i = 0; i < 200 && table.Get(*id, true)->output.find("tail-end") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitUntil([&] { return table.Get(*id, true)->output.find("tail-end") != std::string::npos; }, 10s);
   auto snap = table.Get(*id, true);
   EXPECT_EQ(snap->output.size(), 1000u);
   EXPECT_EQ(snap->output.substr(snap->output.size() - 9), "tail-end\n");
@@ -157,13 +159,23 @@ TEST(ProcessTable, IdsResolveFromUniquePrefixesOfFourOrMore) {
   EXPECT_EQ(table.Resolve("ffffffffffff").error().code(), StatusCode::kNotFound);
 }
 
+// Polls TakeNotices until `count` notices came or 10 s passed.
+std::vector<ProcessNotice> AwaitNotices(ProcessTable& table, size_t count) {
+  std::vector<ProcessNotice> got;
+  WaitUntil([&] {
+    for (auto& n : table.TakeNotices()) got.push_back(std::move(n));
+    return got.size() >= count;
+  }, 10s, 10ms);
+  return got;
+}
+
 TEST(ProcessTable, LimitDropsTheOldestFinishedAndRefusesWhenAllRun) {
   ProcessTable table({.max_processes = 2});
-  auto first = table.Add(Start("true"), "first", false);
+  // Its slot is free once it exited and its output reached EOF; the completion notice is queued
+  // right then, so it says when.
+  auto first = table.Add(Start("true"), "first", false, {.notify_on_complete = true, .patterns = {}});
   ASSERT_TRUE(first);
-  ASSERT_TRUE(table.Wait(*first, 10s, {}));
-  for (int i = 0; i < 100 && table.List().front().running; ++i) std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(50ms);  // its output reaches EOF
+  ASSERT_EQ(AwaitNotices(table, 1).size(), 1u) << "the first process never completed";
   auto second = table.Add(Start("sleep 30"), "second", false);
   auto third = table.Add(Start("sleep 30"), "third", false);
   ASSERT_TRUE(second);
@@ -172,16 +184,6 @@ TEST(ProcessTable, LimitDropsTheOldestFinishedAndRefusesWhenAllRun) {
   auto fourth = table.Add(Start("sleep 30"), "fourth", false);
   ASSERT_FALSE(fourth);
   EXPECT_EQ(fourth.error().code(), StatusCode::kResourceExhausted);
-}
-
-// Polls TakeNotices until `count` notices came or 10 s passed.
-std::vector<ProcessNotice> AwaitNotices(ProcessTable& table, size_t count) {
-  std::vector<ProcessNotice> got;
-  for (int i = 0; i < 1000 && got.size() < count; ++i) {
-    for (auto& n : table.TakeNotices()) got.push_back(std::move(n));
-    if (got.size() < count) std::this_thread::sleep_for(10ms);
-  }
-  return got;
 }
 
 TEST(ProcessTable, NotifyOnCompleteQueuesOneNoticeWithTheTail) {
@@ -206,6 +208,8 @@ TEST(ProcessTable, AKilledProcessSendsNoCompletionNotice) {
   auto id = table.Add(Start("sleep 30"), "sleeper", false, {.notify_on_complete = true, .patterns = {}});
   ASSERT_TRUE(id);
   ASSERT_TRUE(table.Kill(*id));
+  // An absence: nothing says when a notice that should not exist would have come, so the test
+  // gives it a moment (a wrongly queued notice comes within milliseconds of the exit).
   std::this_thread::sleep_for(200ms);
   EXPECT_TRUE(table.TakeNotices().empty());
   auto plain = table.Add(Start("true"), "quiet", false);
@@ -224,7 +228,9 @@ TEST(ProcessTable, WatchPatternsReportMatchingLinesRateLimited) {
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].kind, ProcessNotice::Kind::kMatched);
   EXPECT_EQ(notices[0].output, "READY on :8080");
-  std::this_thread::sleep_for(500ms);
+  // The watch judges each chunk under the lock that appends it to the output: once the second
+  // line is in the output, its notice would already be queued.
+  ASSERT_TRUE(WaitUntil([&] { return table.Get(*id, true)->output.find("READY again") != std::string::npos; }, 10s));
   EXPECT_TRUE(table.TakeNotices().empty()) << "a second match within 15 s is dropped";
   ASSERT_TRUE(table.Kill(*id));
 }
@@ -250,8 +256,7 @@ TEST(ProcessTable, DestroyingTheTableEndsEveryGroup) {
     ASSERT_TRUE(id);
     pid = table.Get(*id, false)->pid;
   }
-  for (int i = 0; i < 300 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_NE(::kill(-pid, 0), 0);
+  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s)) << "a member of the group survived";
 }
 
 }  // namespace

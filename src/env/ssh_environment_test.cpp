@@ -16,12 +16,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
 #include "env/ssh_command.h"
 #include "support/env_helpers.h"
 #include "support/sshd_server.h"
+#include "support/wait_until.h"
 #include "talaria/base/spawn.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
@@ -33,6 +35,7 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::ProcessRunning;
 using test_support::UnusedLoopbackPort;
+using test_support::WaitUntil;
 
 // Established TCP connections from this machine to 127.0.0.1:`port` (client side only).
 int ConnectionsTo(int port) {
@@ -100,12 +103,8 @@ TEST_F(SshEnv, TheMultiplexedConnectionIsReused) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Run("true").exit_code, 0);
   // One TCP connection (the master's) carried all of them; a probe still closing may linger.
-  int connections = ConnectionsTo(port_);
-  for (int i = 0; i < 100 && connections != 1; ++i) {
-    std::this_thread::sleep_for(10ms);
-    connections = ConnectionsTo(port_);
-  }
-  EXPECT_EQ(connections, 1);
+  WaitUntil([&] { return ConnectionsTo(port_) == 1; }, 10s, 10ms);
+  EXPECT_EQ(ConnectionsTo(port_), 1);
   // The environment's end closes the master connection.
   env_.reset();
   EXPECT_NE(::stat(socket.c_str(), &st), 0);
@@ -120,9 +119,7 @@ TEST_F(SshEnv, TheSessionsEndRemovesItsRemoteStateAndStopsItsJobs) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   auto job = env_->Start("sleep 34.5", {}, {});
   ASSERT_TRUE(job) << job.error().ToString();
-  for (int i = 0; i < 200 && !ProcessRunning("sleep 3[4][.]5"); ++i)
-    std::this_thread::sleep_for(10ms);
-  EXPECT_TRUE(ProcessRunning("sleep 3[4][.]5"));
+  EXPECT_TRUE(WaitUntil([] { return ProcessRunning("sleep 3[4][.]5"); }, 10s, 10ms));
   env_.reset();
   EXPECT_NE(::stat(state_dir.c_str(), &st), 0);
   EXPECT_FALSE(ProcessRunning("sleep 3[4][.]5"));
@@ -130,12 +127,11 @@ TEST_F(SshEnv, TheSessionsEndRemovesItsRemoteStateAndStopsItsJobs) {
   ::waitid(P_PID, static_cast<id_t>(job->pid), &info, WEXITED);
 }
 
-TEST_F(SshEnv, AClosedPortIsUnavailableQuickly) {
+// Refused, not timed out: the refusal is reported as it comes.
+TEST_F(SshEnv, AClosedPortIsUnavailableAsRefused) {
   SshOptions options = Options();
   options.port = UnusedLoopbackPort();
-  const auto t0 = std::chrono::steady_clock::now();
   auto env = OpenSsh(options);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
   ASSERT_FALSE(env);
   EXPECT_EQ(env.error().code(), StatusCode::kUnavailable);
   EXPECT_NE(env.error().message().find("Connection refused"), std::string::npos)
@@ -156,10 +152,14 @@ TEST_F(SshEnv, ConnectTimeoutIsHonoured) {
   options.port = ntohs(addr.sin_port);
   options.connect_timeout = 1s;
   const auto t0 = std::chrono::steady_clock::now();
-  auto env = OpenSsh(options);
-  const auto elapsed = std::chrono::steady_clock::now() - t0;
-  EXPECT_GE(elapsed, 900ms);
-  EXPECT_LT(elapsed, 5s);
+  // Without the timeout ssh would wait for the banner forever: give it 10 s, then close the
+  // listener (which resets the connection) so the test fails instead of hanging.
+  auto opening = std::async(std::launch::async, [&options] { return OpenSsh(options); });
+  const bool honoured = opening.wait_for(10s) == std::future_status::ready;
+  if (!honoured) silent.reset();
+  auto env = opening.get();
+  ASSERT_TRUE(honoured) << "the connect timeout was not honoured";
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 900ms);
   ASSERT_FALSE(env);
   EXPECT_EQ(env.error().code(), StatusCode::kUnavailable);
   EXPECT_NE(env.error().message().find("timed out"), std::string::npos) << env.error().message();
