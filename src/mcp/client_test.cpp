@@ -310,21 +310,19 @@ TEST(McpClient, HttpServerEverythingCallsCancelsAndReconnects) {
       << structured.text;
   EXPECT_TRUE(ParsedText(structured).contains("structuredContent")) << structured.text;
 
-  // A 10 s operation: the call's deadline, then its cancel token, end it promptly.
+  // A 10 s operation: the call's deadline, then its cancel token, end it (had either been
+  // ignored, the operation would run its 10 s and succeed). The cancel comes a moment into the
+  // call; one that came before it would end the call too, so the moment only shapes the case.
   const Json long_op = {{"duration", 10}, {"steps", 10}};
-  auto start = std::chrono::steady_clock::now();
   ToolResult timed_out = Call(registry, "mcp_web_trigger_long_running_operation", long_op, 400ms);
   EXPECT_EQ(timed_out.status, CallStatus::kTimedOut) << timed_out.text;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   std::stop_source cancel;
   std::jthread canceller([&] {
     std::this_thread::sleep_for(300ms);
     cancel.request_stop();
   });
-  start = std::chrono::steady_clock::now();
   ToolResult cancelled = Call(registry, "mcp_web_trigger_long_running_operation", long_op, 20s, cancel.get_token());
   EXPECT_EQ(cancelled.status, CallStatus::kCancelled) << cancelled.text;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 
   // The server dies: the keepalive notices, the tools stay listed but unavailable; a server on
   // the same port again is reconnected to.

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "support/wait_until.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/mcp/client.h"
 
@@ -23,15 +24,7 @@ inline ClientOptions FastRetries() {
   return options;
 }
 
-// Polls `done` every 20 ms; its last answer once `timeout` has passed.
-inline bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
+using test_support::WaitUntil;
 
 // `name` called as the model would call it: validated, budgeted and wrapped by a Dispatcher.
 inline ToolResult Dispatched(Registry& registry, const std::string& name, const Json& args,

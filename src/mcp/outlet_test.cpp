@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/wait_until.h"
+
 namespace talaria::mcp {
 namespace {
 
@@ -89,11 +91,16 @@ TEST(Outlet, SendReturnsOnlyOnceTheSinkTookItPostMayReturnBefore) {
 
   outlet->Post("posted", Routing{"p", true});  // queued behind "first": returns at once
   std::atomic<bool> send_returned{false};
+  std::atomic<pid_t> second_tid{0};
   std::thread second([&] {
+    second_tid = ::gettid();
     outlet->Send("sent", Routing{});
     send_returned = true;
   });
-  std::this_thread::sleep_for(50ms);
+  // Until Send either came back (wrongly) or sleeps waiting for the delivery.
+  test_support::WaitUntil([&] {
+    return send_returned || (second_tid != 0 && test_support::ThreadAsleep(second_tid));
+  }, 10s);
   EXPECT_FALSE(send_returned) << "Send came back before its message was delivered";
   EXPECT_EQ(sink.Count(), 0u);
 
@@ -114,8 +121,18 @@ TEST(Outlet, CloseDeliversWhatWasQueuedThenDropsTheRest) {
   std::thread first([&] { outlet->Post("first", Routing{}); });
   while (!sink.entered) std::this_thread::sleep_for(1ms);
   outlet->Post("queued", Routing{});
-  std::thread closer([&] { outlet->Close(); });
-  std::this_thread::sleep_for(20ms);
+  std::atomic<pid_t> closer_tid{0};
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    closer_tid = ::gettid();
+    outlet->Close();
+    closed = true;
+  });
+  // Close is under way (returned, or asleep waiting for the held delivery) before the sink
+  // lets go.
+  test_support::WaitUntil([&] {
+    return closed || (closer_tid != 0 && test_support::ThreadAsleep(closer_tid));
+  }, 10s);
   sink.hold = false;
   closer.join();
   first.join();
