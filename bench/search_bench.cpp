@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -262,6 +263,25 @@ int main(int argc, char** argv) {
   PrintMetric("search_small_literal_matches", static_cast<double>(e.count), "lines");
   PrintMetric("search_small_literal_rg_matches", static_cast<double>(r.count), "lines");
   if (e.count != r.count) g_counts_ok = false;
+
+  // A catastrophic regex, (a+)+$ over a line of 50,000 a's: the backtracking limit ends it, with
+  // no match or an error (the unit tests check that it ends; this says how fast). Median of 5.
+  {
+    const fs::path evil = base / "catastrophic";
+    fs::create_directories(evil);
+    std::ofstream(evil / "long.txt") << std::string(50'000, 'a') << "b\n";
+    std::vector<double> evil_ms;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = Clock::now();
+      talaria::UniqueFd fd(open(evil.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!fd) Die("cannot open " + evil.string());
+      talaria::tools::SearchRequest req;
+      req.pattern = "(a+)+$";
+      (void)talaria::tools::SearchDirectory(fd.get(), req);
+      evil_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    PrintMetric("search_catastrophic_regex_ms", Median(evil_ms), "ms");
+  }
 
   if (!keep) {
     std::error_code ec;

@@ -138,9 +138,7 @@ TEST_F(ScriptToolRun, FailuresAreErrorResults) {
   EXPECT_EQ((*j)["output"], "broken\n");
   EXPECT_EQ(Run(R"(echo '{"error": "no such thing"}')", "{}").status, CallStatus::kError);
 
-  const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(Run("sleep 10", "{}", 0.3).status, CallStatus::kTimedOut);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST_F(ScriptToolRun, StderrStaysOutOfTheResultAndComesWithAFailure) {

@@ -230,14 +230,13 @@ TEST_F(WorkspaceTest, NulBytesAndOverlongPathsRefused) {
 TEST_F(WorkspaceTest, FifoRefusedWithoutBlocking) {
   ASSERT_EQ(::mkfifo((root_ + "/fifo").c_str(), 0600), 0);
   auto ws = Open();
-  const auto start = std::chrono::steady_clock::now();
+  // Opening the fifo (it has no writer) would block here for good.
   ExpectRefused(ws->OpenRead("fifo"), StatusCode::kPermissionDenied, "fifo");
   ExpectRefused(ws->ReadAll("fifo", 100), StatusCode::kPermissionDenied, "fifo");
   ExpectRefused(ws->WriteAtomic("fifo", "x"), StatusCode::kPermissionDenied, "fifo write");
   auto dir = ws->OpenDir(".");
   ASSERT_TRUE(dir);
   ExpectRefused(ws->OpenReadAt(dir->get(), "fifo"), StatusCode::kPermissionDenied, "fifo at");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   auto st = ws->Stat("fifo");  // metadata is fine
   ASSERT_TRUE(st);
   EXPECT_TRUE(S_ISFIFO(st->mode));

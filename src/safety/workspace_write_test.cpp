@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "safety/safety_test_util.h"
+#include "support/wait_until.h"
 #include "talaria/safety/workspace.h"
 
 extern char** environ;
@@ -556,12 +557,17 @@ TEST(WorkspaceLocks, KeysAreResolvedSortedAndUnique) {
   EXPECT_EQ(lock.keys(), (std::vector<std::string>{tmp / "a", tmp / "b"}));
   // Disjoint paths do not block each other; the same path does until released.
   std::atomic<bool> got{false};
+  std::atomic<pid_t> other_tid{0};
   std::jthread other([&] {
+    other_tid = ::gettid();
     PathLock l2 = ws->LockPaths({"c"});
     PathLock l3 = ws->LockPaths({"a"});
     got = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Until it either took "a" (wrongly) or sleeps waiting for it.
+  test_support::WaitUntil([&] {
+    return got || (other_tid != 0 && test_support::ThreadAsleep(other_tid));
+  }, std::chrono::seconds(10));
   EXPECT_FALSE(got.load());
   PathLock moved = std::move(lock);
   moved.Unlock();

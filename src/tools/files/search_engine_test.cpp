@@ -294,9 +294,8 @@ TEST(SearchWalk, SkipsSpecialFiles) {
   TempTree t;
   t.Write("a.txt", "needle\n");
   ASSERT_EQ(mkfifo((t.root() / "fifo").c_str(), 0600), 0);
-  const auto start = std::chrono::steady_clock::now();
+  // A search that opened the fifo would block on it (it has no writer) or list it.
   EXPECT_EQ(VisitedFiles(t, Content("needle")), std::vector<std::string>{"a.txt"});
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 // --- Patterns ---------------------------------------------------------------------------------
@@ -313,13 +312,12 @@ TEST(SearchPattern, InvalidRegexIsAClearError) {
   EXPECT_NE(out.error().message().find("missing closing parenthesis"), std::string::npos);
 }
 
-TEST(SearchPattern, CatastrophicBacktrackingEndsQuickly) {
+// How fast it ends is talaria_search_bench's search_catastrophic_regex_ms.
+TEST(SearchPattern, CatastrophicBacktrackingEnds) {
   TempTree t;
   t.Write("long.txt", std::string(50'000, 'a') + "b\n" + std::string(40, 'a') + "!\n");
   UniqueFd fd = t.OpenRoot();
-  const auto start = std::chrono::steady_clock::now();
   auto out = SearchDirectory(fd.get(), Content("(a+)+$"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   if (out) {
     EXPECT_EQ(out->total_count, 0);
   } else {

@@ -176,11 +176,10 @@ TEST_F(SearchFilesTool, BadRegexIsAClearError) {
   EXPECT_TRUE(error.starts_with("Search failed: regex parse error at offset 7")) << error;
 }
 
-TEST_F(SearchFilesTool, CatastrophicRegexFailsFast) {
+// How fast it ends is talaria_search_bench's search_catastrophic_regex_ms.
+TEST_F(SearchFilesTool, CatastrophicRegexEnds) {
   Write("long.txt", std::string(100'000, 'a') + "!\n");
-  const auto start = std::chrono::steady_clock::now();
   auto r = Call({{"pattern", "(a+)+$"}});
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   if (r.status == CallStatus::kError) {
     EXPECT_NE(Body(r)["error"].get<std::string>().find("backtracking limit"), std::string::npos);
   } else {

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/bwrap_support.h"
+#include "support/env_helpers.h"
+#include "support/wait_until.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/env/environment.h"
@@ -102,14 +104,13 @@ TEST_F(TerminalTool, TimeoutKeepsPartialOutputAndExits124) {
 TEST_F(TerminalTool, CancellationKillsTheCommand) {
   std::stop_source stop;
   ctx_.cancel = stop.get_token();
+  // Cancels once the command runs; only the cancel ends it before its 30 s.
   std::thread canceller([&] {
-    std::this_thread::sleep_for(300ms);
+    test_support::WaitUntil([] { return test_support::ProcessRunning("^sleep 30[.]4321"); }, 10s, 10ms);
     stop.request_stop();
   });
-  const auto t0 = std::chrono::steady_clock::now();
-  Json r = Run("sleep 30");
+  Json r = Run("sleep 30.4321");
   canceller.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
   EXPECT_EQ(r["exit_code"], 130);
   EXPECT_EQ(last_.status, CallStatus::kCancelled);
 }
