@@ -103,8 +103,8 @@ TEST_F(SshEnv, TheMultiplexedConnectionIsReused) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Run("true").exit_code, 0);
   // One TCP connection (the master's) carried all of them; a probe still closing may linger.
-  WaitUntil([&] { return ConnectionsTo(port_) == 1; }, 10s, 10ms);
-  EXPECT_EQ(ConnectionsTo(port_), 1);
+  EXPECT_TRUE(WaitUntil([&] { return ConnectionsTo(port_) == 1; }, 10s, 10ms))
+      << "connections: " << ConnectionsTo(port_);
   // The environment's end closes the master connection.
   env_.reset();
   EXPECT_NE(::stat(socket.c_str(), &st), 0);
@@ -119,7 +119,9 @@ TEST_F(SshEnv, TheSessionsEndRemovesItsRemoteStateAndStopsItsJobs) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   auto job = env_->Start("sleep 34.5", {}, {});
   ASSERT_TRUE(job) << job.error().ToString();
-  EXPECT_TRUE(WaitUntil([] { return ProcessRunning("sleep 3[4][.]5"); }, 10s, 10ms));
+  // Anchored: the local ssh client's command line holds "sleep 34.5" from the spawn on, before
+  // the remote sleep runs.
+  EXPECT_TRUE(WaitUntil([] { return ProcessRunning("^sleep 3[4][.]5"); }, 10s, 10ms));
   env_.reset();
   EXPECT_NE(::stat(state_dir.c_str(), &st), 0);
   EXPECT_FALSE(ProcessRunning("sleep 3[4][.]5"));
