@@ -105,9 +105,11 @@ TEST_F(SshEnv, TheMultiplexedConnectionIsReused) {
   // One TCP connection (the master's) carried all of them; a probe still closing may linger.
   EXPECT_TRUE(WaitUntil([&] { return ConnectionsTo(port_) == 1; }, 10s, 10ms))
       << "connections: " << ConnectionsTo(port_);
-  // The environment's end closes the master connection.
+  // The environment's end closes the master connection: `ssh -O exit` asks the master to go,
+  // which removes its socket as it exits, a moment after the request returns.
   env_.reset();
-  EXPECT_NE(::stat(socket.c_str(), &st), 0);
+  EXPECT_TRUE(WaitUntil([&] { return ::stat(socket.c_str(), &st) != 0; }, 10s, 10ms))
+      << "the master connection outlived the environment";
 }
 
 TEST_F(SshEnv, TheSessionsEndRemovesItsRemoteStateAndStopsItsJobs) {
