@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/wait_until.h"
+
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -349,11 +351,10 @@ TEST_F(McpFeaturesTest, ACancelledCallWaitingForTheClientEndsPromptly) {
   // The server withdraws its own request, and sends no response for the cancelled call.
   Json withdrawn = out_.WaitFor([](const Json& j) { return j.value("method", "") == "notifications/cancelled"; });
   EXPECT_EQ(withdrawn["params"]["requestId"], elicit["id"]);
-  const auto until = std::chrono::steady_clock::now() + 2s;
-  while (server_->calls_in_flight() > 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
-  EXPECT_EQ(server_->calls_in_flight(), 0u);
+  // The call ends once cancelled; uncancelled, the question would wait for its own timeout.
+  EXPECT_TRUE(test_support::WaitUntil([this] { return server_->calls_in_flight() == 0; }, 10s))
+      << "the cancelled call is still waiting for the client's answer";
   EXPECT_GE(waited_ms.load(), 0);
-  EXPECT_LT(waited_ms.load(), 1000);
   EXPECT_TRUE(out_.Response(5, 50ms).is_null());
   // A late answer to the withdrawn request is dropped without harm.
   server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"id", elicit["id"]}, {"result", {{"action", "accept"}}}}).dump());

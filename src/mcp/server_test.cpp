@@ -227,10 +227,10 @@ TEST_F(McpServerTest, ASlowCallDoesNotBlockPingOrOtherCalls) {
   Server();
   Initialize();
   server_->HandleMessage(R"({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}})");
-  const auto t0 = std::chrono::steady_clock::now();
+  // Answered while the slow call runs: it only ends on its own after 5 s, or when cancelled,
+  // and slow_saw_cancel_ below says it was still running when these came back.
   EXPECT_EQ(Request(1, "ping")["result"], Json::object());
   EXPECT_TRUE(Request(2, "tools/call", {{"name", "plain"}}).contains("result"));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
   for (int i = 0; i < 1000 && !slow_started_; ++i) std::this_thread::sleep_for(1ms);
   ASSERT_TRUE(slow_started_);
   // The plain call's thread leaves the table just after answering.
