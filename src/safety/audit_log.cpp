@@ -204,7 +204,12 @@ Status AuditLog::AppendLine(std::string_view json_line) const {
   bool torn = false;
   std::string prev = TALARIA_TRY(LastLineHash(size, torn));
   if (torn) {
-    if (::write(fd_.get(), "\n", 1) == 1) ++size;
+    // The torn line must end before the next one chains on to it, or the chain breaks for good.
+    if (::write(fd_.get(), "\n", 1) != 1) {
+      cached_hash_.clear();
+      return internal::ErrnoStatus(errno, "end a torn line of the audit log", path_);
+    }
+    ++size;
   }
   const std::string line = Chained(json_line, prev);
   ssize_t n;
@@ -270,6 +275,11 @@ Result<AuditVerification> VerifyAuditLog(const std::string& path) {
   auto head_text = ReadWholeFile(HeadPath(path));
   if (!head_text) {
     out.head_missing = true;
+    // Chained lines are only ever written with a head: without one, the end was tampered with.
+    if (out.lines > out.unchained_lines) {
+      out.problem = "the head record " + HeadPath(path) + " is missing: the end cannot be vouched for";
+      return out;
+    }
     out.intact = true;
     return out;
   }
@@ -285,12 +295,19 @@ Result<AuditVerification> VerifyAuditLog(const std::string& path) {
                   std::to_string(size) + " bytes were written: its end was cut off";
     return out;
   }
-  if (size == log.size() && head["last"].get<std::string>() != prev) {
-    out.problem = "the last line is not the one last written (the end was replaced)";
+  // The line the head says was written last must end at byte `size` and hash to `last`; lines
+  // after it (a process appending after the head was read) are vouched for by the chain.
+  if (size > 0 && log[size - 1] != '\n') {
+    out.problem = "the head's end (byte " + std::to_string(size) + ") is not the end of a line: the log was rewritten";
     return out;
   }
-  // A longer log than the head says: a process appended after the head was read; the chain
-  // above already vouches for those lines.
+  const size_t last_start = size >= 2 ? log.rfind('\n', size - 2) : std::string::npos;
+  const size_t from = last_start == std::string::npos ? 0 : last_start + 1;
+  const std::string last_line = size == 0 ? std::string() : log.substr(from, size - from);
+  if (size > 0 && Sha256Hex(last_line) != head["last"].get<std::string>()) {
+    out.problem = "the line the head says was written last is not there (the end was replaced)";
+    return out;
+  }
   out.intact = true;
   return out;
 }

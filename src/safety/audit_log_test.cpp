@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -201,6 +202,24 @@ TEST_F(TamperedAuditLog, AReplacedLastLineIsSeen) {
   lines[4] = lines[3];  // same length, a valid line, but not the one written last
   Rewrite(lines);
   EXPECT_FALSE(Verify().intact);
+}
+
+// The last line dropped and a longer forged one appended with a correct "prev" (SHA-256 has no
+// key), or the head deleted along with a cut: both are caught by the head.
+TEST_F(TamperedAuditLog, AForgedLongerLastLineOrADeletedHeadIsSeen) {
+  auto lines = lines_;
+  lines.pop_back();
+  std::string forged = "{\"event\":\"command\",\"command\":\"echo a much longer and innocent line\",\"prev\":\"" +
+                       Sha256Hex(lines.back()) + "\"}\n";
+  lines.push_back(forged);
+  Rewrite(lines);
+  AuditVerification v = Verify();
+  EXPECT_FALSE(v.intact) << "forged last line passed";
+  Rewrite(std::vector<std::string>(lines_.begin(), lines_.begin() + 3));
+  std::filesystem::remove(path_ + ".head");
+  v = Verify();
+  EXPECT_FALSE(v.intact);
+  EXPECT_NE(v.problem.find("head record"), std::string::npos) << v.problem;
 }
 
 TEST_F(TamperedAuditLog, LinesFromBeforeChainingAndATornLineAreHandled) {
