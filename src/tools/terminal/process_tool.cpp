@@ -93,6 +93,27 @@ ToolResult Log(const env::ProcessSnapshot& s, const Json& args) {
   return ToolResult::FromJson(body);
 }
 
+// An interactive shell (bash -i, a shell on a pty) expands `!!`, `!-2`, `!word`, `!?x?` and a
+// leading `^old^new` after reading the line, so what runs is not the text judged. `!` before a
+// blank, `=`, `(` or a quote is left alone by bash, and so are they here.
+bool HasHistoryExpansion(std::string_view data) {
+  size_t line_start = 0;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] == '\n' || data[i] == '\r') {
+      line_start = i + 1;
+      continue;
+    }
+    if (data[i] == '^' && i == line_start) return true;
+    if (data[i] != '!' || i + 1 >= data.size()) continue;
+    const char next = data[i + 1];
+    if (next != ' ' && next != '\t' && next != '\n' && next != '\r' && next != '=' && next != '(' &&
+        next != '"' && next != '\'') {
+      return true;
+    }
+  }
+  return false;
+}
+
 ToolResult Process(const Json& args, ToolContext& ctx) {
   if (ctx.processes == nullptr) return Failure("background processes are not available in this session");
   env::ProcessTable& table = *ctx.processes;
@@ -147,6 +168,11 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
   if (action == "write" || action == "submit") {
     if (!args.contains("data")) return Failure("data is required for action '" + action + "'");
     std::string data = args["data"].get<std::string>();
+    if (HasHistoryExpansion(data)) {
+      return Failure("history expansion (`!!`, `!n`, `!word`, `^old^new`) is not accepted in process input: an "
+                     "interactive shell would expand it after the command guard judged the text; write the "
+                     "command out in full");
+    }
     if (action == "submit") data += '\n';
     if (Status s = table.Write(*id, data); !s.ok()) return Failure(s.message());
     Json body = Json::object();

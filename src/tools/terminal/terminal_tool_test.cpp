@@ -333,6 +333,27 @@ TEST_F(GuardedTerminal, InputToABackgroundShellIsJudgedLikeACommand) {
   EXPECT_FALSE(Marker());
 }
 
+// An interactive shell expands history after reading the line: `echo hi` then `!!:s/echo hi/rm
+// -rf victim/` ran a delete the guard never saw. Such input is refused before it is written.
+TEST_F(GuardedTerminal, HistoryExpansionIsNotWrittenToABackgroundShell) {
+  Install("");
+  std::filesystem::create_directories(root_ + "/victim");
+  Json started = Call("terminal", {{"command", "bash -i"}, {"background", true}, {"pty", true}});
+  ASSERT_TRUE(last_.ok()) << started.dump();
+  const std::string id = started["session_id"];
+  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo hi"}}).contains("bytes_written"));
+  for (const std::string attack : {"!!:s/echo hi/rm -rf victim/", "^echo hi^rm -rf victim", "!echo:s/hi/x/"}) {
+    Json r = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", attack}});
+    EXPECT_FALSE(last_.ok()) << attack << ": " << r.dump();
+    EXPECT_NE(r.dump().find("history expansion"), std::string::npos) << r.dump();
+  }
+  // Ordinary text with `!` stays writable.
+  Json fine = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "[ ! -d none ] && echo 'ok!' && test 1 != 2 && exit"}});
+  EXPECT_TRUE(last_.ok()) << fine.dump();
+  Call("process", {{"action", "wait"}, {"session_id", id}, {"timeout", 30}});
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/victim"));
+}
+
 // A shell reads lines, not writes: `r` and then `m -rf DIR` deleted DIR when each write was
 // judged alone. The line earlier writes left unfinished is judged with the next one.
 TEST_F(GuardedTerminal, AShellLineSplitAcrossWritesIsJudgedWhole) {
