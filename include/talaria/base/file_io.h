@@ -43,7 +43,8 @@ Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait);
 // descriptor stays open (it ran dry: EAGAIN); false once it reached end of file or failed.
 bool ReadAvailable(int fd, std::string& out);
 
-// The whole content of the regular file at `path`; a symlink at the leaf is refused. Errors:
+// The whole content of the regular file at `path`; a symlink at the leaf is refused, and a FIFO
+// or device is refused without blocking. Errors:
 // NotFound, PermissionDenied (EACCES, a symlink, not a regular file), Internal (other errnos).
 Result<std::string> ReadWholeFile(const std::string& path);
 
