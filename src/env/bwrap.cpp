@@ -51,22 +51,23 @@ bool IsWithin(std::string_view inner, std::string_view outer) {
 void AddHiddenMounts(const std::string& path, const std::vector<std::string>& writable,
                      std::vector<std::string>& argv, int depth = 0) {
   struct stat st {};
-  if (depth > 16 || ::lstat(path.c_str(), &st) != 0) return;
+  // stat, not lstat: a symlinked store is covered as what it points to (a directory gets the
+  // tmpfs; /dev/null bound onto a link to a directory would fail every command).
+  if (::stat(path.c_str(), &st) != 0) return;
   if (!S_ISDIR(st.st_mode)) {
     argv.insert(argv.end(), {"--ro-bind", "/dev/null", path});
     return;
   }
+  const auto cover = [&] { argv.insert(argv.end(), {"--tmpfs", path, "--remount-ro", path}); };
   bool holds_writable = false;
   for (const std::string& dir : writable) {
     if (path == dir) return;  // the workspace itself: shown (what is secret in it is listed apart)
     holds_writable = holds_writable || IsWithin(dir, path);
   }
-  if (!holds_writable) {
-    argv.insert(argv.end(), {"--tmpfs", path, "--remount-ro", path});
-    return;
-  }
+  // Fail closed: what cannot be descended into is covered whole, workspace or not.
+  if (!holds_writable || depth > 16) return cover();
   DIR* d = ::opendir(path.c_str());
-  if (d == nullptr) return;
+  if (d == nullptr) return cover();
   std::vector<std::string> entries;
   while (const dirent* e = ::readdir(d)) {
     const std::string_view name(e->d_name);

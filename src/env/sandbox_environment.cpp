@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,9 +47,20 @@ std::vector<std::string> BwrapPrefix(const SandboxOptions& options, const std::s
 
 std::vector<std::string> CredentialStores(const std::string& home, const std::string& talaria_home) {
   std::vector<std::string> out;
+  // A store that is a symlink (dotfile managers) is hidden at its real path: the host is
+  // readable under every name, and the link then leads to the cover (bwrap cannot mount on the
+  // link itself: inside the new root it resolves to nothing).
   auto add_if_present = [&out](const std::string& path) {
     struct stat st {};
-    if (!path.empty() && path.front() == '/' && ::lstat(path.c_str(), &st) == 0) out.push_back(path);
+    if (path.empty() || path.front() != '/' || ::lstat(path.c_str(), &st) != 0) return;
+    if (!S_ISLNK(st.st_mode)) {
+      out.push_back(path);
+      return;
+    }
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      out.emplace_back(real);
+      ::free(real);
+    }
   };
   if (!home.empty()) {
     for (std::string_view store : kCredentialStores) add_if_present(home + "/" + std::string(store));

@@ -135,6 +135,24 @@ TEST_F(Sandbox, CredentialStoresAndTalariaStateAreHidden) {
   EXPECT_EQ(line, "[]");
 }
 
+// A store kept elsewhere and linked into the home (stow and other dotfile managers) is hidden
+// under both names, and a link to a directory does not break the sandbox.
+TEST_F(Sandbox, SymlinkedCredentialStoresAreHiddenAtTheirRealPath) {
+  const std::string home = base_ + "/home";
+  std::filesystem::create_directories(base_ + "/dotfiles/aws");
+  std::filesystem::create_directories(home);
+  std::ofstream(base_ + "/dotfiles/aws/credentials") << "aws_secret_access_key=x\n";
+  std::filesystem::create_directory_symlink(base_ + "/dotfiles/aws", home + "/.aws");
+  SandboxOptions options;
+  options.home = home;
+  Open(false, options);
+  for (const std::string& p : {home + "/.aws/credentials", base_ + "/dotfiles/aws/credentials"}) {
+    CommandOutcome r = Run("cat " + p + " 2>&1; true");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("aws_secret"), std::string::npos) << p << ": " << r.output;
+  }
+}
+
 // A workspace inside $TALARIA_HOME (a user's odd choice) stays usable; the state beside it
 // does not show.
 TEST_F(Sandbox, AWorkspaceInsideTheHiddenStateStaysReachable) {
