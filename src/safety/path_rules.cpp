@@ -177,6 +177,18 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
     return "Read denied: " + Quote(shown) +
            " is an environment file that may hold secrets (.env files are never read).";
   }
+  // The user's credential stores under a home: the file tools read them no more than the
+  // sandbox shows them to a command.
+  for (const Components& h : homes_) {
+    std::optional<Components> r = Beneath(h, p);
+    if (!r || r->empty()) continue;
+    const Components& rest = *r;
+    if (OneOf(rest[0], kHomeCredentialDirs) ||
+        (rest[0] == ".config" && rest.size() >= 2 && OneOf(rest[1], kConfigCredentialDirs)) ||
+        (rest.size() == 1 && OneOf(rest[0], kHomeCredentialFiles))) {
+      return "Read denied: " + Quote(shown) + " is in a credential store (keys, tokens, passwords).";
+    }
+  }
   // talaria's state is not the model's to read either (credentials, approvals, other
   // sessions, the audit trail), except the spill files talaria itself points the model to.
   for (const Components& t : talaria_homes_) {

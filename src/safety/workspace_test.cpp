@@ -535,6 +535,23 @@ TEST_F(WorkspaceTest, TalariaHomeIsOffLimitsWhateverTheRoots) {
   EXPECT_FALSE(Exists(tmp_ / "thome/new"));
 }
 
+// With the home as a root (`--root ~`), the credential stores the sandbox hides from commands
+// are not readable through the file tools either.
+TEST_F(WorkspaceTest, CredentialStoresInTheHomeAreNotRead) {
+  const std::string home = tmp_ / "home";
+  WriteFile(home + "/.ssh/id_ed25519", "PRIVATE KEY");
+  WriteFile(home + "/.aws/credentials", "secret");
+  WriteFile(home + "/.netrc", "password");
+  WriteFile(home + "/notes.txt", "fine");
+  auto ws = Open({home}, home);
+  for (std::string p : {"~/.ssh/id_ed25519", ".aws/credentials", ".netrc"}) {
+    auto r = ws->ReadAll(p, 100);
+    ASSERT_FALSE(r) << p;
+    EXPECT_EQ(r.error().code(), StatusCode::kPermissionDenied) << p;
+  }
+  EXPECT_EQ(*ws->ReadAll("notes.txt", 100), "fine");
+}
+
 TEST_F(WorkspaceTest, NotFoundAndDirectories) {
   auto ws = Open();
   EXPECT_EQ(ws->OpenRead("missing.txt").error().code(), StatusCode::kNotFound);

@@ -31,8 +31,9 @@
 //         at any depth (config, hooks, commondir, submodules' configs: they make git run
 //         commands), and all of talaria_home (approvals, trust, config, audit, memories).
 //       read-deny: .env .env.local .env.development .env.production .env.test .env.staging
-//         .envrc anywhere; all of talaria_home except its spill/ files (the oversized results
-//         talaria itself tells the model to page through).
+//         .envrc anywhere; the credential stores of the write-deny list under home (~/.ssh/,
+//         ~/.aws/, ... ~/.netrc, ~/.git-credentials); all of talaria_home except its spill/
+//         files (the oversized results talaria itself tells the model to page through).
 //   - Reads open the file O_PATH first and refuse, without any I/O on the file, anything that
 //     is not a regular file (devices, FIFOs, sockets, directories), a regular file with more
 //     than one hard link (HardLinkReads), and anything on procfs,
