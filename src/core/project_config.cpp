@@ -15,6 +15,7 @@
 
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
+#include "core/path_scope.h"
 #include "talaria/core/config.h"
 #include "talaria/safety/sha256.h"
 
@@ -60,27 +61,10 @@ Status WriteTrustStore(const Json& store, const std::string& trust_store) {
 // `path` made absolute against the current directory and normalised lexically; symlinks are
 // left in place (trust belongs to the place a config was found, not to what it points at).
 std::string AbsoluteLexical(const std::string& path) {
-  std::string absolute = path;
-  if (absolute.empty() || absolute[0] != '/') {
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
-  }
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= absolute.size()) {
-    size_t end = absolute.find('/', start);
-    if (end == std::string::npos) end = absolute.size();
-    const std::string part = absolute.substr(start, end - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = end + 1;
-  }
-  std::string out;
-  for (const auto& p : parts) out += "/" + p;
-  return out.empty() ? "/" : out;
+  if (!path.empty() && path[0] == '/') return NormalizeAbsolutePath(path);
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return NormalizeAbsolutePath("/" + path);
+  return NormalizeAbsolutePath(std::string(cwd) + "/" + path);
 }
 
 // The words of a command line that could name a file: split at blanks (inside quotes too, so
