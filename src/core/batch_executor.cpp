@@ -96,7 +96,8 @@ std::vector<ToolResult> Batch::Run(const ToolContext& base) {
   turn.reserve(calls_.size());
   for (size_t i = 0; i < calls_.size(); ++i) {
     ids.push_back(BatchCallId(calls_[i], i));
-    turn.push_back({calls_[i].name, ids.back(), &results_[i]});
+    auto entry = dispatcher_.registry().Resolve(calls_[i].name);
+    turn.push_back({calls_[i].name, ids.back(), &results_[i], entry && entry->never_spill()});
   }
   EnforceTurnBudget(dispatcher_.options().budget, turn);
   return std::move(results_);

@@ -13,10 +13,6 @@
 namespace talaria {
 namespace {
 
-// The tool whose mode "patch" names its files inside the V4A text instead of in `path`.
-// FIXME: a ToolSpec field ("scopes from a V4A argument") would let other tools opt in.
-constexpr std::string_view kV4aPatchTool = "patch";
-
 bool IsBlank(std::string_view text) {
   return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
@@ -64,18 +60,12 @@ class Planner {
       a.scopes.push_back(PathScope{canonicalizer_.Canonicalize(cwd, path), access});
     };
 
-    if (entry.name() == kV4aPatchTool) {
-      auto mode = args.find("mode");
-      if (mode != args.end() && !mode->is_string()) return Barrier("mode is not a string");
-      if (mode != args.end() && mode->get_ref<const std::string&>() == "patch") {
-        auto patch = args.find("patch");
-        if (patch == args.end() || !patch->is_string()) {
-          return Barrier("patch mode without a patch text");
-        }
-        Result<std::vector<std::string>> paths =
-            V4aPatchPaths(patch->get_ref<const std::string&>());
-        if (!paths) return Barrier("unreadable V4A patch: " + paths.error().message());
-        for (const std::string& p : *paths) add_scope(p);
+    if (const CallPathsFn call_paths = entry.call_paths(); call_paths != nullptr) {
+      Result<std::optional<std::vector<std::string>>> paths = call_paths(args);
+      if (!paths) return Barrier(paths.error().message());
+      if (paths->has_value()) {
+        for (const std::string& p : **paths) add_scope(p);
+        if (a.scopes.empty()) return Barrier("no path to scope the call");
         return a;
       }
     }

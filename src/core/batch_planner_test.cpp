@@ -1,5 +1,5 @@
 // Batch planner and path scopes: admission, overlap, canonicalisation (through real symlinks in a
-// temp dir), V4A headers, and the segment rules. Every test uses its own Registry.
+// temp dir), and the segment rules. Every test uses its own Registry.
 #include "talaria/core/batch_planner.h"
 
 #include <gtest/gtest.h>
@@ -36,7 +36,7 @@ class TempDir : public test_support::TempDir {
   }
 };
 
-// --- PathScope: normalisation, overlap, canonicalisation, V4A headers ------------------------
+// --- PathScope: normalisation, overlap, canonicalisation ------------------------
 
 TEST(PathScope, NormalizesAbsolutePathsLexically) {
   const struct {
@@ -164,90 +164,54 @@ TEST(PathScope, CachedResultsMatchFreshOnes) {
   }
 }
 
-TEST(PathScope, ReadsV4aHeadersIncludingBothEndsOfAMove) {
-  const struct {
-    std::string_view patch;
-    std::vector<std::string> want;
-  } kCases[] = {
-      {"*** Begin Patch\n*** Update File: src/a.py\n@@ def f @@\n-x\n+y\n*** End Patch\n",
-       {"src/a.py"}},
-      {"*** Begin Patch\n*** Add File: new.md\n+hello\n*** End Patch", {"new.md"}},
-      {"*** Begin Patch\n*** Delete File: old.txt\n*** End Patch\n", {"old.txt"}},
-      {"*** Begin Patch\n*** Move File: from/a.txt -> to/b.txt\n*** End Patch\n",
-       {"from/a.txt", "to/b.txt"}},
-      {"*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n-x\n+y\n*** End Patch\n",
-       {"a.txt", "b.txt"}},
-      {"*** Begin Patch\n"
-       "*** Update File: one.c\n-a\n+b\n*** End of File\n"
-       "*** Add File: two.c\n+x\n"
-       "*** Delete File: three.c\n"
-       "*** Move File: four.c->five.c\n"
-       "*** End Patch\n",
-       {"one.c", "two.c", "three.c", "four.c", "five.c"}},
-      // CRLF, blanks around paths, no Begin/End at all, spaces between the header words.
-      {"*** Begin Patch\r\n*** Update File:   spaced name.txt  \r\n-a\r\n+b\r\n*** End Patch\r\n",
-       {"spaced name.txt"}},
-      {"*** Update File: bare.txt\n-a\n+b\n", {"bare.txt"}},
-      {"***   Delete   File: x\n", {"x"}},
-      // Lines after End Patch do not count.
-      {"*** Begin Patch\n*** Delete File: in\n*** End Patch\n*** Delete File: out\n", {"in"}},
-      // Hunk lines are never headers: a header starts with "***" in column 0.
-      {"*** Update File: a\n-*** Delete File: not-a-header\n+ *** Add File: nor-this\n", {"a"}},
-  };
-  for (const auto& c : kCases) {
-    Result<std::vector<std::string>> got = V4aPatchPaths(c.patch);
-    ASSERT_TRUE(got.has_value()) << c.patch << "\n" << got.error().message();
-    EXPECT_EQ(*got, c.want) << c.patch;
-  }
-}
-
-TEST(PathScope, RefusesV4aTextItCannotRead) {
-  const std::string_view kBad[] = {
-      "",
-      "just some text\n",
-      "*** Begin Patch\n*** End Patch\n",                              // no file operation
-      "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n",             // Begin without End
-      "*** Begin Patch\n*** Frobnicate File: a.txt\n*** End Patch\n",  // unknown header
-      "*** Begin Patch\n*** Update File:   \n*** End Patch\n",         // empty path
-      "*** Begin Patch\n*** Move File: a.txt\n*** End Patch\n",        // no arrow
-      "*** Begin Patch\n*** Move File:  -> b.txt\n*** End Patch\n",    // empty source
-      "*** Begin Patch\n*** Move File: a.txt -> \n*** End Patch\n",    // empty destination
-      "*** Begin Patch\n*** Move to: b.txt\n*** End Patch\n",          // Move to without a file
-      "*** Begin Patch extra\n*** Delete File: a\n",                   // unknown header
-  };
-  for (std::string_view patch : kBad) {
-    EXPECT_FALSE(V4aPatchPaths(patch).has_value()) << patch;
-  }
-}
-
 // --- BatchPlanner ----------------------------------------------------------------------------
 
-// A registry of planner test tools: stand-ins for the file tools (same wire names, parallel
-// classes and path arguments), safe tools, a never-parallel tool and a two-path writer.
+// An editor's paths in mode "multi": its "paths" list (what a V4A text names, in the real
+// tool); other modes leave them to `path`.
+Result<std::optional<std::vector<std::string>>> EditorPaths(const Json& args) {
+  auto mode = args.find("mode");
+  if (mode == args.end()) return std::nullopt;
+  if (!mode->is_string()) return Err(InvalidArgumentError("mode is not a string"));
+  if (mode->get_ref<const std::string&>() != "multi") return std::nullopt;
+  auto paths = args.find("paths");
+  if (paths == args.end() || !paths->is_array()) return Err(InvalidArgumentError("no paths list"));
+  std::vector<std::string> out;
+  for (const Json& p : *paths) {
+    if (!p.is_string()) return Err(InvalidArgumentError("a path that is not a string"));
+    out.push_back(p.get<std::string>());
+  }
+  return out;
+}
+
+// A registry of planner test tools: stand-ins for file tools (parallel classes and path
+// arguments like theirs), an editor naming its paths through call_paths, safe tools, a
+// never-parallel tool and a two-path writer.
 class PlannerHarness {
  public:
   PlannerHarness() {
-    Add("read_file", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
+    Add("reader", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
         R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})");
-    Add("search_files", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
+    Add("finder", ParallelClass::kPathScoped, {"path"}, PathAccess::kRead,
         R"({"type":"object","properties":{"pattern":{"type":"string"},)"
         R"("path":{"type":"string","default":"."}}})");
-    Add("write_file", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
+    Add("writer", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
         R"({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}})");
-    Add("patch", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
+    Add("editor", ParallelClass::kPathScoped, {"path"}, PathAccess::kWrite,
         R"({"type":"object","properties":{"mode":{"type":"string"},"path":{"type":"string"},)"
-        R"("patch":{"type":"string"}}})");
-    Add("copy_file", ParallelClass::kPathScoped, {"source", "destination"}, PathAccess::kWrite,
+        R"("paths":{"type":"array"}}})",
+        EditorPaths);
+    Add("copier", ParallelClass::kPathScoped, {"source", "destination"}, PathAccess::kWrite,
         R"({"type":"object","properties":{"source":{"type":"string"},)"
         R"("destination":{"type":"string"}}})");
-    Add("web_search", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
+    Add("searcher", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
     Add("mcp_docs_lookup", ParallelClass::kSafe, {}, PathAccess::kRead, R"({"type":"object"})");
-    Add("terminal", ParallelClass::kNever, {}, PathAccess::kRead, R"({"type":"object"})");
+    Add("runner", ParallelClass::kNever, {}, PathAccess::kRead, R"({"type":"object"})");
   }
 
   void Add(const std::string& name, ParallelClass parallel, std::vector<std::string> path_args,
-           PathAccess access, std::string_view params) {
+           PathAccess access, std::string_view params, CallPathsFn call_paths = nullptr) {
     ToolSpec spec;
+    spec.call_paths = call_paths;
     spec.name = name;
     spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("ok"); };
     spec.parallel = parallel;
@@ -309,19 +273,19 @@ void RunTable(const std::vector<PlanCase>& cases, const TempDir& t) {
 }
 
 Call Read(std::string path, std::string cwd = "") {
-  return {"read_file", Json{{"path", std::move(path)}}.dump(), std::move(cwd)};
+  return {"reader", Json{{"path", std::move(path)}}.dump(), std::move(cwd)};
 }
 Call Write(std::string path, std::string cwd = "") {
-  return {"write_file", Json{{"path", std::move(path)}, {"content", "x"}}.dump(), std::move(cwd)};
+  return {"writer", Json{{"path", std::move(path)}, {"content", "x"}}.dump(), std::move(cwd)};
 }
 Call Search(std::string path) {
-  return {"search_files", Json{{"pattern", "x"}, {"path", std::move(path)}}.dump(), ""};
+  return {"finder", Json{{"pattern", "x"}, {"path", std::move(path)}}.dump(), ""};
 }
-Call PatchText(std::string v4a) {
-  return {"patch", Json{{"mode", "patch"}, {"patch", std::move(v4a)}}.dump(), ""};
+Call Multi(std::vector<std::string> paths) {
+  return {"editor", Json{{"mode", "multi"}, {"paths", std::move(paths)}}.dump(), ""};
 }
-Call Safe() { return {"web_search", R"({"query":"q"})", ""}; }
-Call Never() { return {"terminal", R"({"command":"ls"})", ""}; }
+Call Safe() { return {"searcher", R"({"query":"q"})", ""}; }
+Call Never() { return {"runner", R"({"command":"ls"})", ""}; }
 
 TEST(BatchPlanner, EmptyAndSingleCallBatches) {
   TempDir t;
@@ -366,7 +330,7 @@ TEST(BatchPlanner, ReaderReaderOverlapStaysParallel) {
           {"same file", {Read("src/a.txt"), Read("src/a.txt")}, "P0,1"},
           {"a directory search and a read inside it", {Search("src"), Read("src/a.txt")}, "P0,1"},
           {"search of the cwd (default path) and reads",
-           {{"search_files", R"({"pattern":"x"})", ""}, Read("src/a.txt"), Read("b")},
+           {{"finder", R"({"pattern":"x"})", ""}, Read("src/a.txt"), Read("b")},
            "P0,1,2"},
       },
       t);
@@ -387,7 +351,7 @@ TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
           {"siblings sharing a byte prefix do not overlap", {Write("src/a"), Read("src/ab")},
            "P0,1"},
           {"search of the cwd (default path) conflicts with any write below it",
-           {{"search_files", R"({"pattern":"x"})", ""}, Write("deep/down/f")},
+           {{"finder", R"({"pattern":"x"})", ""}, Write("deep/down/f")},
            "S0,1"},
           {"the conflicting call opens the next run, later calls join it",
            {Read("a"), Read("b"), Write("a"), Read("c"), Read("d")},
@@ -402,10 +366,10 @@ TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
            {Safe(), Read("a"), Safe(), Write("a"), Safe()},
            "P0,1,2 P3,4"},
           {"a two-path writer conflicts through either path",
-           {Read("x"), {"copy_file", R"({"source":"y","destination":"x"})", ""}},
+           {Read("x"), {"copier", R"({"source":"y","destination":"x"})", ""}},
            "S0,1"},
           {"a two-path writer beside unrelated calls",
-           {Read("z"), {"copy_file", R"({"source":"y","destination":"x"})", ""}},
+           {Read("z"), {"copier", R"({"source":"y","destination":"x"})", ""}},
            "P0,1"},
       },
       t);
@@ -436,62 +400,25 @@ TEST(BatchPlanner, CanonicalisesPathsBeforeComparingThem) {
       t);
 }
 
-TEST(BatchPlanner, ScopesPatchCallsFromTheirModeAndV4aHeaders) {
+TEST(BatchPlanner, ScopesCallsByTheirCallPathsWhenTheToolNamesThem) {
   TempDir t;
   t.MakeFile("a.txt");
-  const std::string patch_mode_with_path =
-      Json{{"mode", "patch"},
-           {"path", "a.txt"},
-           {"patch", "*** Begin Patch\n*** Delete File: q\n*** End Patch"}}
-          .dump();
   RunTable(
       {
-          {"replace mode uses `path`",
-           {Read("a.txt"), {"patch", R"({"mode":"replace","path":"a.txt"})", ""}},
+          {"single mode uses `path`",
+           {Read("a.txt"), {"editor", R"({"mode":"single","path":"a.txt"})", ""}},
            "S0,1"},
-          {"mode defaults to replace",
-           {Read("a.txt"), {"patch", R"({"path":"a.txt","old_string":"x"})", ""}},
-           "S0,1"},
-          {"replace mode on another file", {Read("a.txt"), {"patch", R"({"path":"b"})", ""}},
-           "P0,1"},
-          {"update header",
-           {Read("a.txt"),
-            PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch\n")},
-           "S0,1"},
-          {"add header",
-           {Read("new/n.txt"),
-            PatchText("*** Begin Patch\n*** Add File: new/n.txt\n+y\n*** End Patch\n")},
-           "S0,1"},
-          {"delete header",
-           {PatchText("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n"), Read("a.txt")},
-           "S0,1"},
-          {"move source",
-           {Read("a.txt"),
-            PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
-           "S0,1"},
-          {"move destination",
-           {Read("b.txt"),
-            PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
-           "S0,1"},
-          {"move to",
-           {Read("c.txt"), PatchText("*** Begin Patch\n*** Update File: a.txt\n"
-                                     "*** Move to: c.txt\n-x\n+y\n*** End Patch\n")},
-           "S0,1"},
-          {"a patch of other files runs beside reads",
-           {Read("z.txt"),
-            PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n"
-                      "*** Move File: m -> n\n*** End Patch\n"),
-            Read("y.txt")},
+          {"no mode: `path`", {Read("a.txt"), {"editor", R"({"path":"a.txt"})", ""}}, "S0,1"},
+          {"`path` on another file", {Read("a.txt"), {"editor", R"({"path":"b"})", ""}}, "P0,1"},
+          {"a named file", {Read("a.txt"), Multi({"a.txt"})}, "S0,1"},
+          {"any of the named files", {Read("b.txt"), Multi({"x", "b.txt"})}, "S0,1"},
+          {"other files run beside reads", {Read("z.txt"), Multi({"a.txt", "m"}), Read("y.txt")},
            "P0,1,2"},
-          {"in patch mode `path` is not a scope",
-           {Read("a.txt"), {"patch", patch_mode_with_path, ""}},
+          {"with call paths `path` is not a scope",
+           {Read("a.txt"), {"editor", R"({"mode":"multi","path":"a.txt","paths":["q"]})", ""}},
            "P0,1"},
-          {"two patches of different files",
-           {PatchText("*** Delete File: p\n"), PatchText("*** Delete File: q\n")},
-           "P0,1"},
-          {"two patches of the same file",
-           {PatchText("*** Delete File: p\n"), PatchText("*** Add File: p\n+x\n")},
-           "S0,1"},
+          {"two edits of different files", {Multi({"p"}), Multi({"q"})}, "P0,1"},
+          {"two edits of the same file", {Multi({"p"}), Multi({"p"})}, "S0,1"},
       },
       t);
 }
@@ -500,33 +427,33 @@ TEST(BatchPlanner, UnreadableCallsAreBarriers) {
   TempDir t;
   RunTable(
       {
-          {"arguments that are not JSON", {Read("a"), {"read_file", "{not json", ""}, Read("b")},
+          {"arguments that are not JSON", {Read("a"), {"reader", "{not json", ""}, Read("b")},
            "S0,1,2"},
-          {"arguments that are an array", {Safe(), {"web_search", "[1,2]", ""}, Safe()},
+          {"arguments that are an array", {Safe(), {"searcher", "[1,2]", ""}, Safe()},
            "S0,1,2"},
-          {"arguments that are a string", {Safe(), {"web_search", R"("q")", ""}, Safe()},
+          {"arguments that are a string", {Safe(), {"searcher", R"("q")", ""}, Safe()},
            "S0,1,2"},
-          {"blank arguments mean {}", {Safe(), {"web_search", "  ", ""}, Safe()}, "P0,1,2"},
+          {"blank arguments mean {}", {Safe(), {"searcher", "  ", ""}, Safe()}, "P0,1,2"},
           {"a path argument that is a number",
-           {Read("a"), {"read_file", R"({"path":42})", ""}, Read("b")},
+           {Read("a"), {"reader", R"({"path":42})", ""}, Read("b")},
            "S0,1,2"},
           {"a path argument that is null",
-           {Read("a"), {"read_file", R"({"path":null})", ""}, Read("b")},
+           {Read("a"), {"reader", R"({"path":null})", ""}, Read("b")},
            "S0,1,2"},
           {"a path-scoped call without any path (and no schema default)",
-           {Read("a"), {"read_file", "{}", ""}, Read("b")},
+           {Read("a"), {"reader", "{}", ""}, Read("b")},
            "S0,1,2"},
-          {"an unreadable patch (Begin without End)",
-           {Read("a"), PatchText("*** Begin Patch\n*** Update File: x\n-a\n+b\n"), Read("b")},
+          {"paths the tool cannot tell (not a list)",
+           {Read("a"), {"editor", R"({"mode":"multi","paths":"x"})", ""}, Read("b")},
            "S0,1,2"},
-          {"an unreadable patch (unknown header)",
-           {Read("a"), PatchText("*** Rename File: x\n"), Read("b")},
-           "S0,1,2"},
-          {"patch mode without patch text",
-           {Read("a"), {"patch", R"({"mode":"patch","path":"x"})", ""}, Read("b")},
+          {"paths the tool cannot tell (no list)",
+           {Read("a"), {"editor", R"({"mode":"multi","path":"x"})", ""}, Read("b")},
            "S0,1,2"},
           {"a mode that is not a string",
-           {Read("a"), {"patch", R"({"mode":1,"path":"x"})", ""}, Read("b")},
+           {Read("a"), {"editor", R"({"mode":1,"path":"x"})", ""}, Read("b")},
+           "S0,1,2"},
+          {"call paths naming no file",
+           {Read("a"), Multi({}), Read("b")},
            "S0,1,2"},
       },
       t);
@@ -537,8 +464,8 @@ TEST(BatchPlanner, ReportsHowEachCallWasAdmitted) {
   PlannerHarness h;
   BatchPlan plan;
   Plan(h, t.path(),
-       {Read("a"), Never(), {"nope", "{}", ""}, Safe(), PatchText("*** Move File: m -> n\n"),
-        {"read_file", "[]", ""}},
+       {Read("a"), Never(), {"nope", "{}", ""}, Safe(), Multi({"m", "n"}),
+        {"reader", "[]", ""}},
        &plan);
   ASSERT_EQ(plan.calls.size(), 6u);
   EXPECT_EQ(plan.calls[0].admission, Admission::kPathScoped);
@@ -562,20 +489,20 @@ TEST(BatchPlanner, PlanToJsonListsSegmentsToolsAndAdmissions) {
   const std::string a = R"({"path":"a"})";
   const std::string cmd = R"({"command":"ls"})";
   const std::vector<PlannedCall> calls = {
-      {"read_file", a, t.path()}, {"web_search", "{}", t.path()}, {"terminal", cmd, t.path()}};
+      {"reader", a, t.path()}, {"searcher", "{}", t.path()}, {"runner", cmd, t.path()}};
   const BatchPlan plan = PlanBatchDetailed(calls, h.registry);
   const Json want = Json::parse(R"([
-    {"parallel": true, "calls": [0, 1], "tools": ["read_file", "web_search"],
+    {"parallel": true, "calls": [0, 1], "tools": ["reader", "searcher"],
      "admissions": [{"class": "path_scoped", "scopes": [{"path": ")" +
                                 t / "a" + R"(", "access": "read"}]},
                     {"class": "safe"}]},
-    {"parallel": false, "calls": [2], "tools": ["terminal"],
+    {"parallel": false, "calls": [2], "tools": ["runner"],
      "admissions": [{"class": "barrier", "reason": "never parallel"}]}
   ])");
   EXPECT_EQ(PlanToJson(plan, calls), want);
   EXPECT_EQ(FormatPlan(plan, calls),
-            "1 parallel   #0 read_file, #1 web_search\n"
-            "2 sequential #2 terminal (never parallel)\n");
+            "1 parallel   #0 reader, #1 searcher\n"
+            "2 sequential #2 runner (never parallel)\n");
 }
 
 TEST(BatchPlanner, UsesTheRegistryAsItIsWhenPlanning) {
@@ -607,9 +534,9 @@ TEST(BatchPlanner, RandomBatchesKeepEveryInvariant) {
         case 0: calls.push_back(Read(p)); break;
         case 1: calls.push_back(Write(p)); break;
         case 2: calls.push_back(Search(p)); break;
-        case 3: calls.push_back(PatchText("*** Update File: " + p + "\n-a\n+b\n")); break;
+        case 3: calls.push_back(Multi({p})); break;
         case 4: calls.push_back(Safe()); break;
-        default: calls.push_back(rng() % 2 ? Never() : Call{"read_file", "[", ""}); break;
+        default: calls.push_back(rng() % 2 ? Never() : Call{"reader", "[", ""}); break;
       }
     }
     BatchPlan plan;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -18,12 +19,6 @@
 
 namespace talaria {
 namespace {
-
-constexpr std::string_view kNeverSpill[] = {"read_file"};
-
-bool NeverSpills(std::string_view tool) {
-  return std::find(std::begin(kNeverSpill), std::end(kNeverSpill), tool) != std::end(kNeverSpill);
-}
 
 int64_t Clamp(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); }
 
@@ -130,6 +125,14 @@ std::string PageableText(std::string_view tool, const std::string& text) {
   return out;
 }
 
+// How the model reads a spill file back, as the tool that can declared it; static storage.
+std::atomic<const char*> g_paging_hint{nullptr};
+
+std::string PagingHint() {
+  const char* hint = g_paging_hint.load();
+  return hint != nullptr ? hint : "Read it in parts (an offset and a limit)";
+}
+
 void Spill(const BudgetConfig& config, std::string_view tool, std::string_view call_id,
            ToolResult& result) {
   const std::string content = PageableText(tool, result.text);
@@ -139,8 +142,7 @@ void Spill(const BudgetConfig& config, std::string_view tool, std::string_view c
   if (auto path = WriteSpillFile(config, call_id, content)) {
     block = "<persisted-output>\nThis tool result was too large (" + std::to_string(chars) +
             " characters, " + HumanSize(content.size()) + ").\nFull output saved to: " + *path +
-            "\nPage through it with read_file using offset and limit (or process it with "
-            "execute_code); do not re-request the full output.\n\nPreview (first " +
+            "\n" + PagingHint() + "; do not re-request the full output.\n\nPreview (first " +
             std::to_string(CountChars(preview)) + " chars):\n" + preview + "\n...\n</persisted-output>";
   } else {
     LogWarn("could not write a spill file; truncating the result inline");
@@ -151,6 +153,8 @@ void Spill(const BudgetConfig& config, std::string_view tool, std::string_view c
 }
 
 }  // namespace
+
+void DeclareSpillPagingHint(const char* hint) { g_paging_hint.store(hint); }
 
 BudgetConfig BudgetConfig::ForContextWindow(int64_t context_tokens) {
   BudgetConfig config;
@@ -167,27 +171,27 @@ int64_t CountChars(std::string_view utf8) {
   return n;
 }
 
-int64_t ResultThreshold(const BudgetConfig& config, std::string_view tool, int64_t registered_max) {
-  if (NeverSpills(tool)) return -1;
+int64_t ResultThreshold(const BudgetConfig& config, const ResultOrigin& origin) {
+  if (origin.never_spill) return -1;
   int64_t threshold = config.default_result_chars;
-  if (auto it = config.tool_overrides.find(tool); it != config.tool_overrides.end()) {
+  if (auto it = config.tool_overrides.find(origin.tool); it != config.tool_overrides.end()) {
     threshold = it->second;
-  } else if (tool.starts_with("mcp_")) {
+  } else if (origin.tool.starts_with("mcp_")) {
     threshold = config.mcp_result_chars;
-  } else if (registered_max > 0) {
-    threshold = registered_max;
+  } else if (origin.registered_max > 0) {
+    threshold = origin.registered_max;
   }
   return std::min(threshold, config.default_result_chars);
 }
 
-void ApplyResultBudget(const BudgetConfig& config, std::string_view tool, int64_t registered_max,
+void ApplyResultBudget(const BudgetConfig& config, const ResultOrigin& origin,
                        std::string_view call_id, ToolResult& result) {
-  const int64_t threshold = ResultThreshold(config, tool, registered_max);
+  const int64_t threshold = ResultThreshold(config, origin);
   if (threshold < 0) return;
   // Bytes bound chars from above: most results are decided without counting.
   if (static_cast<int64_t>(result.text.size()) <= threshold) return;
   if (CountChars(result.text) <= threshold) return;
-  Spill(config, tool, call_id, result);
+  Spill(config, origin.tool, call_id, result);
 }
 
 void EnforceTurnBudget(const BudgetConfig& config, std::span<TurnResult> results) {
@@ -197,7 +201,7 @@ void EnforceTurnBudget(const BudgetConfig& config, std::span<TurnResult> results
     const int64_t chars = CountChars(results[i].result->text);
     total += chars;
     const bool persisted = results[i].result->text.starts_with("<persisted-output>");
-    if (!persisted && !NeverSpills(results[i].tool)) candidates.emplace_back(chars, i);
+    if (!persisted && !results[i].never_spill) candidates.emplace_back(chars, i);
   }
   std::sort(candidates.begin(), candidates.end(), std::greater<>());
   for (const auto& [chars, index] : candidates) {

@@ -98,14 +98,14 @@ TEST(Budget, SpillsAnOversizedResultToAPrivateFileHoldingTheFullText) {
       Lines(1000) + Lines(400, "\xC3\xA9") + Lines(400, "\xF0\x9F\x98\x80") + Lines(200);
   ASSERT_GT(CountChars(text), kDefaultResultChars);
   ToolResult r = ToolResult::Text(text);
-  ApplyResultBudget(config, "terminal", -1, "call_1", r);
+  ApplyResultBudget(config, {"runner", -1}, "call_1", r);
 
   EXPECT_EQ(r.status, CallStatus::kOk);
   ASSERT_TRUE(IsPersisted(r.text)) << Head(r.text);
   EXPECT_THAT(r.text, HasSubstr(std::to_string(CountChars(text)) + " characters"));
-  EXPECT_THAT(r.text, HasSubstr("read_file"));
   EXPECT_THAT(r.text, HasSubstr("offset"));
   EXPECT_THAT(r.text, HasSubstr("limit"));
+  EXPECT_THAT(r.text, HasSubstr("do not re-request the full output"));
   EXPECT_LT(r.text.size(), 8000u);
 
   const std::string path = SpillPathOf(r.text);
@@ -120,8 +120,8 @@ TEST(Budget, GivesTwoSpillsOfTheSameCallDifferentUnguessableNames) {
   const BudgetConfig config = ConfigIn(dir);
   ToolResult first = ToolResult::Text(std::string(150'000, 'a'));
   ToolResult second = ToolResult::Text(std::string(150'000, 'b'));
-  ApplyResultBudget(config, "terminal", -1, "call_same", first);
-  ApplyResultBudget(config, "terminal", -1, "call_same", second);
+  ApplyResultBudget(config, {"runner", -1}, "call_same", first);
+  ApplyResultBudget(config, {"runner", -1}, "call_same", second);
   const std::string a = SpillPathOf(first.text);
   const std::string b = SpillPathOf(second.text);
   EXPECT_NE(a, b);
@@ -138,7 +138,7 @@ TEST(Budget, KeepsSpillFilesInsideTheSpillDirectoryWhateverTheCallId) {
       "/etc/passwd"};
   for (std::string_view call_id : call_ids) {
     ToolResult r = ToolResult::Text(std::string(120'000, 'z'));
-    ApplyResultBudget(config, "terminal", -1, call_id, r);
+    ApplyResultBudget(config, {"runner", -1}, call_id, r);
     const std::string path = SpillPathOf(r.text);
     EXPECT_EQ(fs::path(path).parent_path(), fs::path(config.spill_dir)) << path;
     const std::string name = fs::path(path).filename().string();
@@ -159,7 +159,7 @@ TEST(Budget, TightensAnExistingSpillDirectoryToOwnerOnly) {
   ASSERT_EQ(::mkdir(config.spill_dir.c_str(), 0755), 0);
   ASSERT_EQ(::chmod(config.spill_dir.c_str(), 0755), 0);
   ToolResult r = ToolResult::Text(std::string(120'000, 'q'));
-  ApplyResultBudget(config, "terminal", -1, "call_1", r);
+  ApplyResultBudget(config, {"runner", -1}, "call_1", r);
   EXPECT_TRUE(IsPersisted(r.text)) << Head(r.text);
   EXPECT_EQ(ModeOf(config.spill_dir), 0700u);
 }
@@ -171,7 +171,7 @@ TEST(Budget, SpillsUnderTalariaHomeWhenNoSpillDirIsConfigured) {
   const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
   ASSERT_EQ(::setenv("TALARIA_HOME", home.c_str(), 1), 0);
   ToolResult r = ToolResult::Text(std::string(120'000, 'h'));
-  ApplyResultBudget(BudgetConfig{}, "terminal", -1, "call_home", r);
+  ApplyResultBudget(BudgetConfig{}, {"runner", -1}, "call_home", r);
   if (saved) {
     ::setenv("TALARIA_HOME", saved->c_str(), 1);
   } else {
@@ -193,7 +193,7 @@ TEST(Budget, NeverCollidesWhenManyThreadsSpillTheSameCall) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         ToolResult r = ToolResult::Text(std::string(110'000, static_cast<char>('a' + t)));
-        ApplyResultBudget(config, "terminal", -1, "call_race", r);
+        ApplyResultBudget(config, {"runner", -1}, "call_race", r);
         paths[t] = SpillPathOf(r.text);
       });
     }
@@ -226,7 +226,7 @@ TEST(Budget, PreviewIsAtMostFifteenHundredCharsAndEndsAtALineEnd) {
   for (const Case& c : cases) {
     TempDir dir;
     ToolResult r = ToolResult::Text(c.text);
-    ApplyResultBudget(ConfigIn(dir), "terminal", -1, "call_p", r);
+    ApplyResultBudget(ConfigIn(dir), {"runner", -1}, "call_p", r);
     ASSERT_TRUE(IsPersisted(r.text)) << c.name << ": " << Head(r.text);
     const std::string preview = PreviewOf(r.text);
     EXPECT_LE(CountChars(preview), kDefaultPreviewChars) << c.name;
@@ -245,25 +245,36 @@ TEST(Budget, PreviewOfTextWithoutLineBreaksIsCutOnACharacterBoundary) {
   std::string text;
   for (int i = 0; i < 60'000; ++i) text += "\xE6\x97\xA5";  // "日", three bytes
   ToolResult r = ToolResult::Text(text + text);
-  ApplyResultBudget(ConfigIn(dir), "terminal", -1, "call_p", r);
+  ApplyResultBudget(ConfigIn(dir), {"runner", -1}, "call_p", r);
   const std::string preview = PreviewOf(r.text);
   EXPECT_EQ(CountChars(preview), kDefaultPreviewChars);
   EXPECT_EQ(preview.size(), static_cast<size_t>(3 * kDefaultPreviewChars));
   EXPECT_TRUE(text.starts_with(preview));
 }
 
+TEST(Budget, TheSpillNoteSaysHowTheDeclaringToolPagesIt) {
+  TempDir dir;
+  static const char kHint[] = "Page it with the_pager using offset and limit";
+  DeclareSpillPagingHint(kHint);
+  ToolResult r = ToolResult::Text(Lines(5000));
+  ApplyResultBudget(ConfigIn(dir), {"runner", 1000}, "call_h", r);
+  ASSERT_TRUE(IsPersisted(r.text)) << Head(r.text);
+  EXPECT_THAT(r.text, HasSubstr(std::string(kHint) + "; do not re-request the full output."));
+}
+
 // --- thresholds --------------------------------------------------------------------------------
 
-TEST(Budget, ReadFileNeverSpills) {
+TEST(Budget, ANeverSpillToolIsNeverSpilled) {
   TempDir dir;
   BudgetConfig config = ConfigIn(dir);
-  config.tool_overrides["read_file"] = 10;
-  EXPECT_EQ(ResultThreshold(config, "read_file", 5), -1);
+  config.tool_overrides["reader"] = 10;
+  EXPECT_EQ(ResultThreshold(config, {"reader", 5, true}), -1);
+  EXPECT_EQ(ResultThreshold(config, {"reader", 5, false}), 10) << "the flag, not the name, pins it";
   const std::string text = Lines(5000);
   ToolResult r = ToolResult::Text(text);
-  ApplyResultBudget(config, "read_file", 100'000, "call_r", r);
+  ApplyResultBudget(config, {"reader", 100'000, true}, "call_r", r);
   EXPECT_TRUE(r.text == text);
-  EXPECT_FALSE(fs::exists(config.spill_dir)) << "no spill file for read_file";
+  EXPECT_FALSE(fs::exists(config.spill_dir)) << "no spill file for a never-spill tool";
 }
 
 TEST(Budget, ResolvesThresholdsInTheReferenceOrderCappedAtTheDefault) {
@@ -276,12 +287,12 @@ TEST(Budget, ResolvesThresholdsInTheReferenceOrderCappedAtTheDefault) {
     int64_t want;
   };
   const std::vector<Case> cases = {
-      {"default", "terminal", -1, {}, 100'000, 100'000},
-      {"registered max", "terminal", 30'000, {}, 100'000, 30'000},
-      {"registered max capped", "terminal", 500'000, {}, 100'000, 100'000},
-      {"override beats registered", "terminal", 30'000, {{"terminal", 20'000}}, 100'000, 20'000},
-      {"override capped", "terminal", -1, {{"terminal", 400'000}}, 100'000, 100'000},
-      {"override of another tool", "terminal", 30'000, {{"patch", 20'000}}, 100'000, 30'000},
+      {"default", "runner", -1, {}, 100'000, 100'000},
+      {"registered max", "runner", 30'000, {}, 100'000, 30'000},
+      {"registered max capped", "runner", 500'000, {}, 100'000, 100'000},
+      {"override beats registered", "runner", 30'000, {{"runner", 20'000}}, 100'000, 20'000},
+      {"override capped", "runner", -1, {{"runner", 400'000}}, 100'000, 100'000},
+      {"override of another tool", "runner", 30'000, {{"editor", 20'000}}, 100'000, 30'000},
       {"mcp prefix", "mcp_github_search", -1, {}, 100'000, 50'000},
       {"mcp prefix beats registered", "mcp_github_search", 10'000, {}, 100'000, 50'000},
       {"override beats mcp prefix",
@@ -291,15 +302,14 @@ TEST(Budget, ResolvesThresholdsInTheReferenceOrderCappedAtTheDefault) {
        100'000,
        5'000},
       {"mcp capped by a smaller default", "mcp_docs_fetch", -1, {}, 40'000, 40'000},
-      {"registered capped by a smaller default", "web_extract", 90'000, {}, 40'000, 40'000},
+      {"registered capped by a smaller default", "fetcher", 90'000, {}, 40'000, 40'000},
       {"not an mcp prefix", "mcpx_tool", -1, {}, 100'000, 100'000},
-      {"read_file pinned", "read_file", 100'000, {{"read_file", 1}}, 100'000, -1},
   };
   for (const Case& c : cases) {
     BudgetConfig config;
     config.default_result_chars = c.default_chars;
     config.tool_overrides = c.overrides;
-    EXPECT_EQ(ResultThreshold(config, c.tool, c.registered_max), c.want) << c.name;
+    EXPECT_EQ(ResultThreshold(config, {c.tool, c.registered_max}), c.want) << c.name;
   }
 }
 
@@ -324,7 +334,7 @@ TEST(Budget, SpillsOnlyWhenTheCodePointCountExceedsTheThreshold) {
   };
   for (const Case& c : cases) {
     ToolResult r = ToolResult::Text(c.text);
-    ApplyResultBudget(config, "terminal", c.registered_max, "call_t", r);
+    ApplyResultBudget(config, {"runner", c.registered_max}, "call_t", r);
     if (c.spills) {
       EXPECT_TRUE(IsPersisted(r.text)) << c.name << ": " << Head(r.text);
     } else {
@@ -357,15 +367,19 @@ struct Turn {
   std::vector<std::string> tools;
   std::vector<std::string> ids;
   std::vector<ToolResult> results;
+  std::vector<bool> never_spill;
 
-  void Add(std::string tool, size_t chars, char fill) {
+  void Add(std::string tool, size_t chars, char fill, bool pinned = false) {
     tools.push_back(std::move(tool));
     ids.push_back("call_" + std::to_string(ids.size()));
     results.push_back(ToolResult::Text(std::string(chars, fill)));
+    never_spill.push_back(pinned);
   }
   std::vector<TurnResult> View() {
     std::vector<TurnResult> out;
-    for (size_t i = 0; i < results.size(); ++i) out.push_back({tools[i], ids[i], &results[i]});
+    for (size_t i = 0; i < results.size(); ++i) {
+      out.push_back({tools[i], ids[i], &results[i], never_spill[i]});
+    }
     return out;
   }
   bool Spilled(size_t i) const { return results[i].text.starts_with("<persisted-output>"); }
@@ -380,10 +394,10 @@ TEST(Budget, TurnBudgetSpillsTheLargestResultsFirstUntilTheTurnFits) {
   TempDir dir;
   const BudgetConfig config = ConfigIn(dir);
   Turn turn;
-  turn.Add("terminal", 80'000, 'a');
-  turn.Add("web_extract", 95'000, 'b');
-  turn.Add("search_files", 70'000, 'c');
-  turn.Add("patch", 60'000, 'd');  // 305,000 in all
+  turn.Add("runner", 80'000, 'a');
+  turn.Add("fetcher", 95'000, 'b');
+  turn.Add("finder", 70'000, 'c');
+  turn.Add("editor", 60'000, 'd');  // 305,000 in all
   auto view = turn.View();
   EnforceTurnBudget(config, view);
   EXPECT_TRUE(turn.Spilled(1)) << "the largest goes first";
@@ -399,22 +413,22 @@ TEST(Budget, TurnBudgetLeavesATurnThatFitsAlone) {
   TempDir dir;
   const BudgetConfig config = ConfigIn(dir);
   Turn turn;
-  turn.Add("terminal", 90'000, 'a');
-  turn.Add("patch", 90'000, 'b');
-  turn.Add("web_search", 20'000, 'c');  // exactly 200,000
+  turn.Add("runner", 90'000, 'a');
+  turn.Add("editor", 90'000, 'b');
+  turn.Add("searcher", 20'000, 'c');  // exactly 200,000
   auto view = turn.View();
   EnforceTurnBudget(config, view);
   for (size_t i = 0; i < turn.results.size(); ++i) EXPECT_FALSE(turn.Spilled(i)) << i;
   EXPECT_FALSE(fs::exists(config.spill_dir));
 }
 
-TEST(Budget, TurnBudgetNeverSpillsReadFileOrAnAlreadyPersistedResult) {
+TEST(Budget, TurnBudgetNeverSpillsANeverSpillToolOrAnAlreadyPersistedResult) {
   TempDir dir;
   const BudgetConfig config = ConfigIn(dir);
   Turn turn;
-  turn.Add("read_file", 150'000, 'r');
-  turn.Add("terminal", 40'000, 't');
-  turn.Add("patch", 30'000, 'p');  // 220,000: over, but only the small ones may move
+  turn.Add("reader", 150'000, 'r', /*pinned=*/true);
+  turn.Add("runner", 40'000, 't');
+  turn.Add("editor", 30'000, 'p');  // 220,000: over, but only the small ones may move
   auto view = turn.View();
   EnforceTurnBudget(config, view);
   EXPECT_EQ(turn.results[0].text, std::string(150'000, 'r'));
@@ -452,8 +466,8 @@ TEST(Budget, ScalesBothBudgetsToTheContextWindow) {
   }
   // The scaled per-result budget caps every threshold, the MCP one included.
   const BudgetConfig small = BudgetConfig::ForContextWindow(16'000);
-  EXPECT_EQ(ResultThreshold(small, "mcp_docs_fetch", -1), 9'600);
-  EXPECT_EQ(ResultThreshold(small, "terminal", 50'000), 9'600);
+  EXPECT_EQ(ResultThreshold(small, {"mcp_docs_fetch", -1}), 9'600);
+  EXPECT_EQ(ResultThreshold(small, {"runner", 50'000}), 9'600);
 }
 
 // --- when no spill file can be written
@@ -479,7 +493,7 @@ TEST(Budget, TruncatesInlineWhenTheSpillDirectoryCannotBeUsed) {
     }
     const std::string text = Lines(3000);
     ToolResult r = ToolResult::Text(text);
-    ApplyResultBudget(config, "terminal", -1, "call_x", r);
+    ApplyResultBudget(config, {"runner", -1}, "call_x", r);
     const auto label = static_cast<int>(kind);
     EXPECT_EQ(r.text.find("<persisted-output>"), std::string::npos)
         << label << ": " << Head(r.text);
@@ -517,7 +531,7 @@ TEST(Budget, UnwrapsAnMcpEnvelopeToPageableTextBeforeSpilling) {
   envelope["result"] = inner;
   envelope["structuredContent"] = Json::object({{"rows", 900}, {"source", "docs"}});
   ToolResult r = ToolResult::Text(DumpJson(envelope));
-  ApplyResultBudget(config, "mcp_docs_fetch", -1, "call_m", r);
+  ApplyResultBudget(config, {"mcp_docs_fetch", -1}, "call_m", r);
   ASSERT_TRUE(IsPersisted(r.text)) << Head(r.text);
   const std::string spilled = ReadWhole(SpillPathOf(r.text));
   EXPECT_TRUE(spilled.starts_with(inner)) << "the file starts with the unwrapped text, not JSON";
@@ -545,7 +559,7 @@ TEST(Budget, SpillsAnMcpResultThatIsNotAnEnvelopeAsItIs) {
   for (const Case& c : cases) {
     TempDir dir;
     ToolResult r = ToolResult::Text(c.text);
-    EXPECT_NO_THROW(ApplyResultBudget(ConfigIn(dir), "mcp_docs_list", -1, "call_m", r)) << c.name;
+    EXPECT_NO_THROW(ApplyResultBudget(ConfigIn(dir), {"mcp_docs_list", -1}, "call_m", r)) << c.name;
     ASSERT_TRUE(IsPersisted(r.text)) << c.name << ": " << Head(r.text);
     EXPECT_TRUE(ReadWhole(SpillPathOf(r.text)) == c.text) << c.name;
   }

@@ -2,7 +2,6 @@
 
 #include <cxxabi.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,27 +27,6 @@ void AddApprovalNote(ToolResult& result, const std::string& note) {
   } else {
     result.text += "\n[" + note + "]";
   }
-}
-
-constexpr std::array<std::string_view, 5> kAgentLoopTools = {"todo", "memory", "session_search",
-                                                             "delegate_task", "clarify"};
-
-constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kLegacyAliases = {{
-    {"todo_list", "todo"},
-    {"process_manage", "process"},
-    {"cronjob_manage", "cronjob"},
-    {"gui_tour", "tour"},
-    {"show_tip", "tip"},
-}};
-
-constexpr std::array<std::string_view, 2> kReadSearchTools = {"read_file", "search_files"};
-
-template <size_t N>
-bool Contains(const std::array<std::string_view, N>& list, std::string_view name) {
-  for (std::string_view n : list) {
-    if (n == name) return true;
-  }
-  return false;
 }
 
 std::string DemangledTypeName(const std::type_info& type) {
@@ -91,22 +69,30 @@ void BoundHandlerError(ToolResult& r) {
   r.text = DumpJson(*parsed);
 }
 
-}  // namespace
-
-bool IsAgentLoopTool(std::string_view name) { return Contains(kAgentLoopTools, name); }
-
-std::optional<std::string_view> CanonicalToolName(std::string_view alias) {
-  for (const auto& [from, to] : kLegacyAliases) {
-    if (from == alias) return to;
-  }
-  return std::nullopt;
+// Normalizes, coerces and validates `args` in place for `entry`; the problems when invalid.
+std::optional<std::vector<std::string>> PrepareArgs(const ToolEntry& entry, Json& args) {
+  const ArgNormalizer normalize = entry.normalize_args();
+  if (normalize != nullptr && args.is_object()) normalize(args);
+  const CompiledSchema& schema = entry.compiled();
+  schema.coercion().Coerce(args);
+  std::vector<std::string> problems;
+  if (schema.validator().Validate(args, &problems)) return std::nullopt;
+  return problems;
 }
+
+std::string JoinProblems(const std::vector<std::string>& problems) {
+  std::string message;
+  for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+  return message;
+}
+
+}  // namespace
 
 Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
     : registry_(registry), options_(std::move(options)) {}
 
 Availability Dispatcher::CheckRunnable(const ToolEntry& entry) const {
-  if (IsAgentLoopTool(entry.name()) && !router_) return Availability{false, std::string(kNeedsAgentLoop)};
+  if (entry.owner() == CallOwner::kAgentLoop && !router_) return Availability{false, std::string(kNeedsAgentLoop)};
   return registry_.CheckAvailability(entry);
 }
 
@@ -142,30 +128,18 @@ ToolResult Dispatcher::DispatchArgs(std::string_view name, Json args, ToolContex
 ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
                            std::shared_ptr<const ToolEntry>& entry) const {
   if (!args.is_object()) return InvalidArgumentsResult();
-  entry = registry_.GetEntry(name);
-  if (!entry) {
-    if (auto canonical = CanonicalToolName(name)) {
-      entry = registry_.GetEntry(*canonical);
-      if (entry) name = entry->name();
-    }
-  }
+  entry = registry_.Resolve(name);
   if (!entry) return ToolResult::Error("Unknown tool: " + std::string(name), CallStatus::kError, "unknown_tool");
+  name = entry->name();
 
-  const CompiledSchema& schema = entry->compiled();
-  const ArgNormalizer normalize = entry->normalize_args();
-  if (normalize != nullptr) normalize(args);
-  schema.coercion().Coerce(args);
-  std::vector<std::string> problems;
-  if (!schema.validator().Validate(args, &problems)) {
+  if (auto problems = PrepareArgs(*entry, args)) {
     Json body = Json::object();
-    std::string message = "Invalid arguments for " + std::string(name) + ": ";
-    for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
-    body["error"] = std::move(message);
-    body["problems"] = problems;
+    body["error"] = "Invalid arguments for " + std::string(name) + ": " + JoinProblems(*problems);
+    body["problems"] = std::move(*problems);
     return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "invalid_arguments");
   }
 
-  if (IsAgentLoopTool(name)) {
+  if (entry->owner() == CallOwner::kAgentLoop) {
     if (router_) {
       if (auto routed = router_(name, args, ctx)) return std::move(*routed);
     }
@@ -189,13 +163,10 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
     if (d.kind == PreHookDecision::Kind::kModify && d.new_args) {
       // Hook output is input like any other: it is coerced and validated before the handler.
       Json modified = *d.new_args;
-      if (normalize != nullptr && modified.is_object()) normalize(modified);
-      schema.coercion().Coerce(modified);
-      problems.clear();
-      if (!schema.validator().Validate(modified, &problems)) {
-        std::string message = "A pre-tool hook produced invalid arguments for " + std::string(name) + ": ";
-        for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
-        return ToolResult::Error(message, CallStatus::kError, "invalid_arguments");
+      if (auto problems = PrepareArgs(*entry, modified)) {
+        return ToolResult::Error("A pre-tool hook produced invalid arguments for " +
+                                     std::string(name) + ": " + JoinProblems(*problems),
+                                 CallStatus::kError, "invalid_arguments");
       }
       // What a hook changed is judged again: a hook must not smuggle a command past the policy.
       if (policy_) {
@@ -207,7 +178,7 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
     }
   }
 
-  if (!Contains(kReadSearchTools, name)) {
+  if (!entry->counts_as_read()) {
     if (read_loop_) read_loop_->NotifyOtherToolCall(ctx.task_id);
     if (ctx.read_tracker) ctx.read_tracker->NotifyOtherToolCall(ctx.task_id);
   }
@@ -316,7 +287,9 @@ ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResul
     if (hooks_.has_post()) hooks_.RunPost(event);
     if (auto replaced = hooks_.RunTransform(event)) result.text = std::move(*replaced);
   }
-  ApplyResultBudget(options_.budget, name, entry ? entry->max_result_chars() : -1, ctx.call_id, result);
+  const ResultOrigin origin{name, entry ? entry->max_result_chars() : -1,
+                            entry != nullptr && entry->never_spill()};
+  ApplyResultBudget(options_.budget, origin, ctx.call_id, result);
   if (!result.untrusted_source.empty()) {
     result.text = safety::WrapUntrusted(result.text, result.untrusted_source);
     result.untrusted_source.clear();  // wrapped once: a later stage must not wrap it again

@@ -9,10 +9,7 @@ ToolResult Dispatcher::Conclude(std::string_view name, std::string_view raw_args
   const auto started = std::chrono::steady_clock::now();
   auto parsed = ParseJson(raw_args);
   const Json args = parsed && parsed->is_object() ? std::move(*parsed) : Json::object();
-  std::shared_ptr<const ToolEntry> entry = registry_.GetEntry(name);
-  if (!entry) {
-    if (auto canonical = CanonicalToolName(name)) entry = registry_.GetEntry(*canonical);
-  }
+  std::shared_ptr<const ToolEntry> entry = registry_.Resolve(name);
   return Finish(entry ? std::string_view(entry->name()) : name, args, std::move(result), entry.get(), ctx, started);
 }
 

@@ -103,6 +103,20 @@ struct Harness {
     ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
   }
   // A tool that counts its runs and echoes the arguments it was given.
+  // An echo tool the agent loop owns (ToolSpec::owner), answering to `aliases` too.
+  void AddLoopOwned(const std::string& name, std::string_view params = R"({"type":"object"})",
+                    std::vector<std::string> aliases = {}) {
+    ToolSpec spec;
+    spec.name = name;
+    spec.toolset = "test";
+    spec.owner = CallOwner::kAgentLoop;
+    spec.aliases = std::move(aliases);
+    spec.handler = [this](const Json& args, ToolContext&) {
+      ++handler_runs;
+      return ToolResult::Text(DumpJson(args));
+    };
+    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), params).ok()) << name;
+  }
   void AddEcho(const std::string& name, std::string_view params = R"({"type":"object"})",
                std::string toolset = "test") {
     Add(
@@ -247,52 +261,55 @@ TEST(Dispatcher, ListsEveryValidationProblemWithItsPathAndSkipsTheHandler) {
 
 // --- 4 agent-loop routing, aliases ----------------------------------------------------------
 
-constexpr std::array<std::string_view, 5> kAgentLoopNames = {"todo", "memory", "session_search",
-                                                             "delegate_task", "clarify"};
+constexpr std::array<std::string_view, 3> kLoopOwnedNames = {"plan", "notes", "ask"};
 
-TEST(Dispatcher, LeavesAgentLoopToolsToTheLoopEvenWhenRegistered) {
+TEST(Dispatcher, LeavesLoopOwnedToolsToTheLoopEvenWithAHandler) {
   Harness h;
-  for (std::string_view name : kAgentLoopNames) h.AddEcho(std::string(name));
-  for (std::string_view name : kAgentLoopNames) {
-    EXPECT_TRUE(IsAgentLoopTool(name)) << name;
+  for (std::string_view name : kLoopOwnedNames) h.AddLoopOwned(std::string(name));
+  h.AddEcho("plain");
+  for (std::string_view name : kLoopOwnedNames) {
+    EXPECT_EQ(h.registry.GetEntry(name)->owner(), CallOwner::kAgentLoop) << name;
     ToolContext ctx;
     ToolResult r = h.dispatcher.Dispatch(name, "{}", ctx);
     EXPECT_EQ(r.status, CallStatus::kError) << name;
     EXPECT_EQ(ErrorOf(r), std::string(name) + " must be handled by the agent loop");
   }
-  EXPECT_FALSE(IsAgentLoopTool("read_file"));
-  EXPECT_EQ(h.handler_runs, 0) << "the registry's handler must never run for an agent-loop tool";
+  EXPECT_EQ(h.registry.GetEntry("plain")->owner(), CallOwner::kDispatcher);
+  EXPECT_EQ(h.handler_runs, 0) << "the registry's handler must never run for a loop-owned tool";
 }
 
-TEST(Dispatcher, HandsAgentLoopToolsToTheRouterWithCoercedArguments) {
+TEST(Dispatcher, HandsLoopOwnedToolsToTheRouterWithCoercedArguments) {
   Harness h;
-  for (std::string_view name : kAgentLoopNames) {
-    h.AddEcho(std::string(name), R"({"type":"object","properties":{"n":{"type":"integer"}}})");
+  for (std::string_view name : kLoopOwnedNames) {
+    h.AddLoopOwned(std::string(name), R"({"type":"object","properties":{"n":{"type":"integer"}}})");
   }
+  h.AddEcho("plain");
   std::vector<std::string> routed;
   h.dispatcher.SetAgentLoopRouter([&routed](std::string_view name, const Json& args,
                                             ToolContext&) -> std::optional<ToolResult> {
     routed.emplace_back(name);
-    if (name == "clarify") return std::nullopt;  // this front end cannot reach a user
+    if (name == "ask") return std::nullopt;  // this front end cannot reach a user
     return ToolResult::Text("loop:" + std::string(name) + ":" + DumpJson(args));
   });
   ToolContext ctx;
-  ToolResult todo = h.dispatcher.Dispatch("todo", R"({"n": "5"})", ctx);
-  EXPECT_EQ(todo.status, CallStatus::kOk);
-  EXPECT_EQ(todo.text, R"(loop:todo:{"n":5})");
-  ToolResult clarify = h.dispatcher.Dispatch("clarify", "{}", ctx);
-  EXPECT_EQ(ErrorOf(clarify), "clarify must be handled by the agent loop");
-  EXPECT_THAT(routed, ElementsAre("todo", "clarify"));
-  EXPECT_EQ(h.handler_runs, 0);
+  ToolResult plan = h.dispatcher.Dispatch("plan", R"({"n": "5"})", ctx);
+  EXPECT_EQ(plan.status, CallStatus::kOk);
+  EXPECT_EQ(plan.text, R"(loop:plan:{"n":5})");
+  ToolResult ask = h.dispatcher.Dispatch("ask", "{}", ctx);
+  EXPECT_EQ(ErrorOf(ask), "ask must be handled by the agent loop");
+  ToolResult plain = h.dispatcher.Dispatch("plain", "{}", ctx);
+  EXPECT_EQ(plain.status, CallStatus::kOk) << "a dispatcher-owned tool never reaches the router";
+  EXPECT_THAT(routed, ElementsAre("plan", "ask"));
+  EXPECT_EQ(h.handler_runs, 1);
 }
 
 // Issue 18, finding 6: what only a loop can run is not offered while no loop is attached.
-TEST(Dispatcher, AgentLoopToolsAreRunnableOnlyWithARouter) {
+TEST(Dispatcher, LoopOwnedToolsAreRunnableOnlyWithARouter) {
   Harness h;
-  for (std::string_view name : kAgentLoopNames) h.AddEcho(std::string(name));
+  for (std::string_view name : kLoopOwnedNames) h.AddLoopOwned(std::string(name));
   h.AddEcho("plain");
-  const std::vector<std::string> names = {"clarify", "plain", "not_registered", "todo"};
-  for (std::string_view name : kAgentLoopNames) {
+  const std::vector<std::string> names = {"ask", "plain", "not_registered", "plan"};
+  for (std::string_view name : kLoopOwnedNames) {
     const Availability a = h.dispatcher.CheckRunnable(*h.registry.GetEntry(name));
     EXPECT_FALSE(a.available) << name;
     EXPECT_EQ(a.reason, kNeedsAgentLoop) << name;
@@ -302,14 +319,24 @@ TEST(Dispatcher, AgentLoopToolsAreRunnableOnlyWithARouter) {
 
   h.dispatcher.SetAgentLoopRouter(
       [](std::string_view, const Json&, ToolContext&) -> std::optional<ToolResult> { return std::nullopt; });
-  EXPECT_TRUE(h.dispatcher.CheckRunnable(*h.registry.GetEntry("todo")).available);
-  EXPECT_EQ(h.dispatcher.RunnableTools(names), (std::vector<std::string>{"clarify", "plain", "todo"}));
+  EXPECT_TRUE(h.dispatcher.CheckRunnable(*h.registry.GetEntry("plan")).available);
+  EXPECT_EQ(h.dispatcher.RunnableTools(names), (std::vector<std::string>{"ask", "plain", "plan"}));
 }
 
-TEST(Dispatcher, ResolvesLegacyAliasesAtDispatch) {
+TEST(Dispatcher, ResolvesTheAliasesAToolDeclares) {
   Harness h;
-  h.AddEcho("todo");
-  h.AddEcho("process", R"({"type":"object","properties":{"pid":{"type":"integer"}}})");
+  h.AddLoopOwned("plan", R"({"type":"object"})", {"plan_list"});
+  ToolSpec spec;
+  spec.name = "jobs";
+  spec.toolset = "test";
+  spec.aliases = {"jobs_manage", "plan"};  // an alias never shadows a registered tool
+  spec.handler = [&h](const Json& args, ToolContext&) {
+    ++h.handler_runs;
+    return ToolResult::Text(DumpJson(args));
+  };
+  ASSERT_TRUE(RegisterTestTool(h.registry, std::move(spec),
+                               R"({"type":"object","properties":{"pid":{"type":"integer"}}})")
+                  .ok());
   std::vector<std::string> post_names;
   std::mutex mu;
   h.dispatcher.hooks().AddPostHook([&](const PostToolEvent& e) {
@@ -317,18 +344,23 @@ TEST(Dispatcher, ResolvesLegacyAliasesAtDispatch) {
     post_names.emplace_back(e.tool_name);
   });
 
-  EXPECT_EQ(CanonicalToolName("todo_list"), "todo");
-  EXPECT_EQ(CanonicalToolName("process_manage"), "process");
-  EXPECT_EQ(CanonicalToolName("process"), std::nullopt);
+  EXPECT_EQ(h.registry.Resolve("plan_list")->name(), "plan");
+  EXPECT_EQ(h.registry.Resolve("jobs_manage")->name(), "jobs");
+  EXPECT_EQ(h.registry.Resolve("plan")->name(), "plan");
+  EXPECT_EQ(h.registry.GetEntry("jobs_manage"), nullptr) << "aliases are for calls, not listings";
 
   ToolContext ctx;
-  ToolResult todo = h.dispatcher.Dispatch("todo_list", "{}", ctx);
-  EXPECT_EQ(ErrorOf(todo), "todo must be handled by the agent loop");
-  ToolResult process = h.dispatcher.Dispatch("process_manage", R"({"pid": "12"})", ctx);
-  EXPECT_EQ(process.status, CallStatus::kOk) << process.text;
-  EXPECT_EQ(process.text, R"({"pid":12})") << "the canonical tool's schema coerces the alias call";
+  ToolResult plan = h.dispatcher.Dispatch("plan_list", "{}", ctx);
+  EXPECT_EQ(ErrorOf(plan), "plan must be handled by the agent loop");
+  ToolResult jobs = h.dispatcher.Dispatch("jobs_manage", R"({"pid": "12"})", ctx);
+  EXPECT_EQ(jobs.status, CallStatus::kOk) << jobs.text;
+  EXPECT_EQ(jobs.text, R"({"pid":12})") << "the canonical tool's schema coerces the alias call";
   EXPECT_EQ(h.handler_runs, 1);
-  EXPECT_THAT(post_names, ElementsAre("todo", "process"));
+  EXPECT_THAT(post_names, ElementsAre("plan", "jobs"));
+
+  ASSERT_TRUE(h.registry.Deregister("jobs"));
+  EXPECT_EQ(h.registry.Resolve("jobs_manage"), nullptr) << "aliases go with their tool";
+  EXPECT_EQ(h.registry.Resolve("plan")->name(), "plan");
 }
 
 // --- 5 policy ---------------------------------------------------------------------------------
@@ -355,21 +387,21 @@ class ScriptedPolicy : public Policy {
 
 TEST(Dispatcher, BlocksWhatThePolicyDeniesWithoutRunningTheHandler) {
   Harness h;
-  h.AddEcho("terminal", kTypedParams);
-  h.AddEcho("read_file", kTypedParams);
-  auto policy = std::make_shared<ScriptedPolicy>("terminal");
+  h.AddEcho("runner", kTypedParams);
+  h.AddEcho("reader", kTypedParams);
+  auto policy = std::make_shared<ScriptedPolicy>("runner");
   h.dispatcher.SetPolicy(policy);
 
   ToolContext ctx;
-  ToolResult denied = h.dispatcher.Dispatch("terminal", R"({"count": "1"})", ctx);
+  ToolResult denied = h.dispatcher.Dispatch("runner", R"({"count": "1"})", ctx);
   EXPECT_EQ(denied.status, CallStatus::kBlocked);
-  EXPECT_EQ(ErrorOf(denied), "denied by rule: no terminal");
+  EXPECT_EQ(ErrorOf(denied), "denied by rule: no runner");
   EXPECT_EQ(h.handler_runs, 0);
 
-  ToolResult allowed = h.dispatcher.Dispatch("read_file", R"({"count": "2"})", ctx);
+  ToolResult allowed = h.dispatcher.Dispatch("reader", R"({"count": "2"})", ctx);
   EXPECT_EQ(allowed.status, CallStatus::kOk);
   EXPECT_EQ(h.handler_runs, 1);
-  EXPECT_THAT(policy->seen(), ElementsAre(R"(terminal {"count":1})", R"(read_file {"count":2})"))
+  EXPECT_THAT(policy->seen(), ElementsAre(R"(runner {"count":1})", R"(reader {"count":2})"))
       << "the policy judges the coerced arguments";
 }
 
@@ -412,7 +444,7 @@ TEST(Dispatcher, ArgumentsAPreHookRewroteAreJudgedByThePolicyAgain) {
 
 TEST(Dispatcher, FirstBlockingPreHookWinsAndItsMessageIsShown) {
   Harness h;
-  h.AddEcho("write_file");
+  h.AddEcho("writer");
   std::atomic<int> third_ran{0};
   h.dispatcher.hooks().AddPreHook([](const PreToolEvent&) { return PreHookDecision::Continue(); });
   h.dispatcher.hooks().AddPreHook(
@@ -422,7 +454,7 @@ TEST(Dispatcher, FirstBlockingPreHookWinsAndItsMessageIsShown) {
     return PreHookDecision::Block("second opinion");
   });
   ToolContext ctx;
-  ToolResult r = h.dispatcher.Dispatch("write_file", "{}", ctx);
+  ToolResult r = h.dispatcher.Dispatch("writer", "{}", ctx);
   EXPECT_EQ(r.status, CallStatus::kBlocked);
   EXPECT_EQ(r.error_type, "plugin_block");
   EXPECT_EQ(ErrorOf(r), "writes are frozen");
@@ -502,11 +534,17 @@ class CountingReadLoop : public ReadLoopObserver {
   std::vector<std::string> tasks_;  // Guarded by mu_.
 };
 
-TEST(Dispatcher, NotifiesTheReadLoopForEveryToolButReadFileAndSearchFiles) {
+TEST(Dispatcher, NotifiesTheReadLoopForEveryToolButThoseThatCountAsReads) {
   Harness h;
-  for (const char* name : {"read_file", "search_files", "write_file", "terminal", "patch"}) {
-    h.AddEcho(name);
+  for (const char* name : {"reader", "finder"}) {
+    ToolSpec spec;
+    spec.name = name;
+    spec.toolset = "test";
+    spec.counts_as_read = true;
+    spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("{}"); };
+    ASSERT_TRUE(RegisterTestTool(h.registry, std::move(spec), R"({"type":"object"})").ok());
   }
+  for (const char* name : {"writer", "runner", "editor"}) h.AddEcho(name);
   auto observer = std::make_shared<CountingReadLoop>();
   h.dispatcher.SetReadLoopObserver(observer);
   struct Case {
@@ -514,8 +552,8 @@ TEST(Dispatcher, NotifiesTheReadLoopForEveryToolButReadFileAndSearchFiles) {
     const char* task;
   };
   const std::vector<Case> calls = {
-      {"read_file", "t1"}, {"search_files", "t1"}, {"write_file", "t1"},  {"read_file", "t2"},
-      {"terminal", "t2"},  {"patch", "t3"},        {"search_files", "t3"}};
+      {"reader", "t1"}, {"finder", "t1"}, {"writer", "t1"}, {"reader", "t2"},
+      {"runner", "t2"}, {"editor", "t3"}, {"finder", "t3"}};
   for (const Case& c : calls) {
     ToolContext ctx;
     ctx.task_id = c.task;
@@ -770,7 +808,7 @@ TEST(Dispatcher, FiresPostHooksExactlyOncePerCallForEveryEnding) {
         [](const Json&, ToolContext&) -> ToolResult { throw std::logic_error("bug"); });
   h.AddEcho("denied");
   h.AddEcho("hooked");
-  h.AddEcho("todo");
+  h.AddLoopOwned("plan");
   std::atomic<bool> saw_stop{false};
   std::atomic<int> runs{0};
   h.AddAsync("slow", R"({"type":"object"})",
@@ -803,7 +841,7 @@ TEST(Dispatcher, FiresPostHooksExactlyOncePerCallForEveryEnding) {
       {"nosuch", "{}", CallStatus::kError},
       {"echo", "{broken", CallStatus::kError},
       {"echo", R"({"count": "many"})", CallStatus::kError},
-      {"todo", "{}", CallStatus::kError},
+      {"plan", "{}", CallStatus::kError},
       {"slow", "{}", CallStatus::kTimedOut, 100ms},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -906,7 +944,7 @@ TEST(Dispatcher, WrapsUntrustedTextAfterTheBudgetSoTheSpillFileHoldsItWhole) {
   ToolResult big = dispatcher.Dispatch("mcp_srv_big", "{}", ctx);
   ASSERT_EQ(big.status, CallStatus::kOk);
   // The preview the model sees is wrapped; the file it can page through holds the server's
-  // bytes as sent (a read of it is wrapped by read_file's own rules, not ours).
+  // bytes as sent (a read of it is wrapped by the reading tool's own rules, not ours).
   EXPECT_TRUE(big.text.starts_with("<untrusted_tool_result source=\"mcp_srv_big\">")) << big.text.substr(0, 200);
   EXPECT_THAT(big.text, HasSubstr("<persisted-output>"));
   EXPECT_TRUE(big.untrusted_source.empty());

@@ -1,5 +1,4 @@
-// Path scopes for the batch planner (core-internal): canonical paths, component-wise overlap, and
-// the file paths a V4A patch names in its headers.
+// Path scopes for the batch planner (core-internal): canonical paths and component-wise overlap.
 //
 // Canonicalisation answers "could these two calls touch the same file?", not "may this call touch
 // that file?": it is a scheduling hint read at planning time, never a security boundary (the file
@@ -53,14 +52,5 @@ class PathCanonicalizer {
   std::unordered_map<std::string, Resolved> resolved_;  // lexical prefix -> canonical path
   std::string process_cwd_;                             // "" until first needed
 };
-
-// The file paths a V4A patch names, in order, as spelled (trimmed of surrounding blanks):
-// "*** Update File: p", "*** Add File: p", "*** Delete File: p", both ends of
-// "*** Move File: a -> b", and the target of "*** Move to: b". Only lines between the first
-// "*** Begin Patch" and the next "*** End Patch" count when the patch has a Begin line.
-// InvalidArgument when the text is not a patch the planner can read: a Begin without its End,
-// an unknown "***" header, an empty path, a Move File without "->", a Move to outside a file
-// operation, or no file operation at all.
-Result<std::vector<std::string>> V4aPatchPaths(std::string_view patch);
 
 }  // namespace talaria

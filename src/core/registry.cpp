@@ -25,7 +25,8 @@ RegistrySnapshot::RegistrySnapshot(const RegistrySnapshot& other)
       shards(other.shards),
       toolset_sizes(other.toolset_sizes),
       toolset_checks(other.toolset_checks),
-      toolset_aliases(other.toolset_aliases) {}
+      toolset_aliases(other.toolset_aliases),
+      tool_aliases(other.tool_aliases) {}
 
 const std::shared_ptr<const ToolEntry>* RegistrySnapshot::FindShared(std::string_view name) const {
   const Shard& shard = *shards[ShardOf(name)];
@@ -199,6 +200,7 @@ Status Registry::Insert(RegistrySnapshot& next, std::shared_ptr<const ToolEntry>
     next.toolset_checks.emplace(toolset, entry->check_fn());
   }
   ++next.toolset_sizes[toolset];
+  for (const std::string& alias : entry->aliases()) next.tool_aliases[alias] = name;
   shard->emplace(std::string_view(entry->name()), std::move(entry));
   next.shards[shard_index] = std::move(shard);
   ++next.size;
@@ -214,6 +216,7 @@ bool Registry::Remove(RegistrySnapshot& next, std::string_view name) {
   shard->erase(name);
   next.shards[shard_index] = std::move(shard);
   --next.size;
+  std::erase_if(next.tool_aliases, [&](const auto& kv) { return kv.second == entry->name(); });
   auto sizes = next.toolset_sizes.find(entry->toolset());
   if (sizes != next.toolset_sizes.end() && --sizes->second == 0) {
     next.toolset_sizes.erase(sizes);
@@ -337,6 +340,18 @@ std::shared_ptr<const ToolEntry> Registry::GetEntry(std::string_view name) const
   const ToolEntry* entry = snapshot->Find(name);
   if (entry == nullptr) return nullptr;
   // Aliasing: the entry lives as long as the snapshot that holds it; no second refcount.
+  return std::shared_ptr<const ToolEntry>(std::move(snapshot), entry);
+}
+
+std::shared_ptr<const ToolEntry> Registry::Resolve(std::string_view name) const {
+  auto snapshot = Snapshot();
+  const ToolEntry* entry = snapshot->Find(name);
+  if (entry == nullptr) {
+    auto alias = snapshot->tool_aliases.find(name);
+    if (alias == snapshot->tool_aliases.end()) return nullptr;
+    entry = snapshot->Find(alias->second);
+    if (entry == nullptr) return nullptr;
+  }
   return std::shared_ptr<const ToolEntry>(std::move(snapshot), entry);
 }
 

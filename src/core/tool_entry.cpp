@@ -29,6 +29,8 @@ struct ToolEntry::Extras {
   ArgNormalizer normalize_args = nullptr;
   std::string command_arg;
   CommandTextFn command_text = nullptr;
+  std::vector<std::string> aliases;
+  CallPathsFn call_paths = nullptr;
 };
 
 struct ToolEntry::Schema {
@@ -62,9 +64,13 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
                                                 (a.destructive ? kDestructive : 0) |
                                                 (a.idempotent ? kIdempotent : 0) |
                                                 (a.open_world ? kOpenWorld : 0));
+  trait_bits_ = static_cast<unsigned char>((spec.owner == CallOwner::kAgentLoop ? kLoopOwned : 0) |
+                                           (spec.counts_as_read ? kCountsAsRead : 0) |
+                                           (spec.never_spill ? kNeverSpill : 0));
   const bool needs_extras = spec.async_handler || spec.check_fn || !spec.requires_env.empty() ||
                             !spec.path_args.empty() || !spec.description.empty() ||
                             spec.normalize_args != nullptr || !spec.command_arg.empty() ||
+                            !spec.aliases.empty() || spec.call_paths != nullptr ||
                             (!spec.emoji.empty() && spec.emoji != kDefaultEmoji);
   if (needs_extras) {
     auto extras = std::make_unique<Extras>();
@@ -76,6 +82,8 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
     extras->normalize_args = spec.normalize_args;
     extras->command_arg = std::move(spec.command_arg);
     extras->command_text = spec.command_text;
+    extras->aliases = std::move(spec.aliases);
+    extras->call_paths = spec.call_paths;
     if (spec.emoji != kDefaultEmoji) extras->emoji = std::move(spec.emoji);
     extras_ = std::move(extras);
   }
@@ -132,6 +140,13 @@ const std::string& ToolEntry::command_arg() const {
 }
 
 CommandTextFn ToolEntry::command_text() const { return extras_ ? extras_->command_text : nullptr; }
+
+const std::vector<std::string>& ToolEntry::aliases() const {
+  static const std::vector<std::string> kNone;
+  return extras_ ? extras_->aliases : kNone;
+}
+
+CallPathsFn ToolEntry::call_paths() const { return extras_ ? extras_->call_paths : nullptr; }
 
 ArgNormalizer ToolEntry::normalize_args() const { return extras_ ? extras_->normalize_args : nullptr; }
 

@@ -4,16 +4,15 @@
 //
 // Admission of one call (decided from its ToolEntry, so plugins and MCP tools declare their own):
 //   - barrier (sequential): unknown tool, ParallelClass::kNever, arguments that are not a JSON
-//     object, a path argument that is not a string, a V4A patch the planner cannot read, or a
-//     path-scoped call with no path at all;
+//     object, a path argument that is not a string, arguments whose paths the tool's
+//     call_paths() cannot tell (an unreadable patch), or a path-scoped call with no path at all;
 //   - kSafe: joins the current parallel run;
 //   - kPathScoped: joins the current run unless one of its scopes overlaps (one canonical path is
 //     a component-wise prefix of the other) a scope of a call already in the run and either side
 //     writes; then the run ends and this call opens the next one. Reader/reader overlap is fine.
-// Scopes come from the entry's path_args() (a missing argument takes its schema "default" when it
-// has a string one, like search_files' "."; an empty string is the cwd) and, for `patch` in
-// mode "patch", from the V4A headers only (Update/Add/Delete File, both ends of Move File, Move
-// to). Paths are canonicalised against the call's cwd: cwd-joined, lexically normalised, then the
+// Scopes come from the entry's call_paths() when it names them (a patch's files named inside its
+// text), else from its path_args() (a missing argument takes its schema "default" when it has a
+// string one, like a search's "."; an empty string is the cwd). Paths are canonicalised against the call's cwd: cwd-joined, lexically normalised, then the
 // real path of the deepest existing ancestor plus the components that do not exist yet.
 // Runs of fewer than 2 calls become sequential, and adjacent sequential stretches merge.
 //

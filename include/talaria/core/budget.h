@@ -3,7 +3,8 @@
 // Per result: a text over its tool's threshold is written whole to a private spill file and
 // replaced by a <persisted-output> block (size, path, how to page it with read_file, a preview).
 // Per turn: when a batch's results together exceed the turn budget, the largest are spilled
-// first. read_file never spills (that would loop: persist -> read -> persist).
+// first. A tool that reads spill files back never spills (that would loop: persist -> read ->
+// persist): it declares ToolSpec::never_spill.
 // Thread-safety: free functions; spill files get unique unpredictable names, so concurrent
 // calls never collide.
 #pragma once
@@ -41,20 +42,32 @@ struct BudgetConfig {
 // Length as the model counts it: Unicode code points of UTF-8 text.
 int64_t CountChars(std::string_view utf8);
 
-// The threshold for `tool`: pinned (read_file: none, returns -1) -> config override -> MCP
-// prefix -> the tool's registered max (-1 when unset) -> default; each capped at the default.
-int64_t ResultThreshold(const BudgetConfig& config, std::string_view tool, int64_t registered_max);
+// What the budget knows of the tool that made a result.
+struct ResultOrigin {
+  std::string_view tool;
+  int64_t registered_max = -1;  // the tool's max_result_chars; -1 when unset
+  bool never_spill = false;     // the tool's ToolSpec::never_spill
+};
 
-// Spills `result.text` when it is longer than the threshold for `tool`. Leaves it alone
-// otherwise. When no spill file can be written safely, truncates inline with a note instead.
-void ApplyResultBudget(const BudgetConfig& config, std::string_view tool, int64_t registered_max,
+// The threshold for a result: none when it never spills (returns -1) -> config override ->
+// MCP prefix -> the tool's registered max -> default; each capped at the default.
+int64_t ResultThreshold(const BudgetConfig& config, const ResultOrigin& origin);
+
+// Spills `result.text` when it is longer than its threshold. Leaves it alone otherwise. When
+// no spill file can be written safely, truncates inline with a note instead.
+void ApplyResultBudget(const BudgetConfig& config, const ResultOrigin& origin,
                        std::string_view call_id, ToolResult& result);
 
 struct TurnResult {
   std::string_view tool;
   std::string_view call_id;
   ToolResult* result;
+  bool never_spill = false;  // the tool's ToolSpec::never_spill
 };
+
+// Declares how a model pages through a spill file (the spill note says it); the tool that reads
+// spill files declares it from a static initializer. REQUIRES: `hint` has static storage.
+void DeclareSpillPagingHint(const char* hint);
 
 // Writes `content` to a fresh 0600 file with an unguessable name in the spill directory
 // (config.spill_dir, else $TALARIA_HOME/spill; created private) and returns its path; nullopt

@@ -39,18 +39,13 @@ class Policy {
   virtual Decision Check(const ToolEntry& tool, const Json& args, const ToolContext& ctx) = 0;
 };
 
-// Runs an agent-loop tool (todo, memory, session_search, delegate_task, clarify) against the
-// loop's own state. nullopt: not handled (the call then gets the "must be handled" error).
+// Runs a loop-owned tool (ToolSpec::owner == CallOwner::kAgentLoop) against the loop's own
+// state. nullopt: not handled (the call then gets the "must be handled" error).
 using AgentLoopRouter =
     std::function<std::optional<ToolResult>(std::string_view name, const Json& args, ToolContext& ctx)>;
 
-// Tools whose state belongs to the agent loop, not the registry: the dispatcher routes their
-// calls to the AgentLoopRouter and never to a handler.
-bool IsAgentLoopTool(std::string_view name);
 // The reason a loop-owned tool is unavailable while no agent loop is attached.
 inline constexpr std::string_view kNeedsAgentLoop = "needs the agent loop";
-// Newer upstream names accepted at dispatch: todo_list -> todo, process_manage -> process, ...
-std::optional<std::string_view> CanonicalToolName(std::string_view alias);
 
 inline constexpr std::chrono::seconds kDefaultAsyncTimeout{300};
 

@@ -58,6 +58,8 @@ struct RegistrySnapshot {
   std::map<std::string, std::shared_ptr<const CheckFn>, std::less<>> toolset_checks;
   // alias -> toolset (dropped with the toolset's last tool).
   std::map<std::string, std::string, std::less<>> toolset_aliases;
+  // A tool's older name -> the tool (ToolSpec::aliases; dropped with the tool).
+  std::map<std::string, std::string, std::less<>> tool_aliases;
 
   const ToolEntry* Find(std::string_view name) const;
   const std::shared_ptr<const ToolEntry>* FindShared(std::string_view name) const;
@@ -138,6 +140,9 @@ class Registry {
 
   // Null when unknown. The returned pointer keeps its snapshot alive.
   std::shared_ptr<const ToolEntry> GetEntry(std::string_view name) const;
+  // The tool a model means by `name`: the tool of that name, else the one that declares it as
+  // an alias (ToolSpec::aliases). Null when neither.
+  std::shared_ptr<const ToolEntry> Resolve(std::string_view name) const;
   std::optional<std::string> ToolsetOf(std::string_view name) const;
   std::optional<std::string> SchemaOf(std::string_view name) const;
   std::string EmojiOf(std::string_view name) const;  // kDefaultEmoji for unknown tools

@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,16 @@ using ArgNormalizer = void (*)(Json& args);
 // read once this call's piece arrives (process: the line left unfinished, then `command`).
 using CommandTextFn = std::string (*)(const Json& args, const ToolContext& ctx,
                                       std::string_view command);
+
+// Who executes a call: the dispatcher runs the tool's handler; the agent loop runs tools whose
+// state belongs to the conversation (its todo list, memory, the model client), which no
+// handler can reach. Outside a loop such a tool is unavailable, with that reason.
+enum class CallOwner : unsigned char { kDispatcher, kAgentLoop };
+
+// The paths a call touches that its path_args do not name (patch's V4A text names its files
+// inside the text). nullopt: the path_args tell. An error: the call cannot be scoped and runs
+// alone, with the message as the reason.
+using CallPathsFn = Result<std::optional<std::vector<std::string>>> (*)(const Json& args);
 
 // Which calls of one model turn may run at the same time.
 enum class ParallelClass : unsigned char {
@@ -98,6 +109,15 @@ struct ToolSpec {
   std::string command_arg;
   // null: the guard judges the command_arg's value as it is.
   CommandTextFn command_text = nullptr;
+  CallOwner owner = CallOwner::kDispatcher;
+  // A read or a search: the read-loop guard counts runs of these; any other call ends a run.
+  bool counts_as_read = false;
+  // Its results are never spilled to a file: spill files are read back with this tool, so a
+  // spilled read would only spill again (read_file pages instead).
+  bool never_spill = false;
+  // Older names a model may still call the tool by; a registered tool's own name wins.
+  std::vector<std::string> aliases;
+  CallPathsFn call_paths = nullptr;  // null: only path_args name the call's paths
 };
 
 class CompiledSchema;  // coercion plan + validator, core-internal.
@@ -131,6 +151,13 @@ class ToolEntry {
   ArgNormalizer normalize_args() const;  // null when the tool has none
   const std::string& command_arg() const;  // empty when the tool runs no commands
   CommandTextFn command_text() const;      // null when the value is judged as it is
+  CallOwner owner() const {
+    return (trait_bits_ & kLoopOwned) != 0 ? CallOwner::kAgentLoop : CallOwner::kDispatcher;
+  }
+  bool counts_as_read() const { return (trait_bits_ & kCountsAsRead) != 0; }
+  bool never_spill() const { return (trait_bits_ & kNeverSpill) != 0; }
+  const std::vector<std::string>& aliases() const;
+  CallPathsFn call_paths() const;  // null when path_args name every path
 
   // The schema compiled for coercion and validation; built once, on first use. Never fails:
   // a schema that cannot be compiled was refused at registration.
@@ -139,6 +166,8 @@ class ToolEntry {
  private:
   struct Extras;
   struct Schema;
+  // Flags read on every call, kept beside the name rather than in Extras.
+  enum TraitBit : unsigned char { kLoopOwned = 1, kCountsAsRead = 2, kNeverSpill = 4 };
 
   std::string name_;
   std::string toolset_;
@@ -149,6 +178,7 @@ class ToolEntry {
   ParallelClass parallel_ = ParallelClass::kNever;
   PathAccess path_access_ = PathAccess::kRead;
   unsigned char annotation_bits_ = 0;
+  unsigned char trait_bits_ = 0;
 };
 
 }  // namespace talaria

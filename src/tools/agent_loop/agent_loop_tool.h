@@ -3,7 +3,9 @@
 // The handler built here is only the safety net for a call that slips past that routing.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "talaria/core/tool_entry.h"
 
@@ -16,6 +18,7 @@ struct AgentLoopTool {
   std::string_view emoji;
   ParallelClass parallel = ParallelClass::kNever;
   ToolAnnotations annotations;
+  std::vector<std::string> aliases = {};  // older names the model may still call it by
 };
 
 ToolSpec AgentLoopToolSpec(const AgentLoopTool& tool);

@@ -61,4 +61,5 @@ TALARIA_TOOL(Todo, talaria::tools::AgentLoopToolSpec({
                           .emoji = "\xF0\x9F\x93\x8B",  // "📋"
                           .parallel = talaria::ParallelClass::kNever,
                           .annotations = {},
+                          .aliases = {"todo_list"},
                       }));

@@ -571,6 +571,28 @@ ToolResult PatchHandler(const Json& args, ToolContext& ctx) {
   return Failure("unknown mode '" + mode + "'; use 'replace' or 'patch'", "invalid_arguments");
 }
 
+// In mode "patch" the files are named inside the V4A text, not in `path`: the batch planner
+// scopes the call by what the same parser the handler uses reads there. A patch it cannot
+// parse touches nothing, so any error only makes the call run alone.
+Result<std::optional<std::vector<std::string>>> PatchCallPaths(const Json& args) {
+  auto mode = args.find("mode");
+  if (mode == args.end()) return std::nullopt;
+  if (!mode->is_string()) return Err(InvalidArgumentError("mode is not a string"));
+  if (mode->get_ref<const std::string&>() != "patch") return std::nullopt;
+  auto patch = args.find("patch");
+  if (patch == args.end() || !patch->is_string()) {
+    return Err(InvalidArgumentError("patch mode without a patch text"));
+  }
+  Result<std::vector<V4aOperation>> ops = ParseV4aPatch(patch->get_ref<const std::string&>());
+  if (!ops) return Err(InvalidArgumentError("unreadable V4A patch: " + ops.error().message()));
+  std::vector<std::string> paths;
+  for (const V4aOperation& op : *ops) {
+    paths.push_back(op.path);
+    if (op.kind == V4aOpKind::kMove) paths.push_back(op.new_path);
+  }
+  return paths;
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "patch";
@@ -582,6 +604,7 @@ ToolSpec MakeSpec() {
   spec.parallel = ParallelClass::kPathScoped;
   spec.path_args = {"path"};
   spec.path_access = PathAccess::kWrite;
+  spec.call_paths = PatchCallPaths;
   spec.annotations.destructive = true;
   return spec;
 }

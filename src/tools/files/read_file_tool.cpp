@@ -240,6 +240,12 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   return ToolResult::FromJson(with_warning(std::move(body)));
 }
 
+// The spill note of an oversized result tells the model to page it with this tool.
+[[maybe_unused]] const bool kPagingHintDeclared =
+    (DeclareSpillPagingHint("Page through it with read_file using offset and limit (or process it "
+                            "with execute_code)"),
+     true);
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "read_file";
@@ -249,6 +255,8 @@ ToolSpec MakeSpec() {
   spec.emoji = "\xF0\x9F\x93\x96";  // "📖"
   spec.parallel = ParallelClass::kPathScoped;
   spec.path_args = {"path"};
+  spec.counts_as_read = true;
+  spec.never_spill = true;  // spill files are paged with read_file itself
   spec.path_access = PathAccess::kRead;
   spec.annotations.read_only = true;
   spec.annotations.idempotent = true;

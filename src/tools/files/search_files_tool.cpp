@@ -299,6 +299,7 @@ ToolSpec MakeSpec() {
   spec.max_result_chars = 100'000;
   spec.parallel = ParallelClass::kPathScoped;
   spec.path_args = {"path"};
+  spec.counts_as_read = true;
   spec.path_access = PathAccess::kRead;
   spec.annotations.read_only = true;
   spec.annotations.idempotent = true;

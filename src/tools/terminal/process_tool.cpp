@@ -208,6 +208,7 @@ std::string InputAsTheProcessReadsIt(const Json& args, const ToolContext& ctx,
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "process";
+  spec.aliases = {"process_manage"};
   spec.toolset = "terminal";
   spec.schema = kSchema;
   spec.handler = Process;
