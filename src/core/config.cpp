@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -126,7 +127,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 // A top-level key nothing reads is most likely a misspelt section, silently ignored otherwise.
 std::vector<std::string> UnknownSectionWarnings(const Json& root, std::string_view origin) {
   std::vector<std::string> warnings;
-  const auto& known = KnownConfigSections();
+  const std::vector<std::string> known = KnownConfigSections();
   for (const auto& [key, _] : root.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string warning = std::string(origin) + ": unknown top-level key '" + key + "' is ignored";
@@ -147,13 +148,38 @@ std::vector<std::string> UnknownSectionWarnings(const Json& root, std::string_vi
 
 }  // namespace
 
-const std::vector<std::string_view>& KnownConfigSections() {
-  // Every section some module reads; a module reading a new one adds it here.
-  static const std::vector<std::string_view> kSections = {
-      "approvals", "code_execution", "files",    "hooks",       "mcp",
-      "mcp_servers", "plugins",      "terminal", "toolsets",    "tool_budget",
-  };
-  return kSections;
+namespace {
+
+// Sections declared by the modules above core that read them.
+struct DeclaredSections {
+  std::mutex mu;
+  std::vector<std::string> names;  // Guarded by mu.
+};
+
+DeclaredSections& Declared() {
+  static DeclaredSections* declared = new DeclaredSections;  // never destroyed: read at exit
+  return *declared;
+}
+
+}  // namespace
+
+void DeclareConfigSection(std::string_view name) {
+  DeclaredSections& d = Declared();
+  std::lock_guard lock(d.mu);
+  if (std::find(d.names.begin(), d.names.end(), name) == d.names.end()) d.names.emplace_back(name);
+}
+
+std::vector<std::string> KnownConfigSections() {
+  // The sections core and the modules wired in by the runtime read; others declare theirs.
+  std::vector<std::string> sections = {"approvals",   "code_execution", "files",
+                                       "hooks",       "mcp",            "mcp_servers",
+                                       "plugins",     "toolsets",       "tool_budget"};
+  DeclaredSections& d = Declared();
+  std::lock_guard lock(d.mu);
+  for (const std::string& name : d.names) {
+    if (std::find(sections.begin(), sections.end(), name) == sections.end()) sections.push_back(name);
+  }
+  return sections;
 }
 
 std::string DefaultConfigPath() { return TalariaHome() + "/config.yaml"; }

@@ -37,7 +37,9 @@ TEST(Config, MissingFileTheCallerNamedIsNotFound) {
 }
 
 TEST(Config, UnknownTopLevelKeysAreWarnedAboutWithTheClosestSection) {
-  auto config = ParseConfig("aproovals: {mode: yolo}\ntoolset: {}\nterminal: {}\nbanana: 1\n", "cfg.yaml");
+  DeclareConfigSection("declared_by_a_module");
+  auto config = ParseConfig(
+      "aproovals: {mode: yolo}\ntoolset: {}\ndeclared_by_a_module: {}\nbanana: 1\n", "cfg.yaml");
   ASSERT_TRUE(config) << config.error().message();
   EXPECT_EQ(config->warnings,
             (std::vector<std::string>{
@@ -79,27 +81,27 @@ TEST(Config, ReadsToolsetsHooksAndBudgets) {
 toolsets:
   review:
     description: Read-only review
-    tools: [read_file, search_files]
+    tools: [reader, searcher]
     includes: [web]
 hooks:
   PreToolUse:
-    - matcher: "write_file"
+    - matcher: "writer"
       hooks: [{type: command, command: "true", timeout: 5}]
 tool_budget:
   result_size_chars: 50000
   turn_budget_chars: 90000
-  tool_overrides: {terminal: 20000}
+  tool_overrides: {shell: 20000}
 )");
   ASSERT_TRUE(config) << config.error().message();
   ASSERT_EQ(config->toolsets.size(), 1u);
   EXPECT_EQ(config->toolsets[0].name, "review");
-  EXPECT_EQ(config->toolsets[0].tools, (std::vector<std::string>{"read_file", "search_files"}));
+  EXPECT_EQ(config->toolsets[0].tools, (std::vector<std::string>{"reader", "searcher"}));
   EXPECT_EQ(config->toolsets[0].includes, std::vector<std::string>{"web"});
   ASSERT_NE(config->hooks, nullptr);
   EXPECT_EQ((*config->hooks)["PreToolUse"][0]["hooks"][0]["timeout"], 5);
   EXPECT_EQ(config->budget.default_result_chars, 50000);
   EXPECT_EQ(config->budget.turn_budget_chars, 90000);
-  EXPECT_EQ(config->budget.tool_overrides.at("terminal"), 20000);
+  EXPECT_EQ(config->budget.tool_overrides.at("shell"), 20000);
 }
 
 TEST(Config, ContextWindowScalesTheBudgets) {
@@ -122,9 +124,9 @@ TEST(Config, BadShapesAreClearErrors) {
   };
   const Case cases[] = {
       {"toolsets: [a, b]", "toolsets must be a mapping"},
-      {"toolsets: {x: {tools: read_file}}", "toolsets.x.tools"},
+      {"toolsets: {x: {tools: reader}}", "toolsets.x.tools"},
       {"tool_budget: {result_size_chars: -5}", "result_size_chars"},
-      {"tool_budget: {tool_overrides: {terminal: lots}}", "tool_overrides.terminal"},
+      {"tool_budget: {tool_overrides: {shell: lots}}", "tool_overrides.shell"},
       {"hooks: [1]", "hooks must be a mapping"},
       {"- just\n- a list", "top level"},
       {"key: [unclosed", "not valid YAML"},
@@ -141,7 +143,7 @@ TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("talaria-rt-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / "config.yaml";
-  std::ofstream(path) << "toolsets:\n  mine: {tools: [todo], includes: [memory]}\n";
+  std::ofstream(path) << "toolsets:\n  base: {tools: [notes]}\n  mine: {tools: [tasks], includes: [base]}\n";
   Registry registry;
   RuntimeOptions options;
   options.config_path = path.string();
@@ -150,7 +152,7 @@ TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
   ASSERT_TRUE(rt) << rt.error().message();
   auto mine = (*rt)->toolsets().Resolve("mine");
   ASSERT_TRUE(mine);
-  EXPECT_EQ(**mine, (std::vector<std::string>{"memory", "todo"}));
+  EXPECT_EQ(**mine, (std::vector<std::string>{"notes", "tasks"}));
 
   std::ofstream(path) << "hooks:\n  PreToolUse:\n    - matcher: \"(\"\n      hooks: [{type: command, command: x}]\n";
   auto broken = Runtime::Create(options);

@@ -1,6 +1,7 @@
 #include "talaria/core/toolsets.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_set>
 
 #include "talaria/base/clock.h"
@@ -110,7 +111,18 @@ namespace {
 
 bool IsAllName(std::string_view name) { return name == "all" || name == "*"; }
 
+// Declared from a static initializer of another module, read at run time: an atomic, so the
+// order of initialisation between modules does not matter once main() runs.
+std::atomic<ToolsetTableFn> g_builtin_table{nullptr};
+
 }  // namespace
+
+void DeclareBuiltinToolsets(ToolsetTableFn table) { g_builtin_table.store(table); }
+
+std::vector<ToolsetDef> BuiltinToolsets() {
+  const ToolsetTableFn table = g_builtin_table.load();
+  return table != nullptr ? table() : std::vector<ToolsetDef>{};
+}
 
 Toolsets::Toolsets(const Registry& registry, std::vector<ToolsetDef> table)
     : registry_(registry), table_(std::make_shared<const Table>(std::move(table))) {}

@@ -50,7 +50,7 @@ TEST(Toolsets, AllAndStarAreTheUnionOfEverything) {
 
 TEST(Toolsets, UnknownNameListsTheValidOnes) {
   Registry r;
-  Toolsets ts(r, {{"web", "", {"web_search"}, {}}});
+  Toolsets ts(r, {{"web", "", {"web_query"}, {}}});
   auto res = ts.Resolve("wbe");
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().code(), StatusCode::kInvalidArgument);
@@ -89,23 +89,23 @@ TEST(Toolsets, MemoFollowsTheRegistryGeneration) {
 
 TEST(Toolsets, DefineAddsUserToolsetsAndInvalidatesTheMemo) {
   Registry r;
-  Toolsets ts(r, {{"web", "", {"web_search"}, {}}});
+  Toolsets ts(r, {{"web", "", {"web_query"}, {}}});
   EXPECT_FALSE(ts.Resolve("mine"));
-  ts.Define({"mine", "user set", {"read_file"}, {"web"}});
-  EXPECT_EQ(Names(ts.Resolve("mine")), (V{"read_file", "web_search"}));
-  ts.Define({"web", "", {"web_extract"}, {}});
-  EXPECT_EQ(Names(ts.Resolve("mine")), (V{"read_file", "web_extract"}));
+  ts.Define({"mine", "user set", {"reader"}, {"web"}});
+  EXPECT_EQ(Names(ts.Resolve("mine")), (V{"reader", "web_query"}));
+  ts.Define({"web", "", {"web_fetch"}, {}});
+  EXPECT_EQ(Names(ts.Resolve("mine")), (V{"reader", "web_fetch"}));
 }
 
 TEST(Toolsets, DisabledToolsetsAreSubtractedLast) {
   Registry r;
-  Toolsets ts(r, {{"file", "", {"read_file", "write_file"}, {}},
-                  {"terminal", "", {"terminal"}, {}},
-                  {"debugging", "", {}, {"file", "terminal"}}});
+  Toolsets ts(r, {{"file", "", {"reader", "writer"}, {}},
+                  {"shell", "", {"shell"}, {}},
+                  {"debugging", "", {}, {"file", "shell"}}});
   const V enabled{"debugging", "file"};
   const V disabled{"file"};
-  EXPECT_EQ(Names(ts.ResolveSelection(enabled, disabled)), V{"terminal"});
-  EXPECT_EQ(Names(ts.ResolveSelection({}, disabled)), V{"terminal"});
+  EXPECT_EQ(Names(ts.ResolveSelection(enabled, disabled)), V{"shell"});
+  EXPECT_EQ(Names(ts.ResolveSelection({}, disabled)), V{"shell"});
   const V unknown{"nope"};
   EXPECT_FALSE(ts.ResolveSelection(unknown, {}));
   EXPECT_FALSE(ts.ResolveSelection({}, unknown));
@@ -113,37 +113,19 @@ TEST(Toolsets, DisabledToolsetsAreSubtractedLast) {
 
 TEST(Toolsets, DefinitionsCoverTheSelectionsRegisteredTools) {
   Registry r;
-  ASSERT_TRUE(r.Register(MakeSpec("read_file", "file")).ok());
-  Toolsets ts(r, {{"file", "", {"read_file", "write_file"}, {}}});
+  ASSERT_TRUE(r.Register(MakeSpec("reader", "file")).ok());
+  Toolsets ts(r, {{"file", "", {"reader", "writer"}, {}}});
   const V enabled{"file"};
   auto defs = ts.Definitions(enabled, {});
   ASSERT_TRUE(defs);
   auto parsed = ParseJson(**defs);
   ASSERT_TRUE(parsed);
-  ASSERT_EQ(parsed->size(), 1u) << "write_file is not registered";
-  EXPECT_EQ((*parsed)[0]["function"]["name"], "read_file");
+  ASSERT_EQ(parsed->size(), 1u) << "writer is not registered";
+  EXPECT_EQ((*parsed)[0]["function"]["name"], "reader");
   auto again = ts.Definitions(enabled, {});
   EXPECT_EQ(again->get(), defs->get()) << "memoized";
-  ASSERT_TRUE(r.Register(MakeSpec("write_file", "file")).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("writer", "file")).ok());
   EXPECT_EQ(ParseJson(**ts.Definitions(enabled, {}))->size(), 2u) << "a registry change invalidates";
-}
-
-TEST(Toolsets, BuiltinTableHasTheSharedCoreAndScenarioSets) {
-  Registry r;
-  Toolsets ts(r);
-  auto cli = Names(ts.Resolve("talaria-cli"));
-  for (const auto& tool : CoreTools()) {
-    EXPECT_NE(std::find(cli.begin(), cli.end(), tool), cli.end()) << tool;
-  }
-  auto debugging = Names(ts.Resolve("debugging"));
-  for (const char* tool : {"terminal", "process", "web_search", "read_file", "patch"}) {
-    EXPECT_NE(std::find(debugging.begin(), debugging.end(), tool), debugging.end()) << tool;
-  }
-  auto safe = Names(ts.Resolve("safe"));
-  EXPECT_EQ(std::find(safe.begin(), safe.end(), "terminal"), safe.end());
-  auto mcp = Names(ts.Resolve("talaria-mcp"));
-  EXPECT_EQ(std::find(mcp.begin(), mcp.end(), "todo"), mcp.end()) << "agent-loop tools are not served";
-  EXPECT_NE(std::find(mcp.begin(), mcp.end(), "read_file"), mcp.end());
 }
 
 }  // namespace

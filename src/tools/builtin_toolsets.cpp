@@ -1,4 +1,4 @@
-// The static toolset table: plain data, no logic.
+// The static toolset table: plain data, declared to core's Toolsets at start-up.
 //
 // Every bundle starts from one shared list, CoreTools() (the seed's _HERMES_CORE_TOOLS): add a
 // tool there once and every bundle built on it follows. Basic toolsets group one tool family;
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "talaria/core/toolsets.h"
+#include "talaria/tools/builtin_toolsets.h"
 
-namespace talaria {
+namespace talaria::tools {
 
 const std::vector<std::string>& CoreTools() {
   static const std::vector<std::string> kCoreTools = {
@@ -40,7 +40,7 @@ const std::vector<std::string>& CoreTools() {
   return kCoreTools;
 }
 
-std::vector<ToolsetDef> BuiltinToolsets() {
+std::vector<ToolsetDef> BuiltinToolsetTable() {
   return {
       // Basic toolsets: one tool family each.
       {"web", "Search the web and extract page content", {"web_search", "web_extract"}, {}},
@@ -76,4 +76,8 @@ std::vector<ToolsetDef> BuiltinToolsets() {
   };
 }
 
-}  // namespace talaria
+namespace {
+[[maybe_unused]] const bool kDeclared = (DeclareBuiltinToolsets(&BuiltinToolsetTable), true);
+}  // namespace
+
+}  // namespace talaria::tools

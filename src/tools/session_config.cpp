@@ -1,8 +1,12 @@
 // SessionOptionsFromConfig: the `terminal` and `files` sections of config.yaml.
+#include "talaria/core/config.h"
 #include "talaria/core/config_section.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {
+namespace {
+[[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("terminal"), true);
+}  // namespace
 
 Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOptions base) {
   const ConfigSection t = TALARIA_TRY(ConfigSection::Of(config, "terminal"));

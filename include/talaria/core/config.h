@@ -41,7 +41,10 @@ struct Config {
 };
 
 // The top-level sections config.yaml may have (every one some module reads).
-const std::vector<std::string_view>& KnownConfigSections();
+std::vector<std::string> KnownConfigSections();
+// Declares a top-level section a module reads (from a static initializer), so a config with it
+// draws no unknown-key warning.
+void DeclareConfigSection(std::string_view name);
 
 // YAML text as the JSON it spells (config files, script-tool manifests): quoted scalars stay
 // strings; plain ones become booleans, null or numbers when they read as such; nesting past 64

@@ -1,7 +1,7 @@
 // Toolsets: named groups of tools that include other groups, resolved to flat tool lists.
 //
-// Three sources, merged: the static table (BuiltinToolsets(): basic sets sharing one core list,
-// scenario sets, bundles), user toolsets from config.yaml, and registry-only toolsets (plugins,
+// Three sources, merged: the static table (BuiltinToolsets(): declared by the tools module,
+// which knows the tools: basic sets, scenario sets, bundles), user toolsets from config.yaml, and registry-only toolsets (plugins,
 // mcp-<server>, and registry aliases). Resolution follows the original: a visited set makes
 // cycles and diamonds terminate without duplicates; "all" and "*" are the union of every
 // toolset. Results are memoized per (registry generation, table version).
@@ -28,11 +28,12 @@ struct ToolsetDef {
   std::vector<std::string> includes;
 };
 
-// The shared core tool list every bundle starts from (seed: _HERMES_CORE_TOOLS).
-const std::vector<std::string>& CoreTools();
-// The static toolset table: basic sets, scenario sets ("debugging", "safe") and bundles
-// ("talaria-cli", "talaria-mcp").
+// The static toolset table as the module that knows the tools declared it; empty when none did.
 std::vector<ToolsetDef> BuiltinToolsets();
+// Declares the static table (the tools module does, from a static initializer); the last
+// declaration wins.
+using ToolsetTableFn = std::vector<ToolsetDef> (*)();
+void DeclareBuiltinToolsets(ToolsetTableFn table);
 
 using ToolList = std::shared_ptr<const std::vector<std::string>>;
 
