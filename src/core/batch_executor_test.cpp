@@ -181,7 +181,7 @@ TEST_F(BatchTest, AnAsyncCallPastItsDeadlineTimesOutToo) {
 }
 
 // A tool that runs `sleep 30` in its own process group and kills the group when cancelled —
-// how the terminal tool behaves, without the shell session.
+// how a shell tool behaves, without the shell session.
 ToolResult RunSleeper(ToolContext& ctx, std::mutex& mu, std::vector<pid_t>& pids) {
   SpawnOptions spawn;
   spawn.argv = {"/bin/sleep", "30"};

@@ -102,9 +102,9 @@ class CommandHooksTest : public ::testing::Test {
 const Json kArgs = {{"path", "a.txt"}, {"content", "hi"}};
 
 TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
-  Install(Config("PreToolUse", "write_file",
+  Install(Config("PreToolUse", "writer",
                  Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
-  auto d = Pre("write_file", kArgs);
+  auto d = Pre("writer", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no writes today");
 }
@@ -114,25 +114,25 @@ TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
 TEST_F(CommandHooksTest, AHookWhoseCheckFailsIsNotRunAndAPreHookBlocks) {
   options_.before_run = [] { return FailedPreconditionError("check.sh changed since it was trusted"); };
   Install(Config("PreToolUse", "", Script("pre.sh", "touch pre-ran")));
-  auto d = Pre("write_file", kArgs);
+  auto d = Pre("writer", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_NE(d.message.find("check.sh changed since it was trusted"), std::string::npos) << d.message;
   EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
   EXPECT_FALSE(fs::exists(dir_ / "pre-ran"));
   Install(Config("PostToolUse", "", Script("post.sh", "touch post-ran")));
-  EXPECT_FALSE(Post("write_file", kArgs, "{}").has_value());
+  EXPECT_FALSE(Post("writer", kArgs, "{}").has_value());
   EXPECT_FALSE(fs::exists(dir_ / "post-ran"));
   options_.before_run = [] { return Status::Ok(); };
   HookSet fresh;
   ASSERT_TRUE(InstallCommandHooks(Config("PreToolUse", "", Script("pre2.sh", "touch pre-ran")), fresh, options_).ok());
-  EXPECT_EQ(fresh.RunPre("write_file", kArgs, ctx_, PreHookMode::kDecide).kind,
+  EXPECT_EQ(fresh.RunPre("writer", kArgs, ctx_, PreHookMode::kDecide).kind,
             PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(fs::exists(dir_ / "pre-ran"));
 }
 
 TEST_F(CommandHooksTest, ExitTwoWithoutStderrHasDefaultMessage) {
   Install(Config("PreToolUse", "", Script("block.sh", "exit 2")));
-  auto d = Pre("write_file", kArgs);
+  auto d = Pre("writer", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_NE(d.message.find("Blocked by PreToolUse hook"), std::string::npos);
 }
@@ -140,7 +140,7 @@ TEST_F(CommandHooksTest, ExitTwoWithoutStderrHasDefaultMessage) {
 TEST_F(CommandHooksTest, JsonDenyBlocksWithReason) {
   Install(Config("PreToolUse", "*", Script("deny.sh", R"(cat >/dev/null
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"path is protected"}}')")));
-  auto d = Pre("patch", kArgs);
+  auto d = Pre("patcher", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: path is protected");
 }
@@ -151,7 +151,7 @@ TEST_F(CommandHooksTest, JsonAskFailsClosed) {
       Script(
           "ask.sh",
           R"(echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"risky"}}')")));
-  auto d = Pre("terminal", kArgs);
+  auto d = Pre("shell", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
   EXPECT_NE(d.message.find("approval"), std::string::npos);
@@ -161,7 +161,7 @@ TEST_F(CommandHooksTest, JsonAskFailsClosed) {
 TEST_F(CommandHooksTest, ContinueFalseBlocksWithStopReason) {
   Install(Config("PreToolUse", "",
                  Script("stop.sh", R"(echo '{"continue":false,"stopReason":"halt"}')")));
-  auto d = Pre("terminal", kArgs);
+  auto d = Pre("shell", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: halt");
 }
@@ -171,17 +171,17 @@ TEST_F(CommandHooksTest, AllowAndEmptyOutputContinue) {
       "PreToolUse", "",
       Script("allow.sh", R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}')")));
   Install(Config("PreToolUse", "", Script("quiet.sh", "exit 0")));
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(warnings_.empty());
 }
 
 TEST_F(CommandHooksTest, UpdatedInputModifiesArguments) {
   Install(Config(
-      "PreToolUse", "write_file",
+      "PreToolUse", "writer",
       Script(
           "modify.sh",
           R"(echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"path":"b.txt","content":"rewritten"}}}')")));
-  auto d = Pre("write_file", kArgs);
+  auto d = Pre("writer", kArgs);
   ASSERT_EQ(d.kind, PreHookDecision::Kind::kModify);
   ASSERT_TRUE(d.new_args);
   EXPECT_EQ((*d.new_args)["path"], "b.txt");
@@ -189,18 +189,18 @@ TEST_F(CommandHooksTest, UpdatedInputModifiesArguments) {
 }
 
 TEST_F(CommandHooksTest, MatcherIsAFullRegexMatchOnToolName) {
-  Install(Config("PreToolUse", "write_file|patch", Script("block.sh", "echo blocked >&2; exit 2")));
-  EXPECT_EQ(Pre("write_file", kArgs).kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(Pre("patch", kArgs).kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(Pre("read_file", kArgs).kind, PreHookDecision::Kind::kContinue);
-  EXPECT_EQ(Pre("write_file_extra", kArgs).kind, PreHookDecision::Kind::kContinue);
-  EXPECT_EQ(Pre("my_patch", kArgs).kind, PreHookDecision::Kind::kContinue);
+  Install(Config("PreToolUse", "writer|patcher", Script("block.sh", "echo blocked >&2; exit 2")));
+  EXPECT_EQ(Pre("writer", kArgs).kind, PreHookDecision::Kind::kBlock);
+  EXPECT_EQ(Pre("patcher", kArgs).kind, PreHookDecision::Kind::kBlock);
+  EXPECT_EQ(Pre("reader", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("writer_extra", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("my_patcher", kArgs).kind, PreHookDecision::Kind::kContinue);
 }
 
 TEST_F(CommandHooksTest, TimeoutKillsHookAndCallContinues) {
   Install(Config("PreToolUse", "", Script("slow.sh", "sleep 30"), 1));
   const auto start = Clock::now();
-  auto d = Pre("terminal", kArgs);
+  auto d = Pre("shell", kArgs);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kContinue);
   EXPECT_GE(elapsed.count(), 900);
@@ -210,25 +210,25 @@ TEST_F(CommandHooksTest, TimeoutKillsHookAndCallContinues) {
 
 TEST_F(CommandHooksTest, GarbageStdoutIsIgnored) {
   Install(Config("PreToolUse", "", Script("garbage.sh", "echo '{not json at all'; echo more")));
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(Warned("not a JSON object"));
 }
 
 TEST_F(CommandHooksTest, CrashingHookIsIgnored) {
   Install(Config("PreToolUse", "", Script("crash.sh", "kill -SEGV $$")));
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(Warned("exit code 139"));
 }
 
 TEST_F(CommandHooksTest, OtherExitCodesAreIgnored) {
   Install(Config("PreToolUse", "", Script("fail.sh", "echo oops >&2; exit 1")));
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(Warned("oops"));
 }
 
 TEST_F(CommandHooksTest, MissingScriptIsIgnored) {
   Install(Config("PreToolUse", "", (dir_ / "does-not-exist.sh").string()));
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(Warned("exit code 127"));
 }
 
@@ -252,7 +252,7 @@ TEST_F(CommandHooksTest, FailClosedHookBlocksWhenItCannotRunTimesOutOrFails) {
     config["PreToolUse"][0]["hooks"][0]["fail_closed"] = true;
     HookSet hooks;
     ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok()) << c.name;
-    const PreHookDecision d = hooks.RunPre("terminal", kArgs, ctx_, PreHookMode::kDecide);
+    const PreHookDecision d = hooks.RunPre("shell", kArgs, ctx_, PreHookMode::kDecide);
     EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock) << c.name;
     EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
     EXPECT_NE(d.message.find(c.expect), std::string::npos) << c.name << ": " << d.message;
@@ -263,7 +263,7 @@ TEST_F(CommandHooksTest, FailClosedHookBlocksWhenItCannotRunTimesOutOrFails) {
   config["PreToolUse"][0]["hooks"][0]["fail_closed"] = true;
   HookSet hooks;
   ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok());
-  EXPECT_EQ(hooks.RunPre("terminal", kArgs, ctx_, PreHookMode::kDecide).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(hooks.RunPre("shell", kArgs, ctx_, PreHookMode::kDecide).kind, PreHookDecision::Kind::kContinue);
 }
 
 TEST_F(CommandHooksTest, FailClosedMustBeABoolean) {
@@ -278,7 +278,7 @@ TEST_F(CommandHooksTest, FailClosedMustBeABoolean) {
 TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {
   Install(Config("PreToolUse", "",
                  Script("copy.sh", "cat > \"$TALARIA_PROJECT_DIR/event.json\"; pwd -P > cwd.txt")));
-  EXPECT_EQ(Pre("write_file", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("writer", kArgs).kind, PreHookDecision::Kind::kContinue);
   auto event = ParseJson(ReadFile("event.json"));
   ASSERT_TRUE(event.has_value()) << ReadFile("event.json");
   EXPECT_EQ((*event)["session_id"], "sess-1");
@@ -286,7 +286,7 @@ TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {
   EXPECT_EQ((*event)["cwd"], dir_.string());
   EXPECT_EQ((*event)["permission_mode"], "default");
   EXPECT_EQ((*event)["hook_event_name"], "PreToolUse");
-  EXPECT_EQ((*event)["tool_name"], "write_file");
+  EXPECT_EQ((*event)["tool_name"], "writer");
   EXPECT_EQ((*event)["tool_input"], kArgs);
   EXPECT_EQ((*event)["tool_use_id"], "call-7");
   EXPECT_FALSE(event->contains("tool_response"));
@@ -295,13 +295,13 @@ TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {
 
 TEST_F(CommandHooksTest, PostHookReceivesToolResponse) {
   Install(Config("PostToolUse", "", Script("copy.sh", "cat > event.json")));
-  EXPECT_FALSE(Post("read_file", kArgs, R"({"content":"abc"})").has_value());
+  EXPECT_FALSE(Post("reader", kArgs, R"({"content":"abc"})").has_value());
   auto event = ParseJson(ReadFile("event.json"));
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ((*event)["hook_event_name"], "PostToolUse");
   EXPECT_EQ((*event)["tool_response"], Json({{"content", "abc"}}));
 
-  EXPECT_FALSE(Post("read_file", kArgs, "plain text").has_value());
+  EXPECT_FALSE(Post("reader", kArgs, "plain text").has_value());
   event = ParseJson(ReadFile("event.json"));
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ((*event)["tool_response"], "plain text");
@@ -310,7 +310,7 @@ TEST_F(CommandHooksTest, PostHookReceivesToolResponse) {
 TEST_F(CommandHooksTest, PostHookFeedbackIsAddedToObjectResults) {
   // One config, two groups: all PostToolUse commands share one transform, so feedback merges.
   Json config =
-      Config("PostToolUse", "write_file",
+      Config("PostToolUse", "writer",
              Script("lint.sh", R"(echo '{"decision":"block","reason":"lint failed: line 3"}')"));
   config["PostToolUse"].push_back(Config(
       "PostToolUse", "",
@@ -320,26 +320,26 @@ TEST_F(CommandHooksTest, PostHookFeedbackIsAddedToObjectResults) {
                                       ["PostToolUse"][0]);
   Install(config);
 
-  auto text = Post("write_file", kArgs, R"({"bytes_written":2})");
+  auto text = Post("writer", kArgs, R"({"bytes_written":2})");
   ASSERT_TRUE(text.has_value());
   auto obj = ParseJson(*text);
   ASSERT_TRUE(obj.has_value());
   EXPECT_EQ((*obj)["bytes_written"], 2);
   EXPECT_EQ((*obj)["hook_feedback"], "lint failed: line 3\nremember to run tests");
 
-  // Only the unfiltered hook matches read_file.
-  text = Post("read_file", kArgs, R"({"content":"x"})");
+  // Only the unfiltered hook matches the reader.
+  text = Post("reader", kArgs, R"({"content":"x"})");
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ((*ParseJson(*text))["hook_feedback"], "remember to run tests");
 
   // A non-object result cannot carry feedback.
-  EXPECT_FALSE(Post("write_file", kArgs, "done").has_value());
+  EXPECT_FALSE(Post("writer", kArgs, "done").has_value());
 }
 
 TEST_F(CommandHooksTest, PostHookExitTwoIsFeedback) {
   Install(
       Config("PostToolUse", "", Script("complain.sh", "echo 'formatting changed' >&2; exit 2")));
-  auto text = Post("patch", kArgs, R"({"ok":true})");
+  auto text = Post("patcher", kArgs, R"({"ok":true})");
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ((*ParseJson(*text))["hook_feedback"], "formatting changed");
 }
@@ -347,7 +347,7 @@ TEST_F(CommandHooksTest, PostHookExitTwoIsFeedback) {
 TEST_F(CommandHooksTest, PostHookFailuresAreIgnored) {
   Install(Config("PostToolUse", "", Script("crash.sh", "kill -SEGV $$")));
   Install(Config("PostToolUse", "", Script("garbage.sh", "echo nonsense")));
-  EXPECT_FALSE(Post("patch", kArgs, R"({"ok":true})").has_value());
+  EXPECT_FALSE(Post("patcher", kArgs, R"({"ok":true})").has_value());
 }
 
 TEST_F(CommandHooksTest, PostHooksSkipFailedCalls) {
@@ -355,7 +355,7 @@ TEST_F(CommandHooksTest, PostHooksSkipFailedCalls) {
   ToolResult result;
   result.text = R"({"error":"boom"})";
   result.status = CallStatus::kError;
-  EXPECT_FALSE(hooks_.RunTransform(PostToolEvent{"patch", kArgs, result, 1.0, ctx_}).has_value());
+  EXPECT_FALSE(hooks_.RunTransform(PostToolEvent{"patcher", kArgs, result, 1.0, ctx_}).has_value());
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
 }
 
@@ -369,7 +369,7 @@ TEST_F(CommandHooksTest, CancelledCallStopsHook) {
     test_support::WaitUntil([this] { return fs::exists(dir_ / "started"); }, std::chrono::seconds(30));
     stop.request_stop();
   });
-  EXPECT_EQ(Pre("terminal", kArgs).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(fs::exists(dir_ / "started"));
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
 }

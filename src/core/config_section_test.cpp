@@ -13,7 +13,7 @@ Config Parse(std::string_view yaml) {
 
 TEST(ConfigSection, AnAbsentSectionKeepsEveryDefault) {
   const Config config = Parse("other: 1\n");
-  auto s = ConfigSection::Of(config, "terminal");
+  auto s = ConfigSection::Of(config, "shell");
   ASSERT_TRUE(s);
   EXPECT_FALSE(s->present());
   std::string text = "default";

@@ -31,7 +31,7 @@ std::string With(std::string_view a, std::string_view b) {
 }
 
 constexpr std::string_view kServers =
-    "toolsets:\n  mine: {tools: [read_file]}\n"
+    "toolsets:\n  mine: {tools: [reader]}\n"
     "mcp_servers:\n  fs: {command: npx, args: [server]}\n  web: {url: 'http://127.0.0.1:1/mcp'}\n";
 
 TEST(ProjectConfig, MissingFileIsNone) {

@@ -83,11 +83,11 @@ TEST(Registry, RejectsSpecsWithoutHandlerOrNames) {
 
 TEST(Registry, RejectsANameClashAcrossToolsets) {
   Registry r;
-  ASSERT_TRUE(r.Register(MakeSpec("read_file", "file")).ok());
-  Status s = r.Register(MakeSpec("read_file", "plugin-x"));
+  ASSERT_TRUE(r.Register(MakeSpec("reader", "file")).ok());
+  Status s = r.Register(MakeSpec("reader", "plugin-x"));
   EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
   EXPECT_NE(s.message().find("shadow"), std::string::npos);
-  EXPECT_EQ(r.GetEntry("read_file")->toolset(), "file");
+  EXPECT_EQ(r.GetEntry("reader")->toolset(), "file");
 }
 
 TEST(Registry, AllowsMcpOverMcpAndExplicitOverride) {
@@ -96,12 +96,12 @@ TEST(Registry, AllowsMcpOverMcpAndExplicitOverride) {
   ASSERT_TRUE(r.Register(MakeSpec("mcp_fs_read", "mcp-b")).ok());
   EXPECT_EQ(r.GetEntry("mcp_fs_read")->toolset(), "mcp-b");
   // mcp over a built-in is still a clash.
-  ASSERT_TRUE(r.Register(MakeSpec("terminal", "terminal")).ok());
-  EXPECT_FALSE(r.Register(MakeSpec("terminal", "mcp-evil")).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("shell", "shell")).ok());
+  EXPECT_FALSE(r.Register(MakeSpec("shell", "mcp-evil")).ok());
   RegisterOptions opts;
   opts.allow_override = true;
-  EXPECT_TRUE(r.Register(MakeSpec("terminal", "trusted-plugin"), opts).ok());
-  EXPECT_EQ(r.GetEntry("terminal")->toolset(), "trusted-plugin");
+  EXPECT_TRUE(r.Register(MakeSpec("shell", "trusted-plugin"), opts).ok());
+  EXPECT_EQ(r.GetEntry("shell")->toolset(), "trusted-plugin");
 }
 
 TEST(Registry, SameToolsetReRegistrationReplaces) {
