@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
 #include "bench_util.h"
-#include "tools/files/search_engine.h"
+#include "talaria/search/search_engine.h"
 
 namespace {
 
@@ -137,11 +137,11 @@ Timed RunEngine(const fs::path& root, std::string_view pattern) {
   const auto t0 = Clock::now();
   talaria::UniqueFd fd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) Die("cannot open " + root.string());
-  talaria::tools::SearchRequest req;
+  talaria::search::SearchRequest req;
   req.pattern = std::string(pattern);
-  req.output_mode = talaria::tools::SearchOutputMode::kCount;
+  req.output_mode = talaria::search::SearchOutputMode::kCount;
   req.limit = 1'000'000;  // every file: the whole tree is searched, like rg -c
-  auto out = talaria::tools::SearchDirectory(fd.get(), req);
+  auto out = talaria::search::SearchDirectory(fd.get(), req);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (!out) Die("engine: " + out.error().ToString());
   if (out->truncated) Die("engine result truncated; raise the limit");
@@ -275,9 +275,9 @@ int main(int argc, char** argv) {
       const auto t0 = Clock::now();
       talaria::UniqueFd fd(open(evil.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!fd) Die("cannot open " + evil.string());
-      talaria::tools::SearchRequest req;
+      talaria::search::SearchRequest req;
       req.pattern = "(a+)+$";
-      (void)talaria::tools::SearchDirectory(fd.get(), req);
+      (void)talaria::search::SearchDirectory(fd.get(), req);
       evil_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
     PrintMetric("search_catastrophic_regex_ms", Median(evil_ms), "ms");

@@ -5,7 +5,8 @@
 # - -O1 in optimised builds: the library under test keeps -O2; the test code itself does not need
 #   it, and -O1 compiles test files 10-35 % faster.
 function(talaria_configure_test_target target)
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  # tests/support (test helpers), reached as "support/...".
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${target} PRIVATE talaria_lib talaria_deps_private PkgConfig::HTTPLIB
     GTest::gtest GTest::gmock GTest::gtest_main)
   add_dependencies(${target} talaria_http)  # tests reach HTTP MCP through the loaded module

@@ -1,4 +1,4 @@
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,10 +10,10 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "safety/fs_util.h"
+#include "talaria/confinement/fs_util.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 
 namespace talaria::safety {
 

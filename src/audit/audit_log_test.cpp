@@ -1,4 +1,4 @@
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "safety/safety_test_util.h"
-#include "talaria/safety/sha256.h"
+#include "support/safety_test_util.h"
+#include "talaria/base/sha256.h"
 
 namespace talaria::safety {
 namespace {

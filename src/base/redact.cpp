@@ -1,4 +1,4 @@
-#include "talaria/safety/redact.h"
+#include "talaria/base/redact.h"
 
 #include <re2/re2.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 constexpr std::string_view kMark = "[REDACTED]";
@@ -93,4 +93,4 @@ std::string RedactSecrets(std::string_view text) {
   return current;
 }
 
-}  // namespace talaria::safety
+}  // namespace talaria

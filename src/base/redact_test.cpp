@@ -1,11 +1,11 @@
 // Secret redaction: every rule on a realistic sample, and text that must pass unchanged.
-#include "talaria/safety/redact.h"
+#include "talaria/base/redact.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 struct Case {
@@ -58,4 +58,4 @@ TEST(RedactSecrets, LargeInputIsHandled) {
 }
 
 }  // namespace
-}  // namespace talaria::safety
+}  // namespace talaria

@@ -1,12 +1,12 @@
 // Through nettle rather than libcrypto: libcrypto's ~21,000 relocations were the largest part
 // of the dynamic loader's work at every start of talaria; nettle has ~700.
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 
 #include <nettle/sha2.h>
 
 #include "talaria/base/status.h"
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 std::string ToHex(const uint8_t* data, size_t n) {
@@ -53,4 +53,4 @@ std::string Sha256Hex(std::string_view data) {
   return ToHex(digest.data(), digest.size());
 }
 
-}  // namespace talaria::safety
+}  // namespace talaria

@@ -1,10 +1,10 @@
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 TEST(Sha256, KnownVectors) {
@@ -30,4 +30,4 @@ TEST(Sha256, StreamingMatchesOneShot) {
 }
 
 }  // namespace
-}  // namespace talaria::safety
+}  // namespace talaria

@@ -17,7 +17,7 @@
 #include <system_error>
 #include <vector>
 
-#include "base/spawn_internal.h"
+#include "talaria/base/spawn_child.h"
 
 extern char** environ;
 

@@ -18,7 +18,7 @@
 #include <system_error>
 #include <utility>
 
-#include "base/spawn_internal.h"
+#include "talaria/base/spawn_child.h"
 #include "talaria/base/child_exit.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/base/head_tail_buffer.h"

@@ -3,7 +3,7 @@
 
 #include "cli/commands.h"
 #include "talaria/base/paths.h"
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 
 namespace talaria::cli {
 

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "talaria/base/paths.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::cli {
 

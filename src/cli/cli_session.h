@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "talaria/safety/approvals.h"
+#include "talaria/guard/approvals.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::cli {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <memory>
 
-#include "talaria/safety/approvals.h"
+#include "talaria/guard/approvals.h"
 
 namespace talaria::cli {
 

@@ -1,4 +1,4 @@
-#include "safety/fs_util.h"
+#include "talaria/confinement/fs_util.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>

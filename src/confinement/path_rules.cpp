@@ -1,4 +1,4 @@
-#include "safety/path_rules.h"
+#include "talaria/confinement/path_rules.h"
 
 #include <linux/limits.h>
 

@@ -1,4 +1,4 @@
-#include "safety/path_rules.h"
+#include "talaria/confinement/path_rules.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 #include <fcntl.h>
 #include <linux/limits.h>
@@ -14,8 +14,8 @@
 #include <map>
 #include <mutex>
 
-#include "safety/fs_util.h"
-#include "safety/path_rules.h"
+#include "talaria/confinement/fs_util.h"
+#include "talaria/confinement/path_rules.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"

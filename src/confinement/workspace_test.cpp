@@ -4,7 +4,7 @@
 //   <tmp>/ws_evil/       a sibling whose name extends the root's
 //   <tmp>/outside/       a directory outside with a secret
 //   <tmp>/home/          a fake $HOME (for the sensitive-path rules)
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 
 #include <chrono>
 
-#include "safety/safety_test_util.h"
+#include "support/safety_test_util.h"
 
 namespace talaria::safety {
 namespace {

@@ -19,9 +19,9 @@
 #include <set>
 #include <thread>
 
-#include "safety/safety_test_util.h"
+#include "support/safety_test_util.h"
 #include "support/wait_until.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 extern char** environ;
 

@@ -5,7 +5,7 @@
 
 #include "talaria/base/executor.h"
 #include "talaria/core/budget.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 namespace talaria {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "core/compiled_schema.h"
 #include "talaria/base/executor.h"
-#include "talaria/safety/untrusted_content.h"
+#include "talaria/core/untrusted_content.h"
 
 namespace talaria {
 namespace {
@@ -291,7 +291,7 @@ ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResul
                             entry != nullptr && entry->never_spill()};
   ApplyResultBudget(options_.budget, origin, ctx.call_id, result);
   if (!result.untrusted_source.empty()) {
-    result.text = safety::WrapUntrusted(result.text, result.untrusted_source);
+    result.text = WrapUntrusted(result.text, result.untrusted_source);
     result.untrusted_source.clear();  // wrapped once: a later stage must not wrap it again
   }
   return result;

@@ -17,7 +17,7 @@
 #include "talaria/base/paths.h"
 #include "core/path_scope.h"
 #include "talaria/core/config.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 
 namespace talaria {
 namespace {
@@ -146,7 +146,7 @@ std::vector<PinnedFile> ExecutedFiles(const ProjectConfig& config, const std::st
       if (::stat(real_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       auto content = ReadIfPresent(real_path);
       if (!content || !*content) continue;
-      files.push_back({real_path, safety::Sha256Hex(**content)});
+      files.push_back({real_path, Sha256Hex(**content)});
     }
   }
   std::sort(files.begin(), files.end(), [](const PinnedFile& a, const PinnedFile& b) { return a.path < b.path; });
@@ -221,7 +221,7 @@ Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
   std::string project = config.path.substr(0, config.path.rfind('/'));
   project = project.substr(0, std::max<size_t>(project.rfind('/'), 1));
   config.executed_files = ExecutedFiles(config, project);
-  safety::Sha256 digest;
+  Sha256 digest;
   digest.Update(*text);
   for (const PinnedFile& f : config.executed_files) {
     digest.Update("\n--- runs ");
@@ -249,7 +249,7 @@ Status CheckPinnedFiles(const std::vector<PinnedFile>& files) {
     }
     // Not through a symlink, not a FIFO (which would hang the check): only the regular file.
     auto content = ReadWholeFile(f.path);
-    if (!content || safety::Sha256Hex(*content) != f.sha256) {
+    if (!content || Sha256Hex(*content) != f.sha256) {
       return FailedPreconditionError(f.path + " changed since it was trusted; review it, then run "
                                      "`talaria trust` again");
     }

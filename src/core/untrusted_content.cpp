@@ -1,8 +1,8 @@
-#include "talaria/safety/untrusted_content.h"
+#include "talaria/core/untrusted_content.h"
 
 #include "talaria/base/ascii.h"
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 constexpr std::string_view kTag = "untrusted_tool_result";
@@ -97,4 +97,4 @@ std::string WrapUntrusted(std::string_view text, std::string_view source) {
   return out;
 }
 
-}  // namespace talaria::safety
+}  // namespace talaria

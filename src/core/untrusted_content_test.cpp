@@ -1,12 +1,12 @@
 // Untrusted wrapping: the wrapper's shape, the size threshold, defanging of forged tags and the
 // elision notice.
-#include "talaria/safety/untrusted_content.h"
+#include "talaria/core/untrusted_content.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace talaria::safety {
+namespace talaria {
 namespace {
 
 size_t Count(const std::string& text, std::string_view needle) {
@@ -71,4 +71,4 @@ TEST(UntrustedContent, ElisionNoticeOnlyForLongTextWithMarkers) {
 }
 
 }  // namespace
-}  // namespace talaria::safety
+}  // namespace talaria

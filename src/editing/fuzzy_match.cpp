@@ -1,4 +1,4 @@
-#include "tools/files/fuzzy_match.h"
+#include "talaria/editing/fuzzy_match.h"
 
 #include <algorithm>
 #include <array>
@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tools/files/unified_diff.h"
+#include "talaria/editing/unified_diff.h"
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -1292,4 +1292,4 @@ Result<ReplaceOutcome> FuzzyReplace(std::string_view content, std::string_view o
   return outcome;
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

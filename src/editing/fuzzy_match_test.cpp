@@ -1,4 +1,4 @@
-#include "tools/files/fuzzy_match.h"
+#include "talaria/editing/fuzzy_match.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 // One edit that must be matched by exactly `strategy` and produce `expected`.
@@ -474,4 +474,4 @@ TEST(FuzzyReplace, NearMissInALargeFileIsRefused) {
 }
 
 }  // namespace
-}  // namespace talaria::tools
+}  // namespace talaria::editing

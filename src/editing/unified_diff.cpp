@@ -1,11 +1,11 @@
-#include "tools/files/unified_diff.h"
+#include "talaria/editing/unified_diff.h"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <unordered_map>
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 // Myers' divide-and-conquer diff: find the middle snake of the shortest edit path, recurse on
@@ -280,4 +280,4 @@ std::string UnifiedFileDiff(std::string_view path, std::string_view old_text,
   return UnifiedDiff(old_text, new_text, "a/" + std::string(path), "b/" + std::string(path));
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

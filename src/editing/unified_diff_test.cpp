@@ -1,4 +1,4 @@
-#include "tools/files/unified_diff.h"
+#include "talaria/editing/unified_diff.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 size_t NaiveLcs(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
@@ -113,4 +113,4 @@ TEST(SplitLinesKeepEnds, SplitsAfterEachNewline) {
 }
 
 }  // namespace
-}  // namespace talaria::tools
+}  // namespace talaria::editing

@@ -1,4 +1,4 @@
-#include "tools/files/v4a.h"
+#include "talaria/editing/v4a.h"
 
 #include <algorithm>
 #include <array>
@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "tools/files/unified_diff.h"
+#include "talaria/editing/unified_diff.h"
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 constexpr std::string_view kSpaces = " \t";
@@ -723,4 +723,4 @@ Result<V4aPlan> PlanV4aPatch(const std::vector<V4aOperation>& ops, const V4aRead
   return Planner(read).Plan(ops);
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

@@ -1,4 +1,4 @@
-#include "tools/files/v4a.h"
+#include "talaria/editing/v4a.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace talaria::tools {
+namespace talaria::editing {
 namespace {
 
 using Files = std::map<std::string, std::string>;
@@ -480,4 +480,4 @@ TEST(PlanV4aPatch, RandomPatchesNeverCrash) {
 }
 
 }  // namespace
-}  // namespace talaria::tools
+}  // namespace talaria::editing

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 
 namespace talaria::env {
 namespace {
@@ -48,7 +48,7 @@ std::string PercentEscaped(std::string_view value) {
 
 std::string ControlSocketName(std::string_view user, std::string_view host, int port) {
   const std::string key = std::string(user) + "@" + std::string(host) + ":" + std::to_string(port);
-  return safety::Sha256Hex(key).substr(0, 16) + ".sock";
+  return Sha256Hex(key).substr(0, 16) + ".sock";
 }
 
 Status ValidateSshOptions(const SshOptions& options, std::string_view control_path) {

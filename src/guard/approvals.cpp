@@ -1,4 +1,4 @@
-#include "talaria/safety/approvals.h"
+#include "talaria/guard/approvals.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

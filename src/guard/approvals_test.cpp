@@ -1,5 +1,5 @@
 // Approval decisions in every mode, with a scripted prompter standing in for the human.
-#include "talaria/safety/approvals.h"
+#include "talaria/guard/approvals.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // JudgeCommand: control characters, parsing (fail closed), the walk over every simple command,
 // redirections, and the residual pattern over the whole text (cloud metadata endpoints).
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 #include <fnmatch.h>
 
@@ -9,8 +9,8 @@
 
 #include <re2/re2.h>
 
-#include "safety/guard_internal.h"
-#include "safety/path_rules.h"
+#include "guard/guard_internal.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety {
 

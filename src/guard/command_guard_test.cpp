@@ -1,4 +1,4 @@
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "safety/shell_parser.h"
+#include "talaria/guard/shell_parser.h"
 #include "talaria/base/shell_words.h"
 
 namespace talaria::safety {

@@ -2,7 +2,7 @@
 // `printf` piped straight into it, and the content of a file written earlier in the same line
 // (`cat > m.mk <<EOF ... EOF; make -f m.mk`). Carriers (at, ed, ex, database shells,
 // debuggers, make) judge what they find here.
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::safety {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

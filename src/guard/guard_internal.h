@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "safety/path_rules.h"
-#include "safety/shell_parser.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/confinement/path_rules.h"
+#include "talaria/guard/shell_parser.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::safety::guard {
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 #include "talaria/base/shell_words.h"
 
 namespace talaria::safety::guard {

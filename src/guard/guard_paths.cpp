@@ -7,8 +7,8 @@
 #include <array>
 #include <memory>
 
-#include "safety/guard_internal.h"
-#include "safety/path_rules.h"
+#include "guard/guard_internal.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety::guard {
 namespace {

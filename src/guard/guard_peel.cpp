@@ -5,7 +5,7 @@
 // (su -c, flock -c, watch, ssh host CMD, script -c) have it parsed and judged here.
 #include <initializer_list>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

@@ -1,6 +1,6 @@
 // Disks: mkfs and friends, wipefs/sgdisk/blkdiscard, partition editors, dd (of= a device is
 // hardline; any dd if= needs approval).
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

@@ -9,7 +9,7 @@
 #include <array>
 #include <string>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

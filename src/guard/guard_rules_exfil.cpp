@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "safety/guard_internal.h"
-#include "safety/path_rules.h"
+#include "guard/guard_internal.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety::guard {
 namespace {

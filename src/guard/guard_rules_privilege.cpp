@@ -5,8 +5,8 @@
 #include <array>
 #include <string>
 
-#include "safety/guard_internal.h"
-#include "safety/path_rules.h"
+#include "guard/guard_internal.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety::guard {
 namespace {

@@ -2,7 +2,7 @@
 // world-writable permissions, chown -R root, and package removal.
 #include <cstdlib>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

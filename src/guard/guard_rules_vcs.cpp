@@ -2,7 +2,7 @@
 // engines (remote hosts, lifecycle) and SQL clients (destructive statements).
 #include <re2/re2.h>
 
-#include "safety/guard_internal.h"
+#include "guard/guard_internal.h"
 
 namespace talaria::safety::guard {
 namespace {

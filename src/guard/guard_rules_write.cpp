@@ -3,8 +3,8 @@
 // or is sensitive (a hard link makes the file readable through the workspace); commands that
 // change files without writing them (chmod, touch, mkdir, ...) inside $TALARIA_HOME;
 // container-host variables set through export.
-#include "safety/guard_internal.h"
-#include "safety/path_rules.h"
+#include "guard/guard_internal.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety::guard {
 namespace {

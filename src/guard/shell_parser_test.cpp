@@ -1,4 +1,4 @@
-#include "safety/shell_parser.h"
+#include "talaria/guard/shell_parser.h"
 
 #include <gtest/gtest.h>
 

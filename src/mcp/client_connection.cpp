@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "base/spawn_internal.h"
+#include "talaria/base/spawn_child.h"
 #include "talaria/base/child_exit.h"
 #include "talaria/base/executor.h"
 #include "talaria/base/file_io.h"

@@ -39,7 +39,7 @@ std::vector<McpToolDef> BuildToolDefs(std::string_view server, const std::vector
 // Hides a server's credentials from everything the client shows (errors the model reads,
 // statuses, logs): exact configured values first — header values and each word of them (so
 // "Bearer X" also hides a bare X), env values given to the server, the URL's userinfo and
-// query values — then the generic secret patterns (safety::RedactSecrets). Values shorter than
+// query values — then the generic secret patterns (RedactSecrets). Values shorter than
 // kMinMaskedChars are not masked: they would blank out ordinary words.
 class SecretMask {
  public:

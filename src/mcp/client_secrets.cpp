@@ -5,7 +5,7 @@
 #include "mcp/server_url.h"
 #include "mcp/client_internal.h"
 #include "talaria/base/ascii.h"
-#include "talaria/safety/redact.h"
+#include "talaria/base/redact.h"
 
 namespace talaria::mcp::client_internal {
 namespace {
@@ -71,7 +71,7 @@ std::string SecretMask::Apply(std::string_view text) const {
       out.replace(at, value.size(), kRedacted);
     }
   }
-  return safety::RedactSecrets(out);
+  return RedactSecrets(out);
 }
 
 }  // namespace talaria::mcp::client_internal

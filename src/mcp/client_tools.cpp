@@ -8,7 +8,7 @@
 #include "mcp/client_internal.h"
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
-#include "talaria/safety/redact.h"
+#include "talaria/base/redact.h"
 
 namespace talaria::mcp::client_internal {
 namespace {

@@ -1,6 +1,6 @@
-#include "tools/files/gitignore.h"
+#include "talaria/search/gitignore.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 
 void IgnoreRules::AddFile(std::string_view text) {
   size_t pos = 0;
@@ -73,4 +73,4 @@ bool IsIgnored(const IgnoreNode* node, std::string_view rel_path, bool is_dir) {
   return false;
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

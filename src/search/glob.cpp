@@ -1,11 +1,11 @@
-#include "tools/files/glob.h"
+#include "talaria/search/glob.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
 
-namespace talaria::tools {
+namespace talaria::search {
 namespace {
 
 constexpr size_t kMaxPatternBytes = 4096;
@@ -329,4 +329,4 @@ bool Glob::MatchTokens(const std::vector<Token>& t, std::string_view path) const
   return has(cur, t.size());
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

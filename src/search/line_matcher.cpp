@@ -1,4 +1,4 @@
-#include "tools/files/line_matcher.h"
+#include "talaria/search/line_matcher.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <immintrin.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-namespace talaria::tools {
+namespace talaria::search {
 namespace {
 
 bool HasAvx2() {
@@ -507,4 +507,4 @@ Result<bool> LineMatcher::Next(const char* buf, size_t len, size_t pos, size_t* 
   return false;
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

@@ -1,4 +1,4 @@
-#include "tools/files/search_engine.h"
+#include "talaria/search/search_engine.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "talaria/base/unique_fd.h"
-#include "tools/files/gitignore.h"
-#include "tools/files/glob.h"
-#include "tools/files/line_matcher.h"
+#include "talaria/search/gitignore.h"
+#include "talaria/search/glob.h"
+#include "talaria/search/line_matcher.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -819,4 +819,4 @@ Result<SearchOutcome> SearchFile(int file_fd, std::string_view display_path,
   return search.RunFile(file_fd, display_path);
 }
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

@@ -1,4 +1,4 @@
-#include "tools/files/search_engine.h"
+#include "talaria/search/search_engine.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "talaria/base/unique_fd.h"
-#include "tools/files/gitignore.h"
-#include "tools/files/glob.h"
-#include "tools/files/line_matcher.h"
+#include "talaria/search/gitignore.h"
+#include "talaria/search/glob.h"
+#include "talaria/search/line_matcher.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 namespace {
 
 namespace fs = std::filesystem;
@@ -618,4 +618,4 @@ TEST(SearchOutput, CancelledSearchIsAnError) {
 }
 
 }  // namespace
-}  // namespace talaria::tools
+}  // namespace talaria::search

@@ -11,7 +11,7 @@
 #include "talaria/base/paths.h"
 #include "talaria/core/runtime.h"
 #include "talaria/env/environment.h"
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 #include "tools/elicitation_prompter.h"
 
 namespace talaria::tools {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "talaria/core/tool_context.h"
-#include "talaria/safety/approvals.h"
+#include "talaria/guard/approvals.h"
 
 namespace talaria::tools {
 

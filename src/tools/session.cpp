@@ -12,8 +12,8 @@
 #include "talaria/base/random.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
-#include "talaria/safety/audit_log.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/audit/audit_log.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/files/file_tracker.h"
 
 namespace talaria::tools {

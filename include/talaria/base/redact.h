@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-namespace talaria::safety {
+namespace talaria {
 
 std::string RedactSecrets(std::string_view text);
 
-}  // namespace talaria::safety
+}  // namespace talaria

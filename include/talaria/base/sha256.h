@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace talaria::safety {
+namespace talaria {
 
 // Lower-case hex SHA-256 of `data` (64 chars).
 std::string Sha256Hex(std::string_view data);
@@ -32,4 +32,4 @@ class Sha256 {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace talaria::safety
+}  // namespace talaria

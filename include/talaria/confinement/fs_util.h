@@ -12,7 +12,7 @@
 
 #include "talaria/base/status.h"
 #include "talaria/base/unique_fd.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 namespace talaria::safety::internal {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-namespace talaria::safety {
+namespace talaria {
 
 inline constexpr size_t kUntrustedWrapMinChars = 32;
 inline constexpr size_t kElisionNoticeMinChars = 1000;
@@ -29,4 +29,4 @@ std::string WrapUntrusted(std::string_view text, std::string_view source);
 // True when `text` shows an upstream elision marker in its first 64 KB (see above).
 bool HasUpstreamElision(std::string_view text);
 
-}  // namespace talaria::safety
+}  // namespace talaria

@@ -31,7 +31,7 @@
 
 #include "talaria/base/status.h"
 
-namespace talaria::tools {
+namespace talaria::editing {
 
 enum class MatchStrategy : unsigned char {
   kExact,
@@ -144,4 +144,4 @@ double SimilarityRatio(std::string_view a, std::string_view b);
 // 1-based line number of byte `offset`.
 size_t LineNumberAt(std::string_view content, size_t offset);
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

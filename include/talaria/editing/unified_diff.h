@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace talaria::tools {
+namespace talaria::editing {
 
 // One run of a minimal edit script turning sequence A into sequence B. Runs are maximal (two
 // neighbours never share a kind, except a delete followed by an insert) and cover both
@@ -44,4 +44,4 @@ std::string UnifiedDiff(std::string_view old_text, std::string_view new_text,
 std::string UnifiedFileDiff(std::string_view path, std::string_view old_text,
                             std::string_view new_text);
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

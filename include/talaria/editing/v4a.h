@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "talaria/base/status.h"
-#include "tools/files/fuzzy_match.h"
+#include "talaria/editing/fuzzy_match.h"
 
-namespace talaria::tools {
+namespace talaria::editing {
 
 enum class V4aOpKind : unsigned char { kUpdate, kAdd, kDelete, kMove };
 
@@ -104,4 +104,4 @@ struct V4aPlan {
 // one bullet per problem (continuation lines indented).
 Result<V4aPlan> PlanV4aPatch(const std::vector<V4aOperation>& ops, const V4aReader& read);
 
-}  // namespace talaria::tools
+}  // namespace talaria::editing

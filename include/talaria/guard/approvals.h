@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "talaria/base/status.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::safety {
 

@@ -41,7 +41,7 @@
 #include "talaria/core/config.h"
 #include "talaria/core/registry.h"
 #include "talaria/plugins/elf_scan.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::mcp {
 class ServerFeatures;

@@ -29,7 +29,7 @@
 
 #include "talaria/base/status.h"
 #include "talaria/core/tool_entry.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::plugins {
 

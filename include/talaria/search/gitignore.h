@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/files/glob.h"
+#include "talaria/search/glob.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 
 enum class IgnoreVerdict : unsigned char { kNone, kIgnore, kWhitelist };
 
@@ -58,4 +58,4 @@ struct IgnoreNode {
 // (which may be null: nothing is ignored).
 bool IsIgnored(const IgnoreNode* node, std::string_view rel_path, bool is_dir);
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

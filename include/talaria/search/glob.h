@@ -18,7 +18,7 @@
 
 #include "talaria/base/status.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 
 enum class GlobSyntax : unsigned char { kPlain, kBraces };
 
@@ -68,4 +68,4 @@ class Glob {
   std::vector<Class> classes_;
 };
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

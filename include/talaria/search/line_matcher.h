@@ -22,7 +22,7 @@
 
 #include "talaria/base/status.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 
 // Finds a fixed byte string with a SIMD scan. Immutable.
 class LiteralFinder {
@@ -99,4 +99,4 @@ class LineMatcher {
   uint32_t match_limit_ = 0;
 };
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

@@ -30,7 +30,7 @@
 
 #include "talaria/base/status.h"
 
-namespace talaria::tools {
+namespace talaria::search {
 
 enum class SearchTarget : unsigned char { kContent, kFiles };
 enum class SearchOutputMode : unsigned char { kContent, kFilesOnly, kCount };
@@ -119,4 +119,4 @@ Result<SearchOutcome> SearchDirectory(int dir_fd, const SearchRequest& request);
 Result<SearchOutcome> SearchFile(int file_fd, std::string_view display_path,
                                  const SearchRequest& request);
 
-}  // namespace talaria::tools
+}  // namespace talaria::search

@@ -13,8 +13,8 @@
 #include "talaria/base/status.h"
 #include "talaria/core/config.h"
 #include "talaria/core/dispatcher.h"
-#include "talaria/safety/approvals.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/approvals.h"
+#include "talaria/guard/command_guard.h"
 
 namespace talaria::tools {
 

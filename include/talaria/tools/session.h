@@ -20,7 +20,7 @@
 #include "talaria/base/status.h"
 #include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 namespace talaria::tools {
 

@@ -1,4 +1,4 @@
-#include "mcp_http/client_http.h"
+#include "mcp/http/client_http.h"
 
 #include <algorithm>
 #include <iterator>

@@ -38,7 +38,7 @@
 #include "mcp/client_connection.h"
 #include "mcp/http_module.h"
 #include "mcp/server_url.h"
-#include "mcp_http/request_watch.h"
+#include "mcp/http/request_watch.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace httplib {

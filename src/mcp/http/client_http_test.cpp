@@ -1,8 +1,8 @@
 // The MCP client's Streamable HTTP transport: the SSE parser, URL handling and credential
 // masking as units; HttpConnection and the manager against a scripted server on 127.0.0.1
 // (httplib) that answers the way hostile or broken servers do.
-#include "mcp_http/client_http.h"
-#include "mcp_http/request_watch.h"
+#include "mcp/http/client_http.h"
+#include "mcp/http/request_watch.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

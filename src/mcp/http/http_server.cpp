@@ -1,5 +1,5 @@
 // The MCP endpoint's HTTP/1.1 server: a gate thread that screens heads, a pool that answers.
-#include "mcp_http/http_server.h"
+#include "mcp/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

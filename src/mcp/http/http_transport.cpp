@@ -20,7 +20,7 @@
 #include "talaria/base/ascii.h"
 #include "talaria/mcp/http_transport.h"
 #include "talaria/base/log.h"
-#include "mcp_http/http_server.h"
+#include "mcp/http/http_server.h"
 
 namespace talaria::mcp {
 namespace {

@@ -1,6 +1,6 @@
 // The one symbol libtalaria_http.so exports for libtalaria (mcp/http_module.h).
 #include "mcp/http_module.h"
-#include "mcp_http/client_http.h"
+#include "mcp/http/client_http.h"
 
 namespace talaria::mcp {
 namespace {

@@ -1,4 +1,4 @@
-#include "mcp_http/request_watch.h"
+#include "mcp/http/request_watch.h"
 
 #include <algorithm>
 #include <system_error>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compiled_schema.h"
+#include "talaria/core/schema_validator.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
 
@@ -50,8 +50,10 @@ bool Valid(std::string_view tool, std::string_view args_text) {
   auto entry = Registry::Global().GetEntry(tool);
   if (entry == nullptr) return false;
   auto args = ParseJson(args_text);
-  if (!args) return false;
-  return entry->compiled().validator().Validate(*args);
+  auto schema = ParseJson(entry->schema_text());
+  if (!args || !schema) return false;
+  auto validator = SchemaValidator::Compile((*schema)["parameters"]);
+  return validator && validator->Validate(*args);
 }
 
 TEST(AgentLoopTools, AreRegisteredInTheirToolsets) {

@@ -20,8 +20,8 @@
 #include "talaria/base/log.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
-#include "talaria/safety/audit_log.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/audit/audit_log.h"
+#include "talaria/base/sha256.h"
 #include "talaria/core/budget.h"
 #include "tools/code/call_gate.h"
 #include "tools/code/interpreter.h"
@@ -135,7 +135,7 @@ void AuditScript(const ToolContext& ctx, const std::string& code, bool remote) {
   line["session"] = ctx.session_id;
   line["where"] = remote ? "remote" : "local";
   line["bytes"] = code.size();
-  line["sha256"] = safety::Sha256Hex(code);
+  line["sha256"] = Sha256Hex(code);
   line["code_start"] = code.substr(0, 200);
   if (Status s = ctx.audit_log->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
     LogWarn("execute_code not audited: " + s.message());

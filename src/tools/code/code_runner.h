@@ -12,7 +12,7 @@
 #include "talaria/base/json.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/core/dispatcher.h"
-#include "talaria/safety/command_guard.h"
+#include "talaria/guard/command_guard.h"
 #include "talaria/tools/code_execution.h"
 
 namespace talaria::tools::code {

@@ -1,7 +1,7 @@
 #include "tools/files/file_support.h"
 
 #include "talaria/base/log.h"
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 
 namespace talaria::tools {
 

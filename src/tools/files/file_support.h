@@ -9,7 +9,7 @@
 #include "talaria/base/status.h"
 #include "talaria/core/tool_context.h"
 #include "talaria/core/tool_result.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 namespace talaria::tools {
 

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/core/dispatcher.h"
-#include "talaria/safety/audit_log.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/audit/audit_log.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/files/file_tracker.h"
 
 namespace talaria::tools::testing {

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "talaria/core/tool_context.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {

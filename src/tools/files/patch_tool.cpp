@@ -16,14 +16,16 @@
 
 #include "talaria/core/tool_registration.h"
 #include "talaria/lint/lint.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 #include "tools/files/file_support.h"
 #include "tools/files/file_tracker.h"
-#include "tools/files/fuzzy_match.h"
-#include "tools/files/unified_diff.h"
-#include "tools/files/v4a.h"
+#include "talaria/editing/fuzzy_match.h"
+#include "talaria/editing/unified_diff.h"
+#include "talaria/editing/v4a.h"
 
 namespace talaria::tools {
+// The editing engines this tool is a thin front for.
+using namespace ::talaria::editing;  // NOLINT(google-build-using-namespace)
 namespace {
 
 constexpr std::string_view kSchema = R"json({
@@ -138,7 +140,7 @@ Status GateSyntax(const std::string& path, std::optional<std::string_view> befor
 
 std::optional<std::string> ShaOf(const std::optional<std::string>& content) {
   if (!content) return std::nullopt;
-  return safety::Sha256Hex(*content);
+  return Sha256Hex(*content);
 }
 
 // "_warning" text when the file changed since this task last read (or wrote) it.

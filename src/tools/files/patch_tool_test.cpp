@@ -14,8 +14,8 @@
 
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
-#include "talaria/safety/audit_log.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/audit/audit_log.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {

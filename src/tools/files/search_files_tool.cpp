@@ -11,13 +11,15 @@
 #include <string_view>
 
 #include "talaria/core/tool_registration.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/files/file_support.h"
 #include "tools/files/file_tracker.h"
-#include "tools/files/line_matcher.h"
-#include "tools/files/search_engine.h"
+#include "talaria/search/line_matcher.h"
+#include "talaria/search/search_engine.h"
 
 namespace talaria::tools {
+// The search engines this tool is a thin front for.
+using namespace ::talaria::search;  // NOLINT(google-build-using-namespace)
 namespace {
 
 constexpr std::string_view kSchema = R"json({

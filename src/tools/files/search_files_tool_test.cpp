@@ -9,7 +9,7 @@
 
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {

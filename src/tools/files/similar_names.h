@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 
 namespace talaria::tools {
 

@@ -6,7 +6,7 @@
 
 #include "talaria/core/tool_registration.h"
 #include "talaria/lint/lint.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 #include "tools/files/file_support.h"
 #include "tools/files/file_tracker.h"
 #include "tools/files/read_output_guard.h"
@@ -85,8 +85,8 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
     }
   }
 
-  const std::optional<std::string> sha_before = old ? std::optional(safety::Sha256Hex(*old)) : std::nullopt;
-  const std::string sha_after = safety::Sha256Hex(content);
+  const std::optional<std::string> sha_before = old ? std::optional(Sha256Hex(*old)) : std::nullopt;
+  const std::string sha_after = Sha256Hex(content);
   auto written = ws->WriteAtomic(path, content);
   if (!written) {
     AuditMutation(ctx, "write_file", resolved->display, 0, sha_before, std::nullopt,
@@ -101,7 +101,7 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   body["dirs_created"] = written->dirs_created;
   // Read back: what is on disk must be what was meant (a full disk or a racing writer shows here).
   if (auto back = ws->ReadAll(path, content.size() + 1)) {
-    if (safety::Sha256Hex(*back) != sha_after) {
+    if (Sha256Hex(*back) != sha_after) {
       return ToolResult::Error("Post-write verification failed for " + written->resolved_path +
                                ": the file's hash differs from the content written.");
     }

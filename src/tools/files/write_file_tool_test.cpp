@@ -10,7 +10,7 @@
 
 #include "talaria/core/registry.h"
 #include "talaria/lint/lint.h"
-#include "talaria/safety/sha256.h"
+#include "talaria/base/sha256.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
@@ -134,8 +134,8 @@ TEST_F(WriteFileTool, EveryMutationIsAuditedWithHashes) {
   EXPECT_EQ(lines[0]["session"], "s1");
   EXPECT_EQ(lines[0]["path"], root_ + "/a.txt");
   EXPECT_EQ(lines[0]["bytes"], 4);
-  EXPECT_EQ(lines[0]["sha256_before"], safety::Sha256Hex("old\n"));
-  EXPECT_EQ(lines[0]["sha256_after"], safety::Sha256Hex("new\n"));
+  EXPECT_EQ(lines[0]["sha256_before"], Sha256Hex("old\n"));
+  EXPECT_EQ(lines[0]["sha256_after"], Sha256Hex("new\n"));
   EXPECT_EQ(lines[0]["outcome"], "ok");
   WriteTool("fresh.txt", "x");
   lines = AuditLines();

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "safety/shell_parser.h"
-#include "talaria/safety/command_guard.h"
-#include "talaria/safety/redact.h"
+#include "talaria/guard/shell_parser.h"
+#include "talaria/guard/command_guard.h"
+#include "talaria/base/redact.h"
 
 namespace talaria::tools {
 namespace {
@@ -95,7 +95,7 @@ std::string StripAnsi(std::string_view text) {
   return out;
 }
 
-std::string CleanOutput(std::string_view text) { return safety::RedactSecrets(StripAnsi(text)); }
+std::string CleanOutput(std::string_view text) { return RedactSecrets(StripAnsi(text)); }
 
 std::optional<std::string> ExitCodeMeaning(std::string_view command, int exit_code) {
   if (exit_code == 0) return std::nullopt;

@@ -10,7 +10,7 @@
 #include "talaria/core/tool_registration.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
-#include "talaria/safety/workspace.h"
+#include "talaria/confinement/workspace.h"
 #include "tools/terminal/terminal_output.h"
 
 namespace talaria::tools {

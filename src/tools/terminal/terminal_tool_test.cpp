@@ -16,7 +16,7 @@
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/env/environment.h"
-#include "talaria/safety/audit_log.h"
+#include "talaria/audit/audit_log.h"
 #include "talaria/core/config.h"
 #include "talaria/tools/command_policy.h"
 #include "talaria/tools/process_notices.h"

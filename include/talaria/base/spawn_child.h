@@ -1,5 +1,6 @@
-// What RunProcess and StartProcess share: pipes kept off the standard descriptors, errno
-// mapping, and the posix_spawn call itself. Internal to the base module.
+// The low-level spawn RunProcess and StartProcess share, and MCP's stdio client uses to start a
+// server with its own pipes: pipes kept off the standard descriptors, errno mapping, and the
+// posix_spawn call itself. Prefer RunProcess/StartProcess (subprocess.h) elsewhere.
 #pragma once
 
 #include <sys/types.h>
