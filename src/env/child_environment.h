@@ -12,7 +12,8 @@
 namespace talaria::env {
 
 // Turns the bash argv of a command into the argv to spawn. `cwd` is where the command runs;
-// `pty` says whether it gets a terminal.
+// `pty` says whether it gets a terminal. The command must get the environment it is spawned
+// with unchanged: its shell skips re-exporting saved variables it already has.
 using ArgvWrapper =
     std::function<std::vector<std::string>(std::vector<std::string> bash_argv, const std::string& cwd, bool pty)>;
 

@@ -39,7 +39,7 @@ class ChildProcessEnvironment final : public Environment {
     std::lock_guard lock(run_mu_);
     ProcessResult r = TALARIA_TRY(
         RunProcess(ForegroundSpawn(SpawnFor(command, options, /*persist=*/true, /*pty=*/false), options)));
-    shell_->AdoptSavedCwd();
+    shell_->AdoptSavedState();
     return OutcomeOf(std::move(r));
   }
 
@@ -69,10 +69,14 @@ class ChildProcessEnvironment final : public Environment {
 
 Result<std::shared_ptr<Environment>> OpenChildEnvironment(
     std::string kind, LocalOptions options, std::function<ArgvWrapper(const std::string& state_dir)> make_wrapper) {
-  auto shell = TALARIA_TRY(ShellSession::Create(std::move(options.state_dir), std::move(options.initial_cwd)));
+  std::vector<std::string> base_env = env::ChildEnvironment(environ, options.env_passthrough);
+  // The shell learns what its commands inherit (the wrapper must pass the environment on
+  // unchanged, as bwrap does), so they need not re-export it.
+  auto shell =
+      TALARIA_TRY(ShellSession::Create(std::move(options.state_dir), std::move(options.initial_cwd), base_env));
   ArgvWrapper wrapper = make_wrapper ? make_wrapper(shell->state_dir()) : nullptr;
   return std::shared_ptr<Environment>(std::make_shared<ChildProcessEnvironment>(
-      std::move(kind), std::move(shell), env::ChildEnvironment(environ, options.env_passthrough), std::move(wrapper)));
+      std::move(kind), std::move(shell), std::move(base_env), std::move(wrapper)));
 }
 
 Result<std::shared_ptr<Environment>> OpenLocal(LocalOptions options) {

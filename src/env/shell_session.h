@@ -7,7 +7,9 @@
 // Thread-safety: thread-safe.
 #pragma once
 
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,30 +21,46 @@ namespace talaria::env {
 class ShellSession {
  public:
   // `state_dir` empty: a fresh 0700 directory in /dev/shm (else $TMPDIR), removed with the
-  // session.
-  static Result<std::unique_ptr<ShellSession>> Create(std::string state_dir, std::string initial_cwd);
+  // session. `base_env` is the environment every command's bash starts with (NAME=value
+  // entries); knowing it lets a command skip re-exporting what it inherits anyway. Empty: not
+  // known, every saved export is sourced again.
+  static Result<std::unique_ptr<ShellSession>> Create(std::string state_dir, std::string initial_cwd,
+                                                      std::vector<std::string> base_env = {});
   ~ShellSession();
   ShellSession(const ShellSession&) = delete;
   ShellSession& operator=(const ShellSession&) = delete;
 
   // bash argv running `command` in the session (`persist`: its exports and cwd are saved).
   std::vector<std::string> Argv(std::string_view command, bool persist) const;
-  // The same for a shell state directory `state_dir` somewhere else (inside a container).
+  // The same for a shell state directory `state_dir` somewhere else (inside a container),
+  // sourcing the saved exports whole.
   static std::vector<std::string> ArgvFor(std::string bash, std::string state_dir, std::string_view command,
                                           bool persist);
-  // After a persisted command: adopts the cwd it left, if that still is a directory.
-  void AdoptSavedCwd();
+  // After a persisted command: adopts the cwd it left, if that still is a directory, and
+  // works out which of its exports the next command must source.
+  void AdoptSavedState();
   std::string cwd() const;
   const std::string& state_dir() const { return state_dir_; }
 
  private:
-  ShellSession(std::string state_dir, bool owned, std::string cwd);
+  ShellSession(std::string state_dir, bool owned, std::string cwd, std::vector<std::string> base_env);
 
   std::string state_dir_;
   bool owned_ = false;
   std::string bash_;
+  const std::vector<std::string> base_env_;
   mutable std::mutex mu_;
-  std::string cwd_;  // Guarded by mu_.
+  std::string cwd_;          // Guarded by mu_.
+  std::string source_file_;  // Guarded by mu_. What the next command sources; empty: nothing.
+  std::mutex save_mu_;       // Held through AdoptSavedState.
+  std::string written_delta_;  // Guarded by save_mu_. What env.delta holds.
 };
+
+// The statements of `saved` (what `export -p` printed) that a bash started with `base_env`
+// does not already carry out: `declare -x NAME="value"` with NAME=value in `base_env` is left
+// out, everything else is kept verbatim. nullopt when `saved` is not a sequence of complete
+// `declare` statements as bash prints them (a file cut short, an unknown form): the caller
+// then sources it whole.
+std::optional<std::string> ExportsNotInherited(std::string_view saved, const std::vector<std::string>& base_env);
 
 }  // namespace talaria::env
