@@ -14,29 +14,35 @@ namespace talaria::env {
 namespace {
 
 // $1 state directory, $2 "1" to save state on exit, $3 the command, $4 the saved exports to
-// source first (empty: none). PWD, OLDPWD and SHLVL are not saved: they describe the shell that
-// ran, not the session. Only builtins run around the command (no mv for an atomic rename: two
-// extra processes per command would triple its cost); a command killed while its state is
-// written leaves a partial file, whose errors the next source ignores, and a cwd that is not a
-// directory is not adopted. The pid file lets an environment whose client cannot signal the
-// command directly (docker exec) end it.
-constexpr std::string_view kWrapper = R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; set --
+// source first (empty: none), $5 "1" to write the shell's pid to $1/pid when saving. PWD,
+// OLDPWD and SHLVL are not saved: they describe the shell that ran, not the session. Only
+// builtins run around the command (no mv for an atomic rename: two extra processes per command
+// would triple its cost); a command killed while its state is written leaves a partial file,
+// whose errors the next source ignores, and a cwd that is not a directory is not adopted. The
+// pid file lets an environment whose client cannot signal the command directly (docker exec)
+// end it; the others know the pid and skip it. The save shares one stderr redirection: bash
+// pays an open and half a dozen descriptor calls for each.
+constexpr std::string_view kWrapper = R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; __talaria_pid=$5; set --
 if [ -n "$__talaria_src" ] && [ -r "$__talaria_src" ]; then . "$__talaria_src" >/dev/null 2>&1; fi
 __talaria_on_exit() {
   __talaria_status=$?
-  export -n PWD OLDPWD SHLVL _ 2>/dev/null
-  export -p > "$__talaria_dir/env" 2>/dev/null
-  pwd -P > "$__talaria_dir/cwd" 2>/dev/null
+  { export -n PWD OLDPWD SHLVL _; export -p > "$__talaria_dir/env"; pwd -P > "$__talaria_dir/cwd"; } 2>/dev/null
   exit $__talaria_status
 }
-if [ "$__talaria_save" = 1 ]; then trap __talaria_on_exit EXIT; echo $$ > "$__talaria_dir/pid"; fi
+if [ "$__talaria_save" = 1 ]; then
+  trap __talaria_on_exit EXIT
+  if [ "$__talaria_pid" = 1 ]; then echo $$ > "$__talaria_dir/pid"; fi
+fi
 eval "$__talaria_cmd"
 )sh";
 
+enum class PidFile : unsigned char { kSkip, kWrite };
+
 std::vector<std::string> WrapperArgv(std::string bash, std::string state_dir, std::string_view command, bool persist,
-                                     std::string source) {
-  return {std::move(bash),      "--noprofile", "--norc", "-c", std::string(kWrapper), "talaria", std::move(state_dir),
-          persist ? "1" : "0", std::string(command), std::move(source)};
+                                     std::string source, PidFile pid_file) {
+  return {std::move(bash),      "--noprofile",        "--norc", "-c", std::string(kWrapper), "talaria",
+          std::move(state_dir), persist ? "1" : "0", std::string(command), std::move(source),
+          pid_file == PidFile::kWrite ? "1" : "0"};
 }
 
 bool IsDirectory(const std::string& path) {
@@ -187,13 +193,13 @@ std::vector<std::string> ShellSession::Argv(std::string_view command, bool persi
     std::lock_guard lock(mu_);
     source = source_file_;
   }
-  return WrapperArgv(bash_, state_dir_, command, persist, std::move(source));
+  return WrapperArgv(bash_, state_dir_, command, persist, std::move(source), PidFile::kSkip);
 }
 
 std::vector<std::string> ShellSession::ArgvFor(std::string bash, std::string state_dir, std::string_view command,
                                                bool persist) {
   std::string source = state_dir + "/env";
-  return WrapperArgv(std::move(bash), std::move(state_dir), command, persist, std::move(source));
+  return WrapperArgv(std::move(bash), std::move(state_dir), command, persist, std::move(source), PidFile::kWrite);
 }
 
 void ShellSession::AdoptSavedState() {

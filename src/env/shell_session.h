@@ -32,8 +32,9 @@ class ShellSession {
 
   // bash argv running `command` in the session (`persist`: its exports and cwd are saved).
   std::vector<std::string> Argv(std::string_view command, bool persist) const;
-  // The same for a shell state directory `state_dir` somewhere else (inside a container),
-  // sourcing the saved exports whole.
+  // The same for a shell state directory `state_dir` somewhere else (inside a container): it
+  // sources the saved exports whole and, when persisting, writes the shell's pid to
+  // `state_dir`/pid (for a client that cannot signal the command directly, like docker exec).
   static std::vector<std::string> ArgvFor(std::string bash, std::string state_dir, std::string_view command,
                                           bool persist);
   // After a persisted command: adopts the cwd it left, if that still is a directory, and

@@ -147,5 +147,27 @@ TEST_F(ShellSessionTest, AFreshStateDirectorySourcesNothing) {
   EXPECT_EQ(SourceOf(**shell), "");
 }
 
+// Only an environment that cannot signal the command itself (docker exec) needs its pid.
+TEST_F(ShellSessionTest, OnlyTheContainerFormWritesThePidFile) {
+  const std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  auto shell = ShellSession::Create(dir_ + "/state", dir_, env);
+  ASSERT_TRUE(shell) << shell.error().ToString();
+  EXPECT_EQ(Run(**shell, env, "echo out; echo err >&2; exit 4"), "out\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/state/pid"));
+
+  SpawnOptions spawn;
+  spawn.argv = ShellSession::ArgvFor("/bin/bash", dir_ + "/state", "export X=1; exit 5", /*persist=*/true);
+  spawn.env = env;
+  auto r = RunProcess(spawn);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->exit_code, 5);
+  auto pid = ReadWholeFile(dir_ + "/state/pid");
+  ASSERT_TRUE(pid);
+  EXPECT_EQ(*pid, std::to_string(r->pid) + "\n");
+  auto saved = ReadWholeFile(dir_ + "/state/env");
+  ASSERT_TRUE(saved);
+  EXPECT_NE(saved->find("declare -x X=\"1\"\n"), std::string::npos) << *saved;
+}
+
 }  // namespace
 }  // namespace talaria::env
