@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -152,20 +153,22 @@ class Source {
   uint64_t size_;
 };
 
-// Reads through a descriptor. The first kPrefixBytes are read with one pread up front: a small
-// plugin is read whole in one system call, and for a large file the headers usually are.
+// Reads through a descriptor. The first page is read with one pread up front: it holds the ELF
+// header and program headers and, in a typical shared object, .dynsym and .dynstr too. Anything
+// else (the section headers at the end, the version's value in .data) is read where it lies, so
+// a scan copies a few KiB out of the page cache however large the file is.
 class FdSource final : public Source {
  public:
-  static constexpr uint64_t kPrefixBytes = 64 * 1024;
+  static constexpr uint64_t kPrefixBytes = 4096;
 
   FdSource(int fd, uint64_t size) : Source(size), fd_(fd) {
-    prefix_.resize(std::min(size, kPrefixBytes));
-    if (!PreadAll(0, prefix_.data(), prefix_.size())) prefix_.clear();
+    prefix_size_ = std::min(size, kPrefixBytes);
+    if (!PreadAll(0, prefix_.data(), prefix_size_)) prefix_size_ = 0;
   }
 
  private:
   bool ReadRaw(uint64_t offset, void* out, uint64_t length) const override {
-    if (offset + length <= prefix_.size()) {  // no overflow: Contains() checked the range
+    if (offset + length <= prefix_size_) {  // no overflow: Contains() checked the range
       if (length > 0) std::memcpy(out, prefix_.data() + offset, length);
       return true;
     }
@@ -193,7 +196,8 @@ class FdSource final : public Source {
   }
 
   int fd_;
-  std::vector<unsigned char> prefix_;
+  uint64_t prefix_size_ = 0;
+  std::array<unsigned char, kPrefixBytes> prefix_;
 };
 
 class MemorySource final : public Source {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ using testing::TempDir;
 using testing::TestPlugin;
 
 ScanVerdict ScanBytes(const std::vector<unsigned char>& bytes) { return ScanPluginImage(bytes); }
+
+template <typename T>
+T ReadField(const std::vector<unsigned char>& bytes, size_t offset) {
+  T value{};
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
 
 TEST(ElfScan, AcceptsTheExamplePlugin) {
   const ScanVerdict v = ScanPluginFile(TestPlugin("example_plugin"));
@@ -79,6 +87,70 @@ TEST(ElfScan, RejectsTruncatedElfAtEveryInterestingLength) {
     EXPECT_EQ(v.outcome, ScanOutcome::kMalformed) << len << ": " << v.reason;
     EXPECT_FALSE(v.reason.empty());
   }
+}
+
+// A file scan reads the first page up front and everything else where it lies; an image scan
+// sees all bytes at once. Both must reach the same verdict for the same bytes, whichever side
+// of the first page's end a table or the file's end falls on.
+TEST(ElfScan, FileScanMatchesImageScanAroundTheFirstPage) {
+  const auto full = ReadBytes(TestPlugin("example_plugin"));
+  ASSERT_GT(full.size(), 8192u);
+  TempDir dir;
+  const std::string path = dir / "cut.so";
+  for (size_t len : {size_t{0}, size_t{63}, size_t{64}, size_t{1000}, size_t{4095}, size_t{4096},
+                     size_t{4097}, size_t{8191}, size_t{8192}, full.size() - 1, full.size()}) {
+    const std::vector<unsigned char> cut(full.begin(),
+                                         full.begin() + static_cast<std::ptrdiff_t>(len));
+    testing::WriteBytes(path, cut);
+    const ScanVerdict from_file = ScanPluginFile(path);
+    const ScanVerdict from_image = ScanBytes(cut);
+    EXPECT_EQ(from_file.outcome, from_image.outcome) << len << ": " << from_file.reason;
+    EXPECT_EQ(from_file.reason, from_image.reason) << len;
+  }
+}
+
+// Damaged plugins scanned from a file (first page up front, the rest read where it lies) and
+// from memory: the same verdict and reason every time, and never a crash (ASan run).
+TEST(ElfScan, FileAndImageAgreeOnMutatedPlugins) {
+  const auto good = ReadBytes(TestPlugin("example_plugin"));
+  Rng rng(0x5EED0009);
+  TempDir dir;
+  const std::string path = dir / "mutant.so";
+  for (int i = 0; i < 300; ++i) {
+    auto bytes = good;
+    for (int e = 0, edits = 1 + static_cast<int>(rng.Below(6)); e < edits; ++e) {
+      const size_t at = rng.Below(bytes.size() - 8);
+      Poke<uint64_t>(bytes, at, rng.Below(2) == 0 ? rng.Next() : rng.Below(bytes.size() + 64));
+    }
+    if (rng.Below(4) == 0) bytes.resize(rng.Below(bytes.size()));
+    testing::WriteBytes(path, bytes);
+    const ScanVerdict from_file = ScanPluginFile(path);
+    const ScanVerdict from_image = ScanBytes(bytes);
+    ASSERT_EQ(from_file.outcome, from_image.outcome) << "iteration " << i;
+    ASSERT_EQ(from_file.reason, from_image.reason) << "iteration " << i;
+  }
+}
+
+// Section headers moved past the first page of a much larger file: read where they lie.
+TEST(ElfScan, FindsSectionHeadersFarBeyondTheFirstPage) {
+  auto bytes = ReadBytes(TestPlugin("example_plugin"));
+  const auto shoff = ReadField<uint64_t>(bytes, offsetof(Elf64_Ehdr, e_shoff));
+  const auto shnum = ReadField<uint16_t>(bytes, offsetof(Elf64_Ehdr, e_shnum));
+  ASSERT_GT(shnum, 0u);
+  const size_t table = size_t{shnum} * sizeof(Elf64_Shdr);
+  ASSERT_LE(shoff + table, bytes.size());
+  const std::vector<unsigned char> headers(
+      bytes.begin() + static_cast<std::ptrdiff_t>(shoff),
+      bytes.begin() + static_cast<std::ptrdiff_t>(shoff + table));
+  const size_t moved_to = bytes.size() + (1u << 20);  // 1 MiB of padding in between
+  bytes.resize(moved_to, 0);
+  bytes.insert(bytes.end(), headers.begin(), headers.end());
+  Poke<uint64_t>(bytes, offsetof(Elf64_Ehdr, e_shoff), moved_to);
+  TempDir dir;
+  testing::WriteBytes(dir / "far.so", bytes);
+  const ScanVerdict v = ScanPluginFile(dir / "far.so");
+  EXPECT_EQ(v.outcome, ScanOutcome::kAccepted) << v.reason;
+  EXPECT_EQ(v.interface_version, TALARIA_PLUGIN_INTERFACE_VERSION);
 }
 
 TEST(ElfScan, RejectsCrafted32BitElf) {
