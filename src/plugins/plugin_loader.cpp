@@ -419,6 +419,9 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
   std::set<std::string, std::less<>> dirs_done;
   std::map<std::string, std::string, std::less<>> names;  // plugin name -> first path
   std::vector<PendingLoad> pending;
+  // Without a cache file the verdicts would be remembered only until this call returns, and no
+  // path is looked up twice in one call: nothing to record.
+  const bool remember = !options.cache_path.empty();
 
   for (const std::string& raw_dir : options.dirs) {
     std::error_code ec;
@@ -472,14 +475,14 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
       c.path = std::move(p.path);
       c.name = std::move(p.name);
       c.kind = p.kind;
-      seen.insert(c.path);
+      if (remember) seen.insert(c.path);
       if (p.disabled) {
         c.reason = "disabled in config (plugins.disabled)";
         report.candidates.push_back(std::move(c));
         continue;
       }
       // An I/O error says nothing lasting about the file: it is not remembered.
-      if (p.kind == CandidateKind::kSharedObject && !p.cached &&
+      if (remember && p.kind == CandidateKind::kSharedObject && !p.cached &&
           p.verdict.outcome != ScanOutcome::kIoError) {
         cache.Put(c.path, KeyOf(p.st), p.verdict);
       }
@@ -510,10 +513,10 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
       }
       report.candidates.push_back(std::move(c));
     }
-    cache.Retain(prefix, seen);
+    if (remember) cache.Retain(prefix, seen);
   }
   LoadPending(report, pending, options, cache);
-  if (!options.cache_path.empty()) {
+  if (remember) {
     Status saved = cache.Save();
     if (!saved.ok()) report.warnings.push_back(saved.message());
   }
