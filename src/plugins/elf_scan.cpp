@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,9 @@ constexpr uint64_t kMaxHashChainSteps = 1u << 16;  // real chains hold a handful
 
 constexpr std::string_view kEntrySymbol = TALARIA_PLUGIN_ENTRY_SYMBOL;
 constexpr std::string_view kVersionSymbol = TALARIA_PLUGIN_VERSION_SYMBOL;
+// The entry point's name with its terminating NUL, as the string table holds it.
+constexpr std::string_view kEntryNeedle{TALARIA_PLUGIN_ENTRY_SYMBOL,
+                                        sizeof TALARIA_PLUGIN_ENTRY_SYMBOL};
 
 std::string MachineName(uint16_t machine) {
   switch (machine) {
@@ -136,7 +140,7 @@ class Source {
 
   // Reads `count` records of `T` at `offset`; false when the range does not fit.
   template <typename T>
-  bool ReadArray(uint64_t offset, uint64_t count, std::vector<T>& out) const {
+  bool ReadArray(uint64_t offset, uint64_t count, std::pmr::vector<T>& out) const {
     if (count > kMaxTableBytes / sizeof(T) || !Contains(offset, count * sizeof(T))) return false;
     out.resize(count);
     return Read(offset, out.data(), count * sizeof(T));
@@ -215,8 +219,9 @@ class MemorySource final : public Source {
 
 // The dynamic symbol table and its string table, wherever they were found.
 struct SymbolTables {
-  std::vector<Sym> symbols;
-  std::vector<char> strings;
+  explicit SymbolTables(std::pmr::memory_resource* arena) : symbols(arena), strings(arena) {}
+  std::pmr::vector<Sym> symbols;
+  std::pmr::vector<char> strings;
 };
 
 class Scanner {
@@ -226,7 +231,7 @@ class Scanner {
   ScanVerdict Run() {
     if (auto v = CheckHeader()) return *v;
     if (auto v = ReadProgramHeaders()) return *v;
-    SymbolTables tables;
+    SymbolTables tables(&arena_);
     if (auto v = FindSymbolTables(tables)) return *v;
     return CheckSymbols(tables);
   }
@@ -367,7 +372,7 @@ class Scanner {
     const uint64_t bytes = count * sizeof(Shdr);
     if (!src_.Contains(eh_.e_shoff, bytes))
       return Malformed(PastEnd("section header table", eh_.e_shoff, bytes));
-    std::vector<Shdr> shdrs;
+    std::pmr::vector<Shdr> shdrs(&arena_);
     if (!src_.ReadArray(eh_.e_shoff, count, shdrs)) return Malformed("cannot read section headers");
     for (const Shdr& sh : shdrs) {
       if (sh.sh_type != SHT_DYNSYM) continue;
@@ -396,7 +401,7 @@ class Scanner {
   // headers are missing (stripped with sstrip); the symbol count comes from DT_HASH or
   // DT_GNU_HASH.
   std::optional<ScanVerdict> FromDynamicSegment(SymbolTables& out) {
-    std::vector<Dyn> dyn;
+    std::pmr::vector<Dyn> dyn(&arena_);
     if (!src_.ReadArray(dynamic_->p_offset, dynamic_->p_filesz / sizeof(Dyn), dyn)) {
       return Malformed("cannot read the dynamic segment");
     }
@@ -465,7 +470,7 @@ class Scanner {
       return std::nullopt;
     }
     auto b_off = VaddrToOffset(buckets_at, nbuckets * 4);
-    std::vector<uint32_t> buckets;
+    std::pmr::vector<uint32_t> buckets(&arena_);
     if (!b_off || !src_.ReadArray(*b_off, nbuckets, buckets)) return std::nullopt;
     const uint64_t last = *std::max_element(buckets.begin(), buckets.end());
     if (last == 0) return symoffset;
@@ -487,9 +492,8 @@ class Scanner {
       return Malformed("cannot read the dynamic string table");
     // Cheap prefilter: a name the string table does not contain cannot be exported (names may
     // share tails with longer ones, so only the trailing NUL is part of the pattern).
-    const std::string needle = std::string(kEntrySymbol) + '\0';
-    if (std::search(out.strings.begin(), out.strings.end(), needle.begin(), needle.end()) ==
-        out.strings.end()) {
+    if (std::string_view(out.strings.data(), out.strings.size()).find(kEntryNeedle) ==
+        std::string_view::npos) {
       return Reject(ScanOutcome::kNoEntryPoint, "does not export " TALARIA_PLUGIN_ENTRY_SYMBOL);
     }
     if (!src_.ReadArray(sym_off, sym_count, out.symbols))
@@ -570,8 +574,14 @@ class Scanner {
   }
 
   const Source& src_;
+  // The tables of a typical plugin fit in this buffer, so a scan does not go to the heap for
+  // them; larger tables spill over to it. Declared before the containers that use it; mutable:
+  // scratch memory, also for the const lookups.
+  static constexpr size_t kArenaBytes = 8192;
+  alignas(std::max_align_t) std::byte arena_buffer_[kArenaBytes];
+  mutable std::pmr::monotonic_buffer_resource arena_{arena_buffer_, kArenaBytes};
   Ehdr eh_{};
-  std::vector<Phdr> phdrs_;
+  std::pmr::vector<Phdr> phdrs_{&arena_};
   const Phdr* dynamic_ = nullptr;
 };
 
