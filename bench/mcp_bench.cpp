@@ -11,10 +11,14 @@
 //   METRIC mcp_calls_per_s_16_in_flight_ratio     talaria / reference (target >= 3)
 //   METRIC mcp_calls_rejected_16_in_flight_{talaria,reference}  error answers meanwhile (want 0)
 //
-// The file read is a generated 4 KB Markdown-like text file (62 lines); talaria's tool is
-// read_file, the reference's read_text_file (its read_file is a deprecated alias). Every answer is
-// checked for the file's last line. talaria's calls each name a distinct window covering the whole
-// file (see Server::distinct_windows), else its re-read guard would answer with a stub. Each phase gets a fresh
+// The files read are 256 distinct generated Markdown-like text files of 2 to 16 KB (about 30 to
+// 240 lines, 9 KB on average) in 8 directories two levels below the root; call i reads file
+// i mod 256, whole (just a path: talaria's read_file shows up to 500 lines, the reference's
+// read_text_file the whole file). talaria's tool is read_file, the reference's read_text_file (its
+// read_file is a deprecated alias). Every answer is checked to be that file's content: its own
+// first and last lines, at least the file's size, and no isError. A stub ("unchanged since last
+// read"), an error or another file's text fails the run. (talaria's re-read guards are off over
+// MCP by default: `mcp: read_guards` in config.yaml.) Each phase gets a fresh
 // server process; the two servers never run at the same time. Spawns alternate between the two
 // servers (warm-up spawns first, then the median of 20 each). Round trips: a warm-up of 200, then
 // 5 blocks of 2,000; p50/p99 are the medians over the blocks. Throughput: a warm-up of 0.5 s,
@@ -57,8 +61,7 @@ using talaria_bench::Median;
 using talaria_bench::PrintMetric;
 
 constexpr std::chrono::seconds kReplyDeadline{15};
-constexpr std::string_view kFileName = "notes.md";
-constexpr std::string_view kEndMarker = "END-OF-BENCH-FILE";
+constexpr int kFileCount = 256;
 // Calls kept outstanding by the throughput phase (the issue says 16; --in-flight N for diagnosis).
 int g_in_flight = 16;
 
@@ -85,14 +88,36 @@ std::vector<pid_t> g_live_children;
   std::exit(2);
 }
 
-// ~4 KB of ordinary text (60 lines of notes), deterministic, ending with kEndMarker.
-std::string MakeFileText() {
-  std::string text = "# Release notes\n\n";
-  talaria_bench::SplitMix64 rng(0x5EED0006);
+// File `index`'s first and last lines: unique per file (zero-padded, so none is a prefix of
+// another), so an answer carrying another file's text never passes.
+std::string FirstLine(int index) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "# Release notes %04d", index);
+  return buf;
+}
+std::string LastLine(int index) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "END-OF-BENCH-FILE-%04d", index);
+  return buf;
+}
+
+// File `index`'s path relative to the root: docs/section-K/note-NNNN.md.
+std::string RelativePath(int index) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "docs/section-%d/note-%04d.md", index % 8, index);
+  return buf;
+}
+
+// 2 to 16 KB of ordinary text (lines of ~70 bytes), deterministic per index; starts with
+// FirstLine(index), ends with LastLine(index).
+std::string MakeFileText(int index) {
+  talaria_bench::SplitMix64 rng(0x5EED0006 + static_cast<uint64_t>(index));
+  const size_t target = 2048 + rng.Below(14 * 1024);
+  std::string text = FirstLine(index) + "\n\n";
   static constexpr std::string_view kWords[] = {"server", "client",  "request", "answer",   "timeout",
                                                 "buffer", "session", "stream",  "schema",   "tool",
                                                 "result", "error",   "cancel",  "progress", "file"};
-  for (int line = 1; text.size() < 4000; ++line) {
+  for (int line = 1; text.size() < target; ++line) {
     std::string row = "- item ";
     row += std::to_string(line);
     row += ':';
@@ -103,7 +128,7 @@ std::string MakeFileText() {
     row += ".\n";
     text += row;
   }
-  text += kEndMarker;
+  text += LastLine(index);
   text += '\n';
   return text;
 }
@@ -334,18 +359,18 @@ struct Server {
   std::string label;  // "talaria" / "reference"
   std::vector<std::string> argv;
   std::string read_tool;
-  std::string file_path;  // the path argument of the read tool
-  // talaria's read_file answers a re-read of an unchanged region (path, offset, limit) in the
-  // same task with a short "unchanged" stub instead of the content (a guardrail for models).
-  // Every call then asks for a window of its own that still covers the whole file.
-  bool distinct_windows = false;
 };
 
 struct Setup {
   std::vector<std::string> env;
   std::string root;
   std::string log_dir;
+  std::vector<std::string> file_paths;  // absolute, kFileCount of them
+  std::vector<size_t> file_sizes;
 };
+
+// The file request `id` reads.
+size_t FileIndexOf(long long id) { return static_cast<size_t>(id % kFileCount); }
 
 std::string InitializeRequest(long long id) {
   std::string r = R"({"jsonrpc":"2.0","id":)";
@@ -355,21 +380,14 @@ std::string InitializeRequest(long long id) {
   return r;
 }
 
-std::string ReadRequest(const Server& server, long long id) {
+std::string ReadRequest(const Server& server, const Setup& setup, long long id) {
   std::string r = R"({"jsonrpc":"2.0","id":)";
   r += std::to_string(id);
   r += R"(,"method":"tools/call","params":{"name":")";
   r += server.read_tool;
   r += R"(","arguments":{"path":")";
-  r += server.file_path;
-  r += '"';
-  if (server.distinct_windows) {
-    // 1,901 distinct limits (100..2000, all beyond the file's 62 lines) between repeats: more
-    // than the 1,000 regions talaria's tracker remembers per task, so none is ever "unchanged".
-    r += R"(,"offset":1,"limit":)";
-    r += std::to_string(100 + id % 1901);
-  }
-  r += "}}}";
+  r += setup.file_paths[FileIndexOf(id)];
+  r += "\"}}}";
   return r;
 }
 
@@ -392,6 +410,8 @@ double SpawnToInitializeMs(const Server& server, const Setup& setup) {
   return MsBetween(t0, t1);
 }
 
+void CheckReadAnswer(const Server& server, const Setup& setup, long long id, std::string_view answer);
+
 // A fresh server past the handshake, its tool list checked for the read tool, and one read
 // checked for the file's content.
 ServerProcess OpenSession(const Server& server, const Setup& setup, long long& next_id) {
@@ -409,17 +429,22 @@ ServerProcess OpenSession(const Server& server, const Setup& setup, long long& n
   if (process.AwaitAnswer(next_id++).find(quoted) == std::string_view::npos) {
     Die(server.label + " does not list the tool " + server.read_tool);
   }
-  process.Send(ReadRequest(server, next_id));
-  const std::string_view answer = process.AwaitAnswer(next_id++);
-  if (answer.find(kEndMarker) == std::string_view::npos || answer.find("\"isError\":true") != std::string_view::npos) {
-    Die(server.label + ": " + server.read_tool + " did not return the file: " + std::string(answer.substr(0, 400)));
-  }
+  process.Send(ReadRequest(server, setup, next_id));
+  CheckReadAnswer(server, setup, next_id, process.AwaitAnswer(next_id));
+  ++next_id;
   return process;
 }
 
-void CheckReadAnswer(const Server& server, std::string_view answer) {
-  if (answer.find(kEndMarker) == std::string_view::npos) {
-    Die(server.label + ": a read answer lacks the file's end: " + std::string(answer.substr(0, 300)));
+// Dies unless `answer` (to request `id`) carries the whole of the file that request read.
+void CheckReadAnswer(const Server& server, const Setup& setup, long long id, std::string_view answer) {
+  const size_t index = FileIndexOf(id);
+  const int i = static_cast<int>(index);
+  const bool ok = answer.find(FirstLine(i)) != std::string_view::npos &&
+                  answer.find(LastLine(i)) != std::string_view::npos && answer.size() >= setup.file_sizes[index] &&
+                  answer.find("\"isError\":true") == std::string_view::npos;
+  if (!ok) {
+    Die(server.label + ": " + server.read_tool + " did not return " + setup.file_paths[index] + ": " +
+        std::string(answer.substr(0, 400)));
   }
 }
 
@@ -440,10 +465,10 @@ RoundTrips MeasureRoundTrips(const Server& server, const Setup& setup, int warmu
   ServerProcess process = OpenSession(server, setup, id);
   auto one = [&] {
     const auto t0 = Clock::now();
-    process.Send(ReadRequest(server, id));
-    const std::string_view answer = process.AwaitAnswer(id++);
+    process.Send(ReadRequest(server, setup, id));
+    const std::string_view answer = process.AwaitAnswer(id);
     const auto t1 = Clock::now();
-    CheckReadAnswer(server, answer);
+    CheckReadAnswer(server, setup, id++, answer);
     return UsBetween(t0, t1);
   };
   for (int i = 0; i < warmup; ++i) one();
@@ -476,7 +501,7 @@ Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup, std::
   const long long first = id;
   std::vector<bool> answered;
   Throughput result;
-  auto send = [&] { process.Send(ReadRequest(server, id++)); };
+  auto send = [&] { process.Send(ReadRequest(server, setup, id++)); };
   // True for a successful answer.
   auto receive = [&] {
     for (;;) {
@@ -496,7 +521,7 @@ Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup, std::
         if (result.first_error.empty()) result.first_error = line.substr(0, 300);
         return false;
       }
-      CheckReadAnswer(server, line);
+      CheckReadAnswer(server, setup, *info.id, line);
       return true;
     }
   };
@@ -581,18 +606,25 @@ int main(int argc, char** argv) {
   const char* path_env = std::getenv("PATH");
   setup.env = {std::string("PATH=") + (path_env != nullptr ? path_env : "/usr/bin:/bin"), "HOME=" + home,
                "TALARIA_HOME=" + home};
-  const std::string file_text = MakeFileText();
-  const std::string file_path = setup.root + "/" + std::string(kFileName);
-  if (FILE* f = std::fopen(file_path.c_str(), "wb")) {
-    std::fwrite(file_text.data(), 1, file_text.size(), f);
+  size_t total_bytes = 0;
+  for (int i = 0; i < kFileCount; ++i) {
+    const std::filesystem::path path = std::filesystem::path(setup.root) / RelativePath(i);
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    const std::string text = MakeFileText(i);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) Die("cannot write " + path.string());
+    std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
-  } else {
-    Die("cannot write " + file_path);
+    setup.file_paths.push_back(path.string());
+    setup.file_sizes.push_back(text.size());
+    total_bytes += text.size();
   }
-  std::fprintf(stderr, "# file read: %s (%zu bytes)\n", file_path.c_str(), file_text.size());
+  std::fprintf(stderr, "# files read: %d distinct files under %s/docs (%zu bytes, %zu on average)\n", kFileCount,
+               setup.root.c_str(), total_bytes, total_bytes / kFileCount);
 
   std::vector<Server> servers;
-  servers.push_back({"talaria", {talaria_path, "mcp", "--root", setup.root}, "read_file", file_path, true});
+  servers.push_back({"talaria", {talaria_path, "mcp", "--root", setup.root}, "read_file"});
   const std::string reference_js =
       source_dir + "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
   bool have_reference = !talaria_only && ::access(reference_js.c_str(), R_OK) == 0;
@@ -604,7 +636,7 @@ int main(int argc, char** argv) {
                  "tests/mcp_peers): printing talaria's metrics only\n",
                  reference_js.c_str());
   } else {
-    servers.push_back({"reference", {"node", reference_js, setup.root}, "read_text_file", file_path, false});
+    servers.push_back({"reference", {"node", reference_js, setup.root}, "read_text_file"});
     // node itself may be missing: one probe spawn decides.
     std::string error;
     if (!ServerProcess::Start(servers.back().argv, setup.env, setup.root, setup.log_dir + "/probe.log", &error)) {
