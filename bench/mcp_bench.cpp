@@ -10,6 +10,9 @@
 //   METRIC mcp_calls_per_s_16_in_flight_{talaria,reference}  16 requests always outstanding
 //   METRIC mcp_calls_per_s_16_in_flight_ratio     talaria / reference (target >= 3)
 //   METRIC mcp_calls_rejected_16_in_flight_{talaria,reference}  error answers meanwhile (want 0)
+//   METRIC mcp_cpu_us_per_call_16_in_flight_{server,client}_{talaria,reference}  CPU time per
+//          answer meanwhile: the server process's (all threads) and this bench's own (diagnosis:
+//          steadier than calls/s on a busy machine)
 //
 // The files read are 256 distinct generated Markdown-like text files of 2 to 16 KB (about 30 to
 // 240 lines, 9 KB on average) in 8 directories two levels below the root; call i reads file
@@ -35,6 +38,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,49 +141,57 @@ std::string MakeFileText(int index) {
 
 // What the bench needs from one incoming line, found by a single scan that tracks strings and
 // nesting (no DOM: parsing 8 KB answers into a tree would be a client cost in every figure).
+// String bodies, nearly all of an answer's bytes, are skipped with memchr from quote to quote:
+// the bench shares the machine's cores with the server it measures, so its own cost per byte of
+// answer must stay small, or the side with the longer answers is measured partly as the bench.
 struct LineInfo {
   std::optional<long long> id;  // top-level numeric "id"
   bool has_method = false;      // a request or notification from the server
   bool has_error = false;       // a top-level "error" member
 };
 
+// The offset of the quote that ends the JSON string whose body starts at `from`, or npos.
+size_t StringEnd(std::string_view line, size_t from) {
+  for (size_t at = from;;) {
+    const void* hit = std::memchr(line.data() + at, '"', line.size() - at);
+    if (hit == nullptr) return std::string_view::npos;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
+    // Escaped only after an odd run of backslashes (each pair is one escaped backslash).
+    size_t backslashes = 0;
+    while (quote - backslashes > from && line[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote;
+    at = quote + 1;
+  }
+}
+
 LineInfo ScanLine(std::string_view line) {
   LineInfo info;
   int depth = 0;
-  bool in_string = false;
-  size_t string_start = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-        if (depth != 1) continue;
-        // A top-level key is a string followed by ':'.
-        size_t j = i + 1;
-        while (j < line.size() && line[j] == ' ') ++j;
-        if (j >= line.size() || line[j] != ':') continue;
-        const std::string_view key = line.substr(string_start, i - string_start);
-        if (key == "method") info.has_method = true;
-        if (key == "error") info.has_error = true;
-        if (key == "id") {
-          ++j;
-          while (j < line.size() && line[j] == ' ') ++j;
-          char* end = nullptr;
-          const long long v = std::strtoll(line.data() + j, &end, 10);
-          if (end != line.data() + j) info.id = v;
-        }
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      string_start = i + 1;
-    } else if (c == '{' || c == '[') {
+    if (c == '{' || c == '[') {
       ++depth;
     } else if (c == '}' || c == ']') {
       --depth;
+    }
+    if (c != '"') continue;
+    const size_t string_start = i + 1;
+    i = StringEnd(line, string_start);
+    if (i == std::string_view::npos) break;
+    if (depth != 1) continue;
+    // A top-level key is a string followed by ':'.
+    size_t j = i + 1;
+    while (j < line.size() && line[j] == ' ') ++j;
+    if (j >= line.size() || line[j] != ':') continue;
+    const std::string_view key = line.substr(string_start, i - string_start);
+    if (key == "method") info.has_method = true;
+    if (key == "error") info.has_error = true;
+    if (key == "id") {
+      ++j;
+      while (j < line.size() && line[j] == ' ') ++j;
+      char* end = nullptr;
+      const long long v = std::strtoll(line.data() + j, &end, 10);
+      if (end != line.data() + j) info.id = v;
     }
   }
   return info;
@@ -251,6 +263,8 @@ class ServerProcess {
         chunk_(std::move(other.chunk_)) {}
   ServerProcess& operator=(ServerProcess&&) = delete;
   ~ServerProcess() { Kill(); }
+
+  pid_t pid() const { return pid_; }
 
   // SIGKILL to the child's group, then reaps it (bounded: SIGKILL cannot be ignored).
   void Kill() {
@@ -435,13 +449,18 @@ ServerProcess OpenSession(const Server& server, const Setup& setup, long long& n
   return process;
 }
 
+// glibc's memmem (two-way, vectorised): std::string_view::find stops at every byte equal to the
+// needle's first, which in an escaped answer is every quote.
+bool Contains(std::string_view haystack, std::string_view needle) {
+  return ::memmem(haystack.data(), haystack.size(), needle.data(), needle.size()) != nullptr;
+}
+
 // Dies unless `answer` (to request `id`) carries the whole of the file that request read.
 void CheckReadAnswer(const Server& server, const Setup& setup, long long id, std::string_view answer) {
   const size_t index = FileIndexOf(id);
   const int i = static_cast<int>(index);
-  const bool ok = answer.find(FirstLine(i)) != std::string_view::npos &&
-                  answer.find(LastLine(i)) != std::string_view::npos && answer.size() >= setup.file_sizes[index] &&
-                  answer.find("\"isError\":true") == std::string_view::npos;
+  const bool ok = Contains(answer, FirstLine(i)) && Contains(answer, LastLine(i)) &&
+                  answer.size() >= setup.file_sizes[index] && !Contains(answer, "\"isError\":true");
   if (!ok) {
     Die(server.label + ": " + server.read_tool + " did not return " + setup.file_paths[index] + ": " +
         std::string(answer.substr(0, 400)));
@@ -487,7 +506,36 @@ struct Throughput {
   double calls_per_s = 0;  // successful answers only
   long long rejected = 0;  // JSON-RPC error answers during the timed blocks
   std::string first_error;
+  // CPU time (user + system) per answer during the timed blocks: the server process's, all its
+  // threads, and this bench's own. Less at the mercy of other load on the machine than calls/s.
+  double server_cpu_us_per_call = 0;
+  double client_cpu_us_per_call = 0;
 };
+
+// CPU time (user + system) of process `pid` so far, all threads, from /proc; 0 if unreadable.
+double ProcessCpuUs(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return 0;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // Fields 14 and 15 (utime, stime) count from after the ")" that ends the command name.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  unsigned long long utime = 0;
+  unsigned long long stime = 0;
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return 0;
+  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuUs() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+  return us(u.ru_utime) + us(u.ru_stime);
+}
 
 // g_in_flight calls always outstanding (a new one is sent as each answer arrives, ids in order of
 // sending; answers may come in any order). Warm-up, then `blocks` blocks of `block` each; the
@@ -544,7 +592,13 @@ Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup, std::
   };
   run_for(warmup, false);
   std::vector<double> rates;
+  const long long answered_before = id;
+  const double server_cpu_before = ProcessCpuUs(process.pid());
+  const double client_cpu_before = SelfCpuUs();
   for (int b = 0; b < blocks; ++b) rates.push_back(run_for(block, true));
+  const auto calls = static_cast<double>(id - answered_before);  // one sent per answer received
+  result.server_cpu_us_per_call = (ProcessCpuUs(process.pid()) - server_cpu_before) / calls;
+  result.client_cpu_us_per_call = (SelfCpuUs() - client_cpu_before) / calls;
   for (int i = 0; i < g_in_flight; ++i) static_cast<void>(receive());  // every call answered once
   result.calls_per_s = Median(std::move(rates));
   return result;
@@ -675,12 +729,17 @@ int main(int argc, char** argv) {
   std::string rejected_name = "mcp_calls_rejected_";
   rejected_name += std::to_string(g_in_flight);
   rejected_name += "_in_flight_";
+  std::string cpu_name = "mcp_cpu_us_per_call_";
+  cpu_name += std::to_string(g_in_flight);
+  cpu_name += "_in_flight_";
   std::vector<double> rate;
   for (const Server& server : servers) {
     const Throughput t = MeasureCallsPerSecond(server, setup, tput_warmup, tput_block, blocks);
     rate.push_back(t.calls_per_s);
     PrintMetric(tput_name + server.label, t.calls_per_s, "calls/s");
     PrintMetric(rejected_name + server.label, static_cast<double>(t.rejected), "calls");
+    PrintMetric(cpu_name + "server_" + server.label, t.server_cpu_us_per_call, "us");
+    PrintMetric(cpu_name + "client_" + server.label, t.client_cpu_us_per_call, "us");
     if (t.rejected > 0) {
       std::fprintf(stderr, "# %s refused %lld calls with only %d in flight, e.g. %s\n", server.label.c_str(),
                    t.rejected, g_in_flight, t.first_error.c_str());
