@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/swar.h"
 #include "talaria/base/utf8.h"
 
 namespace talaria {
@@ -107,6 +108,8 @@ class JsonScanner {
     if (pos_ >= s_.size() || s_[pos_] != '"') return false;
     ++pos_;
     while (pos_ < s_.size()) {
+      pos_ += swar::PlainJsonRun(s_.data() + pos_, s_.size() - pos_);
+      if (pos_ >= s_.size()) break;
       const auto c = static_cast<unsigned char>(s_[pos_]);
       if (c == '"') {
         ++pos_;
@@ -156,8 +159,8 @@ class JsonScanner {
 
   // One multi-byte UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF).
   bool Utf8Sequence() {
-    const size_t len = (static_cast<unsigned char>(s_[pos_]) >= 0xF0) ? 4 : (static_cast<unsigned char>(s_[pos_]) >= 0xE0) ? 3 : 2;
-    if (pos_ + len > s_.size() || !IsValidUtf8(s_.substr(pos_, len))) return false;
+    const size_t len = Utf8SequenceLength(s_.substr(pos_));
+    if (len < 2) return false;
     pos_ += len;
     return true;
   }
@@ -296,18 +299,31 @@ std::string DumpJsonPythonStyle(const Json& value) {
 }
 
 void AppendJsonQuoted(std::string& out, std::string_view s) {
-  if (!IsValidUtf8(s)) {  // rare: let nlohmann apply its replacement rules
-    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
-  out.reserve(out.size() + s.size() + 2);
+  const size_t start = out.size();
+  // Room for a few escapes too (newlines in a file, quotes in a JSON text): one allocation
+  // rather than a doubling and a copy near the end.
+  out.reserve(out.size() + s.size() + s.size() / 16 + 2);
   out += '"';
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t i = 0;
+  for (;;) {
+    // Runs of plain bytes are copied whole; only the bytes between them are looked at one by one.
+    const size_t plain = swar::PlainJsonRun(s.data() + i, s.size() - i);
+    out.append(s.data() + i, plain);
+    i += plain;
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
+    if (c >= 0x80) {
+      const size_t len = Utf8SequenceLength(s.substr(i));
+      if (len == 0) {  // rare: let nlohmann apply its replacement rules to the whole string
+        out.resize(start);
+        out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+        return;
+      }
+      out.append(s.data() + i, len);
+      i += len;
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -324,7 +340,6 @@ void AppendJsonQuoted(std::string& out, std::string_view s) {
       }
     }
   }
-  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

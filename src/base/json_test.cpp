@@ -36,6 +36,35 @@ TEST(JsonQuote, AgreesWithDumpJsonOnRandomBytes) {
   }
 }
 
+// Long texts, mostly plain with now and then a byte to escape or a (sometimes bad) UTF-8
+// sequence: the runs copied eight bytes at a time end exactly where byte-wise escaping would.
+TEST(JsonQuote, AgreesWithDumpJsonOnLongMostlyPlainTexts) {
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> pick(0, 99), len(0, 300);
+  const std::string specials[] = {"\"", "\\", "\n", "\t", std::string(1, '\0'), "\x1f", "\x7f", "\xc3\xa9",
+                                  "\xf0\x9f\x98\x80", "\xc3", "\xed\xa0\x80", "\x80"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string s;
+    for (int n = len(gen); n > 0; --n) {
+      const int p = pick(gen);
+      // Bad UTF-8 in one round of four only, so most rounds take the fast path to the end.
+      const size_t kinds = round % 4 == 0 ? std::size(specials) : 9;
+      s += p < 94 ? std::string(1, static_cast<char>(' ' + p)) : specials[static_cast<size_t>(pick(gen)) % kinds];
+    }
+    std::string appended = "prefix";
+    AppendJsonQuoted(appended, s);
+    ASSERT_EQ(appended, "prefix" + Reference(s)) << round;
+    const std::string quoted = Reference(s);
+    ASSERT_TRUE(IsValidJsonText(quoted)) << round;
+    ASSERT_TRUE(IsValidJsonText("{\"k\":" + quoted + "}")) << round;
+    if (quoted.size() > 2) {  // a raw control byte or a bad sequence inside makes it invalid
+      std::string broken = quoted;
+      broken.insert(1 + static_cast<size_t>(pick(gen)) % (quoted.size() - 1), round % 2 == 0 ? "\n" : "\xc3");
+      ASSERT_EQ(IsValidJsonText(broken), Json::accept(broken)) << round;
+    }
+  }
+}
+
 TEST(IsValidJsonText, AcceptsWhatTheGrammarAllowsAndNothingElse) {
   for (const char* ok : {"{}", "[]", " {\"a\" : [1, -0.5e+3, true, false, null, \"\\u00e9\\ud83d\\ude00\\n\"]} ",
                          "0", "\"\"", "[[],{}]", "{\"k\":{\"k\":{}}}", "\"\xc3\xa9\xf0\x9f\x98\x80\""}) {

@@ -31,4 +31,8 @@ inline void AppendUtf8(std::string& out, char32_t cp) {
 // U+10FFFF). `bad_offset` receives the first bad byte's offset when false.
 bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
 
+// The length (1 to 4) of the well-formed UTF-8 sequence `text` starts with, as IsValidUtf8
+// judges it; 0 when it starts with an ill-formed or cut-off one, or is empty.
+size_t Utf8SequenceLength(std::string_view text);
+
 }  // namespace talaria
