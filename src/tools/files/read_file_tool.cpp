@@ -44,6 +44,11 @@ void AppendNumbered(std::string& out, int64_t number, std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   out += std::to_string(number);
   out += '|';
+  if (line.size() <= kMaxLineChars) {  // no more code points than bytes: nothing to clip
+    out.append(line);
+    out += '\n';
+    return;
+  }
   size_t chars = 0;
   size_t cut = line.size();
   for (size_t i = 0; i < line.size(); ++i) {
@@ -73,29 +78,35 @@ class WindowCollector {
     while (start < chunk.size()) {
       const size_t nl = chunk.find('\n', start);
       const std::string_view piece = chunk.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      if (nl != std::string_view::npos && !open_line_) {
+        EndLine(piece);  // a whole line inside the chunk: numbered straight from it, no copy
+        start = nl + 1;
+        continue;
+      }
       if (InWindow()) partial_.append(piece);
       if (nl == std::string_view::npos) {
         open_line_ = true;
         return;
       }
-      EndLine();
+      EndLine(partial_);
       start = nl + 1;
     }
   }
   Window Finish() {
-    if (open_line_) EndLine();
+    if (open_line_) EndLine(partial_);
     if (w_.shown_to > 0 && !w_.content.empty() && w_.content.back() == '\n') w_.content.pop_back();
     return std::move(w_);
   }
 
  private:
   bool InWindow() const { return w_.total_lines + 1 >= first_ && w_.total_lines + 1 <= last_; }
-  void EndLine() {
+  // Ends the current line, whose text is `line` (partial_ or a piece of the chunk).
+  void EndLine(std::string_view line) {
     const int64_t number = ++w_.total_lines;
     if (number >= first_ && number <= last_) {
       if (w_.shown_from == 0) w_.shown_from = number;
       w_.shown_to = number;
-      AppendNumbered(w_.content, number, partial_);
+      AppendNumbered(w_.content, number, line);
     }
     partial_.clear();
     open_line_ = false;
@@ -206,7 +217,8 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   }
   Window w = collector.Finish();
 
-  const size_t chars = static_cast<size_t>(CountChars(w.content));
+  // A content of no more bytes than the limit has no more characters either: not counted.
+  const size_t chars = w.content.size() <= kSafetyLimitChars ? 0 : static_cast<size_t>(CountChars(w.content));
   if (chars > kSafetyLimitChars) {
     Json body = Json::object();
     body["error"] = "Read produced " + std::to_string(chars) +

@@ -132,6 +132,24 @@ TEST_F(ReadFileTool, LongLinesAreClippedAtTwoThousandCharacters) {
   EXPECT_EQ(content, expected);
 }
 
+// Lines of at most 2,000 bytes are copied without counting characters: every length around the
+// clip, in bytes and in characters, keeps or clips exactly as counting does, also for a line
+// that spans the read blocks.
+TEST_F(ReadFileTool, LinesAroundTheClipLengthAreClippedByCharacters) {
+  const std::string x2000(2000, 'x');
+  std::string e2000;
+  for (int i = 0; i < 2000; ++i) e2000 += "\xC3\xA9";  // 2,000 characters in 4,000 bytes
+  const std::string huge(70'000, 'y');                 // past the 8 KiB head and a 64 KiB block
+  Write("edge.txt", x2000 + "\n" + x2000 + "x\n" + x2000 + "\r\n" + e2000 + "\n" + e2000 + "z\n" + huge + "\nend");
+  Json r = Read({{"path", "edge.txt"}});
+  ASSERT_TRUE(r.contains("content")) << r.dump().substr(0, 300);
+  const std::string expected = "1|" + x2000 + "\n2|" + x2000 + "... [truncated]\n3|" + x2000 + "\n4|" + e2000 +
+                               "\n5|" + e2000 + "... [truncated]\n6|" + std::string(2000, 'y') +
+                               "... [truncated]\n7|end";
+  EXPECT_EQ(r["content"], expected);
+  EXPECT_EQ(r["total_lines"], 7);
+}
+
 TEST_F(ReadFileTool, Utf8BomIsStrippedAndUtf16IsTranscoded) {
   Write("bom.txt", "\xEF\xBB\xBFhello\nworld\n");
   EXPECT_EQ(Read({{"path", "bom.txt"}})["content"], "1|hello\n2|world");
