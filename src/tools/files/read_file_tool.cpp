@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ constexpr size_t kMaxLineChars = 2000;
 constexpr size_t kSafetyLimitChars = 100'000;
 constexpr size_t kLargeFileBytes = 512 * 1024;
 constexpr size_t kMaxUtf16Bytes = 64 << 20;
+// Files up to this size get their window's content reserved whole (a window is at most 2,000
+// lines: beyond this it is rarely the whole file).
+constexpr uint64_t kReserveUpTo = 256 << 10;
 
 // Appends `line` to `out` as "N|line", clipping it at kMaxLineChars code points.
 void AppendNumbered(std::string& out, int64_t number, std::string_view line) {
@@ -72,7 +76,11 @@ struct Window {
 // Streams `text` chunks: counts every line, keeps only [offset, offset + limit).
 class WindowCollector {
  public:
-  WindowCollector(int64_t offset, int64_t limit) : first_(offset), last_(offset + limit - 1) {}
+  // `file_size` (as opened) sizes the content up front when the window starts at the top: the
+  // file's bytes plus a gutter of a few bytes a line, instead of growing by doubling and copying.
+  WindowCollector(int64_t offset, int64_t limit, uint64_t file_size) : first_(offset), last_(offset + limit - 1) {
+    if (offset == 1 && file_size <= kReserveUpTo) w_.content.reserve(file_size + file_size / 8 + 64);
+  }
   void Feed(std::string_view chunk) {
     size_t start = 0;
     while (start < chunk.size()) {
@@ -180,38 +188,42 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   }
 
   // The first block decides encoding and binary-ness; the rest streams after it.
+  // Buffers left uninitialised: zero-filling them cost more than reading a small file.
   constexpr size_t kHeadBytes = 8192;
-  std::string head(kHeadBytes, '\0');
+  const auto head_buffer = std::make_unique_for_overwrite<char[]>(kHeadBytes);
   ssize_t got;
   do {
-    got = ::pread(fd->get(), head.data(), head.size(), 0);
+    got = ::pread(fd->get(), head_buffer.get(), kHeadBytes, 0);
   } while (got < 0 && errno == EINTR);
   if (got < 0) return ToolResult::Error("Read failed: " + std::string(std::strerror(errno)));
-  head.resize(static_cast<size_t>(got));
+  const std::string_view head(head_buffer.get(), static_cast<size_t>(got));
   const TextEncoding encoding = DetectEncoding(head);
   if (auto kind = DescribeBinary(head, encoding)) {
     return ToolResult::Error(BinaryFileMessage(*kind, info.size), CallStatus::kError, "binary_file");
   }
 
-  WindowCollector collector(offset, limit);
+  WindowCollector collector(offset, limit, info.size);
   if (encoding == TextEncoding::kUtf16Le || encoding == TextEncoding::kUtf16Be) {
     auto bytes = ws->ReadAll(path, kMaxUtf16Bytes);
     if (!bytes) return ErrorFromStatus(bytes.error());
     collector.Feed(Utf16ToUtf8(std::string_view(*bytes).substr(2), encoding == TextEncoding::kUtf16Be));
   } else {
     const size_t bom = encoding == TextEncoding::kUtf8Bom ? 3 : 0;
-    collector.Feed(std::string_view(head).substr(std::min(bom, head.size())));
+    collector.Feed(head.substr(std::min(bom, head.size())));
     // A file that fit the head and had that size when opened needs no second read.
     const bool more = head.size() == kHeadBytes || head.size() < info.size;
-    std::string buffer(more ? 64 * 1024 : 0, '\0');
+    // The rest as it was when opened, plus a byte to see the end (or growth) at once.
+    const size_t rest = info.size > head.size() ? static_cast<size_t>(info.size) - head.size() : 0;
+    const size_t buffer_size = more ? std::clamp<size_t>(rest + 1, 4096, 64 * 1024) : 0;
+    const auto buffer = std::make_unique_for_overwrite<char[]>(buffer_size);
     off_t pos = static_cast<off_t>(head.size());
     while (more) {
       if (ctx.cancelled()) return ToolResult::Error("read_file cancelled", CallStatus::kCancelled, "cancelled");
-      const ssize_t n = ::pread(fd->get(), buffer.data(), buffer.size(), pos);
+      const ssize_t n = ::pread(fd->get(), buffer.get(), buffer_size, pos);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ToolResult::Error("Read failed: " + std::string(std::strerror(errno)));
       if (n == 0) break;
-      collector.Feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      collector.Feed(std::string_view(buffer.get(), static_cast<size_t>(n)));
       pos += n;
     }
   }

@@ -60,8 +60,10 @@ std::optional<std::string> DescribeBinary(std::string_view head, TextEncoding en
     if (head.starts_with(m.prefix)) return std::string(m.kind);
   }
   if (head.find('\0') != std::string_view::npos) return std::string("binary data");
-  // Text that is not UTF-8 and is mostly control bytes is not worth showing either.
-  if (!ValidUtf8Prefix(head)) {
+  // Text that is not UTF-8 and is mostly control bytes is not worth showing either. Well-formed
+  // UTF-8 (IsValidUtf8 skips ASCII a word at a time) is a valid prefix too: the byte-wise check
+  // is only for a sample that is not.
+  if (!IsValidUtf8(head) && !ValidUtf8Prefix(head)) {
     size_t control = 0;
     for (char ch : head) {
       const auto c = static_cast<unsigned char>(ch);
