@@ -22,7 +22,7 @@ int LogLevelRank(std::string_view level) {
 
 // One thread at a time calls the sink and takes along whatever others queued meanwhile, so a
 // thread with a message never sleeps on a mutex held across another's write.
-void Outlet::Deliver(std::string_view line, const Routing& routing, bool wait) {
+void Outlet::Deliver(std::string_view line, std::string* owned, const Routing& routing, bool wait) {
   std::unique_lock lock(send_mu_);
   if (delivering_ && queued_bytes_ >= kMaxQueuedBytes) {
     ++send_waiters_;
@@ -31,8 +31,9 @@ void Outlet::Deliver(std::string_view line, const Routing& routing, bool wait) {
   }
   if (send_closed_ || !sink_) return;
   if (delivering_) {
-    send_queue_.push_back(Queued{std::string(line), std::string(routing.request), routing});
     queued_bytes_ += line.size();
+    send_queue_.push_back(Queued{owned != nullptr ? std::move(*owned) : std::string(line),
+                                 std::string(routing.request), routing});
     const uint64_t ticket = ++enqueued_;
     if (wait) {
       ++send_waiters_;

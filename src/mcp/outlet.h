@@ -36,11 +36,12 @@ class Outlet {
 
   // Hands `line` to the sink, in order with every other message; returns once the sink took it.
   // Dropped once closed. The sink is never called concurrently with itself.
-  void Send(std::string_view line, const Routing& routing) { Deliver(line, routing, true); }
+  void Send(std::string_view line, const Routing& routing) { Deliver(line, nullptr, routing, true); }
   // The same, but may return before the sink took it (another thread delivering at the moment
   // takes it along): for answers nobody waits on, so a finished call's thread does not queue
   // behind another call's write.
-  void Post(std::string_view line, const Routing& routing) { Deliver(line, routing, false); }
+  // `line` is taken by value: queued by move, not copied (an answer is tens of KB).
+  void Post(std::string line, const Routing& routing) { Deliver(line, &line, routing, false); }
   // Delivers what is queued, then no more messages; waiting requests fail with Unavailable.
   // Idempotent.
   void Close();
@@ -72,7 +73,8 @@ class Outlet {
   };
   static constexpr size_t kMaxQueuedBytes = 16 << 20;  // beyond this a Post waits (a stalled client)
 
-  void Deliver(std::string_view line, const Routing& routing, bool wait);
+  // `owned`, when not null, holds `line` and may be moved from.
+  void Deliver(std::string_view line, std::string* owned, const Routing& routing, bool wait);
   void CallSink(std::string_view line, const Routing& routing);
 
   const RoutedSink sink_;

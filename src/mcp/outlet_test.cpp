@@ -114,6 +114,26 @@ TEST(Outlet, SendReturnsOnlyOnceTheSinkTookItPostMayReturnBefore) {
   EXPECT_EQ(sink.taken[2].first, "sent");
 }
 
+// A line posted by move while another is being delivered is queued as it is, not copied: it
+// still arrives whole, in its place, with its routing.
+TEST(Outlet, ALinePostedByMoveArrivesWholeInItsPlace) {
+  RecordingSink sink;
+  auto outlet = std::make_shared<Outlet>(sink.Sink());
+  sink.hold = true;
+  std::thread first([&] { outlet->Send("first", Routing{}); });
+  while (!sink.entered) std::this_thread::sleep_for(1ms);
+  std::string answer(100'000, 'a');
+  outlet->Post(std::move(answer), Routing{"r1", true});
+  outlet->Post(std::string("second"), Routing{"r2", true});
+  sink.hold = false;
+  first.join();
+  ASSERT_EQ(sink.Count(), 3u);
+  EXPECT_EQ(sink.taken[1].first, std::string(100'000, 'a'));
+  EXPECT_EQ(sink.taken[1].second, "r1");
+  EXPECT_EQ(sink.taken[2].first, "second");
+  EXPECT_EQ(sink.taken[2].second, "r2");
+}
+
 TEST(Outlet, CloseDeliversWhatWasQueuedThenDropsTheRest) {
   RecordingSink sink;
   auto outlet = std::make_shared<Outlet>(sink.Sink());

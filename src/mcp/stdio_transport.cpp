@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstring>
@@ -30,10 +31,22 @@ bool FdLineWriter::Write(std::string_view line) {
   std::unique_lock lock(mu_);
   drained_.wait(lock, [this] { return broken_ || queued_.size() < kMaxQueuedBytes; });
   if (broken_) return false;
-  queued_.append(line);
-  queued_.push_back('\n');
-  if (writing_) return true;  // the Write in progress takes this line along
+  if (writing_) {  // the Write in progress takes this line along
+    queued_.append(line);
+    queued_.push_back('\n');
+    return true;
+  }
+  // Nobody writing, so nothing queued either: the line goes out from the caller's buffer. The
+  // server's Outlet hands lines over one at a time, so this is the usual path, and copying each
+  // answer into queued_ first (a fresh allocation every time) cost as much as its write.
   writing_ = true;
+  lock.unlock();
+  const bool written = WriteLine(line);
+  lock.lock();
+  if (!written) {
+    broken_ = true;
+    on_broken_.request_stop();
+  }
   while (!queued_.empty() && !broken_) {
     std::string batch;
     batch.swap(queued_);
@@ -47,7 +60,25 @@ bool FdLineWriter::Write(std::string_view line) {
     drained_.notify_all();
   }
   writing_ = false;
+  drained_.notify_all();
   return !broken_;
+}
+
+bool FdLineWriter::WriteLine(std::string_view line) {
+  static constexpr char kNewline = '\n';
+  iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {const_cast<char*>(&kNewline), 1}};
+  ssize_t n;
+  do {
+    n = ::writev(fd_, parts, 2);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+  // A short write or a full non-blocking descriptor: WriteOut waits for room for the rest.
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  if (done < line.size()) {
+    if (!WriteOut(line.substr(done))) return false;
+    done = line.size();
+  }
+  return done > line.size() || WriteOut(std::string_view(&kNewline, 1));
 }
 
 bool FdLineWriter::WriteOut(std::string_view bytes) {

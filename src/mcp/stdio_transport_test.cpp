@@ -138,6 +138,29 @@ TEST(FdLineWriter, WritesWholeLinesAndStopsOnceTheReaderIsGone) {
   EXPECT_TRUE(broken.stop_requested());
 }
 
+// A line goes out straight from the caller's buffer in one writev; on a non-blocking pipe that
+// takes only part of it (or nothing), the rest and the newline still follow, whole and in order.
+TEST(FdLineWriter, ALineLargerThanANonBlockingPipeArrivesWhole) {
+  Pipe p;
+  ASSERT_EQ(::fcntl(p.write_end.get(), F_SETFL, O_NONBLOCK), 0);
+  FdLineWriter writer(p.write_end.get());
+  std::string received;
+  std::thread reader([&] {
+    char buf[1024];
+    ssize_t n;
+    while ((n = ::read(p.read_end.get(), buf, sizeof buf)) > 0) {
+      received.append(buf, static_cast<size_t>(n));
+      std::this_thread::sleep_for(std::chrono::microseconds(50));  // a slow client
+    }
+  });
+  const std::string big(300'000, 'b');
+  EXPECT_TRUE(writer.Write(big));
+  EXPECT_TRUE(writer.Write("after"));
+  p.write_end.reset();
+  reader.join();
+  EXPECT_EQ(received, big + "\nafter\n");
+}
+
 TEST(FdLineWriter, ConcurrentWritersNeverInterleaveOrLoseALine) {
   Pipe p;
   FdLineWriter writer(p.write_end.get());

@@ -51,6 +51,8 @@ class FdLineWriter {
  private:
   // Every byte of `bytes`, waiting for POLLOUT on a non-blocking descriptor; false on failure.
   bool WriteOut(std::string_view bytes);
+  // `line` and a newline, in one writev when the descriptor takes it all; false on failure.
+  bool WriteLine(std::string_view line);
 
   const int fd_;
   std::stop_source on_broken_;
