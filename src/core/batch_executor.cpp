@@ -5,7 +5,6 @@
 
 #include "talaria/base/executor.h"
 #include "talaria/core/budget.h"
-#include "talaria/confinement/workspace.h"
 
 namespace talaria {
 namespace {
@@ -53,7 +52,7 @@ BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& regis
   return PlanBatchDetailed(planned, registry);
 }
 
-std::string BatchCwd(const ToolContext& ctx) { return ctx.workspace ? ctx.workspace->cwd() : std::string(); }
+std::string BatchCwd(const ToolContext& ctx) { return ctx.services ? ctx.services->cwd() : std::string(); }
 
 Batch::Batch(const Dispatcher& dispatcher, std::vector<BatchCall> calls, BatchOptions options)
     : dispatcher_(dispatcher),

@@ -15,6 +15,7 @@
 #include "talaria/base/shell_words.h"
 #include "talaria/core/tool_context.h"
 #include "talaria/env/environment.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::plugins {
 namespace {
@@ -162,7 +163,7 @@ ToolSpec ScriptToolSpec(const ScriptManifest& manifest) {
   spec.schema = std::string_view(m->schema);  // m lives as long as the handler
   spec.parallel = m->parallel;
   spec.handler = [m](const Json& args, ToolContext& ctx) -> ToolResult {
-    if (ctx.environment == nullptr) {
+    if (tools::EnvironmentOf(ctx) == nullptr) {
       return ToolResult::Error("script tool '" + m->name +
                                "' needs a terminal environment; none is attached to this session");
     }
@@ -199,7 +200,7 @@ printf '\n%s\n' )";
 [ "$talaria_err" = /dev/null ] || rm -f "$talaria_err"
 exit $talaria_rc
 ))";
-    auto outcome = ctx.environment->Run(command, options);
+    auto outcome = tools::EnvironmentOf(ctx)->Run(command, options);
     if (!outcome)
       return ToolResult::Error("script tool '" + m->name + "': " + outcome.error().message());
     if (outcome->cancelled) return ToolResult::Error("cancelled", CallStatus::kCancelled);

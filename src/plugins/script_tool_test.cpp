@@ -12,6 +12,7 @@
 #include "talaria/core/registry.h"
 #include "talaria/env/environment.h"
 #include "talaria/plugins/plugin_loader.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::plugins {
 namespace {
@@ -105,7 +106,7 @@ class ScriptToolRun : public ::testing::Test {
     local.initial_cwd = dir_.path();
     auto env = env::OpenLocal(local);
     ASSERT_TRUE(env.has_value()) << env.error().message();
-    ctx_.environment = *env;
+    tools::EnsureServices(ctx_).environment = *env;
   }
 
   ToolResult Run(const std::string& command, std::string_view args, double timeout_s = 5) {
@@ -168,10 +169,10 @@ TEST_F(ScriptToolRun, StderrStaysOutOfTheResultAndComesWithAFailure) {
 }
 
 TEST_F(ScriptToolRun, CannotChangeTheSessionState) {
-  const std::string before = ctx_.environment->cwd();
+  const std::string before = tools::EnvironmentOf(ctx_)->cwd();
   EXPECT_EQ(Run("cd / && export LEAK=1 && echo done", "{}").text, "done");
-  EXPECT_EQ(ctx_.environment->cwd(), before);
-  auto leak = ctx_.environment->Run("printf %s \"${LEAK:-unset}\"", {});
+  EXPECT_EQ(tools::EnvironmentOf(ctx_)->cwd(), before);
+  auto leak = tools::EnvironmentOf(ctx_)->Run("printf %s \"${LEAK:-unset}\"", {});
   ASSERT_TRUE(leak.has_value());
   EXPECT_EQ(leak->output, "unset");
 }
@@ -233,7 +234,7 @@ TEST(ScriptToolDiscovery, ManifestsAreCandidatesWithVerdicts) {
   auto env = env::OpenLocal(local);
   ASSERT_TRUE(env.has_value());
   ToolContext ctx;
-  ctx.environment = *env;
+  tools::EnsureServices(ctx).environment = *env;
   Dispatcher dispatcher(registry);
   const ToolResult r =
       dispatcher.Dispatch("word_count", R"({"text": "one two three", "min": "3"})", ctx);

@@ -12,6 +12,7 @@
 #include "talaria/core/runtime.h"
 #include "talaria/env/environment.h"
 #include "talaria/audit/audit_log.h"
+#include "talaria/tools/session_services.h"
 #include "tools/elicitation_prompter.h"
 
 namespace talaria::tools {
@@ -19,7 +20,7 @@ namespace {
 
 void Audit(const ToolContext& ctx, std::string_view tool, std::string_view command,
            const safety::GuardVerdict& verdict, const safety::ApprovalOutcome& outcome) {
-  if (ctx.audit_log == nullptr) return;
+  if (AuditLogOf(ctx) == nullptr) return;
   Json line = Json::object();
   line["time"] = safety::AuditTimestamp(std::chrono::system_clock::now());
   // "command" for what the guard let through as it is, "approval" for what needed a decision:
@@ -34,7 +35,7 @@ void Audit(const ToolContext& ctx, std::string_view tool, std::string_view comma
   line["rules"] = std::move(rules);
   line["outcome"] = outcome.allowed ? "allowed" : "refused";
   line["how"] = outcome.how;
-  if (Status s = ctx.audit_log->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
+  if (Status s = AuditLogOf(ctx)->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
     LogWarn("approval not audited: " + s.message());
   }
 }
@@ -58,8 +59,8 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, c
   if (auto workdir = args.find("workdir"); workdir != args.end() && workdir->is_string() &&
       !workdir->get_ref<const std::string&>().empty() && workdir->get_ref<const std::string&>()[0] == '/') {
     guard.working_directory = workdir->get<std::string>();
-  } else if (ctx.environment != nullptr) {
-    guard.working_directory = ctx.environment->cwd();
+  } else if (EnvironmentOf(ctx) != nullptr) {
+    guard.working_directory = EnvironmentOf(ctx)->cwd();
   }
   const safety::GuardVerdict verdict = safety::JudgeCommand(command, guard);
   if (verdict.decision == safety::GuardDecision::kAllow) {

@@ -1,5 +1,7 @@
 #include "talaria/tools/session.h"
 
+#include "talaria/tools/session_services.h"
+
 #include <unistd.h>
 
 #include <climits>
@@ -135,11 +137,13 @@ ToolContext Session::NewContext(std::string call_id, std::string task_id) const 
   ctx.session_id = id_;
   ctx.task_id = std::move(task_id);
   ctx.call_id = std::move(call_id);
-  ctx.workspace = workspace_;
+  auto services = std::make_shared<SessionServices>();
+  services->workspace = workspace_;
+  services->audit_log = audit_;
+  services->environment = environment_;
+  services->processes = processes_;
+  ctx.services = std::move(services);
   ctx.read_tracker = tracker_;
-  ctx.audit_log = audit_;
-  ctx.environment = environment_;
-  ctx.processes = processes_;
   return ctx;
 }
 

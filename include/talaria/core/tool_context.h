@@ -14,14 +14,17 @@ namespace talaria {
 
 class ClientChannel;  // the MCP client behind this call (client_channel.h); null elsewhere
 
-namespace safety {
-class Workspace;  // file tools resolve every path through it; null when none is attached
-class AuditLog;   // one JSON line per mutation; null: mutations are not audited
-}
-namespace env {
-class Environment;   // where terminal commands run (a shell session); null: no terminal
-class ProcessTable;  // the session's background processes
-}
+// What a session lends each of its calls besides ids, cancellation and a deadline: in talaria's
+// tools, the workspace, the audit log, the command environment and the background processes
+// (tools::SessionServices, talaria/tools/session_services.h). Core defines the seam and reads
+// only the working directory through it (the batch planner scopes relative paths against it);
+// the modules above implement it, so core depends on none of them.
+class CallServices {
+ public:
+  virtual ~CallServices() = default;
+  // The directory a call's relative paths start from; empty when there is none.
+  virtual std::string cwd() const = 0;
+};
 
 // The file tools' consecutive-read tracker: any other tool resets it. The dispatcher calls it;
 // the file tools keep their per-session read state behind it.
@@ -45,11 +48,8 @@ struct ToolContext {
   Deadline deadline = Deadline::max();
 
   // Shared with the session; may be null.
-  std::shared_ptr<safety::Workspace> workspace;
+  std::shared_ptr<CallServices> services;
   std::shared_ptr<ReadLoopObserver> read_tracker;
-  std::shared_ptr<const safety::AuditLog> audit_log;
-  std::shared_ptr<env::Environment> environment;
-  std::shared_ptr<env::ProcessTable> processes;
   // Set by the MCP server for tools/call: log, progress, elicitation and sampling requests to
   // the client. Null outside MCP.
   std::shared_ptr<ClientChannel> client;

@@ -22,6 +22,16 @@
 #include "talaria/core/tool_context.h"
 #include "talaria/confinement/workspace.h"
 
+namespace talaria {
+namespace safety {
+class AuditLog;
+}
+namespace env {
+class Environment;
+class ProcessTable;
+}  // namespace env
+}  // namespace talaria
+
 namespace talaria::tools {
 
 // Where a session's terminal commands run: config.yaml's `terminal` section.

@@ -23,6 +23,7 @@
 #include "talaria/audit/audit_log.h"
 #include "talaria/base/sha256.h"
 #include "talaria/core/budget.h"
+#include "talaria/tools/session_services.h"
 #include "tools/code/call_gate.h"
 #include "tools/code/interpreter.h"
 #include "tools/code/pids_cgroup.h"
@@ -128,7 +129,7 @@ namespace {
 // A script is a command run too: one audit line before it starts, with its hash and its start
 // (the whole code can be long; its hash ties the line to what ran).
 void AuditScript(const ToolContext& ctx, const std::string& code, bool remote) {
-  if (ctx.audit_log == nullptr) return;
+  if (AuditLogOf(ctx) == nullptr) return;
   Json line = Json::object();
   line["time"] = safety::AuditTimestamp(std::chrono::system_clock::now());
   line["event"] = "execute_code";
@@ -137,7 +138,7 @@ void AuditScript(const ToolContext& ctx, const std::string& code, bool remote) {
   line["bytes"] = code.size();
   line["sha256"] = Sha256Hex(code);
   line["code_start"] = code.substr(0, 200);
-  if (Status s = ctx.audit_log->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
+  if (Status s = AuditLogOf(ctx)->AppendLine(DumpJson(line) + "\n"); !s.ok()) {
     LogWarn("execute_code not audited: " + s.message());
   }
 }
@@ -150,7 +151,7 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   if (code.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorResult("No code provided.", started);
   // A session whose terminal is a remote machine runs its scripts there too, over the exec
   // channel; its tools still run here, through the dispatcher.
-  const bool remote = ctx.environment && ctx.environment->RunsScriptsRemotely();
+  const bool remote = EnvironmentOf(ctx) && EnvironmentOf(ctx)->RunsScriptsRemotely();
   AuditScript(ctx, code, remote);
 
   // The interpreter's end (locally passed as fd 3; remotely the relay's end of the channel) and
@@ -260,8 +261,8 @@ Result<ScriptRun> CodeRunner::RunRemote(const std::string& code, UniqueFd script
   script.max_stdout_bytes = options_.max_stdout_bytes;
   script.max_stderr_bytes = options_.max_stderr_bytes;
   script.max_spill_bytes = options_.max_spill_bytes;
-  ScriptRun run = TALARIA_TRY(RunRemoteScript(*ctx.environment, script));
-  run.isolation = "remote:" + std::string(ctx.environment->kind());
+  ScriptRun run = TALARIA_TRY(RunRemoteScript(*EnvironmentOf(ctx), script));
+  run.isolation = "remote:" + std::string(EnvironmentOf(ctx)->kind());
   return run;
 }
 

@@ -9,6 +9,7 @@
 #include "support/sshd_server.h"
 #include "support/wait_until.h"
 #include "talaria/env/environment.h"
+#include "talaria/tools/session_services.h"
 #include "tools/code/execute_code_test_util.h"
 
 namespace talaria::tools::testing {
@@ -28,10 +29,10 @@ class ExecuteCodeRemoteTest : public ExecuteCodeTest {
     sshd_ = std::move(*sshd);
     auto ssh = env::OpenSsh(sshd_->ClientOptions());
     ASSERT_TRUE(ssh) << ssh.error().ToString();
-    ctx_.environment = *ssh;
+    EnsureServices(ctx_).environment = *ssh;
   }
   void TearDown() override {
-    ctx_.environment.reset();  // before sshd: the session's end reaches the remote side
+    EnsureServices(ctx_).environment.reset();  // before sshd: the session's end reaches the remote side
     sshd_.reset();
     ExecuteCodeTest::TearDown();
   }

@@ -2,10 +2,9 @@
 
 #include "talaria/base/log.h"
 #include "talaria/audit/audit_log.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
-
-const safety::Workspace* WorkspaceOf(const ToolContext& ctx) { return ctx.workspace.get(); }
 
 ToolResult NoWorkspaceResult() {
   return ToolResult::Error("no workspace is attached to this session", CallStatus::kError, "no_workspace");
@@ -18,7 +17,7 @@ ToolResult ErrorFromStatus(const Status& status) {
 void AuditMutation(const ToolContext& ctx, std::string_view tool, std::string_view path, size_t bytes,
                    const std::optional<std::string>& before, const std::optional<std::string>& after,
                    std::string_view outcome) {
-  if (!ctx.audit_log) return;
+  if (!AuditLogOf(ctx)) return;
   safety::AuditRecord record;
   record.session = ctx.session_id;
   record.tool = std::string(tool);
@@ -27,7 +26,7 @@ void AuditMutation(const ToolContext& ctx, std::string_view tool, std::string_vi
   record.sha256_before = before;
   record.sha256_after = after;
   record.outcome = std::string(outcome);
-  if (Status s = ctx.audit_log->Append(record); !s.ok()) LogWarn("audit log: " + s.message());
+  if (Status s = AuditLogOf(ctx)->Append(record); !s.ok()) LogWarn("audit log: " + s.message());
 }
 
 }  // namespace talaria::tools

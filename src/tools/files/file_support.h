@@ -10,11 +10,11 @@
 #include "talaria/core/tool_context.h"
 #include "talaria/core/tool_result.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
 
-// The session's workspace, or the error result to return when none is attached.
-const safety::Workspace* WorkspaceOf(const ToolContext& ctx);
+// The result to return when no workspace is attached (WorkspaceOf(ctx) is null).
 ToolResult NoWorkspaceResult();
 
 // A Status from the workspace as the model's error result ({"error": message}); refusals of

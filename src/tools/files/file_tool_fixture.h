@@ -19,6 +19,7 @@
 #include "talaria/core/dispatcher.h"
 #include "talaria/audit/audit_log.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/tools/session_services.h"
 #include "tools/files/file_tracker.h"
 
 namespace talaria::tools::testing {
@@ -39,14 +40,14 @@ class FileToolTest : public ::testing::Test {
     options.durability = safety::Durability::kNone;
     auto ws = safety::Workspace::Open(options);
     ASSERT_TRUE(ws) << ws.error().ToString();
-    ctx_.workspace = *ws;
+    EnsureServices(ctx_).workspace = *ws;
     ctx_.task_id = "t1";
     ctx_.session_id = "s1";
     tracker_ = std::make_shared<FileTracker>();
     ctx_.read_tracker = tracker_;
     auto log = safety::AuditLog::Open(base_ + "/audit.jsonl");
     ASSERT_TRUE(log) << log.error().ToString();
-    ctx_.audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
+    EnsureServices(ctx_).audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
   }
   void TearDown() override {
     std::error_code ec;

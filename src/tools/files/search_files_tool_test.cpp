@@ -10,6 +10,7 @@
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/tools/session_services.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
@@ -56,7 +57,7 @@ TEST_F(SearchFilesTool, IsRegisteredWithTheOriginalsSchema) {
 }
 
 TEST_F(SearchFilesTool, NeedsAWorkspace) {
-  ctx_.workspace = nullptr;
+  EnsureServices(ctx_).workspace = nullptr;
   auto r = Call({{"pattern", "x"}});
   EXPECT_EQ(r.status, CallStatus::kError);
   EXPECT_EQ(Body(r)["error"], "no workspace is attached to this session");

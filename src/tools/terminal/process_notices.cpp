@@ -1,4 +1,5 @@
 #include "talaria/tools/process_notices.h"
+#include "talaria/tools/session_services.h"
 
 #include "tools/terminal/terminal_output.h"
 
@@ -40,8 +41,8 @@ std::string FormatProcessNotice(const env::ProcessNotice& notice) {
 
 void AttachProcessNotices(Dispatcher& dispatcher) {
   dispatcher.hooks().AddTransformResult([](const PostToolEvent& event) -> std::optional<std::string> {
-    if (event.ctx.processes == nullptr) return std::nullopt;
-    std::vector<env::ProcessNotice> notices = event.ctx.processes->TakeNotices();
+    if (ProcessesOf(event.ctx) == nullptr) return std::nullopt;
+    std::vector<env::ProcessNotice> notices = ProcessesOf(event.ctx)->TakeNotices();
     if (notices.empty()) return std::nullopt;
     std::string text = event.result.text;
     for (const auto& notice : notices) {

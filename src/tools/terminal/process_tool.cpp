@@ -8,6 +8,7 @@
 
 #include "talaria/core/tool_registration.h"
 #include "talaria/env/process_table.h"
+#include "talaria/tools/session_services.h"
 #include "tools/terminal/terminal_output.h"
 
 namespace talaria::tools {
@@ -115,8 +116,8 @@ bool HasHistoryExpansion(std::string_view data) {
 }
 
 ToolResult Process(const Json& args, ToolContext& ctx) {
-  if (ctx.processes == nullptr) return Failure("background processes are not available in this session");
-  env::ProcessTable& table = *ctx.processes;
+  if (ProcessesOf(ctx) == nullptr) return Failure("background processes are not available in this session");
+  env::ProcessTable& table = *ProcessesOf(ctx);
   const std::string action = args["action"].get<std::string>();
   if (action == "list") {
     Json list = Json::array();
@@ -196,9 +197,9 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
 std::string InputAsTheProcessReadsIt(const Json& args, const ToolContext& ctx,
                                      std::string_view data) {
   std::string text;
-  if (ctx.processes != nullptr) {
-    if (auto id = ctx.processes->Resolve(args.value("session_id", std::string()))) {
-      if (auto unfinished = ctx.processes->UnfinishedInput(*id)) text = std::move(*unfinished);
+  if (ProcessesOf(ctx) != nullptr) {
+    if (auto id = ProcessesOf(ctx)->Resolve(args.value("session_id", std::string()))) {
+      if (auto unfinished = ProcessesOf(ctx)->UnfinishedInput(*id)) text = std::move(*unfinished);
     }
   }
   text.append(data);

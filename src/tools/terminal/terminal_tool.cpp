@@ -11,6 +11,7 @@
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/tools/session_services.h"
 #include "tools/terminal/terminal_output.h"
 
 namespace talaria::tools {
@@ -60,15 +61,15 @@ bool SafeWorkdir(std::string_view dir) {
 
 // File tools resolve relative paths where the shell now is, when that is inside the workspace.
 void FollowShellCwd(const ToolContext& ctx) {
-  if (ctx.workspace == nullptr || ctx.environment == nullptr) return;
-  const std::string dir = ctx.environment->cwd();
-  if (dir != ctx.workspace->cwd()) (void)ctx.workspace->SetCwd(dir);
+  if (WorkspaceOf(ctx) == nullptr || EnvironmentOf(ctx) == nullptr) return;
+  const std::string dir = EnvironmentOf(ctx)->cwd();
+  if (dir != WorkspaceOf(ctx)->cwd()) (void)WorkspaceOf(ctx)->SetCwd(dir);
 }
 
 env::CommandOptions OptionsFor(const Json& args, const ToolContext& ctx, int64_t timeout_s) {
   env::CommandOptions options;
   std::string workdir = args.value("workdir", std::string());
-  if (!workdir.empty() && workdir.front() != '/') workdir = ctx.environment->cwd() + "/" + workdir;
+  if (!workdir.empty() && workdir.front() != '/') workdir = EnvironmentOf(ctx)->cwd() + "/" + workdir;
   options.workdir = std::move(workdir);
   auto timeout = std::chrono::milliseconds(timeout_s * 1000);
   if (ctx.deadline != ToolContext::Deadline::max()) {
@@ -82,10 +83,10 @@ env::CommandOptions OptionsFor(const Json& args, const ToolContext& ctx, int64_t
 }
 
 ToolResult RunBackground(const std::string& command, const Json& args, ToolContext& ctx) {
-  if (ctx.processes == nullptr) return FailureResult("background processes are not available in this session");
+  if (ProcessesOf(ctx) == nullptr) return FailureResult("background processes are not available in this session");
   const bool pty = args.value("pty", false);
   env::CommandOptions options = OptionsFor(args, ctx, kDefaultTimeoutS);
-  auto child = ctx.environment->Start(command, options, {.stdin_pipe = !pty, .pty = pty});
+  auto child = EnvironmentOf(ctx)->Start(command, options, {.stdin_pipe = !pty, .pty = pty});
   if (!child) return FailureResult("Command execution failed: " + child.error().message());
   const pid_t pid = child->pid;
   env::WatchRequest watch;
@@ -94,7 +95,7 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
     for (const auto& p : *it) watch.patterns.push_back(p.get<std::string>());
   }
   const bool notifies = watch.notify_on_complete || !watch.patterns.empty();
-  auto id = ctx.processes->Add(std::move(*child), command, pty, std::move(watch));
+  auto id = ProcessesOf(ctx)->Add(std::move(*child), command, pty, std::move(watch));
   if (!id) return FailureResult(id.error().message());
   Json body = Json::object();
   body["output"] = "Background process started";
@@ -117,7 +118,7 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
 // terminal's master side) and is removed from it when done.
 Result<env::CommandOutcome> RunOnPty(const std::string& command, const env::CommandOptions& options, ToolContext& ctx) {
   env::ProcessTable table({.max_processes = 1, .max_output_bytes = 4 * kMaxOutputChars});
-  auto child = TALARIA_TRY(ctx.environment->Start(command, options, {.stdin_pipe = false, .pty = true}));
+  auto child = TALARIA_TRY(EnvironmentOf(ctx)->Start(command, options, {.stdin_pipe = false, .pty = true}));
   const std::string id = TALARIA_TRY(table.Add(std::move(child), command, true));
   env::ProcessSnapshot snap = TALARIA_TRY(table.Wait(id, options.timeout, options.cancel));
   env::CommandOutcome out;
@@ -133,7 +134,7 @@ Result<env::CommandOutcome> RunOnPty(const std::string& command, const env::Comm
 }
 
 ToolResult Terminal(const Json& args, ToolContext& ctx) {
-  if (ctx.environment == nullptr) return FailureResult("no terminal environment is attached to this session");
+  if (EnvironmentOf(ctx) == nullptr) return FailureResult("no terminal environment is attached to this session");
   const std::string command = args["command"].get<std::string>();
   if (command.find_first_not_of(" \t\r\n") == std::string::npos) return FailureResult("command is empty");
   const bool background = args.value("background", false);
@@ -154,7 +155,7 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
   }
 
   const env::CommandOptions options = OptionsFor(args, ctx, timeout_s);
-  auto outcome = args.value("pty", false) ? RunOnPty(command, options, ctx) : ctx.environment->Run(command, options);
+  auto outcome = args.value("pty", false) ? RunOnPty(command, options, ctx) : EnvironmentOf(ctx)->Run(command, options);
   FollowShellCwd(ctx);
   if (!outcome) return FailureResult("Command execution failed: " + outcome.error().message());
 

@@ -21,6 +21,7 @@
 #include "talaria/tools/command_policy.h"
 #include "talaria/tools/process_notices.h"
 #include "talaria/tools/session.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
 namespace {
@@ -245,7 +246,7 @@ TEST_F(TerminalTool, TheDefaultBackendFallsBackToLocalWhereNamespacesAreRefused)
   auto session = Session::Open(options);
   ASSERT_TRUE(session) << session.error().ToString();
   ToolContext ctx = (*session)->NewContext("call");
-  EXPECT_EQ(ctx.environment->kind(), "local");
+  EXPECT_EQ(EnvironmentOf(ctx)->kind(), "local");
   const ToolResult r = dispatcher_.Dispatch("terminal", Json{{"command", "echo fine"}}.dump(), ctx);
   EXPECT_TRUE(r.ok()) << r.text;
   EXPECT_NE(r.text.find("fine"), std::string::npos) << r.text;
@@ -298,7 +299,7 @@ TEST_F(GuardedTerminal, EveryDecisionIsAudited) {
   const std::string audit = root_ + "/audit.jsonl";
   auto log = safety::AuditLog::Open(audit);
   ASSERT_TRUE(log);
-  ctx_.audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
+  EnsureServices(ctx_).audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*log));
   Install("approvals: {mode: yolo}\n");
   Run("rm -rf scratch");
   Run("rm -rf /");
