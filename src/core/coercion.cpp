@@ -99,12 +99,18 @@ void CompileNode(const Json& schema, Node& node, int depth) {
   }
 }
 
+// Python's str.strip() set for ASCII. A loop, not find_first_not_of: arguments are short and
+// usually untrimmed, and the library call (memchr per byte) cost more than the coercion itself.
+constexpr bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
 std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  const size_t e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
+  size_t b = 0;
+  size_t e = s.size();
+  while (b < e && IsSpace(s[b])) ++b;
+  while (e > b && IsSpace(s[e - 1])) --e;
+  return s.substr(b, e - b);
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
@@ -115,6 +121,25 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
     if (c != lower[i]) return false;
   }
   return true;
+}
+
+// Digits, optionally signed, at most 15 of them: every such text is exactly representable as a
+// double, so float(text) is integral and equals this integer ("-0" gives 0, as int(-0.0) does).
+// The common case of a model's "42" skips the general float parse.
+std::optional<int64_t> ParseShortDecimalInteger(std::string_view s) {
+  constexpr size_t kMaxExactDigits = 15;  // 10^15 < 2^53
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty() || s.size() > kMaxExactDigits) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return negative ? -v : v;
 }
 
 // Python float() syntax: surrounding whitespace, a sign, digits with single underscores
@@ -166,6 +191,10 @@ bool CoerceStringAs(Json& value, JsonType t, const Node& node) {
   switch (t) {
     case JsonType::kInteger:
     case JsonType::kNumber: {
+      if (auto i = ParseShortDecimalInteger(s)) {
+        value = *i;
+        return true;
+      }
       auto f = ParseFloatLikePython(s);
       if (!f) return false;
       if (!std::isfinite(*f)) {
@@ -239,7 +268,8 @@ void CoerceValue(Json& value, const Node& node, int depth);
 void CoerceChildren(Json& value, const Node& node, int depth) {
   if (value.is_object()) {
     if (!node.properties.empty()) {
-      for (auto& [key, child] : value.items()) {
+      // The object's own pairs, not items(): its proxy builds two strings per element.
+      for (auto& [key, child] : value.get_ref<Json::object_t&>()) {
         if (const Node* prop = node.Property(key)) CoerceValue(child, *prop, depth + 1);
       }
     }

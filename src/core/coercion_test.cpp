@@ -34,6 +34,13 @@ const Case kCases[] = {
     {"NotANumberKept", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"forty"})", R"({"n":"forty"})"},
     {"HexRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"0x10"})", R"({"n":"0x10"})"},
     {"BadUnderscoreRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1__0"})", R"({"n":"1__0"})"},
+    // the short-decimal fast path ("42") and its edges, which must match float() exactly
+    {"PlusSignInteger", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"+7"})", R"({"n":7})"},
+    {"NegativeZeroIsZero", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-0"})", R"({"n":0})"},
+    {"LeadingZeros", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"007"})", R"({"n":7})"},
+    {"FifteenDigits", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"999999999999999"})", R"({"n":999999999999999})"},
+    {"SeventeenDigitsRoundLikeFloat", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"12345678901234567"})", R"({"n":12345678901234568})"},
+    {"LoneSignRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-"})", R"({"n":"-"})"},
     {"EmptyStringRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":""})", R"({"n":""})"},
     // boolean (seed _coerce_boolean): true/false only, case-insensitive, trimmed
     {"BoolTrue", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"true"})", R"({"b":true})"},
@@ -99,6 +106,17 @@ TEST(Coercion, InfinityAndNanBecomeFloats) {
     ASSERT_TRUE(args["n"].is_number_float()) << text;
     const double v = args["n"].get<double>();
     EXPECT_TRUE(std::isinf(v) || std::isnan(v)) << text;
+  }
+}
+
+// JSON equality ignores int vs float; the original's int(float(text)) yields an int, and so must
+// both the short-decimal fast path and the general parse.
+TEST(Coercion, IntegralTextBecomesAnIntegerNotAFloat) {
+  CoercionPlan plan = CoercionPlan::Compile(J(R"({"properties":{"n":{"type":"integer"}}})"));
+  for (const char* text : {"42", "-0", "+7", "999999999999999", "1234567890123456", "42.0", " 5 "}) {
+    Json args = Json::object({{"n", text}});
+    plan.Coerce(args);
+    EXPECT_TRUE(args["n"].is_number_integer()) << text << " -> " << args.dump();
   }
 }
 
