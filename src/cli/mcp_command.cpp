@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
+#include "talaria/core/conflict_gate.h"
 #include "talaria/core/config_section.h"
 #include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
@@ -86,7 +87,7 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   http.allowed_hosts = options.allow_hosts;
   auto serial = std::make_shared<std::atomic<uint64_t>>(0);
   // Every HTTP session's calls reach the one tool session: one gate keeps writers apart.
-  server_options.call_gate = mcp::NewCallGate();
+  server_options.call_gate = std::make_shared<ConflictGate>();
   const std::vector<std::string> roots_allowed = options.session.roots;
   auto factory = [&rt, server_options = std::move(server_options), session, serial,
                   roots_allowed](mcp::RoutedSink sink) {

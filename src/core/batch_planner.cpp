@@ -28,10 +28,11 @@ CallAdmission Barrier(std::string reason) {
 // (only looked at when a path argument is missing and may have a schema default).
 class Planner {
  public:
-  explicit Planner(const RegistrySnapshot& snapshot) : snapshot_(snapshot) {}
+  // `snapshot` may be null when only AdmitParsed is used (the caller has the entry).
+  explicit Planner(const RegistrySnapshot* snapshot) : snapshot_(snapshot) {}
 
   CallAdmission Admit(const PlannedCall& call) {
-    const ToolEntry* entry = snapshot_.Find(call.name);
+    const ToolEntry* entry = snapshot_->Find(call.name);
     if (entry == nullptr) return Barrier("unknown tool");
     if (entry->parallel() == ParallelClass::kNever) return Barrier("never parallel");
 
@@ -41,14 +42,18 @@ class Planner {
       if (!parsed) return Barrier("arguments are not valid JSON");
       args = std::move(*parsed);
     }
-    if (!args.is_object()) return Barrier("arguments are not a JSON object");
+    return AdmitParsed(*entry, args, call.cwd);
+  }
 
-    if (entry->parallel() == ParallelClass::kSafe) {
+  CallAdmission AdmitParsed(const ToolEntry& entry, const Json& args, std::string_view cwd) {
+    if (entry.parallel() == ParallelClass::kNever) return Barrier("never parallel");
+    if (!args.is_object()) return Barrier("arguments are not a JSON object");
+    if (entry.parallel() == ParallelClass::kSafe) {
       CallAdmission a;
       a.admission = Admission::kSafe;
       return a;
     }
-    return AdmitScoped(*entry, args, call.cwd);
+    return AdmitScoped(entry, args, cwd);
   }
 
  private:
@@ -105,12 +110,12 @@ class Planner {
     return &fallback->get_ref<const std::string&>();
   }
 
-  const RegistrySnapshot& snapshot_;
+  const RegistrySnapshot* snapshot_;
   PathCanonicalizer canonicalizer_;
   std::unordered_map<const ToolEntry*, Json> properties_;
 };
 
-bool Conflicts(const CallAdmission& a, const CallAdmission& b) {
+bool ScopesConflict(const CallAdmission& a, const CallAdmission& b) {
   for (const PathScope& x : a.scopes) {
     for (const PathScope& y : b.scopes) {
       if ((x.access == PathAccess::kWrite || y.access == PathAccess::kWrite) &&
@@ -135,11 +140,21 @@ std::string_view AccessName(PathAccess a) { return a == PathAccess::kWrite ? "wr
 
 }  // namespace
 
+CallAdmission AdmitCall(const ToolEntry& entry, const Json& args, std::string_view cwd) {
+  // One call: the planner's per-pass caches start empty, as for a batch of one.
+  return Planner(nullptr).AdmitParsed(entry, args, cwd);
+}
+
+bool AdmissionsConflict(const CallAdmission& a, const CallAdmission& b) {
+  if (a.admission == Admission::kBarrier || b.admission == Admission::kBarrier) return true;
+  return ScopesConflict(a, b);
+}
+
 BatchPlan PlanBatchDetailed(std::span<const PlannedCall> calls, const Registry& registry) {
   BatchPlan plan;
   plan.calls.reserve(calls.size());
   const std::shared_ptr<const RegistrySnapshot> snapshot = registry.Snapshot();
-  Planner planner(*snapshot);
+  Planner planner(snapshot.get());
   for (const PlannedCall& call : calls) plan.calls.push_back(planner.Admit(call));
 
   std::vector<PlannedSegment>& segments = plan.segments;
@@ -169,7 +184,7 @@ BatchPlan PlanBatchDetailed(std::span<const PlannedCall> calls, const Registry& 
         break;
       case Admission::kPathScoped:
         if (std::any_of(run.begin(), run.end(),
-                        [&](size_t j) { return Conflicts(admission, plan.calls[j]); })) {
+                        [&](size_t j) { return ScopesConflict(admission, plan.calls[j]); })) {
           close_run();  // this call starts the next run, after the one it conflicts with
         }
         run.push_back(i);

@@ -14,13 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "mcp/batch_collector.h"
-#include "mcp/call_gate.h"
 #include "mcp/outlet.h"
 #include "mcp/server_internal.h"
 #include "mcp/tool_catalog.h"
 #include "talaria/base/elastic_pool.h"
 #include "talaria/base/log.h"
 #include "talaria/base/uri.h"
+#include "talaria/core/conflict_gate.h"
 #include "talaria/mcp/features.h"
 
 namespace talaria::mcp {
@@ -38,18 +38,6 @@ const Json* ParamsObject(const Message& m) {
   const Json& p = m.params();
   if (p.is_null()) return &kEmpty;
   return p.is_object() ? &p : nullptr;
-}
-
-GateMode GateModeOf(const ToolEntry& entry) {
-  switch (entry.parallel()) {
-    case ParallelClass::kSafe:
-      return GateMode::kShared;
-    case ParallelClass::kPathScoped:
-      return entry.path_access() == PathAccess::kRead ? GateMode::kShared : GateMode::kExclusive;
-    case ParallelClass::kNever:
-      break;
-  }
-  return GateMode::kExclusive;
 }
 
 // CallToolResult: the result's rich content blocks, else the text as one text block; a JSON
@@ -146,7 +134,7 @@ struct McpServer::Impl {
         outlet(std::make_shared<Outlet>(batches->Wrap(std::move(s)))),
         catalog(d, toolsets, options.toolsets),
         features(options.features, options.toolsets, toolsets, options.page_size),
-        gate(options.call_gate ? options.call_gate : NewCallGate()) {}
+        gate(options.call_gate ? options.call_gate : std::make_shared<ConflictGate>()) {}
 
   void Send(std::string_view line) { outlet->Send(line, Routing{}); }
   void Answer(const Json& id, const Reply& reply) {
@@ -217,7 +205,7 @@ struct McpServer::Impl {
   const std::shared_ptr<Outlet> outlet;
   ToolCatalog catalog;
   const FeatureView features;
-  const std::shared_ptr<CallGate> gate;
+  const std::shared_ptr<ConflictGate> gate;
   std::shared_ptr<ListenerHook> hook = std::make_shared<ListenerHook>();
   int listener_id = 0;
   int feature_listener_id = 0;
@@ -501,7 +489,6 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     ctx.client = channel;
     channel->Progress(0, std::nullopt, "started " + entry->name());
 
-    const GateMode mode = GateModeOf(*entry);
     ToolResult result;
     if (!roots.ok()) {
       const bool cancelled = roots.code() == StatusCode::kCancelled;
@@ -509,9 +496,10 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
                                    ToolResult::Error(roots.message(),
                                                      cancelled ? CallStatus::kCancelled : CallStatus::kBlocked,
                                                      cancelled ? "cancelled" : "client_roots"));
-    } else if (gate->Enter(mode, ctx.cancel)) {
+    } else if (auto pass = gate->Enter(AdmitCall(*entry, args, ctx.services ? ctx.services->cwd() : ""),
+                                       ctx.cancel)) {
       result = dispatcher.DispatchArgs(entry->name(), std::move(args), ctx);
-      gate->Leave(mode);
+      pass->Leave();
     } else {
       result = dispatcher.Conclude(entry->name(), DumpJson(args), ctx,
                                    ToolResult::Error("Cancelled before it started", CallStatus::kCancelled,
@@ -715,7 +703,6 @@ McpServer::~McpServer() {
   impl_->outlet->Close();
 }
 
-std::shared_ptr<CallGate> NewCallGate() { return std::make_shared<CallGate>(); }
 
 Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
                                                      McpServerOptions options, MessageSink sink) {

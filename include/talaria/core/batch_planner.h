@@ -76,6 +76,17 @@ std::vector<PlannedSegment> PlanBatch(std::span<const PlannedCall> calls, const 
 // PlanBatch plus how each call was admitted.
 BatchPlan PlanBatchDetailed(std::span<const PlannedCall> calls, const Registry& registry);
 
+// How the planner admits one call whose arguments are already parsed: what PlanBatchDetailed
+// records per call, for a front end that runs calls as they arrive (the MCP server, through a
+// ConflictGate) rather than a batch at once.
+CallAdmission AdmitCall(const ToolEntry& entry, const Json& args, std::string_view cwd);
+
+// Whether two admitted calls must not run at the same time: a barrier conflicts with every call;
+// path-scoped calls conflict when one's canonical path is a component-wise prefix of the other's
+// and either side writes; safe calls conflict with barriers only. The rule the batch planner
+// splits runs by.
+bool AdmissionsConflict(const CallAdmission& a, const CallAdmission& b);
+
 // The plan as JSON for `talaria batch --plan`: an array with one object per segment,
 //   {"parallel": bool, "calls": [indices], "tools": [names],
 //    "admissions": [{"class": "barrier"|"safe"|"path_scoped", "reason"?: text,

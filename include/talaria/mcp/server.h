@@ -42,6 +42,10 @@
 #include "talaria/core/toolsets.h"
 #include "talaria/mcp/jsonrpc.h"
 
+namespace talaria {
+class ConflictGate;  // talaria/core/conflict_gate.h
+}  // namespace talaria
+
 namespace talaria::mcp {
 
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
@@ -52,10 +56,6 @@ std::span<const std::string_view> SupportedProtocolVersions();
 // server then sets the context's cancel token (and deadline, when configured) itself.
 using ContextFactory = std::function<ToolContext(const std::string& call_id)>;
 
-// Keeps calls that must not overlap apart (writers and never-parallel tools run alone).
-class CallGate;
-// A gate for servers that share one tool session (the HTTP transport's sessions).
-std::shared_ptr<CallGate> NewCallGate();
 // Receives each outgoing message as one line of JSON (no newline). Never called concurrently.
 using MessageSink = std::function<void(std::string_view line)>;
 
@@ -102,8 +102,9 @@ struct McpServerOptions {
   // make_context made before the roots applied. A client without the capability is not waited on.
   std::function<Status(const std::vector<std::string>& paths)> on_client_roots;
   std::chrono::milliseconds roots_timeout{5000};
+  // Keeps calls that must not overlap apart, by the batch planner's rule (conflict_gate.h).
   // Shared by every server whose calls reach the same tool session; null: one of its own.
-  std::shared_ptr<CallGate> call_gate;
+  std::shared_ptr<ConflictGate> call_gate;
   // Resources, resource templates and prompts to serve besides tools (those of the selected
   // toolsets); null: none, and no such capabilities are declared.
   std::shared_ptr<ServerFeatures> features;
