@@ -24,7 +24,7 @@
 #include "talaria/base/sha256.h"
 #include "talaria/core/budget.h"
 #include "talaria/tools/session_services.h"
-#include "tools/code/call_gate.h"
+#include "tools/code/script_call_screen.h"
 #include "tools/code/interpreter.h"
 #include "tools/code/pids_cgroup.h"
 #include "tools/code/rpc_server.h"
@@ -168,12 +168,12 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   // Script calls stop when the caller cancels or when this execution ends (whichever first).
   std::stop_source calls_stop;
   std::stop_callback forward(ctx.cancel, [&calls_stop] { calls_stop.request_stop(); });
-  GateOptions gate_options;
-  gate_options.allowed = allowed_;
-  gate_options.max_tool_calls = options_.max_tool_calls;
-  gate_options.approvals = options_.approvals;
-  gate_options.guard = guard_;
-  CallGate gate(dispatcher_, ctx, std::move(gate_options), calls_stop.get_token(), deadline);
+  ScreenOptions screen_options;
+  screen_options.allowed = allowed_;
+  screen_options.max_tool_calls = options_.max_tool_calls;
+  screen_options.approvals = options_.approvals;
+  screen_options.guard = guard_;
+  ScriptCallScreen gate(dispatcher_, ctx, std::move(screen_options), calls_stop.get_token(), deadline);
   auto server = RpcServer::Start(
       std::move(host_end), [&gate](const std::string& tool, Json call_args) { return gate.Call(tool, std::move(call_args)); },
       deadline + kServerSlack);

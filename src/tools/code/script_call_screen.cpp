@@ -1,4 +1,4 @@
-#include "tools/code/call_gate.h"
+#include "tools/code/script_call_screen.h"
 
 #include <algorithm>
 #include <array>
@@ -57,14 +57,14 @@ std::string CallLimitMessage(int limit) {
   return message;
 }
 
-CallGate::CallGate(const Dispatcher& dispatcher, const ToolContext& base, GateOptions options, std::stop_token cancel,
+ScriptCallScreen::ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base, ScreenOptions options, std::stop_token cancel,
                    ToolContext::Deadline deadline)
     : dispatcher_(dispatcher), base_(base), options_(std::move(options)) {
   base_.cancel = std::move(cancel);
   base_.deadline = deadline;
 }
 
-std::string CallGate::Call(const std::string& tool, Json args) {
+std::string ScriptCallScreen::Call(const std::string& tool, Json args) {
   if (!std::binary_search(options_.allowed.begin(), options_.allowed.end(), tool)) {
     return ErrorText(ToolNotAvailableMessage(tool, options_.allowed));
   }

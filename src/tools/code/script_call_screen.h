@@ -20,18 +20,18 @@
 
 namespace talaria::tools::code {
 
-struct GateOptions {
+struct ScreenOptions {
   std::vector<std::string> allowed;  // tool names, sorted
   int max_tool_calls = kDefaultMaxToolCalls;
   ScriptApprovals approvals = ScriptApprovals::kInherit;
   safety::GuardOptions guard;  // for ScriptApprovals::kDeny
 };
 
-class CallGate {
+class ScriptCallScreen {
  public:
   // `base` is the execute_code call's context (session, workspace, environment); each script call
   // gets a copy with `cancel`, `deadline` and its own call id.
-  CallGate(const Dispatcher& dispatcher, const ToolContext& base, GateOptions options, std::stop_token cancel,
+  ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base, ScreenOptions options, std::stop_token cancel,
            ToolContext::Deadline deadline);
 
   // Runs one call from the script; returns the result text the script receives.
@@ -41,7 +41,7 @@ class CallGate {
  private:
   const Dispatcher& dispatcher_;
   ToolContext base_;
-  const GateOptions options_;
+  const ScreenOptions options_;
   std::atomic<int> calls_{0};
 };
 
