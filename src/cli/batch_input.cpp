@@ -1,11 +1,11 @@
 #include "cli/batch_input.h"
+#include "talaria/base/strings.h"
 
 #include <nlohmann/json.hpp>
 
 namespace talaria::cli {
 namespace {
 
-bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 // `arguments` as the dispatcher takes it: the model's text as is, an object serialised, absent {}.
 Result<std::string> ArgumentsText(const Json& holder, const std::string& where) {
@@ -60,7 +60,7 @@ Result<std::vector<BatchCall>> ParseBatchInput(std::string_view text) {
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     ++line_no;
-    if (IsBlank(line)) continue;
+    if (IsBlank(line, kJsonSpace)) continue;
     const std::string where = "line " + std::to_string(line_no);
     auto parsed = ParseJson(line);
     if (!parsed) return Err(InvalidArgumentError(where + ": not JSON: " + parsed.error().message()));

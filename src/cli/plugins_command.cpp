@@ -7,18 +7,11 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "talaria/plugins/plugin_loader.h"
+#include "talaria/base/strings.h"
 
 namespace talaria::cli {
 namespace {
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
 
 }  // namespace
 

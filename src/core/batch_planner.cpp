@@ -9,13 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/path_scope.h"
+#include "talaria/base/strings.h"
 
 namespace talaria {
 namespace {
 
-bool IsBlank(std::string_view text) {
-  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
 
 CallAdmission Barrier(std::string reason) {
   CallAdmission a;
@@ -37,7 +35,7 @@ class Planner {
     if (entry->parallel() == ParallelClass::kNever) return Barrier("never parallel");
 
     Json args = Json::object();
-    if (!IsBlank(call.raw_args)) {
+    if (!IsBlank(call.raw_args, kJsonSpace)) {
       Result<Json> parsed = ParseJson(call.raw_args);
       if (!parsed) return Barrier("arguments are not valid JSON");
       args = std::move(*parsed);

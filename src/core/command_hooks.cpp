@@ -14,6 +14,7 @@
 
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
+#include "talaria/base/strings.h"
 #include "talaria/base/subprocess.h"
 
 extern char** environ;
@@ -69,16 +70,8 @@ struct HookEnv {
   }
 };
 
-std::string Trim(std::string_view s) {
-  const auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-  };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return std::string(s);
-}
 
-std::string Shorten(std::string_view s) { return TruncateHeadTail(Trim(s), kMaxWarnDetail); }
+std::string Shorten(std::string_view s) { return TruncateHeadTail(std::string(Trim(s)), kMaxWarnDetail); }
 
 bool Matches(const MatcherGroup& group, std::string_view tool_name) {
   return !group.matcher || RE2::FullMatch(tool_name, *group.matcher);
@@ -167,7 +160,7 @@ std::optional<ProcessResult> RunHookCommand(const CommandSpec& spec, const Json&
 // logged).
 std::optional<Json> ParseHookOutput(const ProcessResult& run, const CommandSpec& spec,
                                     const HookEnv& env) {
-  const std::string out = Trim(run.stdout_text);
+  const std::string out = std::string(Trim(run.stdout_text));
   if (out.empty()) return std::nullopt;
   auto parsed = ParseJson(out);
   if (!parsed || !parsed->is_object()) {
@@ -213,7 +206,7 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   auto run = RunHookCommand(spec, event, e.tool_name, e.ctx, env, &failure);
   if (!run) return NoVerdict(spec, failure);
 
-  if (run->exit_code == 2) return BlockBy(spec, Trim(run->stderr_text));
+  if (run->exit_code == 2) return BlockBy(spec, std::string(Trim(run->stderr_text)));
   if (run->exit_code != 0) {
     WarnExit(*run, spec, kPreToolUse, env);
     // sh reports a program it cannot find or execute as 127 or 126.
@@ -223,7 +216,7 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
     if (const std::string err = Shorten(run->stderr_text); !err.empty()) why += " (" + err + ")";
     return NoVerdict(spec, why);
   }
-  const std::string stdout_text = Trim(run->stdout_text);
+  const std::string stdout_text = std::string(Trim(run->stdout_text));
   auto out = ParseHookOutput(*run, spec, env);
   if (!out) {
     return stdout_text.empty() ? PreHookDecision::Continue() : NoVerdict(spec, "printed no JSON object");
@@ -285,7 +278,7 @@ std::vector<std::string> CollectPostFeedback(const std::vector<MatcherGroup>& gr
       auto run = RunHookCommand(spec, *event, e.tool_name, e.ctx, env);
       if (!run) continue;
       if (run->exit_code == 2) {
-        std::string text = Trim(run->stderr_text);
+        std::string text = std::string(Trim(run->stderr_text));
         feedback.push_back(text.empty()
                                ? "PostToolUse hook reported a problem: " + Shorten(spec.command)
                                : std::move(text));
@@ -298,13 +291,13 @@ std::vector<std::string> CollectPostFeedback(const std::vector<MatcherGroup>& gr
       auto out = ParseHookOutput(*run, spec, env);
       if (!out) continue;
       if (JsonStringField(*out, "decision") == "block") {
-        std::string reason = Trim(JsonStringField(*out, "reason"));
+        std::string reason = std::string(Trim(JsonStringField(*out, "reason")));
         feedback.push_back(reason.empty()
                                ? "PostToolUse hook flagged this result: " + Shorten(spec.command)
                                : std::move(reason));
       }
       if (auto it = out->find("hookSpecificOutput"); it != out->end()) {
-        std::string context = Trim(JsonStringField(*it, "additionalContext"));
+        std::string context = std::string(Trim(JsonStringField(*it, "additionalContext")));
         if (!context.empty()) feedback.push_back(std::move(context));
       }
     }

@@ -13,6 +13,7 @@
 
 #include "core/compiled_schema.h"
 #include "talaria/base/executor.h"
+#include "talaria/base/strings.h"
 #include "talaria/core/untrusted_content.h"
 
 namespace talaria {
@@ -49,9 +50,6 @@ ToolResult ExecutionFailed(std::string_view type, std::string_view what) {
                            CallStatus::kError, "exception");
 }
 
-bool IsBlank(std::string_view s) {
-  return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
 
 // Handler-made JSON with an oversized "error" field is re-bounded at the boundary.
 void BoundHandlerError(ToolResult& r) {
@@ -107,7 +105,7 @@ std::vector<std::string> Dispatcher::RunnableTools(std::span<const std::string> 
 
 ToolResult Dispatcher::Dispatch(std::string_view name, std::string_view raw_args, ToolContext& ctx,
                                 PreHookMode pre_mode) const {
-  if (IsBlank(raw_args)) return DispatchArgs(name, Json::object(), ctx, pre_mode);
+  if (IsBlank(raw_args, kJsonSpace)) return DispatchArgs(name, Json::object(), ctx, pre_mode);
   auto parsed = ParseJson(raw_args);
   if (!parsed || !parsed->is_object()) {
     const auto started = std::chrono::steady_clock::now();

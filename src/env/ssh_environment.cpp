@@ -33,6 +33,7 @@
 #include "env/ssh_command.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
+#include "talaria/base/strings.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
@@ -182,12 +183,6 @@ std::string RemoteCommand(std::string_view script, std::vector<std::string> args
   return "exec bash --noprofile --norc -c " + ShellJoin(args);
 }
 
-std::string Trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 // The ssh client in PATH, as an absolute path; empty when there is none.
 std::string FindSsh() {
@@ -290,7 +285,7 @@ class SshEnvironment final : public Environment {
       lines.push_back(r.stdout_text.substr(start, nl - start));
       start = nl + 1;
     }
-    const std::string err = Trim(r.stderr_text);
+    const std::string err = std::string(Trim(r.stderr_text));
     if (r.exit_code == 0 && lines.size() == 3 && lines[0] == "talaria-ssh-ready" &&
         !lines[1].empty() && !lines[2].empty()) {
       state_dir_ = lines[1];
@@ -342,7 +337,7 @@ class SshEnvironment final : public Environment {
     CwdReport report = ExtractCwdReport(ssh_stderr, marker_);
     if (!report.found) {
       if (r.exit_code == 255) {
-        const std::string err = Trim(report.rest);
+        const std::string err = std::string(Trim(report.rest));
         return Err(
             UnavailableError("ssh " + destination_ + " port " + std::to_string(options_.port) +
                              " failed: " + (err.empty() ? std::string("connection lost") : err)));

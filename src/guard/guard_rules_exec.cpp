@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "guard/guard_internal.h"
+#include "talaria/base/ascii.h"
 
 namespace talaria::safety::guard {
 namespace {
@@ -58,11 +59,6 @@ const Interpreter* FindInterpreter(std::string_view name) {
   return nullptr;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 void TalariaHomeCode(Judge& judge) {
   judge.Add("write_talaria_home",
@@ -220,7 +216,7 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
       script = v.args[i];
       break;
     }
-    const std::string lower = Lower(t);
+    const std::string lower = AsciiLower(t);
     bool matched_long = false;
     for (std::string_view l : in.inline_long) {
       if (lower == l) {

@@ -3,19 +3,15 @@
 #include <re2/re2.h>
 
 #include "guard/guard_internal.h"
+#include "talaria/base/ascii.h"
 
 namespace talaria::safety::guard {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 // git configuration keys whose value is a program git runs.
 bool IsProgramKey(std::string_view key_in) {
-  const std::string key = Lower(key_in);
+  const std::string key = AsciiLower(key_in);
   static constexpr std::string_view kExact[] = {
       "core.pager",      "core.sshcommand", "core.editor",     "core.fsmonitor",
       "core.hookspath",  "core.askpass",    "core.gitproxy",   "sequence.editor",

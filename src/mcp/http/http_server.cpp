@@ -24,6 +24,7 @@
 
 #include "talaria/base/ascii.h"
 #include "talaria/base/log.h"
+#include "talaria/base/strings.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace talaria::mcp::http_internal {
@@ -131,11 +132,8 @@ bool IsTokenChar(char c) {
   return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+// Optional whitespace around a header value (RFC 9110 OWS).
+std::string_view TrimOws(std::string_view s) { return Trim(s, kLineSpace); }
 
 // Parses a request head (without its final blank line) strictly.
 tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const HttpServerOptions& o) {
@@ -181,7 +179,7 @@ tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const Http
     if (colon == std::string_view::npos || colon == 0) return bad("header line without a name");
     const std::string_view name = h.substr(0, colon);
     if (!std::all_of(name.begin(), name.end(), IsTokenChar)) return bad("malformed header name");
-    const std::string_view value = Trim(h.substr(colon + 1));
+    const std::string_view value = TrimOws(h.substr(colon + 1));
     if (std::any_of(value.begin(), value.end(), [](char c) {
           const auto u = static_cast<unsigned char>(c);
           return (u < 0x20 && u != '\t') || u == 0x7f;
@@ -727,7 +725,7 @@ std::optional<tl::expected<void, HttpError>> ServerImpl::DecodeChunked(Conn& c) 
         }
         std::string_view line = std::string_view(c.in).substr(0, eol);
         line = line.substr(0, line.find(';'));
-        line = Trim(line);
+        line = TrimOws(line);
         size_t size = 0;
         const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
         if (line.empty() || line.size() > 15 || ec != std::errc() || ptr != line.data() + line.size()) {
