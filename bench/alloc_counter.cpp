@@ -80,8 +80,8 @@ uint64_t AllocCalls() { return g_calls.load(std::memory_order_relaxed); }
 
 }  // namespace talaria_bench
 
-using talaria_bench::AllocateOrThrow;
 using talaria_bench::Allocate;
+using talaria_bench::AllocateOrThrow;
 using talaria_bench::Release;
 
 constexpr size_t kDefaultAlign = alignof(std::max_align_t);
@@ -89,9 +89,15 @@ constexpr size_t kDefaultAlign = alignof(std::max_align_t);
 void* operator new(size_t n) { return AllocateOrThrow(n, kDefaultAlign); }
 void* operator new[](size_t n) { return AllocateOrThrow(n, kDefaultAlign); }
 void* operator new(size_t n, const std::nothrow_t&) noexcept { return Allocate(n, kDefaultAlign); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return Allocate(n, kDefaultAlign); }
-void* operator new(size_t n, std::align_val_t a) { return AllocateOrThrow(n, static_cast<size_t>(a)); }
-void* operator new[](size_t n, std::align_val_t a) { return AllocateOrThrow(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  return Allocate(n, kDefaultAlign);
+}
+void* operator new(size_t n, std::align_val_t a) {
+  return AllocateOrThrow(n, static_cast<size_t>(a));
+}
+void* operator new[](size_t n, std::align_val_t a) {
+  return AllocateOrThrow(n, static_cast<size_t>(a));
+}
 void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
   return Allocate(n, static_cast<size_t>(a));
 }
@@ -107,7 +113,9 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { Release(p, kDefa
 void operator delete[](void* p, const std::nothrow_t&) noexcept { Release(p, kDefaultAlign); }
 void operator delete(void* p, std::align_val_t a) noexcept { Release(p, static_cast<size_t>(a)); }
 void operator delete[](void* p, std::align_val_t a) noexcept { Release(p, static_cast<size_t>(a)); }
-void operator delete(void* p, size_t, std::align_val_t a) noexcept { Release(p, static_cast<size_t>(a)); }
+void operator delete(void* p, size_t, std::align_val_t a) noexcept {
+  Release(p, static_cast<size_t>(a));
+}
 void operator delete[](void* p, size_t, std::align_val_t a) noexcept {
   Release(p, static_cast<size_t>(a));
 }

@@ -50,10 +50,12 @@ double MsSince(SteadyClock::time_point t0) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
 }
 
-void RegisterTool(talaria::Registry& registry, const std::string& name, talaria::SyncHandler handler) {
-  const std::string schema = R"({"name": ")" + name +
-                             R"(", "description": "sleeps", "parameters": {"type": "object",)"
-                             R"( "properties": {"ms": {"type": "integer", "description": "milliseconds"}}, "required": ["ms"]}})";
+void RegisterTool(talaria::Registry& registry, const std::string& name,
+                  talaria::SyncHandler handler) {
+  const std::string schema =
+      R"({"name": ")" + name +
+      R"(", "description": "sleeps", "parameters": {"type": "object",)"
+      R"( "properties": {"ms": {"type": "integer", "description": "milliseconds"}}, "required": ["ms"]}})";
   talaria::ToolSpec spec;
   spec.name = name;
   spec.toolset = "bench_sleep";
@@ -73,7 +75,8 @@ ToolResult Sleep(const Json& args, ToolContext&) {
 
 std::vector<BatchCall> SleepCalls() {
   std::vector<BatchCall> calls;
-  for (int k = 0; k < 8; ++k) calls.push_back({"sleep_" + std::to_string(k), R"({"ms": "50"})", ""});
+  for (int k = 0; k < 8; ++k)
+    calls.push_back({"sleep_" + std::to_string(k), R"({"ms": "50"})", ""});
   return calls;
 }
 
@@ -90,7 +93,8 @@ void BenchW7(int batches) {
     const std::vector<ToolResult> results = batch.Run(ToolContext{});
     const double ms = MsSince(t0);
     if (results.size() != 8 || !results[7].ok()) {
-      std::fprintf(stderr, "W7: a call failed: %s\n", results.empty() ? "" : results[7].text.c_str());
+      std::fprintf(stderr, "W7: a call failed: %s\n",
+                   results.empty() ? "" : results[7].text.c_str());
       std::exit(1);
     }
     if (i > 0) parallel.push_back(ms);  // the first is the warm-up
@@ -139,7 +143,8 @@ ToolResult SpawnSleeper(ToolContext& ctx, std::atomic<int>& started) {
 void BenchCancel(int rounds) {
   talaria::Registry registry;
   std::atomic<int> started{0};
-  RegisterTool(registry, "sleeper", [&started](const Json&, ToolContext& ctx) { return SpawnSleeper(ctx, started); });
+  RegisterTool(registry, "sleeper",
+               [&started](const Json&, ToolContext& ctx) { return SpawnSleeper(ctx, started); });
   talaria::Dispatcher dispatcher(registry);
   std::vector<BatchCall> calls(8, BatchCall{"sleeper", R"({"ms": 0})", ""});
 
@@ -150,7 +155,8 @@ void BenchCancel(int rounds) {
     SteadyClock::time_point cancelled_at;
     std::jthread canceller([&] {
       while (started.load() < 8) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let every child settle into sleep
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(20));  // let every child settle into sleep
       cancelled_at = SteadyClock::now();
       batch.Cancel();
     });

@@ -49,8 +49,6 @@ void SelfTest() {
   }
 }
 
-
-
 void PrintHashMetric(std::string_view name, uint64_t hash) {
   std::printf("METRIC %.*s %s hash\n", static_cast<int>(name.size()), name.data(),
               Hex16(hash).c_str());

@@ -31,7 +31,6 @@ int64_t Count(const Options& opts, int64_t full, int64_t min_quick = 10);
 
 // --- spec generators (§4) -----------------------------------------------------------------
 
-
 uint64_t Fnv1a64(std::string_view bytes);
 std::string Hex16(uint64_t v);
 // FNV-1a of the names joined by "\n" (no trailing newline).
@@ -41,7 +40,6 @@ uint64_t Fnv1a64Joined(const std::vector<std::string>& names);
 void SelfTest();
 
 // --- measurement --------------------------------------------------------------------------
-
 
 inline double ElapsedNs(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::nano>(to - from).count();

@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int calls = quick ? 500 : 5000;
   const int runs = quick ? 5 : 30;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-code-bench-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "talaria-code-bench-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) return 1;
   ::setenv("TALARIA_HOME", (tmpl + "/home").c_str(), 1);
 
@@ -89,7 +90,9 @@ int main(int argc, char** argv) {
   echo.toolset = "web";
   echo.schema = R"json({"name":"web_search","description":"echo","parameters":{"type":"object",
     "properties":{"query":{"type":"string"},"limit":{"type":"integer"}},"required":["query"]}})json";
-  echo.handler = [](const Json&, talaria::ToolContext&) { return talaria::ToolResult::Text("{\"ok\":true}"); };
+  echo.handler = [](const Json&, talaria::ToolContext&) {
+    return talaria::ToolResult::Text("{\"ok\":true}");
+  };
   if (!talaria::Registry::Global().Register(std::move(echo)).ok()) return 1;
 
   talaria::tools::SessionOptions options;
@@ -101,10 +104,14 @@ int main(int argc, char** argv) {
   talaria::Dispatcher dispatcher;
   if (!Enable(dispatcher, talaria::tools::CodeSandbox::kBwrap)) return 1;
 
-  std::string code = "import time\nfrom hermes_tools import web_search\nsamples = []\nfor i in range(";
+  std::string code =
+      "import time\nfrom hermes_tools import web_search\nsamples = []\nfor i in range(";
   code += std::to_string(calls);
-  code += "):\n    t = time.perf_counter_ns(); web_search('q'); samples.append(time.perf_counter_ns() - t)\n"
-          "samples.sort()\nprint(samples[len(samples) // 2] / 1000, samples[len(samples) * 9 // 10] / 1000)\n";
+  code +=
+      "):\n    t = time.perf_counter_ns(); web_search('q'); samples.append(time.perf_counter_ns() "
+      "- t)\n"
+      "samples.sort()\nprint(samples[len(samples) // 2] / 1000, samples[len(samples) * 9 // 10] / "
+      "1000)\n";
   Json rt = RunCode(dispatcher, ctx, code);
   double median_us = 0, p90_us = 0;
   std::sscanf(rt["output"].get<std::string>().c_str(), "%lf %lf", &median_us, &p90_us);
@@ -116,11 +123,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     RunCode(dispatcher, ctx, "print(1)");
-    total.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    total.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   PrintMetric("code_total_print_bwrap_ms", Median(std::move(total)), "ms");
 
-  if (talaria::tools::code::LandlockAbi() > 0 && Enable(dispatcher, talaria::tools::CodeSandbox::kLandlock)) {
+  if (talaria::tools::code::LandlockAbi() > 0 &&
+      Enable(dispatcher, talaria::tools::CodeSandbox::kLandlock)) {
     PrintMetric("code_first_output_landlock_ms", FirstOutputMs(dispatcher, ctx, runs), "ms");
   }
   if (!Enable(dispatcher, talaria::tools::CodeSandbox::kNone)) return 1;

@@ -29,7 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using talaria::Json;
 
-
 using talaria_bench::Median;
 using talaria_bench::PrintMetric;
 
@@ -57,7 +56,8 @@ double MedianCallUs(int iterations, const talaria::Dispatcher& dispatcher, std::
     talaria::ToolResult r = dispatcher.Dispatch(tool, args, ctx);
     const auto t1 = Clock::now();
     if (!r.ok()) {
-      std::fprintf(stderr, "%.*s failed: %.300s\n", static_cast<int>(tool.size()), tool.data(), r.text.c_str());
+      std::fprintf(stderr, "%.*s failed: %.300s\n", static_cast<int>(tool.size()), tool.data(),
+                   r.text.c_str());
       std::exit(2);
     }
     if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
@@ -69,7 +69,8 @@ double MedianCallUs(int iterations, const talaria::Dispatcher& dispatcher, std::
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-file-bench-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "talaria-file-bench-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) return 1;
   const std::string root = std::filesystem::canonical(tmpl).string();
 
@@ -89,7 +90,8 @@ int main(int argc, char** argv) {
     size_t bytes;
     int iterations;
   };
-  const std::vector<Size> sizes = {{"1kb", 1024, quick ? 50 : 2000}, {"1mb", 1 << 20, quick ? 5 : 100}};
+  const std::vector<Size> sizes = {{"1kb", 1024, quick ? 50 : 2000},
+                                   {"1mb", 1 << 20, quick ? 5 : 100}};
   for (const Size& size : sizes) {
     const std::string name = std::string("file_") + size.label + ".txt";
     const std::string content = TextOfSize(size.bytes);
@@ -106,7 +108,8 @@ int main(int argc, char** argv) {
     talaria::ToolContext write_ctx = (*session)->NewContext("bench-write");
     const std::string write_args = Json{{"path", "out_" + name}, {"content", content}}.dump();
     PrintMetric(std::string("write_file_") + size.label + "_us",
-                MedianCallUs(size.iterations, dispatcher, "write_file", write_args, write_ctx), "us");
+                MedianCallUs(size.iterations, dispatcher, "write_file", write_args, write_ctx),
+                "us");
   }
 
   // The dedup stub: the tracker answers before any content is read. A task of its own per
@@ -114,7 +117,8 @@ int main(int argc, char** argv) {
   const std::string stub_args = Json{{"path", "file_1kb.txt"}}.dump();
   std::vector<double> stub_us;
   for (int i = 0; i < (quick ? 50 : 2000); ++i) {
-    talaria::ToolContext stub_ctx = (*session)->NewContext("bench-stub", "stub-" + std::to_string(i));
+    talaria::ToolContext stub_ctx =
+        (*session)->NewContext("bench-stub", "stub-" + std::to_string(i));
     dispatcher.Dispatch("read_file", stub_args, stub_ctx);
     const auto t0 = Clock::now();
     talaria::ToolResult r = dispatcher.Dispatch("read_file", stub_args, stub_ctx);
@@ -133,8 +137,11 @@ int main(int argc, char** argv) {
   std::ofstream(options.roots[0] + "/fuzzy_20k.py", std::ios::binary) << big;
   std::string near_miss;
   for (int i = 0; i < 30; ++i) near_miss += "line_nomber_" + std::to_string(i * 7) + " = j;\n";
-  const std::string miss_args =
-      Json{{"mode", "replace"}, {"path", "fuzzy_20k.py"}, {"old_string", near_miss}, {"new_string", "x"}}.dump();
+  const std::string miss_args = Json{
+      {"mode", "replace"},
+      {"path", "fuzzy_20k.py"},
+      {"old_string", near_miss},
+      {"new_string", "x"}}.dump();
   std::vector<double> miss_ms;
   for (int i = 0; i < (quick ? 1 : 5); ++i) {
     talaria::ToolContext patch_ctx = (*session)->NewContext("bench-patch");

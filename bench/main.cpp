@@ -28,7 +28,8 @@ constexpr Workload kWorkloads[] = {
 
 int Usage() {
   std::fprintf(stderr, "usage: talaria_bench [--quick] <workload>|list\nworkloads:");
-  for (const auto& w : kWorkloads) std::fprintf(stderr, " %.*s", static_cast<int>(w.name.size()), w.name.data());
+  for (const auto& w : kWorkloads)
+    std::fprintf(stderr, " %.*s", static_cast<int>(w.name.size()), w.name.data());
   std::fprintf(stderr, "\n");
   return 64;
 }
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
     }
   }
   if (name == "list") {
-    for (const auto& w : kWorkloads) std::printf("%.*s\n", static_cast<int>(w.name.size()), w.name.data());
+    for (const auto& w : kWorkloads)
+      std::printf("%.*s\n", static_cast<int>(w.name.size()), w.name.data());
     return 0;
   }
   for (const auto& w : kWorkloads) {

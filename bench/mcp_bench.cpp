@@ -83,7 +83,8 @@ std::vector<pid_t> g_live_children;
 
 [[noreturn]] void Die(const std::string& message) {
   std::fprintf(stderr, "talaria_mcp_bench: %s\n", message.c_str());
-  if (!g_log_dir.empty()) std::fprintf(stderr, "talaria_mcp_bench: server logs in %s\n", g_log_dir.c_str());
+  if (!g_log_dir.empty())
+    std::fprintf(stderr, "talaria_mcp_bench: server logs in %s\n", g_log_dir.c_str());
   for (const pid_t pid : g_live_children) {
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
@@ -118,9 +119,9 @@ std::string MakeFileText(int index) {
   talaria_bench::SplitMix64 rng(0x5EED0006 + static_cast<uint64_t>(index));
   const size_t target = 2048 + rng.Below(14 * 1024);
   std::string text = FirstLine(index) + "\n\n";
-  static constexpr std::string_view kWords[] = {"server", "client",  "request", "answer",   "timeout",
-                                                "buffer", "session", "stream",  "schema",   "tool",
-                                                "result", "error",   "cancel",  "progress", "file"};
+  static constexpr std::string_view kWords[] = {
+      "server", "client", "request", "answer", "timeout", "buffer",   "session", "stream",
+      "schema", "tool",   "result",  "error",  "cancel",  "progress", "file"};
   for (int line = 1; text.size() < target; ++line) {
     std::string row = "- item ";
     row += std::to_string(line);
@@ -202,8 +203,10 @@ LineInfo ScanLine(std::string_view line) {
 // reaps the child. Not thread-safe; one thread drives it.
 class ServerProcess {
  public:
-  static std::optional<ServerProcess> Start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                            const std::string& cwd, const std::string& log_path, std::string* error) {
+  static std::optional<ServerProcess> Start(const std::vector<std::string>& argv,
+                                            const std::vector<std::string>& env,
+                                            const std::string& cwd, const std::string& log_path,
+                                            std::string* error) {
     int in[2];
     int out[2];
     if (::pipe2(in, O_CLOEXEC) != 0) return Fail(error, "pipe2");
@@ -216,7 +219,8 @@ class ServerProcess {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -227,7 +231,8 @@ class ServerProcess {
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::vector<char*> cargv;
     for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
@@ -313,7 +318,8 @@ class ServerProcess {
         return line;
       }
       scanned = buffer_.size();
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) Die("no answer from the server within 15 s");
       pollfd p{out_, POLLIN, 0};
       const int ready = ::poll(&p, 1, static_cast<int>(left.count()) + 1);
@@ -337,9 +343,11 @@ class ServerProcess {
       }
       if (!info.id) continue;
       if (*info.id != id) {
-        Die("answer to request " + std::to_string(*info.id) + " while waiting for " + std::to_string(id));
+        Die("answer to request " + std::to_string(*info.id) + " while waiting for " +
+            std::to_string(id));
       }
-      if (info.has_error) Die("request " + std::to_string(id) + " failed: " + std::string(line.substr(0, 300)));
+      if (info.has_error)
+        Die("request " + std::to_string(id) + " failed: " + std::string(line.substr(0, 300)));
       return line;
     }
   }
@@ -407,8 +415,8 @@ std::string ReadRequest(const Server& server, const Setup& setup, long long id) 
 
 ServerProcess Spawn(const Server& server, const Setup& setup) {
   std::string error;
-  auto process =
-      ServerProcess::Start(server.argv, setup.env, setup.root, setup.log_dir + "/" + server.label + ".log", &error);
+  auto process = ServerProcess::Start(server.argv, setup.env, setup.root,
+                                      setup.log_dir + "/" + server.label + ".log", &error);
   if (!process) Die(server.label + ": " + error);
   return std::move(*process);
 }
@@ -424,7 +432,8 @@ double SpawnToInitializeMs(const Server& server, const Setup& setup) {
   return MsBetween(t0, t1);
 }
 
-void CheckReadAnswer(const Server& server, const Setup& setup, long long id, std::string_view answer);
+void CheckReadAnswer(const Server& server, const Setup& setup, long long id,
+                     std::string_view answer);
 
 // A fresh server past the handshake, its tool list checked for the read tool, and one read
 // checked for the file's content.
@@ -456,20 +465,22 @@ bool Contains(std::string_view haystack, std::string_view needle) {
 }
 
 // Dies unless `answer` (to request `id`) carries the whole of the file that request read.
-void CheckReadAnswer(const Server& server, const Setup& setup, long long id, std::string_view answer) {
+void CheckReadAnswer(const Server& server, const Setup& setup, long long id,
+                     std::string_view answer) {
   const size_t index = FileIndexOf(id);
   const int i = static_cast<int>(index);
   const bool ok = Contains(answer, FirstLine(i)) && Contains(answer, LastLine(i)) &&
                   answer.size() >= setup.file_sizes[index] && !Contains(answer, "\"isError\":true");
   if (!ok) {
-    Die(server.label + ": " + server.read_tool + " did not return " + setup.file_paths[index] + ": " +
-        std::string(answer.substr(0, 400)));
+    Die(server.label + ": " + server.read_tool + " did not return " + setup.file_paths[index] +
+        ": " + std::string(answer.substr(0, 400)));
   }
 }
 
 double Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  const size_t rank =
+      static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
@@ -479,7 +490,8 @@ struct RoundTrips {
 };
 
 // One call at a time: warm-up, then `blocks` blocks of `n`; medians of the blocks' p50 and p99.
-RoundTrips MeasureRoundTrips(const Server& server, const Setup& setup, int warmup, int n, int blocks) {
+RoundTrips MeasureRoundTrips(const Server& server, const Setup& setup, int warmup, int n,
+                             int blocks) {
   long long id = 1;
   ServerProcess process = OpenSession(server, setup, id);
   auto one = [&] {
@@ -526,14 +538,18 @@ double ProcessCpuUs(pid_t pid) {
   if (p == nullptr) return 0;
   unsigned long long utime = 0;
   unsigned long long stime = 0;
-  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return 0;
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
+      2)
+    return 0;
   return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 double SelfCpuUs() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
-  auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+  auto us = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+  };
   return us(u.ru_utime) + us(u.ru_stime);
 }
 
@@ -542,8 +558,9 @@ double SelfCpuUs() {
 // value of a block is the successful answers it received / its length; returns the median block.
 // An error answer (a server refusing the call) is counted, not fatal: the figure then says how
 // the server copes with this load.
-Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup, std::chrono::milliseconds warmup,
-                                 std::chrono::milliseconds block, int blocks) {
+Throughput MeasureCallsPerSecond(const Server& server, const Setup& setup,
+                                 std::chrono::milliseconds warmup, std::chrono::milliseconds block,
+                                 int blocks) {
   long long id = 1;
   ServerProcess process = OpenSession(server, setup, id);
   const long long first = id;
@@ -634,9 +651,9 @@ int main(int argc, char** argv) {
     } else if (a == "--talaria-only") {
       talaria_only = true;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: talaria_mcp_bench [--quick] [--talaria PATH] [--source DIR] [--in-flight N] [--talaria-only]\n");
+      std::fprintf(stderr,
+                   "usage: talaria_mcp_bench [--quick] [--talaria PATH] [--source DIR] "
+                   "[--in-flight N] [--talaria-only]\n");
       return 64;
     }
   }
@@ -658,8 +675,8 @@ int main(int argc, char** argv) {
   g_log_dir = home;
   // No user configuration, no inherited noise: PATH (for node) and a throwaway home.
   const char* path_env = std::getenv("PATH");
-  setup.env = {std::string("PATH=") + (path_env != nullptr ? path_env : "/usr/bin:/bin"), "HOME=" + home,
-               "TALARIA_HOME=" + home};
+  setup.env = {std::string("PATH=") + (path_env != nullptr ? path_env : "/usr/bin:/bin"),
+               "HOME=" + home, "TALARIA_HOME=" + home};
   size_t total_bytes = 0;
   for (int i = 0; i < kFileCount; ++i) {
     const std::filesystem::path path = std::filesystem::path(setup.root) / RelativePath(i);
@@ -674,26 +691,30 @@ int main(int argc, char** argv) {
     setup.file_sizes.push_back(text.size());
     total_bytes += text.size();
   }
-  std::fprintf(stderr, "# files read: %d distinct files under %s/docs (%zu bytes, %zu on average)\n", kFileCount,
-               setup.root.c_str(), total_bytes, total_bytes / kFileCount);
+  std::fprintf(stderr,
+               "# files read: %d distinct files under %s/docs (%zu bytes, %zu on average)\n",
+               kFileCount, setup.root.c_str(), total_bytes, total_bytes / kFileCount);
 
   std::vector<Server> servers;
   servers.push_back({"talaria", {talaria_path, "mcp", "--root", setup.root}, "read_file"});
   const std::string reference_js =
-      source_dir + "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+      source_dir +
+      "/tests/mcp_peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
   bool have_reference = !talaria_only && ::access(reference_js.c_str(), R_OK) == 0;
   if (talaria_only) {
     std::fprintf(stderr, "# --talaria-only: the reference is not measured\n");
   } else if (!have_reference) {
-    std::fprintf(stderr,
-                 "# the reference server is not installed (%s missing; run make deps or npm ci --prefix "
-                 "tests/mcp_peers): printing talaria's metrics only\n",
-                 reference_js.c_str());
+    std::fprintf(
+        stderr,
+        "# the reference server is not installed (%s missing; run make deps or npm ci --prefix "
+        "tests/mcp_peers): printing talaria's metrics only\n",
+        reference_js.c_str());
   } else {
     servers.push_back({"reference", {"node", reference_js, setup.root}, "read_text_file"});
     // node itself may be missing: one probe spawn decides.
     std::string error;
-    if (!ServerProcess::Start(servers.back().argv, setup.env, setup.root, setup.log_dir + "/probe.log", &error)) {
+    if (!ServerProcess::Start(servers.back().argv, setup.env, setup.root,
+                              setup.log_dir + "/probe.log", &error)) {
       std::fprintf(stderr, "# %s: printing talaria's metrics only\n", error.c_str());
       servers.pop_back();
       have_reference = false;
@@ -713,7 +734,8 @@ int main(int argc, char** argv) {
     spawn_median.push_back(Median(spawn_ms[s]));
     PrintMetric("mcp_spawn_to_initialize_" + servers[s].label + "_ms", spawn_median[s], "ms");
   }
-  if (have_reference) PrintMetric("mcp_spawn_to_initialize_ratio", spawn_median[1] / spawn_median[0], "x");
+  if (have_reference)
+    PrintMetric("mcp_spawn_to_initialize_ratio", spawn_median[1] / spawn_median[0], "x");
 
   std::vector<RoundTrips> rtt;
   for (const Server& server : servers) {
@@ -721,7 +743,8 @@ int main(int argc, char** argv) {
     PrintMetric("mcp_read_file_rtt_p50_" + server.label + "_us", rtt.back().p50_us, "us");
     PrintMetric("mcp_read_file_rtt_p99_" + server.label + "_us", rtt.back().p99_us, "us");
   }
-  if (have_reference) PrintMetric("mcp_read_file_rtt_p50_ratio", rtt[1].p50_us / rtt[0].p50_us, "x");
+  if (have_reference)
+    PrintMetric("mcp_read_file_rtt_p50_ratio", rtt[1].p50_us / rtt[0].p50_us, "x");
 
   std::string tput_name = "mcp_calls_per_s_";
   tput_name += std::to_string(g_in_flight);
@@ -741,16 +764,18 @@ int main(int argc, char** argv) {
     PrintMetric(cpu_name + "server_" + server.label, t.server_cpu_us_per_call, "us");
     PrintMetric(cpu_name + "client_" + server.label, t.client_cpu_us_per_call, "us");
     if (t.rejected > 0) {
-      std::fprintf(stderr, "# %s refused %lld calls with only %d in flight, e.g. %s\n", server.label.c_str(),
-                   t.rejected, g_in_flight, t.first_error.c_str());
+      std::fprintf(stderr, "# %s refused %lld calls with only %d in flight, e.g. %s\n",
+                   server.label.c_str(), t.rejected, g_in_flight, t.first_error.c_str());
     }
   }
   if (have_reference) {
     PrintMetric(tput_name + "ratio", rate[0] / rate[1], "x");
     const double spawn_ratio = spawn_median[1] / spawn_median[0];
     const double rate_ratio = rate[0] / rate[1];
-    std::fprintf(stderr, "# targets: spawn ratio %.1fx (>= 20: %s), calls/s ratio %.2fx (>= 3: %s)\n", spawn_ratio,
-                 spawn_ratio >= 20 ? "met" : "MISSED", rate_ratio, rate_ratio >= 3 ? "met" : "MISSED");
+    std::fprintf(stderr,
+                 "# targets: spawn ratio %.1fx (>= 20: %s), calls/s ratio %.2fx (>= 3: %s)\n",
+                 spawn_ratio, spawn_ratio >= 20 ? "met" : "MISSED", rate_ratio,
+                 rate_ratio >= 3 ? "met" : "MISSED");
   }
 
   std::error_code ec;

@@ -70,7 +70,8 @@ int RunW8(const Options& opts) {
     schemas.reserve(tools);
     specs.reserve(tools);
     for (int i = 0; i < tools; ++i) schemas.push_back(BenchSchema("mem_" + std::to_string(i), i));
-    for (int i = 0; i < tools; ++i) specs.push_back(spec_for("mem_" + std::to_string(i), schemas[i]));
+    for (int i = 0; i < tools; ++i)
+      specs.push_back(spec_for("mem_" + std::to_string(i), schemas[i]));
     talaria::Registry registry;
     const int64_t before = LiveHeapBytes();
     const uint64_t calls = AllocCalls();
@@ -98,7 +99,8 @@ int RunW8(const Options& opts) {
 
     // 3. The same registry after one dispatch of every tool (schemas compiled).
     for (int i = 0; i < tools; ++i) {
-      talaria::ToolResult r = dispatcher.DispatchArgs("mem_" + std::to_string(i), StringArgs(), ctx);
+      talaria::ToolResult r =
+          dispatcher.DispatchArgs("mem_" + std::to_string(i), StringArgs(), ctx);
       Check(r.ok() && r.text == R"({"ok": true, "n": 42})", "W8: dispatch failed: " + r.text);
     }
     after_call = static_cast<double>(LiveHeapBytes() - before) / tools;

@@ -32,7 +32,6 @@ using talaria::Json;
 using talaria::ParallelClass;
 using talaria::PathAccess;
 
-
 bool Register(talaria::Registry& registry, const std::string& name, ParallelClass cls,
               PathAccess access, const std::string& params) {
   const std::string schema =
@@ -79,8 +78,8 @@ void BuildBatch(const std::string& root, std::vector<std::string>& names,
       names.push_back("patch");
       const std::string n = std::to_string(i);
       const std::string v4a = "*** Begin Patch\n*** Update File: " + rel +
-                              "\n@@ ctx @@\n-x\n+y\n*** Move File: gen/a" + n + ".cc -> gen/b" +
-                              n + ".cc\n*** End Patch\n";
+                              "\n@@ ctx @@\n-x\n+y\n*** Move File: gen/a" + n + ".cc -> gen/b" + n +
+                              ".cc\n*** End Patch\n";
       args.push_back(Json{{"mode", "patch"}, {"patch", v4a}}.dump());
     }
   }
@@ -108,8 +107,7 @@ int main(int argc, char** argv) {
   talaria::Registry registry;
   const std::string path_params = R"({"type":"object","properties":{"path":{"type":"string"}}})";
   const bool ok =
-      Register(registry, "read_file", ParallelClass::kPathScoped, PathAccess::kRead,
-               path_params) &&
+      Register(registry, "read_file", ParallelClass::kPathScoped, PathAccess::kRead, path_params) &&
       Register(registry, "search_files", ParallelClass::kPathScoped, PathAccess::kRead,
                R"({"type":"object","properties":{"pattern":{"type":"string"},)"
                R"("path":{"type":"string","default":"."}}})") &&

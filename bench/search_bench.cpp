@@ -26,9 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
-#include "bench_util.h"
 #include "talaria/search/search_engine.h"
 
 namespace {
@@ -53,8 +53,6 @@ void Die(const std::string& message) {
   }
   std::exit(1);
 }
-
-
 
 // One line of code-like text: identifiers, punctuation, now and then a needle or a handler call.
 void AppendLine(SplitMix64& rng, std::string& out) {

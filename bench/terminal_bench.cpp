@@ -41,7 +41,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using talaria::Json;
 
-
 using talaria_bench::Median;
 using talaria_bench::PrintMetric;
 
@@ -62,7 +61,8 @@ double PeakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-std::shared_ptr<talaria::tools::Session> OpenSession(const std::string& root, const std::string& backend,
+std::shared_ptr<talaria::tools::Session> OpenSession(const std::string& root,
+                                                     const std::string& backend,
                                                      bool audit = false) {
   talaria::tools::SessionOptions options;
   options.roots = {root};
@@ -85,7 +85,8 @@ void Check(const talaria::ToolResult& r) {
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int n = quick ? 20 : 300;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-terminal-bench-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "talaria-terminal-bench-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) return 1;
   const std::string root = tmpl;
 
@@ -103,23 +104,28 @@ int main(int argc, char** argv) {
   talaria::SpawnOptions wrapped;
   wrapped.argv = (*shell)->Argv("true", /*persist=*/true);
   wrapped.cwd = root;
-  PrintMetric("spawn_wrapper_true_us", MedianUs(n, [&] {
-                if (!talaria::RunProcess(wrapped)) std::exit(2);
-              }), "us");
+  PrintMetric("spawn_wrapper_true_us",
+              MedianUs(n,
+                       [&] {
+                         if (!talaria::RunProcess(wrapped)) std::exit(2);
+                       }),
+              "us");
 
   const talaria::Dispatcher dispatcher;
   const std::string true_args = Json{{"command", "true"}}.dump();
   auto local = OpenSession(root, "local");
   if (!local) return 1;
   talaria::ToolContext ctx = local->NewContext("bench");
-  const double terminal_us = MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, ctx)); });
+  const double terminal_us =
+      MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, ctx)); });
   PrintMetric("terminal_true_us", terminal_us, "us");
   PrintMetric("terminal_overhead_ratio", terminal_us / spawn_us, "x");
 
   if (auto sandbox = OpenSession(root, "bwrap")) {
     talaria::ToolContext sctx = sandbox->NewContext("bench");
     PrintMetric("terminal_bwrap_true_us",
-                MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, sctx)); }), "us");
+                MedianUs(n, [&] { Check(dispatcher.Dispatch("terminal", true_args, sctx)); }),
+                "us");
   } else {
     std::fprintf(stderr, "# bwrap sandbox unavailable: terminal_bwrap_true_us not measured\n");
   }
@@ -142,13 +148,14 @@ int main(int argc, char** argv) {
   PrintMetric("terminal_default_vs_local_ratio", guarded_us[1] / guarded_us[0], "x");
 
   const double rss_before = PeakRssMb();
-  const std::string gigabyte =
-      Json{{"command", std::string("head -c ") + (quick ? "100000000" : "1000000000") + " /dev/zero | tr '\\0' a"},
-           {"timeout", 600}}
-          .dump();
+  const std::string gigabyte = Json{
+      {"command",
+       std::string("head -c ") + (quick ? "100000000" : "1000000000") + " /dev/zero | tr '\\0' a"},
+      {"timeout", 600}}.dump();
   const auto t0 = Clock::now();
   Check(dispatcher.Dispatch("terminal", gigabyte, ctx));
-  PrintMetric("terminal_1gb_output_s", std::chrono::duration<double>(Clock::now() - t0).count(), "s");
+  PrintMetric("terminal_1gb_output_s", std::chrono::duration<double>(Clock::now() - t0).count(),
+              "s");
   PrintMetric("terminal_1gb_rss_growth_mb", PeakRssMb() - rss_before, "MB");
 
   std::error_code ec;

@@ -6,17 +6,17 @@
 
 namespace talaria_bench {
 
-int RunW0(const Options& opts);   // dispatch_bench.cpp
+int RunW0(const Options& opts);  // dispatch_bench.cpp
 int RunW1(const Options& opts);
 int RunW1b(const Options& opts);
 int RunW2(const Options& opts);
-int RunW3(const Options& opts);   // toolsets_bench.cpp
+int RunW3(const Options& opts);  // toolsets_bench.cpp
 int RunW3b(const Options& opts);
 int RunW3c(const Options& opts);
 int RunW4a(const Options& opts);
 int RunW4b(const Options& opts);
 int RunW4c(const Options& opts);
-int RunW5(const Options& opts);   // registry_bench.cpp
-int RunW8(const Options& opts);   // memory_bench.cpp
+int RunW5(const Options& opts);  // registry_bench.cpp
+int RunW8(const Options& opts);  // memory_bench.cpp
 
 }  // namespace talaria_bench

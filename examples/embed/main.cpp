@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <talaria/core/runtime.h>
+#include <nlohmann/json.hpp>
 
 int main() {
   talaria::ToolSpec spec;

@@ -84,8 +84,9 @@ extern "C" {
 #define TALARIA_PLUGIN_ERROR 1            /* generic failure */
 #define TALARIA_PLUGIN_INVALID_ARGUMENT 2 /* register_tool: bad definition or schema */
 #define TALARIA_PLUGIN_ALREADY_EXISTS 3   /* register_tool: would replace an existing tool */
-#define TALARIA_PLUGIN_UNSUPPORTED 4      /* client_request: no MCP client, or it lacks the capability */
-#define TALARIA_PLUGIN_CANCELLED 5        /* client_request: the call was cancelled or timed out */
+#define TALARIA_PLUGIN_UNSUPPORTED 4 /* client_request: no MCP client, or it lacks the capability \
+                                      */
+#define TALARIA_PLUGIN_CANCELLED 5   /* client_request: the call was cancelled or timed out */
 
 /* talaria_tool_def.parallel: may calls of this tool run beside others in one model turn? */
 #define TALARIA_PARALLEL_NEVER 0 /* a barrier: runs alone (the default) */
@@ -140,8 +141,9 @@ typedef struct talaria_call {
 } talaria_call;
 
 /* Whether the host's talaria_call has `field` (hosts before an addition lack it). */
-#define TALARIA_CALL_HAS(call, field) \
-  ((call)->struct_size >= offsetof(talaria_call, field) + sizeof((call)->field) && (call)->field != NULL)
+#define TALARIA_CALL_HAS(call, field)                                              \
+  ((call)->struct_size >= offsetof(talaria_call, field) + sizeof((call)->field) && \
+   (call)->field != NULL)
 
 /* A tool's handler: `args_json` holds the coerced, schema-validated arguments as a JSON object
  * (`args_length` bytes, also NUL-terminated). Returns TALARIA_PLUGIN_OK or an error code. */
@@ -169,10 +171,10 @@ typedef struct talaria_tool_def {
  * with a message, or the message "not found", fails the read. */
 typedef struct talaria_resource_def {
   uint32_t struct_size;
-  const char* toolset;         /* served when this toolset is selected */
-  const char* resource_json;   /* MCP Resource {uri, name, description?, mimeType?} or
-                                  ResourceTemplate {uriTemplate, name, ...}; may add "completions":
-                                  {"variable": ["candidate", ...]} for completion/complete */
+  const char* toolset;       /* served when this toolset is selected */
+  const char* resource_json; /* MCP Resource {uri, name, description?, mimeType?} or
+                                ResourceTemplate {uriTemplate, name, ...}; may add "completions":
+                                {"variable": ["candidate", ...]} for completion/complete */
   talaria_tool_handler read;
   void* user_data;
 } talaria_resource_def;

@@ -10,10 +10,10 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "talaria/confinement/fs_util.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/sha256.h"
+#include "talaria/confinement/fs_util.h"
 
 namespace talaria::safety {
 
@@ -99,7 +99,9 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(std::string path) {
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(path), std::move(owned)));
 }
 
-Status AuditLog::Append(const AuditRecord& record) const { return AppendLine(AuditRecordToJsonLine(record)); }
+Status AuditLog::Append(const AuditRecord& record) const {
+  return AppendLine(AuditRecordToJsonLine(record));
+}
 
 namespace {
 
@@ -120,8 +122,8 @@ std::string Chained(std::string_view line, std::string_view prev) {
   } else {
     // Not an object: wrapped, so the line still parses and carries its link.
     out += "{\"line\":";
-    out += nlohmann::ordered_json(std::string(body)).dump(-1, ' ', false,
-                                                          nlohmann::ordered_json::error_handler_t::replace);
+    out += nlohmann::ordered_json(std::string(body))
+               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     out += ",\"prev\":\"";
   }
   out.append(prev);
@@ -184,10 +186,12 @@ Result<std::string> AuditLog::LastLineHash(uint64_t size, bool& torn) const {
 // straddles a page, so a reader sees the old one or the new one.
 void AuditLog::WriteHead(uint64_t size, std::string_view last_hash) const {
   if (!head_fd_) {
-    head_fd_.reset(::open(HeadPath(path_).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    head_fd_.reset(
+        ::open(HeadPath(path_).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!head_fd_) return;
   }
-  std::string record = "{\"size\":" + std::to_string(size) + ",\"last\":\"" + std::string(last_hash) + "\"}";
+  std::string record =
+      "{\"size\":" + std::to_string(size) + ",\"last\":\"" + std::string(last_hash) + "\"}";
   constexpr size_t kRecordBytes = 128;
   if (record.size() + 1 > kRecordBytes) return;
   record.resize(kRecordBytes - 1, ' ');
@@ -259,7 +263,8 @@ Result<AuditVerification> VerifyAuditLog(const std::string& path) {
       ++out.unchained_lines;
     } else {
       if (link->get<std::string>() != prev) {
-        out.problem = where + " does not follow the line before it (a line before it was edited, "
+        out.problem = where +
+                      " does not follow the line before it (a line before it was edited, "
                       "removed or inserted, or this one was)";
         return out;
       }
@@ -277,7 +282,8 @@ Result<AuditVerification> VerifyAuditLog(const std::string& path) {
     out.head_missing = true;
     // Chained lines are only ever written with a head: without one, the end was tampered with.
     if (out.lines > out.unchained_lines) {
-      out.problem = "the head record " + HeadPath(path) + " is missing: the end cannot be vouched for";
+      out.problem =
+          "the head record " + HeadPath(path) + " is missing: the end cannot be vouched for";
       return out;
     }
     out.intact = true;
@@ -298,7 +304,8 @@ Result<AuditVerification> VerifyAuditLog(const std::string& path) {
   // The line the head says was written last must end at byte `size` and hash to `last`; lines
   // after it (a process appending after the head was read) are vouched for by the chain.
   if (size > 0 && log[size - 1] != '\n') {
-    out.problem = "the head's end (byte " + std::to_string(size) + ") is not the end of a line: the log was rewritten";
+    out.problem = "the head's end (byte " + std::to_string(size) +
+                  ") is not the end of a line: the log was rewritten";
     return out;
   }
   const size_t last_start = size >= 2 ? log.rfind('\n', size - 2) : std::string::npos;

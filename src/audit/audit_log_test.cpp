@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -117,10 +117,12 @@ TEST(AuditLog, TwoWritersOnOneFileKeepOneChain) {
   ASSERT_TRUE(a && b);
   {
     std::jthread ta([&] {
-      for (int i = 0; i < 300; ++i) ASSERT_TRUE((*a)->AppendLine("{\"w\":\"a\",\"i\":" + std::to_string(i) + "}\n").ok());
+      for (int i = 0; i < 300; ++i)
+        ASSERT_TRUE((*a)->AppendLine("{\"w\":\"a\",\"i\":" + std::to_string(i) + "}\n").ok());
     });
     std::jthread tb([&] {
-      for (int i = 0; i < 300; ++i) ASSERT_TRUE((*b)->AppendLine("{\"w\":\"b\",\"i\":" + std::to_string(i) + "}\n").ok());
+      for (int i = 0; i < 300; ++i)
+        ASSERT_TRUE((*b)->AppendLine("{\"w\":\"b\",\"i\":" + std::to_string(i) + "}\n").ok());
     });
   }
   auto verified = VerifyAuditLog(tmp / "audit.jsonl");
@@ -135,8 +137,10 @@ class TamperedAuditLog : public ::testing::Test {
     auto log = AuditLog::Open(path_);
     ASSERT_TRUE(log);
     for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE((*log)->AppendLine("{\"event\":\"command\",\"command\":\"step " +
-                                     std::to_string(i) + "\"}\n").ok());
+      ASSERT_TRUE((*log)
+                      ->AppendLine("{\"event\":\"command\",\"command\":\"step " +
+                                   std::to_string(i) + "\"}\n")
+                      .ok());
     }
     lines_ = Lines();
   }
@@ -209,8 +213,9 @@ TEST_F(TamperedAuditLog, AReplacedLastLineIsSeen) {
 TEST_F(TamperedAuditLog, AForgedLongerLastLineOrADeletedHeadIsSeen) {
   auto lines = lines_;
   lines.pop_back();
-  std::string forged = "{\"event\":\"command\",\"command\":\"echo a much longer and innocent line\",\"prev\":\"" +
-                       Sha256Hex(lines.back()) + "\"}\n";
+  std::string forged =
+      "{\"event\":\"command\",\"command\":\"echo a much longer and innocent line\",\"prev\":\"" +
+      Sha256Hex(lines.back()) + "\"}\n";
   lines.push_back(forged);
   Rewrite(lines);
   AuditVerification v = Verify();

@@ -71,7 +71,8 @@ void ElasticPool::Loop(Handle self) {
     }
     if (stopping_) return;
     ++idle_;
-    const bool woken = work_.wait_for(lock, idle_timeout_, [this] { return !tasks_.empty() || stopping_; });
+    const bool woken =
+        work_.wait_for(lock, idle_timeout_, [this] { return !tasks_.empty() || stopping_; });
     --idle_;
     if (!woken) {
       ended_.push_back(std::move(*self));

@@ -15,8 +15,8 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
-#include <string>
 #include <stop_token>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>

@@ -20,7 +20,8 @@ Status WriteAll(int fd, std::string_view data) {
   size_t done = 0;
   while (done < data.size()) {
     // Capped per call: Linux writes at most ~2 GiB at once anyway.
-    const ssize_t n = ::write(fd, data.data() + done, std::min<size_t>(data.size() - done, size_t{1} << 30));
+    const ssize_t n =
+        ::write(fd, data.data() + done, std::min<size_t>(data.size() - done, size_t{1} << 30));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return InternalError(std::string("write: ") + std::strerror(n < 0 ? errno : EIO));
     done += static_cast<size_t>(n);
@@ -42,8 +43,10 @@ Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait) {
       return UnavailableError(std::string("write: ") + std::strerror(n < 0 ? errno : EIO));
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= wait.deadline) return DeadlineExceededError("write: the reader took nothing in time");
-    if (wait.stop.stop_requested()) return CancelledError("write: stopped while the reader took nothing");
+    if (now >= wait.deadline)
+      return DeadlineExceededError("write: the reader took nothing in time");
+    if (wait.stop.stop_requested())
+      return CancelledError("write: stopped while the reader took nothing");
     int timeout = PollTimeoutMs(now, wait.deadline);
     if (wait.stop.stop_possible()) {
       const int slice = static_cast<int>(wait.slice.count());
@@ -57,7 +60,8 @@ Status WriteAllUntil(int fd, std::string_view data, const WriteWait& wait) {
   return Status::Ok();
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view content, AtomicWriteOptions options) {
+Status WriteFileAtomic(const std::string& path, std::string_view content,
+                       AtomicWriteOptions options) {
   std::string tmp = path + ".tmp.XXXXXX";
   UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));  // O_EXCL, 0600: nothing planted is followed
   if (!fd) return PermissionDeniedError("cannot write " + path + ": " + std::strerror(errno));

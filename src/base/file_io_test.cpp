@@ -58,7 +58,8 @@ TEST(WriteFileAtomic, AFailureLeavesTheOldFileAndNoTempFile) {
   test_support::TempDir dir;
   const std::string target = dir.path() + "/a-directory";
   std::filesystem::create_directories(target + "/inside");
-  Status s = WriteFileAtomic(target, "x", {.mode = 0600, .sync = false});  // rename over a non-empty dir
+  Status s =
+      WriteFileAtomic(target, "x", {.mode = 0600, .sync = false});  // rename over a non-empty dir
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find(target), std::string::npos) << s.message();
   EXPECT_TRUE(std::filesystem::is_directory(target + "/inside"));
@@ -108,7 +109,8 @@ TEST(WriteAllUntil, WaitsForRoomWhileTheReaderIsSlow) {
   std::thread reader([&] {
     char buf[4096];
     ssize_t n;
-    while ((n = ::read(pipe.read_end, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    while ((n = ::read(pipe.read_end, buf, sizeof buf)) > 0)
+      got.append(buf, static_cast<size_t>(n));
   });
   WriteWait wait;
   wait.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -141,10 +143,12 @@ TEST(WriteAllUntil, AStopRequestEndsTheWaitBeforeTheDeadline) {
   const int capacity = ::fcntl(pipe.write_end, F_GETPIPE_SZ);
   ASSERT_GT(capacity, 0);
   std::thread stopper([&] {
-    test_support::WaitUntil([&] {
-      int queued = 0;
-      return ::ioctl(pipe.read_end, FIONREAD, &queued) == 0 && queued >= capacity;
-    }, std::chrono::seconds(10));
+    test_support::WaitUntil(
+        [&] {
+          int queued = 0;
+          return ::ioctl(pipe.read_end, FIONREAD, &queued) == 0 && queued >= capacity;
+        },
+        std::chrono::seconds(10));
     stop.request_stop();
   });
   const Status status = WriteAllUntil(pipe.write_end, std::string(1 << 20, 'q'), wait);

@@ -95,7 +95,8 @@ class JsonScanner {
     const char c = s_[pos_];
     if (c == '"') return String();
     if (c == '-' || (c >= '0' && c <= '9')) return Number();
-    for (std::string_view word : {std::string_view("true"), std::string_view("false"), std::string_view("null")}) {
+    for (std::string_view word :
+         {std::string_view("true"), std::string_view("false"), std::string_view("null")}) {
       if (s_.substr(pos_, word.size()) == word) {
         pos_ += word.size();
         return true;
@@ -192,7 +193,9 @@ class JsonScanner {
   }
 
   void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
   }
 
   std::string_view s_;
@@ -325,13 +328,27 @@ void AppendJsonQuoted(std::string& out, std::string_view s) {
     }
     ++i;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default: {
         static constexpr char kHex[] = "0123456789abcdef";
         out += "\\u00";

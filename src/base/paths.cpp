@@ -17,7 +17,8 @@ std::string TalariaHome() {
 }
 
 std::string UserHome() {
-  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr)
+    return pw->pw_dir;
   const char* home = std::getenv("HOME");
   return home != nullptr ? home : "";
 }
@@ -49,7 +50,8 @@ void* OpenSiblingModule(std::string_view file, std::string_view what, std::strin
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    error = std::string(what) + " is not available (" + path + "): " + (why != nullptr ? why : "dlopen failed");
+    error = std::string(what) + " is not available (" + path +
+            "): " + (why != nullptr ? why : "dlopen failed");
   }
   return handle;
 }

@@ -3,8 +3,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <random>
 
@@ -17,7 +17,8 @@ void FillFallback(unsigned char* out, size_t n) {
                                    (static_cast<uint64_t>(::getpid()) << 32));
   for (size_t i = 0; i < n; i += 8) {
     const uint64_t v = gen() ^ counter.fetch_add(0x9e3779b97f4a7c15ULL);
-    for (size_t k = 0; k < 8 && i + k < n; ++k) out[i + k] = static_cast<unsigned char>(v >> (8 * k));
+    for (size_t k = 0; k < 8 && i + k < n; ++k)
+      out[i + k] = static_cast<unsigned char>(v >> (8 * k));
   }
 }
 

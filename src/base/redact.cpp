@@ -33,7 +33,8 @@ constexpr std::array<Rule, 13> kRules = {{
     {R"(-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----)", 0},
     {R"((?i)(authorization:\s*(?:bearer|basic|token)\s+)([A-Za-z0-9._~+/=\-]{8,}))", 0, true},
     {R"(([a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@\s]+:)([^@/\s]{3,})@)", 0, true},
-    {R"((?i)(\b[A-Z0-9_]*(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY)[A-Z0-9_]*["']?\s*[=:]\s*["']?)([^\s"',;]{6,}))", 0, true},
+    {R"((?i)(\b[A-Z0-9_]*(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY)[A-Z0-9_]*["']?\s*[=:]\s*["']?)([^\s"',;]{6,}))",
+     0, true},
 }};
 
 struct Compiled {
@@ -67,7 +68,8 @@ std::string Apply(const Compiled& c, std::string_view text) {
     if (c.rule.keep_group1) {
       out.append(groups[1].data(), groups[1].size());
     } else {
-      out.append(text.substr(start, std::min<size_t>(static_cast<size_t>(c.rule.keep), groups[0].size())));
+      out.append(
+          text.substr(start, std::min<size_t>(static_cast<size_t>(c.rule.keep), groups[0].size())));
     }
     out.append(kMark);
     if (c.rule.keep_group1) {

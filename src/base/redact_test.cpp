@@ -25,11 +25,15 @@ TEST(RedactSecrets, EveryKnownShapeIsMasked) {
       {"AIzaSyA-1234567890abcdefghijklmnopqrstu", "AIza[REDACTED]"},
       {"sk_live_0123456789abcdefghijklmn", "sk_live_[REDACTED]"},
       {"hf_abcdefghijklmnopqrstuvwxyz0123456789", "hf_[REDACTED]"},
-      {"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+      {"jwt "
+       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_"
+       "XgL0n3I9PlFUP0THsR8U",
        "jwt eyJ[REDACTED]"},
-      {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----\nafter", "[REDACTED]\nafter"},
+      {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+       "[REDACTED]\nafter"},
       {"Authorization: Bearer abcdef123456.xyz", "Authorization: Bearer [REDACTED]"},
-      {"git clone https://user:hunter22@github.com/x.git", "git clone https://user:[REDACTED]@github.com/x.git"},
+      {"git clone https://user:hunter22@github.com/x.git",
+       "git clone https://user:[REDACTED]@github.com/x.git"},
       {"OPENAI_API_KEY=abc123def456", "OPENAI_API_KEY=[REDACTED]"},
       {"export DB_PASSWORD='s3cr3t!!'", "export DB_PASSWORD='[REDACTED]'"},
       {"\"client_secret\": \"abcdefghij\"", "\"client_secret\": \"[REDACTED]\""},

@@ -65,7 +65,8 @@ class SpawnAttr {
   bool ok_ = false;
 };
 
-Result<std::vector<char*>> MakeCStringArray(const std::vector<std::string>& strings, std::string_view what) {
+Result<std::vector<char*>> MakeCStringArray(const std::vector<std::string>& strings,
+                                            std::string_view what) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
   for (const auto& s : strings) {
@@ -81,7 +82,8 @@ Result<std::vector<char*>> MakeCStringArray(const std::vector<std::string>& stri
 }  // namespace
 
 Status ErrnoStatus(int err, std::string_view what) {
-  std::string msg = std::string(what) + ": " + std::error_code(err, std::generic_category()).message();
+  std::string msg =
+      std::string(what) + ": " + std::error_code(err, std::generic_category()).message();
   switch (err) {
     case ENOENT:
     case ENOTDIR:
@@ -111,7 +113,8 @@ Status MakePipe(UniqueFd& read_end, UniqueFd& write_end) {
 
 Status SetNonBlocking(int fd) {
   const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return ErrnoStatus(errno, "fcntl(O_NONBLOCK)");
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    return ErrnoStatus(errno, "fcntl(O_NONBLOCK)");
   return {};
 }
 
@@ -119,12 +122,14 @@ Status CheckWorkingDirectory(const std::string& cwd) {
   if (cwd.empty()) return {};
   struct stat st {};
   if (::stat(cwd.c_str(), &st) != 0) return ErrnoStatus(errno, "working directory '" + cwd + "'");
-  if (!S_ISDIR(st.st_mode)) return NotFoundError("working directory '" + cwd + "' is not a directory");
+  if (!S_ISDIR(st.st_mode))
+    return NotFoundError("working directory '" + cwd + "' is not a directory");
   return {};
 }
 
 Result<pid_t> SpawnChild(const SpawnOptions& options, const ChildStdio& stdio) {
-  if (options.argv.empty() || options.argv[0].empty()) return Err(InvalidArgumentError("empty argv"));
+  if (options.argv.empty() || options.argv[0].empty())
+    return Err(InvalidArgumentError("empty argv"));
   // A source at or below kInheritedFd is moved up first: dup2 onto itself would keep O_CLOEXEC,
   // and one among the stdio numbers would be overwritten before it is duplicated.
   UniqueFd moved_inherit;
@@ -154,20 +159,23 @@ Result<pid_t> SpawnChild(const SpawnOptions& options, const ChildStdio& stdio) {
   if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdio.stdout_fd, STDOUT_FILENO);
   if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), stdio.stderr_fd, STDERR_FILENO);
   // After stdio (whose sources may sit at kInheritedFd), so the order cannot clobber them.
-  if (rc == 0 && inherit_fd >= 0) rc = ::posix_spawn_file_actions_adddup2(fa.get(), inherit_fd, kInheritedFd);
+  if (rc == 0 && inherit_fd >= 0)
+    rc = ::posix_spawn_file_actions_adddup2(fa.get(), inherit_fd, kInheritedFd);
   // Keeps descriptors other code opened without O_CLOEXEC out of the child.
   const int first_closed = inherit_fd >= 0 ? kInheritedFd + 1 : STDERR_FILENO + 1;
   if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(fa.get(), first_closed);
-  if (rc == 0 && !options.cwd.empty()) rc = ::posix_spawn_file_actions_addchdir_np(fa.get(), options.cwd.c_str());
+  if (rc == 0 && !options.cwd.empty())
+    rc = ::posix_spawn_file_actions_addchdir_np(fa.get(), options.cwd.c_str());
   if (rc != 0) return Err(ErrnoStatus(rc, "posix_spawn file actions"));
 
   sigset_t empty_mask;
   sigemptyset(&empty_mask);
   sigset_t all_default;
   sigfillset(&all_default);
-  const short group_flag = stdio.terminal_path != nullptr ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
-  rc = ::posix_spawnattr_setflags(attr.get(), static_cast<short>(group_flag | POSIX_SPAWN_SETSIGMASK |
-                                                                 POSIX_SPAWN_SETSIGDEF));
+  const short group_flag =
+      stdio.terminal_path != nullptr ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
+  rc = ::posix_spawnattr_setflags(
+      attr.get(), static_cast<short>(group_flag | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
   if (rc == 0 && stdio.terminal_path == nullptr) rc = ::posix_spawnattr_setpgroup(attr.get(), 0);
   if (rc == 0) rc = ::posix_spawnattr_setsigmask(attr.get(), &empty_mask);
   if (rc == 0) rc = ::posix_spawnattr_setsigdefault(attr.get(), &all_default);
@@ -207,7 +215,8 @@ Result<Pty> OpenPty() {
     return Err(ErrnoStatus(errno, "unlockpt"));
   }
   char name[128];
-  if (::ptsname_r(pty.master.get(), name, sizeof name) != 0) return Err(ErrnoStatus(errno, "ptsname"));
+  if (::ptsname_r(pty.master.get(), name, sizeof name) != 0)
+    return Err(ErrnoStatus(errno, "ptsname"));
   pty.slave_path = name;
   pty.slave.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!pty.slave) return Err(ErrnoStatus(errno, "opening " + pty.slave_path));
@@ -260,7 +269,8 @@ Result<StartedProcess> StartProcess(const SpawnOptions& options, const StartOpti
 bool TerminateProcessGroup(pid_t pid, int pidfd, std::chrono::milliseconds grace) {
   const auto exited = [&] {
     siginfo_t info{};
-    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid;
   };
   if (exited()) {
     ::kill(-pid, SIGKILL);  // stragglers of a leader that is already gone
@@ -272,7 +282,8 @@ bool TerminateProcessGroup(pid_t pid, int pidfd, std::chrono::milliseconds grace
     while (std::chrono::steady_clock::now() < until) {
       if (pidfd >= 0) {
         pollfd p{pidfd, POLLIN, 0};
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
         ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, left.count())));
       } else {
         ::usleep(10'000);

@@ -18,12 +18,12 @@
 #include <system_error>
 #include <utility>
 
-#include "talaria/base/spawn_child.h"
 #include "talaria/base/child_exit.h"
-#include "talaria/base/unique_fd.h"
 #include "talaria/base/head_tail_buffer.h"
 #include "talaria/base/poll_timeout.h"
 #include "talaria/base/scoped_sigpipe_block.h"
+#include "talaria/base/spawn_child.h"
+#include "talaria/base/unique_fd.h"
 
 namespace talaria {
 namespace {
@@ -116,7 +116,8 @@ Result<ProcessResult> RunProcess(const SpawnOptions& options) {
   if (feed_stdin) sigpipe_block.emplace();
 
   HeadTailBuffer out_buf(options.max_output_bytes);
-  HeadTailBuffer err_buf(options.max_stderr_bytes > 0 ? options.max_stderr_bytes : options.max_output_bytes);
+  HeadTailBuffer err_buf(options.max_stderr_bytes > 0 ? options.max_stderr_bytes
+                                                      : options.max_output_bytes);
   size_t stdin_offset = 0;
 
   enum class Ending : unsigned char { kNone, kTimedOut, kCancelled };

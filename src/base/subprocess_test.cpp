@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "talaria/base/unique_fd.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
+#include "talaria/base/unique_fd.h"
 
 namespace talaria {
 namespace {
@@ -373,7 +373,8 @@ TEST(RunProcessInheritFd, LowDescriptorsAreMovedUpFirst) {
 
 TEST(RunProcess, StderrMayHaveItsOwnCap) {
   SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", "head -c 1000 /dev/zero | tr '\\0' o; head -c 1000 /dev/zero | tr '\\0' e >&2"};
+  o.argv = {"/bin/sh", "-c",
+            "head -c 1000 /dev/zero | tr '\\0' o; head -c 1000 /dev/zero | tr '\\0' e >&2"};
   o.max_output_bytes = 500;
   o.max_stderr_bytes = 100;
   auto r = RunProcess(o);

@@ -36,7 +36,9 @@ inline size_t AsciiRun(const char* p, size_t n) {
 
 // Whether a JSON string carries byte `c` as it is, with no escape and no UTF-8 check: printable
 // ASCII other than '"' and '\\'.
-inline bool IsPlainJsonByte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+inline bool IsPlainJsonByte(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
 
 // The number of leading bytes of p[0, n) for which IsPlainJsonByte holds.
 inline size_t PlainJsonRun(const char* p, size_t n) {

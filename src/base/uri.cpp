@@ -33,11 +33,13 @@ std::optional<std::string> FileUriPath(std::string_view uri) {
   if (uri.size() < kScheme.size()) return std::nullopt;
   for (size_t i = 0; i < kScheme.size(); ++i) {
     const char c = uri[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return std::nullopt;
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i])
+      return std::nullopt;
   }
   uri.remove_prefix(kScheme.size());
   if (uri.starts_with("localhost/")) uri.remove_prefix(9);
-  if (!uri.starts_with('/') || uri.find_first_of("?#") != std::string_view::npos) return std::nullopt;
+  if (!uri.starts_with('/') || uri.find_first_of("?#") != std::string_view::npos)
+    return std::nullopt;
   std::string path = PercentDecode(uri);
   if (path.find('\0') != std::string::npos) return std::nullopt;
   return path;

@@ -10,7 +10,8 @@ namespace {
 TEST(IsValidUtf8, AcceptsWellFormedAndPointsAtTheFirstBadByte) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("ascii"));
-  EXPECT_TRUE(IsValidUtf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"));  // é € 😀 U+10FFFF
+  EXPECT_TRUE(
+      IsValidUtf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"));  // é € 😀 U+10FFFF
   size_t at = 0;
   EXPECT_FALSE(IsValidUtf8("ab\x80", &at));
   EXPECT_EQ(at, 2u);
@@ -25,8 +26,9 @@ TEST(IsValidUtf8, AcceptsWellFormedAndPointsAtTheFirstBadByte) {
 // before, inside or after such a run, is still found at its offset.
 TEST(IsValidUtf8, FindsTheFirstBadByteAtAnyOffsetOfALongText) {
   for (size_t at = 0; at < 40; ++at) {
-    for (const std::string_view bad : {std::string_view("\x80"), std::string_view("\xc3"),
-                                       std::string_view("\xed\xa0\x80"), std::string_view("\xff")}) {
+    for (const std::string_view bad :
+         {std::string_view("\x80"), std::string_view("\xc3"), std::string_view("\xed\xa0\x80"),
+          std::string_view("\xff")}) {
       std::string text(at, 'a');
       text += "\xc3\xa9";  // one good sequence first: the bad one is the second non-ASCII
       text += bad;
@@ -34,7 +36,8 @@ TEST(IsValidUtf8, FindsTheFirstBadByteAtAnyOffsetOfALongText) {
       size_t offset = 0;
       EXPECT_FALSE(IsValidUtf8(text, &offset)) << at;
       EXPECT_EQ(offset, at + 2) << at;
-      EXPECT_TRUE(IsValidUtf8(std::string(at, 'a') + "\xf0\x9f\x98\x80" + std::string(at, 'c'))) << at;
+      EXPECT_TRUE(IsValidUtf8(std::string(at, 'a') + "\xf0\x9f\x98\x80" + std::string(at, 'c')))
+          << at;
     }
   }
 }
@@ -45,10 +48,10 @@ TEST(Utf8SequenceLength, MeasuresOneWellFormedSequenceOrSaysZero) {
   EXPECT_EQ(Utf8SequenceLength("\xc3\xa9x"), 2u);
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac"), 3u);
   EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98\x80"), 4u);
-  EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98"), 0u);  // cut off
-  EXPECT_EQ(Utf8SequenceLength("\x80"), 0u);            // a continuation byte first
-  EXPECT_EQ(Utf8SequenceLength("\xc0\xaf"), 0u);        // overlong
-  EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80"), 0u);    // surrogate
+  EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98"), 0u);      // cut off
+  EXPECT_EQ(Utf8SequenceLength("\x80"), 0u);              // a continuation byte first
+  EXPECT_EQ(Utf8SequenceLength("\xc0\xaf"), 0u);          // overlong
+  EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80"), 0u);      // surrogate
   EXPECT_EQ(Utf8SequenceLength("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
 }
 

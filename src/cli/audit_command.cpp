@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "talaria/base/paths.h"
 #include "talaria/audit/audit_log.h"
+#include "talaria/base/paths.h"
 
 namespace talaria::cli {
 

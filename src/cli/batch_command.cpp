@@ -88,7 +88,8 @@ int RunBatch(Runtime& rt, const BatchCommandOptions& options) {
   tools::AttachProcessNotices(rt.dispatcher());
   talaria::BatchOptions batch_options;
   batch_options.max_workers = options.workers;
-  batch_options.batch_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+  batch_options.batch_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   std::optional<BatchProgress> progress;
   if (::isatty(STDERR_FILENO) && !options.quiet) {
     progress.emplace(stderr, *calls);

@@ -6,7 +6,6 @@
 namespace talaria::cli {
 namespace {
 
-
 // `arguments` as the dispatcher takes it: the model's text as is, an object serialised, absent {}.
 Result<std::string> ArgumentsText(const Json& holder, const std::string& where) {
   auto it = holder.find("arguments");
@@ -17,7 +16,8 @@ Result<std::string> ArgumentsText(const Json& holder, const std::string& where) 
 }
 
 Result<BatchCall> CallFromLine(const Json& line, const std::string& where) {
-  if (!line.is_object()) return Err(InvalidArgumentError(where + ": expected an object {\"name\", \"arguments\"}"));
+  if (!line.is_object())
+    return Err(InvalidArgumentError(where + ": expected an object {\"name\", \"arguments\"}"));
   auto name = line.find("name");
   if (name == line.end() || !name->is_string() || name->get<std::string>().empty()) {
     return Err(InvalidArgumentError(where + ": \"name\" must be a non-empty string"));
@@ -25,7 +25,8 @@ Result<BatchCall> CallFromLine(const Json& line, const std::string& where) {
   BatchCall call;
   call.name = name->get<std::string>();
   call.arguments = TALARIA_TRY(ArgumentsText(line, where));
-  if (auto id = line.find("id"); id != line.end() && id->is_string()) call.id = id->get<std::string>();
+  if (auto id = line.find("id"); id != line.end() && id->is_string())
+    call.id = id->get<std::string>();
   return call;
 }
 
@@ -37,10 +38,12 @@ Result<std::vector<BatchCall>> CallsFromMessage(const Json& message) {
     const std::string where = "tool_calls[" + std::to_string(i) + "]";
     const Json& tc = tool_calls[i];
     if (!tc.is_object() || !tc.contains("function") || !tc["function"].is_object()) {
-      return Err(InvalidArgumentError(where + ": expected {\"id\", \"function\": {\"name\", \"arguments\"}}"));
+      return Err(InvalidArgumentError(
+          where + ": expected {\"id\", \"function\": {\"name\", \"arguments\"}}"));
     }
     BatchCall call = TALARIA_TRY(CallFromLine(tc["function"], where + ".function"));
-    if (auto id = tc.find("id"); id != tc.end() && id->is_string()) call.id = id->get<std::string>();
+    if (auto id = tc.find("id"); id != tc.end() && id->is_string())
+      call.id = id->get<std::string>();
     calls.push_back(std::move(call));
   }
   return calls;
@@ -63,7 +66,8 @@ Result<std::vector<BatchCall>> ParseBatchInput(std::string_view text) {
     if (IsBlank(line, kJsonSpace)) continue;
     const std::string where = "line " + std::to_string(line_no);
     auto parsed = ParseJson(line);
-    if (!parsed) return Err(InvalidArgumentError(where + ": not JSON: " + parsed.error().message()));
+    if (!parsed)
+      return Err(InvalidArgumentError(where + ": not JSON: " + parsed.error().message()));
     calls.push_back(TALARIA_TRY(CallFromLine(*parsed, where)));
   }
   return calls;

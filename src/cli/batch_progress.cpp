@@ -37,7 +37,8 @@ void BatchProgress::Finish() {
 
 void BatchProgress::DrawLocked() {
   if (finished_) return;
-  std::string line = "\r\x1b[K[" + std::to_string(done_) + "/" + std::to_string(calls_.size()) + "]";
+  std::string line =
+      "\r\x1b[K[" + std::to_string(done_) + "/" + std::to_string(calls_.size()) + "]";
   size_t shown = 0, more = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
     if (!running_[i]) continue;

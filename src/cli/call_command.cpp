@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
 #include "cli/cli_session.h"
+#include "cli/commands.h"
 
 namespace talaria::cli {
 

@@ -39,9 +39,12 @@ int RunCheckCommand(const CheckCommandOptions& options) {
     }
   }
   switch (verdict.decision) {
-    case safety::GuardDecision::kAllow: return kExitOk;
-    case safety::GuardDecision::kApprove: return kExitToolError;
-    case safety::GuardDecision::kBlock: return kExitUsage;
+    case safety::GuardDecision::kAllow:
+      return kExitOk;
+    case safety::GuardDecision::kApprove:
+      return kExitToolError;
+    case safety::GuardDecision::kBlock:
+      return kExitUsage;
   }
   return kExitUsage;
 }

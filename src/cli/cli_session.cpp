@@ -10,7 +10,8 @@ namespace talaria::cli {
 
 Status InstallSessionTools(Runtime& rt, std::shared_ptr<safety::ApprovalPrompter> prompter,
                            const std::vector<std::string>& toolsets) {
-  TALARIA_RETURN_IF_ERROR(tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), std::move(prompter)));
+  TALARIA_RETURN_IF_ERROR(
+      tools::InstallCommandPolicy(rt.dispatcher(), rt.config(), std::move(prompter)));
   return EnableSessionCodeExecution(rt, toolsets);
 }
 
@@ -28,7 +29,8 @@ Status EnableSessionCodeExecution(Runtime& rt, const std::vector<std::string>& t
   return Status::Ok();
 }
 
-std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags, const std::string& command) {
+std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags,
+                                               const std::string& command) {
   auto fail = [&command](const std::string& message) {
     std::fprintf(stderr, "talaria %s: %s\n", command.c_str(), message.c_str());
     return nullptr;

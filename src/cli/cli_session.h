@@ -22,6 +22,7 @@ Status InstallSessionTools(Runtime& rt, std::shared_ptr<safety::ApprovalPrompter
 Status EnableSessionCodeExecution(Runtime& rt, const std::vector<std::string>& toolsets);
 
 // Errors are printed to stderr as "talaria <command>: <message>"; null then.
-std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags, const std::string& command);
+std::shared_ptr<tools::Session> OpenCliSession(Runtime& rt, const SessionFlags& flags,
+                                               const std::string& command);
 
 }  // namespace talaria::cli

@@ -19,7 +19,8 @@ std::string Canonical(const std::string& path) {
 
 bool IsWithin(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+  return path == dir ||
+         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
 }
 
 }  // namespace
@@ -64,15 +65,17 @@ Status ClientRoots::Update(const std::vector<std::string>& client_paths) {
     if (session) {
       narrowed = std::move(*session);
     } else {
-      status = FailedPreconditionError("the client's roots are not usable: " + session.error().message());
+      status = FailedPreconditionError("the client's roots are not usable: " +
+                                       session.error().message());
     }
   } else if (!client_paths.empty()) {
     std::string named;
     for (const std::string& path : client_paths) named += (named.empty() ? "" : ", ") + path;
     std::string allowed;
     for (const std::string& dir : allowed_) allowed += (allowed.empty() ? "" : ", ") + dir;
-    status = PermissionDeniedError("none of the client's roots (" + named + ") lies inside the server's --root (" +
-                                   allowed + "), so no call may run; offer a root inside it");
+    status = PermissionDeniedError("none of the client's roots (" + named +
+                                   ") lies inside the server's --root (" + allowed +
+                                   "), so no call may run; offer a root inside it");
   }
   if (!status.ok()) LogWarn("talaria mcp: " + status.message());
   std::lock_guard lock(mu_);

@@ -47,8 +47,8 @@ struct BatchCommandOptions {
   SessionFlags session;
   std::string input;  // a file, or "-"/empty for stdin
   bool plan_only = false;
-  bool json = false;  // with plan_only: the plan as JSON
-  bool quiet = false; // no progress line
+  bool json = false;   // with plan_only: the plan as JSON
+  bool quiet = false;  // no progress line
   size_t workers = kDefaultBatchWorkers;
   double timeout_s = static_cast<double>(kDefaultBatchTimeout.count());
 };
@@ -60,9 +60,9 @@ int RunBatch(Runtime& rt, const BatchCommandOptions& options);
 // 128+N); 2 also when the address is bad, cannot be bound, or is not loopback and no token given.
 struct McpCommandOptions {
   SessionFlags session;
-  std::vector<std::string> toolsets;  // empty: the talaria-mcp bundle
-  std::string http;                   // HOST:PORT; empty: stdio
-  std::string token;                  // --token: required as "Authorization: Bearer <token>"
+  std::vector<std::string> toolsets;       // empty: the talaria-mcp bundle
+  std::string http;                        // HOST:PORT; empty: stdio
+  std::string token;                       // --token: required as "Authorization: Bearer <token>"
   std::vector<std::string> allow_origins;  // Origins accepted besides the server's own
   std::vector<std::string> allow_hosts;    // Host header values accepted besides the bound ones
   std::vector<std::string> plugin_dirs;    // --plugins: more plugin directories to load

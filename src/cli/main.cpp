@@ -5,10 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "talaria/env/hide_secrets.h"
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
 #include "cli/startup.h"
+#include "talaria/env/hide_secrets.h"
 #include "talaria/mcp/features.h"
 
 namespace {
@@ -51,14 +51,18 @@ int main(int argc, char** argv) {
   tools->add_option("--toolsets", tools_toolsets, "only these toolsets (comma-separated)");
   tools->add_flag("--json", tools_opts.json, "print OpenAI-format function definitions");
 
-  CLI::App* toolsets = app.add_subcommand("toolsets", "List toolsets, what they include, and their size");
+  CLI::App* toolsets =
+      app.add_subcommand("toolsets", "List toolsets, what they include, and their size");
 
   cli::CallOptions call_opts;
   CLI::App* call = app.add_subcommand("call", "Run one tool call through the whole pipeline");
   call->add_option("name", call_opts.name, "tool name")->required();
-  call->add_option("assignments", call_opts.assignments, "arguments as key=value (values are strings; coercion types them)");
-  call->add_option("--args", call_opts.args_json, "arguments as a JSON object (key=value pairs override)");
-  call->add_option("--root", call_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+  call->add_option("assignments", call_opts.assignments,
+                   "arguments as key=value (values are strings; coercion types them)");
+  call->add_option("--args", call_opts.args_json,
+                   "arguments as a JSON object (key=value pairs override)");
+  call->add_option("--root", call_opts.session.roots,
+                   "directory the file tools may use (repeatable; default: .)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
@@ -67,15 +71,21 @@ int main(int argc, char** argv) {
       "batch",
       "Run one turn's tool calls (JSON lines of {name, arguments}, or an assistant message with\n"
       "tool_calls) in parallel where safe; print one tool message per call, in order.\n"
-      "Ctrl-C or SIGTERM cancels. Exit status: 0 all ok, 1 a call failed, 2 bad input, 128+N signal N");
+      "Ctrl-C or SIGTERM cancels. Exit status: 0 all ok, 1 a call failed, 2 bad input, 128+N "
+      "signal N");
   batch->add_option("input", batch_opts.input, "file to read, or - for stdin (default: stdin)");
   batch->add_flag("--plan", batch_opts.plan_only, "print the segments without running anything");
   batch->add_flag("--json", batch_opts.json, "with --plan: the plan as JSON");
   batch->add_flag("--quiet", batch_opts.quiet, "no progress line on a terminal");
-  batch->add_option("--workers", batch_opts.workers, "parallel workers (default 8)")->check(CLI::Range(1, 64));
-  batch->add_option("--timeout", batch_opts.timeout_s, "batch deadline in seconds (default 420; 0: none)")
+  batch->add_option("--workers", batch_opts.workers, "parallel workers (default 8)")
+      ->check(CLI::Range(1, 64));
+  batch
+      ->add_option("--timeout", batch_opts.timeout_s,
+                   "batch deadline in seconds (default 420; 0: none)")
       ->check(CLI::NonNegativeNumber);
-  batch->add_option("--root", batch_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+  batch
+      ->add_option("--root", batch_opts.session.roots,
+                   "directory the file tools may use (repeatable; default: .)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
@@ -86,28 +96,35 @@ int main(int argc, char** argv) {
       "Serve tools as an MCP server over stdio (JSON-RPC lines on stdin/stdout, logs on stderr),\n"
       "or over Streamable HTTP with --http. Runs until stdin closes (stdio) or SIGINT/SIGTERM;\n"
       "approvals fall back to deny (nobody can answer a prompt)");
-  mcp->add_option("--toolsets", mcp_toolsets, "toolsets to expose (comma-separated; default talaria-mcp)");
-  mcp->add_option("--root", mcp_opts.session.roots, "directory the file tools may use (repeatable; default: .)")
+  mcp->add_option("--toolsets", mcp_toolsets,
+                  "toolsets to expose (comma-separated; default talaria-mcp)");
+  mcp->add_option("--root", mcp_opts.session.roots,
+                  "directory the file tools may use (repeatable; default: .)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   mcp->add_option("--http", mcp_opts.http,
-                  "serve Streamable HTTP on HOST:PORT (endpoint /mcp; e.g. 127.0.0.1:8765; port 0: any free one)");
+                  "serve Streamable HTTP on HOST:PORT (endpoint /mcp; e.g. 127.0.0.1:8765; port 0: "
+                  "any free one)");
   mcp->add_option("--token", mcp_opts.token,
-                  "with --http: require 'Authorization: Bearer TOKEN' (needed to bind a non-loopback address)")
+                  "with --http: require 'Authorization: Bearer TOKEN' (needed to bind a "
+                  "non-loopback address)")
       ->envname("TALARIA_MCP_TOKEN");
-  mcp->add_option("--allow-origin", mcp_opts.allow_origins,
-                  "with --http: an Origin to accept besides the server's own (http://localhost:PORT), e.g. "
-                  "http://localhost:5173 for a local web UI (repeatable)")
+  mcp->add_option(
+         "--allow-origin", mcp_opts.allow_origins,
+         "with --http: an Origin to accept besides the server's own (http://localhost:PORT), e.g. "
+         "http://localhost:5173 for a local web UI (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   mcp->add_option("--allow-host", mcp_opts.allow_hosts,
-                  "with --http: a Host header to accept besides the bound address and localhost, e.g. myhost:8765 "
+                  "with --http: a Host header to accept besides the bound address and localhost, "
+                  "e.g. myhost:8765 "
                   "(repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   mcp->add_option("--plugins", mcp_opts.plugin_dirs,
-                  "another plugin directory to load (repeatable); its tools, resources and prompts are served when "
+                  "another plugin directory to load (repeatable); its tools, resources and prompts "
+                  "are served when "
                   "their toolset is selected with --toolsets")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -130,7 +147,8 @@ int main(int argc, char** argv) {
       "Judge a shell command with the command guard.\n"
       "Exit status: 0 allow, 1 approve (needs a human), 2 block (never runs; also usage errors)");
   check->add_flag("--json", check_opts.json, "print {verdict, tier, reasons} as JSON");
-  check->add_option("command", check_opts.command, "the command line (put it after --)")->required();
+  check->add_option("command", check_opts.command, "the command line (put it after --)")
+      ->required();
 
   cli::TrustOptions trust_opts;
   CLI::App* trust = app.add_subcommand(
@@ -148,7 +166,8 @@ int main(int argc, char** argv) {
       "verify",
       "Check the log's hash chain and its head record: an edited, removed or inserted line, or a\n"
       "cut-off end, is reported. Exit status: 0 intact, 1 tampered, 2 no log or unreadable");
-  audit_verify->add_option("--file", audit_opts.file, "the log to check (default: $TALARIA_HOME/audit.jsonl)");
+  audit_verify->add_option("--file", audit_opts.file,
+                           "the log to check (default: $TALARIA_HOME/audit.jsonl)");
   audit->require_subcommand(1);
 
   try {
@@ -181,8 +200,8 @@ int main(int argc, char** argv) {
     extension_options.features = mcp_opts.features.get();
     extension_options.plugin_dirs = mcp_opts.plugin_dirs;
   }
-  const std::unique_ptr<cli::Extensions> extensions =
-      cli::LoadExtensions(**rt, /*wait_for_mcp=*/!mcp->parsed(), std::chrono::seconds(60), extension_options);
+  const std::unique_ptr<cli::Extensions> extensions = cli::LoadExtensions(
+      **rt, /*wait_for_mcp=*/!mcp->parsed(), std::chrono::seconds(60), extension_options);
   if (tools->parsed()) {
     tools_opts.toolsets = SplitCommas(tools_toolsets);
     return cli::RunTools(**rt, tools_opts);

@@ -20,13 +20,13 @@
 #include <stop_token>
 #include <thread>
 
-#include "cli/client_roots.h"
 #include "cli/cli_session.h"
+#include "cli/client_roots.h"
 #include "cli/commands.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
-#include "talaria/core/conflict_gate.h"
 #include "talaria/core/config_section.h"
+#include "talaria/core/conflict_gate.h"
 #include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
 #include "talaria/mcp/stdio_transport.h"
@@ -69,14 +69,17 @@ void ServeSession(mcp::McpServerOptions& options, std::shared_ptr<tools::Session
   options.make_context = [call_prefix = std::move(call_prefix), roots](const std::string& call_id) {
     return roots->NewContext(call_prefix + call_id);
   };
-  options.on_client_roots = [roots](const std::vector<std::string>& paths) { return roots->Update(paths); };
+  options.on_client_roots = [roots](const std::vector<std::string>& paths) {
+    return roots->Update(paths);
+  };
 }
 
 // Streamable HTTP until a signal. Each MCP session gets its own McpServer; they share the tool
 // session (workspace, terminal), and their call ids are prefixed per MCP session so that two
 // clients' request ids never collide.
 int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptions server_options,
-              std::shared_ptr<tools::Session> session, std::stop_source& stop, SignalWatch& signals) {
+              std::shared_ptr<tools::Session> session, std::stop_source& stop,
+              SignalWatch& signals) {
   auto address = mcp::ParseHostPort(options.http);
   if (!address) return Fail("--http: " + address.error().message());
   mcp::HttpTransportOptions http;
@@ -104,11 +107,14 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   if (!transport) return Fail(transport.error().message());
   const std::string url = (*transport)->url();
   std::fprintf(stderr, "talaria mcp: serving MCP (Streamable HTTP) at %s\n", url.c_str());
-  std::fprintf(stderr, "talaria mcp: connect a client with {\"type\": \"http\", \"url\": \"%s\"%s}\n", url.c_str(),
-               options.token.empty() ? "" : R"(, "headers": {"Authorization": "Bearer <your token>"})");
+  std::fprintf(
+      stderr, "talaria mcp: connect a client with {\"type\": \"http\", \"url\": \"%s\"%s}\n",
+      url.c_str(),
+      options.token.empty() ? "" : R"(, "headers": {"Authorization": "Bearer <your token>"})");
   if (!mcp::IsLoopbackHost(address->host) && options.allow_hosts.empty()) {
     std::fprintf(stderr,
-                 "talaria mcp: requests must name a bound or loopback Host; add --allow-host NAME:%d for each "
+                 "talaria mcp: requests must name a bound or loopback Host; add --allow-host "
+                 "NAME:%d for each "
                  "name clients use to reach this machine\n",
                  (*transport)->port());
   }
@@ -152,7 +158,8 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
   server_options.features = options.features;
   server_options.roots_timeout = settings->roots_timeout;
-  if (!options.http.empty()) return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
+  if (!options.http.empty())
+    return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
   ServeSession(server_options, *session, options.session.roots, /*call_prefix=*/"");
   mcp::FdLineWriter out(STDOUT_FILENO, stop);
   auto server = mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(server_options),

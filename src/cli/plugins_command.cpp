@@ -6,14 +6,11 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
-#include "talaria/plugins/plugin_loader.h"
 #include "talaria/base/strings.h"
+#include "talaria/plugins/plugin_loader.h"
 
 namespace talaria::cli {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 int RunPlugins(Runtime& rt, const PluginsOptions& options) {
   auto config = plugins::ReadPluginConfig(rt.config());

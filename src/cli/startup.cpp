@@ -14,7 +14,8 @@ namespace {
 
 class LoadedExtensions final : public Extensions {
  public:
-  LoadedExtensions(Registry& registry, mcp::ServerFeatures* features) : plugins(registry, features) {}
+  LoadedExtensions(Registry& registry, mcp::ServerFeatures* features)
+      : plugins(registry, features) {}
   plugins::PluginLoader plugins;
   std::unique_ptr<mcp::McpClientManager> mcp_servers;
 };
@@ -38,13 +39,15 @@ class SignalsBlocked {
   sigset_t old_{};
 };
 
-void LoadPlugins(Runtime& rt, plugins::PluginLoader& loader, const std::vector<std::string>& extra_dirs) {
+void LoadPlugins(Runtime& rt, plugins::PluginLoader& loader,
+                 const std::vector<std::string>& extra_dirs) {
   auto config = plugins::ReadPluginConfig(rt.config());
   if (!config) {
     std::fprintf(stderr, "talaria: plugins: %s\n", config.error().message().c_str());
     return;
   }
-  const plugins::DiscoveryReport report = loader.Discover(plugins::OptionsFromConfig(*config, extra_dirs));
+  const plugins::DiscoveryReport report =
+      loader.Discover(plugins::OptionsFromConfig(*config, extra_dirs));
   for (const auto& c : report.candidates) {
     if (c.verdict == plugins::Verdict::kFailed) {
       std::fprintf(stderr, "talaria: plugin %s failed: %s\n", c.path.c_str(), c.reason.c_str());
@@ -74,13 +77,15 @@ std::vector<mcp::ServerConfig> ApplyProjectConfig(Runtime& rt) {
   if (project.hooks) {
     CommandHookOptions hook_options;
     hook_options.before_run = [files = project.executed_files] { return CheckPinnedFiles(files); };
-    if (Status s = InstallCommandHooks(*project.hooks, rt.dispatcher().hooks(), hook_options); !s.ok()) {
+    if (Status s = InstallCommandHooks(*project.hooks, rt.dispatcher().hooks(), hook_options);
+        !s.ok()) {
       std::fprintf(stderr, "talaria: %s: hooks: %s\n", project.path.c_str(), s.message().c_str());
     }
   }
   auto servers = mcp::ParseServerConfigs(project.mcp_servers ? *project.mcp_servers : Json());
   if (!servers) {
-    std::fprintf(stderr, "talaria: %s: %s\n", project.path.c_str(), servers.error().message().c_str());
+    std::fprintf(stderr, "talaria: %s: %s\n", project.path.c_str(),
+                 servers.error().message().c_str());
     return {};
   }
   return std::move(*servers);
@@ -88,7 +93,8 @@ std::vector<mcp::ServerConfig> ApplyProjectConfig(Runtime& rt) {
 
 }  // namespace
 
-std::unique_ptr<Extensions> LoadExtensions(Runtime& rt, bool wait_for_mcp, std::chrono::milliseconds mcp_wait,
+std::unique_ptr<Extensions> LoadExtensions(Runtime& rt, bool wait_for_mcp,
+                                           std::chrono::milliseconds mcp_wait,
                                            const ExtensionOptions& extension_options) {
   auto loaded = std::make_unique<LoadedExtensions>(rt.registry(), extension_options.features);
   SignalsBlocked blocked;

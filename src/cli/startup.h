@@ -36,8 +36,8 @@ class Extensions {
 // made its first connection attempt (a one-shot command needs their tools now), at most
 // `mcp_wait`. Threads it starts have SIGINT/SIGTERM blocked, so those signals always reach the
 // command's own handling.
-std::unique_ptr<Extensions> LoadExtensions(Runtime& rt, bool wait_for_mcp,
-                                           std::chrono::milliseconds mcp_wait = std::chrono::seconds(60),
-                                           const ExtensionOptions& extension_options = {});
+std::unique_ptr<Extensions> LoadExtensions(
+    Runtime& rt, bool wait_for_mcp, std::chrono::milliseconds mcp_wait = std::chrono::seconds(60),
+    const ExtensionOptions& extension_options = {});
 
 }  // namespace talaria::cli

@@ -11,7 +11,6 @@
 namespace talaria::cli {
 namespace {
 
-
 // What the file will run once trusted, so the user sees it before it does.
 void PrintWhatRuns(const ProjectConfig& config) {
   if (config.mcp_servers) {
@@ -20,7 +19,8 @@ void PrintWhatRuns(const ProjectConfig& config) {
       if (what.empty()) {
         std::vector<std::string> argv = {JsonStringField(entry, "command")};
         if (entry.is_object() && entry.contains("args") && entry["args"].is_array()) {
-          for (const auto& a : entry["args"]) argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+          for (const auto& a : entry["args"])
+            argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
         }
         what = ShellJoin(argv);
       }
@@ -42,8 +42,9 @@ void PrintWhatRuns(const ProjectConfig& config) {
     std::printf("  runs project file %s (its content is trusted too)\n", file.path.c_str());
   }
   for (const auto& section : config.ignored) {
-    std::printf("  (section '%s' is ignored: only mcp_servers and hooks are read from a project config)\n",
-                section.c_str());
+    std::printf(
+        "  (section '%s' is ignored: only mcp_servers and hooks are read from a project config)\n",
+        section.c_str());
   }
 }
 
@@ -51,7 +52,8 @@ void PrintWhatRuns(const ProjectConfig& config) {
 
 int RunTrust(const TrustOptions& options) {
   std::string path = options.path.empty() ? ProjectConfigPath(".") : options.path;
-  if (!path.ends_with(".yaml") && !path.ends_with(".yml")) path = ProjectConfigPath(path);  // a directory
+  if (!path.ends_with(".yaml") && !path.ends_with(".yml"))
+    path = ProjectConfigPath(path);  // a directory
   auto loaded = LoadProjectConfig(path, TrustStorePath());
   if (!loaded) {
     std::fprintf(stderr, "talaria trust: %s\n", loaded.error().message().c_str());

@@ -10,6 +10,7 @@
 namespace talaria::cli {
 
 // Null when the process has no controlling terminal (nobody can answer).
-std::shared_ptr<safety::ApprovalPrompter> MakeTtyPrompter(std::chrono::seconds timeout = std::chrono::seconds(120));
+std::shared_ptr<safety::ApprovalPrompter> MakeTtyPrompter(
+    std::chrono::seconds timeout = std::chrono::seconds(120));
 
 }  // namespace talaria::cli

@@ -186,7 +186,8 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
     if (OneOf(rest[0], kHomeCredentialDirs) ||
         (rest[0] == ".config" && rest.size() >= 2 && OneOf(rest[1], kConfigCredentialDirs)) ||
         (rest.size() == 1 && OneOf(rest[0], kHomeCredentialFiles))) {
-      return "Read denied: " + Quote(shown) + " is in a credential store (keys, tokens, passwords).";
+      return "Read denied: " + Quote(shown) +
+             " is in a credential store (keys, tokens, passwords).";
     }
   }
   // talaria's state is not the model's to read either (credentials, approvals, other

@@ -14,11 +14,11 @@
 #include <map>
 #include <mutex>
 
-#include "talaria/confinement/fs_util.h"
-#include "talaria/confinement/path_rules.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
+#include "talaria/confinement/fs_util.h"
+#include "talaria/confinement/path_rules.h"
 
 namespace talaria::safety {
 
@@ -196,7 +196,8 @@ struct Workspace::Impl {
                                std::string_view shown) const;
   Result<UniqueFd> OpenForRead(std::string_view path, ResolvedPath* resolved, FileInfo* info) const;
   // `st` is fd's fstat.
-  Status CheckReadableFd(int fd, const struct stat& st, std::string_view shown, bool want_dir) const;
+  Status CheckReadableFd(int fd, const struct stat& st, std::string_view shown,
+                         bool want_dir) const;
   bool OnOrdinaryRootDevice(dev_t dev) const;
   Result<Parent> OpenParent(std::string_view path, CreateParents create) const;
   Status CheckWriteReal(int parent_fd, std::string_view leaf, std::string_view shown) const;
@@ -310,15 +311,16 @@ Result<UniqueFd> Workspace::Impl::OpenForRead(std::string_view path, ResolvedPat
   // resolved lexically, which is exact without symlinks): /proc is asked only after a symlink.
   const Root& root = roots[r.root_index];
   const std::string rel = r.relative.empty() ? std::string(".") : r.relative;
-  UniqueFd opath(Openat2(root.fd.get(), rel.c_str(), O_PATH | O_CLOEXEC, 0, root.resolve | RESOLVE_NO_SYMLINKS));
+  UniqueFd opath(Openat2(root.fd.get(), rel.c_str(), O_PATH | O_CLOEXEC, 0,
+                         root.resolve | RESOLVE_NO_SYMLINKS));
   const bool via_symlink = !opath && errno == ELOOP;  // any other failure is the answer already
   if (via_symlink) opath = TALARIA_TRY(OpenBeneath(r, r.relative, O_PATH, path));
   if (!opath) return Err(ErrnoStatus(errno, "open", path));
   struct stat st {};
   if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
   TALARIA_RETURN_IF_ERROR(CheckReadableFd(opath.get(), st, path, /*want_dir=*/false));
-  const std::string real = via_symlink ? TALARIA_TRY(FdRealPath(opath.get()))
-                                       : DisplayJoin(root.real, r.relative);
+  const std::string real =
+      via_symlink ? TALARIA_TRY(FdRealPath(opath.get())) : DisplayJoin(root.real, r.relative);
   if (auto why = sensitive.ReadDenial(real, path)) return Err(PermissionDeniedError(*why));
   struct stat opened {};
   UniqueFd fd = TALARIA_TRY(internal::Reopen(opath.get(), st, O_RDONLY, path, &opened));
@@ -546,7 +548,8 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
     root.fd.reset(fd);
     root.real = TALARIA_TRY(FdRealPath(root.fd.get()));
     struct stat root_st {};
-    if (::fstat(root.fd.get(), &root_st) != 0) return Err(ErrnoStatus(errno, "fstat workspace root", given));
+    if (::fstat(root.fd.get(), &root_st) != 0)
+      return Err(ErrnoStatus(errno, "fstat workspace root", given));
     root.dev = root_st.st_dev;
     root.on_pseudo_fs = TALARIA_TRY(internal::PseudoFsName(root.fd.get())).has_value();
     root.real_components = internal::NormalizedComponents(root.real);

@@ -414,11 +414,11 @@ TEST_F(WorkspaceTest, EveryGitInternalIsDeniedAtAnyDepth) {
   WriteFile(root_ + "/.git/HEAD", "ref: refs/heads/main\n");
   WriteFile(root_ + "/sub/mod/.git", "gitdir: ../../.git/modules/mod\n");
   auto ws = Open();
-  for (std::string p : {".git/commondir", ".git/config.worktree", ".git/HEAD",
-                        ".git/modules/mod/config", ".git/modules/mod/hooks/post-checkout",
-                        ".git/worktrees/w/commondir", ".git/worktrees/w/config.worktree",
-                        ".git/info/attributes", "sub/mod/.git", "deep/a/b/.git/config",
-                        "sub/../.git/./modules/x/config"}) {
+  for (std::string p :
+       {".git/commondir", ".git/config.worktree", ".git/HEAD", ".git/modules/mod/config",
+        ".git/modules/mod/hooks/post-checkout", ".git/worktrees/w/commondir",
+        ".git/worktrees/w/config.worktree", ".git/info/attributes", "sub/mod/.git",
+        "deep/a/b/.git/config", "sub/../.git/./modules/x/config"}) {
     ExpectRefused(ws->WriteAtomic(p, "[core]\n\tfsmonitor = touch /tmp/pwned\n"),
                   StatusCode::kPermissionDenied, p);
   }
@@ -508,8 +508,8 @@ TEST_F(WorkspaceTest, EnvFilesNeverRead) {
 // trusted.json could approve or trust itself, and reading it leaks credentials, other
 // sessions and the audit trail. Only the spill files talaria points the model to are readable.
 TEST_F(WorkspaceTest, TalariaHomeIsOffLimitsWhateverTheRoots) {
-  for (std::string f : {"auth.json", "mcp-tokens/srv.json", "memories/MEMORY.md",
-                        "approvals.json", "trusted.json", "audit.jsonl", "notes.txt"}) {
+  for (std::string f : {"auth.json", "mcp-tokens/srv.json", "memories/MEMORY.md", "approvals.json",
+                        "trusted.json", "audit.jsonl", "notes.txt"}) {
     WriteFile(tmp_ / ("thome/" + f), "{}");
   }
   WriteFile(tmp_ / "thome/spill/call_1-ab.txt", "spilled");

@@ -565,9 +565,9 @@ TEST(WorkspaceLocks, KeysAreResolvedSortedAndUnique) {
     got = true;
   });
   // Until it either took "a" (wrongly) or sleeps waiting for it.
-  test_support::WaitUntil([&] {
-    return got || (other_tid != 0 && test_support::ThreadAsleep(other_tid));
-  }, std::chrono::seconds(10));
+  test_support::WaitUntil(
+      [&] { return got || (other_tid != 0 && test_support::ThreadAsleep(other_tid)); },
+      std::chrono::seconds(10));
   EXPECT_FALSE(got.load());
   PathLock moved = std::move(lock);
   moved.Unlock();

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/test_tools.h"
+#include "support/wait_until.h"
 #include "talaria/base/executor.h"
 #include "talaria/core/async_tool.h"
 #include "talaria/core/dispatcher.h"
-#include "core/test_tools.h"
-#include "support/wait_until.h"
 
 namespace talaria {
 namespace {

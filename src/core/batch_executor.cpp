@@ -45,14 +45,17 @@ std::string BatchCallId(const BatchCall& call, size_t index) {
   return call.id.empty() ? "call_" + std::to_string(index) : call.id;
 }
 
-BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry, std::string_view cwd) {
+BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry,
+                         std::string_view cwd) {
   std::vector<PlannedCall> planned;
   planned.reserve(calls.size());
   for (const BatchCall& c : calls) planned.push_back({c.name, c.arguments, cwd});
   return PlanBatchDetailed(planned, registry);
 }
 
-std::string BatchCwd(const ToolContext& ctx) { return ctx.services ? ctx.services->cwd() : std::string(); }
+std::string BatchCwd(const ToolContext& ctx) {
+  return ctx.services ? ctx.services->cwd() : std::string();
+}
 
 Batch::Batch(const Dispatcher& dispatcher, std::vector<BatchCall> calls, BatchOptions options)
     : dispatcher_(dispatcher),
@@ -83,7 +86,8 @@ void Batch::Tell(BatchEvent::Kind kind, size_t index) const {
 std::vector<ToolResult> Batch::Run(const ToolContext& base) {
   results_.assign(calls_.size(), ToolResult{});
   batch_deadline_ = base.deadline;
-  if (options_.batch_timeout.count() > 0) batch_deadline_ = std::min(batch_deadline_, SteadyClock::now() + options_.batch_timeout);
+  if (options_.batch_timeout.count() > 0)
+    batch_deadline_ = std::min(batch_deadline_, SteadyClock::now() + options_.batch_timeout);
   std::stop_callback cancel_all(base.cancel, [this] { Cancel(); });
 
   const BatchPlan plan = PlanBatchCalls(calls_, dispatcher_.registry(), BatchCwd(base));
@@ -104,7 +108,8 @@ std::vector<ToolResult> Batch::Run(const ToolContext& base) {
 
 void Batch::RunSegment(const PlannedSegment& segment, const ToolContext& base) {
   const size_t size = segment.calls.size();
-  const size_t workers = std::min({std::max<size_t>(options_.max_workers, 1), size, kMaxBatchWorkers});
+  const size_t workers =
+      std::min({std::max<size_t>(options_.max_workers, 1), size, kMaxBatchWorkers});
   if (!segment.parallel || workers < 2) {
     for (size_t index : segment.calls) RunCall(index, base, {});
     return;
@@ -156,12 +161,14 @@ void Batch::RunCall(size_t index, const ToolContext& base, const std::function<v
 
   const auto now = SteadyClock::now();
   if (state.stop.stop_requested() || now >= batch_deadline_) {
-    const char* why = state.stop.stop_requested() ? "the batch was cancelled" : "the batch deadline passed";
+    const char* why =
+        state.stop.stop_requested() ? "the batch was cancelled" : "the batch deadline passed";
     std::string message = "Tool execution cancelled before " + call.name + " started: ";
     message += why;
     if (started) started();
-    results_[index] = dispatcher_.Conclude(call.name, call.arguments, ctx,
-                                           ToolResult::Error(message, CallStatus::kCancelled, "cancelled"));
+    results_[index] =
+        dispatcher_.Conclude(call.name, call.arguments, ctx,
+                             ToolResult::Error(message, CallStatus::kCancelled, "cancelled"));
     Tell(BatchEvent::Kind::kFinished, index);
     return;
   }
@@ -170,7 +177,8 @@ void Batch::RunCall(size_t index, const ToolContext& base, const std::function<v
   ctx.deadline = deadline;
   // At the deadline the call's token fires, so a handler that only polls its token still stops
   // (and its children die) on time; the dispatcher then reports the call timed out.
-  const uint64_t alarm = deadline == SteadyClock::time_point::max() ? 0 : BatchPool().SetAlarm(deadline, state.stop);
+  const uint64_t alarm =
+      deadline == SteadyClock::time_point::max() ? 0 : BatchPool().SetAlarm(deadline, state.stop);
   Tell(BatchEvent::Kind::kStarted, index);
   if (started) started();
   results_[index] = dispatcher_.Dispatch(call.name, call.arguments, ctx);

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/test_tools.h"
 #include "talaria/base/spawn.h"
 #include "talaria/core/async_tool.h"
-#include "core/test_tools.h"
 
 namespace talaria {
 namespace {
@@ -32,13 +32,16 @@ class BatchTest : public ::testing::Test {
     spec.name = name;
     spec.handler = std::move(handler);
     spec.parallel = parallel;
-    ASSERT_TRUE(RegisterTestTool(registry, std::move(spec),
-                                 R"({"type":"object","properties":{"ms":{"type":"integer"},"n":{"type":"integer"}}})")
-                    .ok())
+    ASSERT_TRUE(
+        RegisterTestTool(
+            registry, std::move(spec),
+            R"({"type":"object","properties":{"ms":{"type":"integer"},"n":{"type":"integer"}}})")
+            .ok())
         << name;
   }
 
-  static std::vector<BatchCall> Calls(const std::string& name, int count, const std::string& args = "{}") {
+  static std::vector<BatchCall> Calls(const std::string& name, int count,
+                                      const std::string& args = "{}") {
     std::vector<BatchCall> calls;
     for (int i = 0; i < count; ++i) calls.push_back({name, args, "id_" + std::to_string(i)});
     return calls;
@@ -57,11 +60,13 @@ bool SleepUnlessStopped(const ToolContext& ctx, std::chrono::milliseconds limit)
 TEST_F(BatchTest, ResultsComeBackInCallOrder) {
   Add("echo_n", ParallelClass::kSafe, [](const Json& args, ToolContext&) {
     const int n = args.value("n", 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds((8 - n) * 3));  // later calls finish first
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds((8 - n) * 3));  // later calls finish first
     return ToolResult::Text("n=" + std::to_string(n));
   });
   std::vector<BatchCall> calls;
-  for (int i = 0; i < 8; ++i) calls.push_back({"echo_n", R"({"n": ")" + std::to_string(i) + R"("})", ""});
+  for (int i = 0; i < 8; ++i)
+    calls.push_back({"echo_n", R"({"n": ")" + std::to_string(i) + R"("})", ""});
   Batch batch(dispatcher, calls);
   auto results = batch.Run(ToolContext{});
   ASSERT_EQ(results.size(), 8u);
@@ -81,7 +86,8 @@ TEST_F(BatchTest, SafeCallsRunConcurrentlyUpToTheWorkerBound) {
     --running;
     return ToolResult::Text("ok");
   });
-  Batch batch(dispatcher, Calls("meet", 9), {.max_workers = 3, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
+  Batch batch(dispatcher, Calls("meet", 9),
+              {.max_workers = 3, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
   auto results = batch.Run(ToolContext{});
   for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.text;
   EXPECT_EQ(peak, 3) << "three workers overlap, never more";
@@ -95,7 +101,8 @@ TEST_F(BatchTest, BatchesInsideBatchCallsFinishEvenWithThePoolSaturated) {
     return ToolResult::Text("inner");
   });
   Add("outer", ParallelClass::kSafe, [&](const Json&, ToolContext& ctx) {
-    Batch nested(dispatcher, Calls("inner", 8), {.max_workers = 8, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
+    Batch nested(dispatcher, Calls("inner", 8),
+                 {.max_workers = 8, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
     auto results = nested.Run(ctx);
     for (const auto& r : results) {
       if (r.text != "inner") return ToolResult::Error("nested call failed: " + r.text);
@@ -103,15 +110,17 @@ TEST_F(BatchTest, BatchesInsideBatchCallsFinishEvenWithThePoolSaturated) {
     return ToolResult::Text("outer");
   });
   // More outer calls than the pool has threads: every pool thread ends up running a nested batch.
-  Batch batch(dispatcher, Calls("outer", 2 * static_cast<int>(kMaxBatchWorkers)),
-              {.max_workers = kMaxBatchWorkers, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
+  Batch batch(
+      dispatcher, Calls("outer", 2 * static_cast<int>(kMaxBatchWorkers)),
+      {.max_workers = kMaxBatchWorkers, .batch_timeout = 60s, .call_timeout = {}, .on_event = {}});
   auto results = batch.Run(ToolContext{});
   for (const auto& r : results) EXPECT_EQ(r.text, "outer");
   EXPECT_EQ(inner_runs.load(), 2 * static_cast<int>(kMaxBatchWorkers) * 8);
 }
 
 TEST_F(BatchTest, CallsStartInCallOrder) {
-  Add("quick", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });
+  Add("quick", ParallelClass::kSafe,
+      [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });
   std::mutex mu;
   std::vector<size_t> started;
   BatchOptions options;
@@ -140,12 +149,16 @@ TEST_F(BatchTest, BarriersKeepTheirPlaceInTheOrder) {
   };
   Add("reader", ParallelClass::kSafe, logger("r"));
   Add("barrier", ParallelClass::kNever, logger("B"));
-  std::vector<BatchCall> calls = {{"reader", "{}", ""}, {"reader", "{}", ""}, {"barrier", "{}", ""},
-                                  {"reader", "{}", ""}, {"reader", "{}", ""}};
+  std::vector<BatchCall> calls = {{"reader", "{}", ""},
+                                  {"reader", "{}", ""},
+                                  {"barrier", "{}", ""},
+                                  {"reader", "{}", ""},
+                                  {"reader", "{}", ""}};
   Batch batch(dispatcher, calls);
   auto results = batch.Run(ToolContext{});
   ASSERT_EQ(log.size(), 5u);
-  EXPECT_EQ(log[2], "B") << "the two readers before it finished first, the two after it started later";
+  EXPECT_EQ(log[2], "B")
+      << "the two readers before it finished first, the two after it started later";
   EXPECT_EQ(results[2].text, "B");
 }
 
@@ -154,9 +167,11 @@ TEST_F(BatchTest, ACallPastItsDeadlineIsStoppedAndTimesOut) {
     SleepUnlessStopped(ctx, 30s);  // ignores the deadline, honours the token
     return ToolResult::Text("woke");
   });
-  Add("fast", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("fast"); });
+  Add("fast", ParallelClass::kSafe,
+      [](const Json&, ToolContext&) { return ToolResult::Text("fast"); });
   std::vector<BatchCall> calls = {{"slow", "{}", ""}, {"fast", "{}", ""}};
-  Batch batch(dispatcher, calls, {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 200ms, .on_event = {}});
+  Batch batch(dispatcher, calls,
+              {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 200ms, .on_event = {}});
   auto results = batch.Run(ToolContext{});
   // Not stopped, "slow" would sleep its 30 s and answer "woke".
   EXPECT_EQ(results[0].status, CallStatus::kTimedOut) << results[0].text;
@@ -174,9 +189,11 @@ TEST_F(BatchTest, AnAsyncCallPastItsDeadlineTimesOutToo) {
   });
   ASSERT_TRUE(RegisterTestTool(registry, std::move(spec), R"({"type":"object"})").ok());
   for (int round = 0; round < 5; ++round) {
-    Batch batch(dispatcher, Calls("slow_async", 2), {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 100ms, .on_event = {}});
+    Batch batch(dispatcher, Calls("slow_async", 2),
+                {.max_workers = 8, .batch_timeout = 60s, .call_timeout = 100ms, .on_event = {}});
     auto results = batch.Run(ToolContext{});
-    for (const auto& r : results) EXPECT_EQ(r.status, CallStatus::kTimedOut) << "round " << round << ": " << r.text;
+    for (const auto& r : results)
+      EXPECT_EQ(r.status, CallStatus::kTimedOut) << "round " << round << ": " << r.text;
   }
 }
 
@@ -202,7 +219,8 @@ ToolResult RunSleeper(ToolContext& ctx, std::mutex& mu, std::vector<pid_t>& pids
 TEST_F(BatchTest, CancellingABatchKillsEveryChildAndEndsEveryCall) {
   std::mutex mu;
   std::vector<pid_t> pids;
-  Add("sleeper", ParallelClass::kSafe, [&](const Json&, ToolContext& ctx) { return RunSleeper(ctx, mu, pids); });
+  Add("sleeper", ParallelClass::kSafe,
+      [&](const Json&, ToolContext& ctx) { return RunSleeper(ctx, mu, pids); });
   Batch batch(dispatcher, Calls("sleeper", 8));
   std::jthread canceller([&] {
     for (int i = 0; i < 500; ++i) {
@@ -223,7 +241,8 @@ TEST_F(BatchTest, CancellingABatchKillsEveryChildAndEndsEveryCall) {
 
 TEST_F(BatchTest, CancellingOneCallLeavesTheOthersRunning) {
   Add("nap", ParallelClass::kSafe, [](const Json&, ToolContext& ctx) {
-    return SleepUnlessStopped(ctx, 300ms) ? ToolResult::Text("rested") : ToolResult::Text("stopped");
+    return SleepUnlessStopped(ctx, 300ms) ? ToolResult::Text("rested")
+                                          : ToolResult::Text("stopped");
   });
   Batch batch(dispatcher, Calls("nap", 3));
   batch.CancelCall(1);
@@ -256,7 +275,8 @@ TEST_F(BatchTest, EveryCallGetsExactlyOnePostHookEvenWhenItNeverStarted) {
   ASSERT_EQ(posts.size(), 4u);
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(results[i].status, CallStatus::kCancelled);
-    EXPECT_NE(results[i].text.find("cancelled before work started"), std::string::npos) << results[i].text;
+    EXPECT_NE(results[i].text.find("cancelled before work started"), std::string::npos)
+        << results[i].text;
     EXPECT_EQ(posts["id_" + std::to_string(i)], std::vector<CallStatus>{CallStatus::kCancelled});
   }
 }
@@ -280,7 +300,8 @@ TEST_F(BatchTest, CancellingMidwayEndsRunningCallsAndSkipsTheRest) {
 }
 
 TEST_F(BatchTest, TheTurnBudgetIsAppliedToTheWholeBatch) {
-  Add("big", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text(std::string(30'000, 'x')); });
+  Add("big", ParallelClass::kSafe,
+      [](const Json&, ToolContext&) { return ToolResult::Text(std::string(30'000, 'x')); });
   DispatcherOptions options;
   options.budget.turn_budget_chars = 50'000;
   Dispatcher budgeted(registry, options);
@@ -292,8 +313,10 @@ TEST_F(BatchTest, TheTurnBudgetIsAppliedToTheWholeBatch) {
 }
 
 TEST_F(BatchTest, UnknownToolsAndBadArgumentsStillGetOneResultEach) {
-  Add("quick", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });
-  std::vector<BatchCall> calls = {{"quick", "{}", ""}, {"nope", "{}", ""}, {"quick", "{not json", ""}, {"quick", "", ""}};
+  Add("quick", ParallelClass::kSafe,
+      [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });
+  std::vector<BatchCall> calls = {
+      {"quick", "{}", ""}, {"nope", "{}", ""}, {"quick", "{not json", ""}, {"quick", "", ""}};
   Batch batch(dispatcher, calls);
   auto results = batch.Run(ToolContext{});
   ASSERT_EQ(results.size(), 4u);

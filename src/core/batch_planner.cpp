@@ -14,7 +14,6 @@
 namespace talaria {
 namespace {
 
-
 CallAdmission Barrier(std::string reason) {
   CallAdmission a;
   a.admission = Admission::kBarrier;
@@ -127,9 +126,12 @@ bool ScopesConflict(const CallAdmission& a, const CallAdmission& b) {
 
 std::string_view AdmissionName(Admission a) {
   switch (a) {
-    case Admission::kBarrier: return "barrier";
-    case Admission::kSafe: return "safe";
-    case Admission::kPathScoped: return "path_scoped";
+    case Admission::kBarrier:
+      return "barrier";
+    case Admission::kSafe:
+      return "safe";
+    case Admission::kPathScoped:
+      return "path_scoped";
   }
   return "barrier";
 }

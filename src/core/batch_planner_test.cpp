@@ -67,17 +67,10 @@ TEST(PathScope, OverlapIsAComponentWisePrefixEitherWay) {
   } kCases[] = {
       // The original's cases: the same file, a directory and a file inside it (either order),
       // siblings that share a byte prefix but not a component.
-      {"/a/b", "/a/b", true},
-      {"/a/b", "/a/b/c", true},
-      {"/a/b/c", "/a/b", true},
-      {"/a/b", "/a/bc", false},
-      {"/a/bc", "/a/b", false},
-      {"/a/b.txt", "/a/b", false},
-      {"/a/b", "/a/c", false},
-      {"/", "/anything/at/all", true},
-      {"/x", "/", true},
-      {"/a/b/c/d", "/a/b", true},
-      {"/ab/c", "/a", false},
+      {"/a/b", "/a/b", true},     {"/a/b", "/a/b/c", true},        {"/a/b/c", "/a/b", true},
+      {"/a/b", "/a/bc", false},   {"/a/bc", "/a/b", false},        {"/a/b.txt", "/a/b", false},
+      {"/a/b", "/a/c", false},    {"/", "/anything/at/all", true}, {"/x", "/", true},
+      {"/a/b/c/d", "/a/b", true}, {"/ab/c", "/a", false},
   };
   for (const auto& c : kCases) {
     EXPECT_EQ(PathsOverlap(c.a, c.b), c.overlap) << c.a << " vs " << c.b;
@@ -307,16 +300,18 @@ TEST(BatchPlanner, SafeCallsRunTogetherAndBarriersSplitThem) {
           {"safe tools of different kinds (an MCP read-only tool declares kSafe)",
            {Safe(), {"mcp_docs_lookup", "{}", ""}, Safe()},
            "P0,1,2"},
-          {"a barrier between two safe calls leaves runs of one", {Safe(), Never(), Safe()},
+          {"a barrier between two safe calls leaves runs of one",
+           {Safe(), Never(), Safe()},
            "S0,1,2"},
-          {"a barrier splits two runs", {Safe(), Safe(), Never(), Safe(), Safe()},
-           "P0,1 S2 P3,4"},
+          {"a barrier splits two runs", {Safe(), Safe(), Never(), Safe(), Safe()}, "P0,1 S2 P3,4"},
           {"adjacent barriers merge into one sequential segment",
            {Never(), Never(), Safe(), Safe(), Never()},
            "S0,1 P2,3 S4"},
-          {"unknown tools are barriers", {Safe(), {"no_such_tool", "{}", ""}, Safe(), Safe()},
+          {"unknown tools are barriers",
+           {Safe(), {"no_such_tool", "{}", ""}, Safe(), Safe()},
            "S0,1 P2,3"},
-          {"safe calls and path-scoped calls share a run", {Safe(), Read("a"), Write("b")},
+          {"safe calls and path-scoped calls share a run",
+           {Safe(), Read("a"), Write("b")},
            "P0,1,2"},
       },
       t);
@@ -346,9 +341,9 @@ TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
           {"writer/writer on the same file", {Write("f"), Write("f")}, "S0,1"},
           {"writers on different files", {Write("f"), Write("g"), Write("src/h")}, "P0,1,2"},
           {"a write inside a searched directory", {Search("src"), Write("src/new.txt")}, "S0,1"},
-          {"a write to a directory and a read below it", {Write("src"), Read("src/a.txt")},
-           "S0,1"},
-          {"siblings sharing a byte prefix do not overlap", {Write("src/a"), Read("src/ab")},
+          {"a write to a directory and a read below it", {Write("src"), Read("src/a.txt")}, "S0,1"},
+          {"siblings sharing a byte prefix do not overlap",
+           {Write("src/a"), Read("src/ab")},
            "P0,1"},
           {"search of the cwd (default path) conflicts with any write below it",
            {{"finder", R"({"pattern":"x"})", ""}, Write("deep/down/f")},
@@ -412,7 +407,8 @@ TEST(BatchPlanner, ScopesCallsByTheirCallPathsWhenTheToolNamesThem) {
           {"`path` on another file", {Read("a.txt"), {"editor", R"({"path":"b"})", ""}}, "P0,1"},
           {"a named file", {Read("a.txt"), Multi({"a.txt"})}, "S0,1"},
           {"any of the named files", {Read("b.txt"), Multi({"x", "b.txt"})}, "S0,1"},
-          {"other files run beside reads", {Read("z.txt"), Multi({"a.txt", "m"}), Read("y.txt")},
+          {"other files run beside reads",
+           {Read("z.txt"), Multi({"a.txt", "m"}), Read("y.txt")},
            "P0,1,2"},
           {"with call paths `path` is not a scope",
            {Read("a.txt"), {"editor", R"({"mode":"multi","path":"a.txt","paths":["q"]})", ""}},
@@ -427,12 +423,11 @@ TEST(BatchPlanner, UnreadableCallsAreBarriers) {
   TempDir t;
   RunTable(
       {
-          {"arguments that are not JSON", {Read("a"), {"reader", "{not json", ""}, Read("b")},
+          {"arguments that are not JSON",
+           {Read("a"), {"reader", "{not json", ""}, Read("b")},
            "S0,1,2"},
-          {"arguments that are an array", {Safe(), {"searcher", "[1,2]", ""}, Safe()},
-           "S0,1,2"},
-          {"arguments that are a string", {Safe(), {"searcher", R"("q")", ""}, Safe()},
-           "S0,1,2"},
+          {"arguments that are an array", {Safe(), {"searcher", "[1,2]", ""}, Safe()}, "S0,1,2"},
+          {"arguments that are a string", {Safe(), {"searcher", R"("q")", ""}, Safe()}, "S0,1,2"},
           {"blank arguments mean {}", {Safe(), {"searcher", "  ", ""}, Safe()}, "P0,1,2"},
           {"a path argument that is a number",
            {Read("a"), {"reader", R"({"path":42})", ""}, Read("b")},
@@ -452,9 +447,7 @@ TEST(BatchPlanner, UnreadableCallsAreBarriers) {
           {"a mode that is not a string",
            {Read("a"), {"editor", R"({"mode":1,"path":"x"})", ""}, Read("b")},
            "S0,1,2"},
-          {"call paths naming no file",
-           {Read("a"), Multi({}), Read("b")},
-           "S0,1,2"},
+          {"call paths naming no file", {Read("a"), Multi({}), Read("b")}, "S0,1,2"},
       },
       t);
 }
@@ -464,8 +457,7 @@ TEST(BatchPlanner, ReportsHowEachCallWasAdmitted) {
   PlannerHarness h;
   BatchPlan plan;
   Plan(h, t.path(),
-       {Read("a"), Never(), {"nope", "{}", ""}, Safe(), Multi({"m", "n"}),
-        {"reader", "[]", ""}},
+       {Read("a"), Never(), {"nope", "{}", ""}, Safe(), Multi({"m", "n"}), {"reader", "[]", ""}},
        &plan);
   ASSERT_EQ(plan.calls.size(), 6u);
   EXPECT_EQ(plan.calls[0].admission, Admission::kPathScoped);
@@ -531,12 +523,24 @@ TEST(BatchPlanner, RandomBatchesKeepEveryInvariant) {
     for (size_t i = 0; i < n; ++i) {
       const std::string& p = paths[rng() % paths.size()];
       switch (rng() % 6) {
-        case 0: calls.push_back(Read(p)); break;
-        case 1: calls.push_back(Write(p)); break;
-        case 2: calls.push_back(Search(p)); break;
-        case 3: calls.push_back(Multi({p})); break;
-        case 4: calls.push_back(Safe()); break;
-        default: calls.push_back(rng() % 2 ? Never() : Call{"reader", "[", ""}); break;
+        case 0:
+          calls.push_back(Read(p));
+          break;
+        case 1:
+          calls.push_back(Write(p));
+          break;
+        case 2:
+          calls.push_back(Search(p));
+          break;
+        case 3:
+          calls.push_back(Multi({p}));
+          break;
+        case 4:
+          calls.push_back(Safe());
+          break;
+        default:
+          calls.push_back(rng() % 2 ? Never() : Call{"reader", "[", ""});
+          break;
       }
     }
     BatchPlan plan;

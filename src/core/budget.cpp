@@ -71,7 +71,8 @@ std::string SafeStem(std::string_view call_id) {
 bool EnsurePrivateDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) return false;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return false;
   if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) return false;
   return true;
 }
@@ -104,7 +105,6 @@ std::optional<std::string> WriteSpillFile(const BudgetConfig& config, std::strin
 }
 
 namespace {
-
 
 // MCP envelopes {"result": text, "structuredContent"?: ...} spill as pageable text.
 std::string PageableText(std::string_view tool, const std::string& text) {
@@ -143,7 +143,8 @@ void Spill(const BudgetConfig& config, std::string_view tool, std::string_view c
     block = "<persisted-output>\nThis tool result was too large (" + std::to_string(chars) +
             " characters, " + HumanSize(content.size()) + ").\nFull output saved to: " + *path +
             "\n" + PagingHint() + "; do not re-request the full output.\n\nPreview (first " +
-            std::to_string(CountChars(preview)) + " chars):\n" + preview + "\n...\n</persisted-output>";
+            std::to_string(CountChars(preview)) + " chars):\n" + preview +
+            "\n...\n</persisted-output>";
   } else {
     LogWarn("could not write a spill file; truncating the result inline");
     block = preview + "\n...\n[Truncated: tool response was " + std::to_string(chars) +

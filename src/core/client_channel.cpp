@@ -2,8 +2,10 @@
 
 namespace talaria {
 
-std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client, std::string_view method) {
-  if (client == nullptr) return std::string(method) + " needs an MCP client, and this call has none";
+std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client,
+                                                 std::string_view method) {
+  if (client == nullptr)
+    return std::string(method) + " needs an MCP client, and this call has none";
   const std::string_view capability = method == "elicitation/create"       ? "elicitation"
                                       : method == "sampling/createMessage" ? "sampling"
                                       : method == "roots/list"             ? "roots"
@@ -16,7 +18,8 @@ std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client, st
   return why;
 }
 
-ClientChannel::Deadline EarlierDeadline(ClientChannel::Deadline deadline, std::chrono::milliseconds timeout) {
+ClientChannel::Deadline EarlierDeadline(ClientChannel::Deadline deadline,
+                                        std::chrono::milliseconds timeout) {
   const auto now = std::chrono::steady_clock::now();
   if (deadline <= now) return deadline;
   return deadline - now < timeout ? deadline : now + timeout;  // no now + timeout past max()

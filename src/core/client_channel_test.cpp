@@ -16,8 +16,11 @@ using std::chrono::steady_clock;
 // A client that declared `capabilities` and answers nothing (only the checks are under test).
 class DeclaringClient final : public ClientChannel {
  public:
-  explicit DeclaringClient(std::set<std::string, std::less<>> capabilities) : capabilities_(std::move(capabilities)) {}
-  bool Supports(std::string_view capability) const override { return capabilities_.contains(capability); }
+  explicit DeclaringClient(std::set<std::string, std::less<>> capabilities)
+      : capabilities_(std::move(capabilities)) {}
+  bool Supports(std::string_view capability) const override {
+    return capabilities_.contains(capability);
+  }
   void Log(std::string_view, std::string_view, const Json&) override {}
   void Progress(double, std::optional<double>, std::string_view) override {}
   Result<Json> Request(std::string_view, const Json&, std::stop_token, Deadline) override {
@@ -37,7 +40,8 @@ TEST(WhyClientCannotAnswer, EachMcpRequestNeedsItsOwnCapability) {
   const DeclaringClient only_sampling({"sampling"});
   EXPECT_EQ(WhyClientCannotAnswer(&only_sampling, "sampling/createMessage"), std::nullopt);
   EXPECT_EQ(WhyClientCannotAnswer(&only_sampling, "elicitation/create"),
-            "the MCP client did not declare the elicitation capability, so it cannot answer elicitation/create");
+            "the MCP client did not declare the elicitation capability, so it cannot answer "
+            "elicitation/create");
   EXPECT_EQ(WhyClientCannotAnswer(&only_sampling, "roots/list"),
             "the MCP client did not declare the roots capability, so it cannot answer roots/list");
   // A method MCP does not define needs no capability: the client answers or refuses it.

@@ -70,13 +70,13 @@ struct HookEnv {
   }
 };
 
-
-std::string Shorten(std::string_view s) { return TruncateHeadTail(std::string(Trim(s)), kMaxWarnDetail); }
+std::string Shorten(std::string_view s) {
+  return TruncateHeadTail(std::string(Trim(s)), kMaxWarnDetail);
+}
 
 bool Matches(const MatcherGroup& group, std::string_view tool_name) {
   return !group.matcher || RE2::FullMatch(tool_name, *group.matcher);
 }
-
 
 std::vector<std::string> HookEnvironment(const std::string& cwd) {
   std::vector<std::string> env;
@@ -199,7 +199,8 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   const Json event = BaseEvent(kPreToolUse, e.tool_name, e.args, e.ctx, env);
   if (env.before_run) {
     if (Status s = env.before_run(); !s.ok()) {
-      return BlockBy(spec, "the hook ('" + Shorten(spec.command) + "') was not run: " + s.message());
+      return BlockBy(spec,
+                     "the hook ('" + Shorten(spec.command) + "') was not run: " + s.message());
     }
   }
   std::string failure;
@@ -219,7 +220,8 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   const std::string stdout_text = std::string(Trim(run->stdout_text));
   auto out = ParseHookOutput(*run, spec, env);
   if (!out) {
-    return stdout_text.empty() ? PreHookDecision::Continue() : NoVerdict(spec, "printed no JSON object");
+    return stdout_text.empty() ? PreHookDecision::Continue()
+                               : NoVerdict(spec, "printed no JSON object");
   }
 
   if (auto it = out->find("continue"); it != out->end() && it->is_boolean() && !it->get<bool>()) {
@@ -241,7 +243,8 @@ PreHookDecision DecidePre(const CommandSpec& spec, const PreToolEvent& e, const 
   if (decision == "deny") return BlockBy(spec, reason);
   if (decision == "ask") {
     // Asking means a human must approve; none is present, so the answer is no.
-    std::string msg = "it requires approval for this call and nobody is present to approve it, so it was denied";
+    std::string msg =
+        "it requires approval for this call and nobody is present to approve it, so it was denied";
     if (!reason.empty()) msg += ": " + reason;
     return BlockBy(spec, msg);
   }
@@ -367,7 +370,8 @@ Result<CommandSpec> ParseCommand(const Json& hook, const std::string& where,
     spec.timeout = milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
   }
   if (auto f = hook.find("fail_closed"); f != hook.end() && !f->is_null()) {
-    if (!f->is_boolean()) return Err(InvalidArgumentError(where + ": \"fail_closed\" must be true or false"));
+    if (!f->is_boolean())
+      return Err(InvalidArgumentError(where + ": \"fail_closed\" must be true or false"));
     if (f->get<bool>()) spec.on_failure = OnHookFailure::kBlock;
   }
   return spec;

@@ -16,8 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "support/wait_until.h"
 #include <nlohmann/json.hpp>
+#include "support/wait_until.h"
 
 namespace talaria {
 namespace {
@@ -102,8 +102,8 @@ class CommandHooksTest : public ::testing::Test {
 const Json kArgs = {{"path", "a.txt"}, {"content", "hi"}};
 
 TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
-  Install(Config("PreToolUse", "writer",
-                 Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
+  Install(
+      Config("PreToolUse", "writer", Script("block.sh", "echo '  no writes today ' >&2; exit 2")));
   auto d = Pre("writer", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
   EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no writes today");
@@ -112,19 +112,25 @@ TEST_F(CommandHooksTest, ExitTwoBlocksWithStderr) {
 // A trusted project's hook whose script changed since it was trusted is not run; a PreToolUse
 // hook then blocks (the check the user trusted cannot be made), a PostToolUse one is skipped.
 TEST_F(CommandHooksTest, AHookWhoseCheckFailsIsNotRunAndAPreHookBlocks) {
-  options_.before_run = [] { return FailedPreconditionError("check.sh changed since it was trusted"); };
+  options_.before_run = [] {
+    return FailedPreconditionError("check.sh changed since it was trusted");
+  };
   Install(Config("PreToolUse", "", Script("pre.sh", "touch pre-ran")));
   auto d = Pre("writer", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_NE(d.message.find("check.sh changed since it was trusted"), std::string::npos) << d.message;
-  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
+  EXPECT_NE(d.message.find("check.sh changed since it was trusted"), std::string::npos)
+      << d.message;
+  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u)
+      << d.message;
   EXPECT_FALSE(fs::exists(dir_ / "pre-ran"));
   Install(Config("PostToolUse", "", Script("post.sh", "touch post-ran")));
   EXPECT_FALSE(Post("writer", kArgs, "{}").has_value());
   EXPECT_FALSE(fs::exists(dir_ / "post-ran"));
   options_.before_run = [] { return Status::Ok(); };
   HookSet fresh;
-  ASSERT_TRUE(InstallCommandHooks(Config("PreToolUse", "", Script("pre2.sh", "touch pre-ran")), fresh, options_).ok());
+  ASSERT_TRUE(InstallCommandHooks(Config("PreToolUse", "", Script("pre2.sh", "touch pre-ran")),
+                                  fresh, options_)
+                  .ok());
   EXPECT_EQ(fresh.RunPre("writer", kArgs, ctx_, PreHookMode::kDecide).kind,
             PreHookDecision::Kind::kContinue);
   EXPECT_TRUE(fs::exists(dir_ / "pre-ran"));
@@ -142,7 +148,8 @@ TEST_F(CommandHooksTest, JsonDenyBlocksWithReason) {
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"path is protected"}}')")));
   auto d = Pre("patcher", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(d.message, "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: path is protected");
+  EXPECT_EQ(d.message,
+            "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: path is protected");
 }
 
 TEST_F(CommandHooksTest, JsonAskFailsClosed) {
@@ -153,7 +160,8 @@ TEST_F(CommandHooksTest, JsonAskFailsClosed) {
           R"(echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"risky"}}')")));
   auto d = Pre("shell", kArgs);
   EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock);
-  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
+  EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u)
+      << d.message;
   EXPECT_NE(d.message.find("approval"), std::string::npos);
   EXPECT_NE(d.message.find("risky"), std::string::npos);
 }
@@ -254,7 +262,8 @@ TEST_F(CommandHooksTest, FailClosedHookBlocksWhenItCannotRunTimesOutOrFails) {
     ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok()) << c.name;
     const PreHookDecision d = hooks.RunPre("shell", kArgs, ctx_, PreHookMode::kDecide);
     EXPECT_EQ(d.kind, PreHookDecision::Kind::kBlock) << c.name;
-    EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u) << d.message;
+    EXPECT_EQ(d.message.rfind("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: ", 0), 0u)
+        << d.message;
     EXPECT_NE(d.message.find(c.expect), std::string::npos) << c.name << ": " << d.message;
     EXPECT_NE(d.message.find("fail_closed"), std::string::npos) << d.message;
   }
@@ -263,7 +272,8 @@ TEST_F(CommandHooksTest, FailClosedHookBlocksWhenItCannotRunTimesOutOrFails) {
   config["PreToolUse"][0]["hooks"][0]["fail_closed"] = true;
   HookSet hooks;
   ASSERT_TRUE(InstallCommandHooks(config, hooks, options_).ok());
-  EXPECT_EQ(hooks.RunPre("shell", kArgs, ctx_, PreHookMode::kDecide).kind, PreHookDecision::Kind::kContinue);
+  EXPECT_EQ(hooks.RunPre("shell", kArgs, ctx_, PreHookMode::kDecide).kind,
+            PreHookDecision::Kind::kContinue);
 }
 
 TEST_F(CommandHooksTest, FailClosedMustBeABoolean) {
@@ -272,7 +282,8 @@ TEST_F(CommandHooksTest, FailClosedMustBeABoolean) {
   HookSet hooks;
   const Status s = InstallCommandHooks(config, hooks, options_);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("hooks.PreToolUse[0].hooks[0]: \"fail_closed\""), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("hooks.PreToolUse[0].hooks[0]: \"fail_closed\""), std::string::npos)
+      << s.message();
 }
 
 TEST_F(CommandHooksTest, PreHookReceivesEventJsonOnStdin) {
@@ -366,7 +377,8 @@ TEST_F(CommandHooksTest, CancelledCallStopsHook) {
   std::stop_source stop;
   ctx_.cancel = stop.get_token();
   std::jthread canceller([&stop, this] {
-    test_support::WaitUntil([this] { return fs::exists(dir_ / "started"); }, std::chrono::seconds(30));
+    test_support::WaitUntil([this] { return fs::exists(dir_ / "started"); },
+                            std::chrono::seconds(30));
     stop.request_stop();
   });
   EXPECT_EQ(Pre("shell", kArgs).kind, PreHookDecision::Kind::kContinue);

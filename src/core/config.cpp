@@ -7,8 +7,8 @@
 #include <mutex>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "talaria/base/paths.h"
 
@@ -28,7 +28,8 @@ Json YamlToJson(const YAML::Node& node, int depth) {
     }
     case YAML::NodeType::Map: {
       Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
+      for (const auto& kv : node)
+        out[kv.first.as<std::string>()] = YamlToJson(kv.second, depth + 1);
       return out;
     }
     case YAML::NodeType::Scalar: {
@@ -49,12 +50,15 @@ Status ShapeError(std::string_view origin, std::string_view what) {
   return InvalidArgumentError(std::string(origin) + ": " + std::string(what));
 }
 
-Result<std::vector<std::string>> StringList(const Json& v, std::string_view origin, std::string_view what) {
+Result<std::vector<std::string>> StringList(const Json& v, std::string_view origin,
+                                            std::string_view what) {
   std::vector<std::string> out;
   if (v.is_null()) return out;
-  if (!v.is_array()) return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
+  if (!v.is_array())
+    return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
   for (const auto& item : v) {
-    if (!item.is_string()) return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
+    if (!item.is_string())
+      return Err(ShapeError(origin, std::string(what) + " must be a list of strings"));
     out.push_back(item.get<std::string>());
   }
   return out;
@@ -68,9 +72,10 @@ Status ReadToolsets(const Json& section, std::string_view origin, Config& config
     ToolsetDef def;
     def.name = name;
     if (auto d = body.find("description"); d != body.end() && d->is_string()) def.description = *d;
-    def.tools = TALARIA_TRY(StringList(body.value("tools", Json()), origin, "toolsets." + name + ".tools"));
-    def.includes =
-        TALARIA_TRY(StringList(body.value("includes", Json()), origin, "toolsets." + name + ".includes"));
+    def.tools =
+        TALARIA_TRY(StringList(body.value("tools", Json()), origin, "toolsets." + name + ".tools"));
+    def.includes = TALARIA_TRY(
+        StringList(body.value("includes", Json()), origin, "toolsets." + name + ".includes"));
     config.toolsets.push_back(std::move(def));
   }
   return Status::Ok();
@@ -83,7 +88,8 @@ Status ReadBudget(const Json& section, std::string_view origin, Config& config) 
     auto it = section.find(key);
     if (it == section.end() || it->is_null()) return Status::Ok();
     if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-      return ShapeError(origin, std::string("tool_budget.") + key + " must be a non-negative integer");
+      return ShapeError(origin,
+                        std::string("tool_budget.") + key + " must be a non-negative integer");
     }
     out = it->get<int64_t>();
     return Status::Ok();
@@ -171,13 +177,14 @@ void DeclareConfigSection(std::string_view name) {
 
 std::vector<std::string> KnownConfigSections() {
   // The sections core and the modules wired in by the runtime read; others declare theirs.
-  std::vector<std::string> sections = {"approvals",   "code_execution", "files",
-                                       "hooks",       "mcp",            "mcp_servers",
-                                       "plugins",     "toolsets",       "tool_budget"};
+  std::vector<std::string> sections = {"approvals",  "code_execution", "files",   "hooks",
+                                       "mcp",        "mcp_servers",    "plugins", "toolsets",
+                                       "tool_budget"};
   DeclaredSections& d = Declared();
   std::lock_guard lock(d.mu);
   for (const std::string& name : d.names) {
-    if (std::find(sections.begin(), sections.end(), name) == sections.end()) sections.push_back(name);
+    if (std::find(sections.begin(), sections.end(), name) == sections.end())
+      sections.push_back(name);
   }
   return sections;
 }
@@ -215,7 +222,8 @@ Result<Config> LoadConfig(const std::string& path, MissingConfig missing) {
   if (!in) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
-      if (missing == MissingConfig::kError) return Err(NotFoundError("config file " + path + " does not exist"));
+      if (missing == MissingConfig::kError)
+        return Err(NotFoundError("config file " + path + " does not exist"));
       return Config{};  // no file: defaults
     }
     return Err(UnavailableError("cannot read " + path));

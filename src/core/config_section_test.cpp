@@ -31,7 +31,8 @@ TEST(ConfigSection, AnAbsentSectionKeepsEveryDefault) {
 }
 
 TEST(ConfigSection, ErrorsNameTheWholeKey) {
-  const Config config = Parse("t: {ssh: {port: 70000, host: [1]}, list: [a, 2], flag: maybe}\nu: [1]\n");
+  const Config config =
+      Parse("t: {ssh: {port: 70000, host: [1]}, list: [a, 2], flag: maybe}\nu: [1]\n");
   EXPECT_NE(ConfigSection::Of(config, "u").error().message().find("config: u must be a mapping"),
             std::string::npos);
   auto t = ConfigSection::Of(config, "t");
@@ -43,12 +44,14 @@ TEST(ConfigSection, ErrorsNameTheWholeKey) {
             "config: t.ssh.port must be an integer from 1 to 65535");
   EXPECT_EQ(port, 22);
   std::string host;
-  EXPECT_NE(ssh->ReadString("host", host).message().find("t.ssh.host must be a string"), std::string::npos);
+  EXPECT_NE(ssh->ReadString("host", host).message().find("t.ssh.host must be a string"),
+            std::string::npos);
   std::vector<std::string> list{"kept"};
   EXPECT_FALSE(t->ReadStrings("list", list).ok());
   EXPECT_EQ(list, std::vector<std::string>{"kept"});  // nothing half-read
   bool flag = false;
-  EXPECT_NE(t->ReadBool("flag", flag).message().find("t.flag must be true or false"), std::string::npos);
+  EXPECT_NE(t->ReadBool("flag", flag).message().find("t.flag must be true or false"),
+            std::string::npos);
 }
 
 }  // namespace

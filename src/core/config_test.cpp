@@ -134,16 +134,19 @@ TEST(Config, BadShapesAreClearErrors) {
   for (const auto& c : cases) {
     auto config = ParseConfig(c.yaml, "cfg.yaml");
     ASSERT_FALSE(config) << c.yaml;
-    EXPECT_NE(config.error().message().find(c.mentions), std::string::npos) << config.error().message();
+    EXPECT_NE(config.error().message().find(c.mentions), std::string::npos)
+        << config.error().message();
     EXPECT_NE(config.error().message().find("cfg.yaml"), std::string::npos);
   }
 }
 
 TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("talaria-rt-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("talaria-rt-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / "config.yaml";
-  std::ofstream(path) << "toolsets:\n  base: {tools: [notes]}\n  mine: {tools: [tasks], includes: [base]}\n";
+  std::ofstream(path)
+      << "toolsets:\n  base: {tools: [notes]}\n  mine: {tools: [tasks], includes: [base]}\n";
   Registry registry;
   RuntimeOptions options;
   options.config_path = path.string();
@@ -154,7 +157,8 @@ TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
   ASSERT_TRUE(mine);
   EXPECT_EQ(**mine, (std::vector<std::string>{"notes", "tasks"}));
 
-  std::ofstream(path) << "hooks:\n  PreToolUse:\n    - matcher: \"(\"\n      hooks: [{type: command, command: x}]\n";
+  std::ofstream(path) << "hooks:\n  PreToolUse:\n    - matcher: \"(\"\n      hooks: [{type: "
+                         "command, command: x}]\n";
   auto broken = Runtime::Create(options);
   ASSERT_FALSE(broken) << "a bad hook regex refuses the whole config";
   EXPECT_NE(broken.error().message().find("config.yaml"), std::string::npos);

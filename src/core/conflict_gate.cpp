@@ -18,7 +18,7 @@ bool ConflictGate::ClearAhead(std::list<Holder>::const_iterator self) const {
 }
 
 std::optional<ConflictGate::Pass> ConflictGate::Enter(CallAdmission admission,
-                                                     const std::stop_token& stop) {
+                                                      const std::stop_token& stop) {
   std::unique_lock lock(mu_);
   const uint64_t ticket = next_ticket_++;
   holders_.push_back(Holder{ticket, std::move(admission)});

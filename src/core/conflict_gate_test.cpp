@@ -84,7 +84,8 @@ TEST(ConflictGate, AWaitingWriterIsNotStarvedByLaterReadersOfItsFile) {
   EXPECT_TRUE(TryEnter(gate, Read("/w/other.txt"))) << "a read of another file does not";
   EXPECT_FALSE(wrote.load());
   r->Leave();
-  EXPECT_TRUE(WaitUntil([&] { return wrote.load(); }, 10s)) << "the writer goes in once the read ends";
+  EXPECT_TRUE(WaitUntil([&] { return wrote.load(); }, 10s))
+      << "the writer goes in once the read ends";
 }
 
 TEST(ConflictGate, AStopEndsTheWaitAndFreesThoseBehind) {

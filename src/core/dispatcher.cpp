@@ -50,7 +50,6 @@ ToolResult ExecutionFailed(std::string_view type, std::string_view what) {
                            CallStatus::kError, "exception");
 }
 
-
 // Handler-made JSON with an oversized "error" field is re-bounded at the boundary.
 void BoundHandlerError(ToolResult& r) {
   if (r.text.size() <= kMaxToolErrorChars || r.text.front() != '{' ||
@@ -60,7 +59,8 @@ void BoundHandlerError(ToolResult& r) {
   auto parsed = ParseJson(r.text);
   if (!parsed || !parsed->is_object()) return;
   auto it = parsed->find("error");
-  if (it == parsed->end() || !it->is_string() || it->get_ref<const std::string&>().size() <= kMaxToolErrorChars) {
+  if (it == parsed->end() || !it->is_string() ||
+      it->get_ref<const std::string&>().size() <= kMaxToolErrorChars) {
     return;
   }
   *it = BoundErrorMessage(it->get_ref<const std::string&>());
@@ -90,7 +90,8 @@ Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
     : registry_(registry), options_(std::move(options)) {}
 
 Availability Dispatcher::CheckRunnable(const ToolEntry& entry) const {
-  if (entry.owner() == CallOwner::kAgentLoop && !router_) return Availability{false, std::string(kNeedsAgentLoop)};
+  if (entry.owner() == CallOwner::kAgentLoop && !router_)
+    return Availability{false, std::string(kNeedsAgentLoop)};
   return registry_.CheckAvailability(entry);
 }
 
@@ -123,11 +124,13 @@ ToolResult Dispatcher::DispatchArgs(std::string_view name, Json args, ToolContex
   return Finish(name, args, std::move(result), entry.get(), ctx, started);
 }
 
-ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
-                           std::shared_ptr<const ToolEntry>& entry) const {
+ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
+                           PreHookMode pre_mode, std::shared_ptr<const ToolEntry>& entry) const {
   if (!args.is_object()) return InvalidArgumentsResult();
   entry = registry_.Resolve(name);
-  if (!entry) return ToolResult::Error("Unknown tool: " + std::string(name), CallStatus::kError, "unknown_tool");
+  if (!entry)
+    return ToolResult::Error("Unknown tool: " + std::string(name), CallStatus::kError,
+                             "unknown_tool");
   name = entry->name();
 
   if (auto problems = PrepareArgs(*entry, args)) {
@@ -169,7 +172,8 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
       // What a hook changed is judged again: a hook must not smuggle a command past the policy.
       if (policy_) {
         Policy::Decision again = policy_->Check(*entry, modified, ctx);
-        if (!again.allowed) return ToolResult::Error(again.message, CallStatus::kBlocked, "policy_block");
+        if (!again.allowed)
+          return ToolResult::Error(again.message, CallStatus::kBlocked, "policy_block");
         if (!again.note.empty()) approval_note = std::move(again.note);
       }
       args = std::move(modified);
@@ -229,8 +233,9 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
   }
   const auto began = std::chrono::steady_clock::now();
   if (began >= ctx.deadline) {
-    return ToolResult::Error("Error executing tool '" + entry.name() + "': deadline passed before it started",
-                             CallStatus::kTimedOut, "timeout");
+    return ToolResult::Error(
+        "Error executing tool '" + entry.name() + "': deadline passed before it started",
+        CallStatus::kTimedOut, "timeout");
   }
   try {
     if (!entry.is_async()) {
@@ -261,9 +266,11 @@ ToolResult Dispatcher::Execute(const ToolEntry& entry, Json& args, ToolContext& 
       // kStopped without a cancel: the executor this worker belongs to is shutting down.
       const bool cancelled = ctx.cancelled() ? !ctx.expired() : waited == WaitResult::kStopped;
       if (cancelled) {
-        return ToolResult::Error("Tool execution cancelled by user interrupt", CallStatus::kCancelled, "cancelled");
+        return ToolResult::Error("Tool execution cancelled by user interrupt",
+                                 CallStatus::kCancelled, "cancelled");
       }
-      return ToolResult::Error(TimedOutMessage(entry.name(), limit - began), CallStatus::kTimedOut, "timeout");
+      return ToolResult::Error(TimedOutMessage(entry.name(), limit - began), CallStatus::kTimedOut,
+                               "timeout");
     }
     ToolResult r = future.get();
     BoundHandlerError(r);
@@ -280,7 +287,8 @@ ToolResult Dispatcher::Finish(std::string_view name, const Json& args, ToolResul
                               std::chrono::steady_clock::time_point started) const {
   if (hooks_.has_post() || hooks_.has_transform()) {
     const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     PostToolEvent event{name, args, result, ms, ctx};
     if (hooks_.has_post()) hooks_.RunPost(event);
     if (auto replaced = hooks_.RunTransform(event)) result.text = std::move(*replaced);

@@ -10,7 +10,8 @@ ToolResult Dispatcher::Conclude(std::string_view name, std::string_view raw_args
   auto parsed = ParseJson(raw_args);
   const Json args = parsed && parsed->is_object() ? std::move(*parsed) : Json::object();
   std::shared_ptr<const ToolEntry> entry = registry_.Resolve(name);
-  return Finish(entry ? std::string_view(entry->name()) : name, args, std::move(result), entry.get(), ctx, started);
+  return Finish(entry ? std::string_view(entry->name()) : name, args, std::move(result),
+                entry.get(), ctx, started);
 }
 
 }  // namespace talaria

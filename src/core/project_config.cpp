@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 
-#include <algorithm>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/path_scope.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
-#include "core/path_scope.h"
-#include "talaria/core/config.h"
 #include "talaria/base/sha256.h"
+#include "talaria/core/config.h"
 
 namespace talaria {
 namespace {
@@ -44,8 +44,10 @@ Result<Json> ReadTrustStore(const std::string& trust_store) {
   Json store = {{"version", kTrustStoreVersion}, {"files", Json::object()}};
   if (!text) return store;
   auto parsed = ParseJson(*text);
-  if (!parsed || !parsed->is_object() || !parsed->contains("files") || !(*parsed)["files"].is_object()) {
-    return Err(UnavailableError(trust_store + " is corrupt; remove it and trust the project configs again"));
+  if (!parsed || !parsed->is_object() || !parsed->contains("files") ||
+      !(*parsed)["files"].is_object()) {
+    return Err(UnavailableError(trust_store +
+                                " is corrupt; remove it and trust the project configs again"));
   }
   return *parsed;
 }
@@ -87,8 +89,8 @@ std::vector<std::string> FileWords(std::string_view command, const std::string& 
       quote = 0;
     } else if (quote == 0 && (c == '\'' || c == '"')) {
       quote = c;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' ||
-               c == '<' || c == '>' || c == '(' || c == ')' || c == '`' || c == '=') {
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+               c == '>' || c == '(' || c == ')' || c == '`' || c == '=') {
       flush();
     } else {
       word += c;
@@ -134,7 +136,8 @@ std::vector<PinnedFile> ExecutedFiles(const ProjectConfig& config, const std::st
       if (real == nullptr) {
         // A project path the config names that does not exist yet: pinned as absent, or
         // whoever creates it later (a model writing the workspace) would run under the trust.
-        if (errno == ENOENT && word.find('/') != std::string::npos && candidate.starts_with(project + "/")) {
+        if (errno == ENOENT && word.find('/') != std::string::npos &&
+            candidate.starts_with(project + "/")) {
           files.push_back({candidate, std::string(kAbsent)});
         }
         continue;
@@ -149,10 +152,12 @@ std::vector<PinnedFile> ExecutedFiles(const ProjectConfig& config, const std::st
       files.push_back({real_path, Sha256Hex(**content)});
     }
   }
-  std::sort(files.begin(), files.end(), [](const PinnedFile& a, const PinnedFile& b) { return a.path < b.path; });
-  files.erase(std::unique(files.begin(), files.end(),
-                          [](const PinnedFile& a, const PinnedFile& b) { return a.path == b.path; }),
-              files.end());
+  std::sort(files.begin(), files.end(),
+            [](const PinnedFile& a, const PinnedFile& b) { return a.path < b.path; });
+  files.erase(
+      std::unique(files.begin(), files.end(),
+                  [](const PinnedFile& a, const PinnedFile& b) { return a.path == b.path; }),
+      files.end());
   return files;
 }
 
@@ -203,15 +208,18 @@ Result<std::optional<ProjectConfig>> LoadProjectConfig(const std::string& path,
   if (!parsed) return Err(InvalidArgumentError(config.path + ": " + parsed.error().message()));
   Json root = std::move(*parsed);
   if (root.is_null()) root = Json::object();
-  if (!root.is_object()) return Err(InvalidArgumentError(config.path + ": the top level must be a mapping"));
+  if (!root.is_object())
+    return Err(InvalidArgumentError(config.path + ": the top level must be a mapping"));
   for (auto& [key, value] : root.items()) {
     if (key == "mcp_servers") {
       if (value.is_null()) continue;
-      if (!value.is_object()) return Err(InvalidArgumentError(config.path + ": mcp_servers must be a mapping"));
+      if (!value.is_object())
+        return Err(InvalidArgumentError(config.path + ": mcp_servers must be a mapping"));
       config.mcp_servers = std::make_shared<const Json>(value);
     } else if (key == "hooks") {
       if (value.is_null()) continue;
-      if (!value.is_object()) return Err(InvalidArgumentError(config.path + ": hooks must be a mapping"));
+      if (!value.is_object())
+        return Err(InvalidArgumentError(config.path + ": hooks must be a mapping"));
       config.hooks = std::make_shared<const Json>(value);
     } else {
       config.ignored.push_back(key);
@@ -242,15 +250,18 @@ Status CheckPinnedFiles(const std::vector<PinnedFile>& files) {
     if (f.sha256 == kAbsent) {
       struct stat st {};
       if (::lstat(f.path.c_str(), &st) == 0) {
-        return FailedPreconditionError(f.path + " appeared since the config was trusted; review it, then run "
-                                       "`talaria trust` again");
+        return FailedPreconditionError(
+            f.path +
+            " appeared since the config was trusted; review it, then run "
+            "`talaria trust` again");
       }
       continue;
     }
     // Not through a symlink, not a FIFO (which would hang the check): only the regular file.
     auto content = ReadWholeFile(f.path);
     if (!content || Sha256Hex(*content) != f.sha256) {
-      return FailedPreconditionError(f.path + " changed since it was trusted; review it, then run "
+      return FailedPreconditionError(f.path +
+                                     " changed since it was trusted; review it, then run "
                                      "`talaria trust` again");
     }
   }

@@ -113,8 +113,10 @@ TEST(ProjectConfig, TrustCoversTheProjectFilesItsCommandsRun) {
   Write(path,
         "hooks:\n  PreToolUse:\n    - hooks:\n        - {type: command, command: 'sh "
         ".talaria/check.sh && \"$TALARIA_PROJECT_DIR/tools/server.py\" --x'}\n"
-        "        - {type: command, command: 'sh " + (dir / "outside.sh") + "'}\n"
-        "mcp_servers:\n  py: {command: python3, args: [tools/server.py, missing.py]}\n");
+        "        - {type: command, command: 'sh " +
+            (dir / "outside.sh") +
+            "'}\n"
+            "mcp_servers:\n  py: {command: python3, args: [tools/server.py, missing.py]}\n");
   auto loaded = *LoadProjectConfig(path, store);
   ASSERT_EQ(loaded->executed_files.size(), 2u);
   EXPECT_EQ(loaded->executed_files[0].path,
@@ -147,12 +149,14 @@ TEST(ProjectConfig, AbsentQuotedAndFifoScriptsAreCoveredToo) {
   const std::string store = dir / "trusted.json";
   Write(project + "/tools/fmt.py", "print('fmt')\n");
   Write(path,
-        "hooks:\n  PreToolUse:\n    - hooks:\n        - {type: command, command: 'sh -c \"python3 tools/fmt.py\"'}\n"
+        "hooks:\n  PreToolUse:\n    - hooks:\n        - {type: command, command: 'sh -c \"python3 "
+        "tools/fmt.py\"'}\n"
         "        - {type: command, command: 'python3 scripts/later.py --config=conf/x.yaml'}\n");
   auto loaded = *LoadProjectConfig(path, store);
   std::vector<std::string> pinned;
   for (const auto& f : loaded->executed_files) pinned.push_back(f.path);
-  EXPECT_NE(std::find(pinned.begin(), pinned.end(), std::filesystem::canonical(project + "/tools/fmt.py").string()),
+  EXPECT_NE(std::find(pinned.begin(), pinned.end(),
+                      std::filesystem::canonical(project + "/tools/fmt.py").string()),
             pinned.end());
   EXPECT_NE(std::find(pinned.begin(), pinned.end(), project + "/scripts/later.py"), pinned.end());
   EXPECT_NE(std::find(pinned.begin(), pinned.end(), project + "/conf/x.yaml"), pinned.end());

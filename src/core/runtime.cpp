@@ -46,7 +46,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeOptions options) {
           "no command policy is registered (link the tools module), and commands are not run "
           "unjudged; pass CommandPolicySetup::kNone to opt out"));
     }
-    TALARIA_RETURN_IF_ERROR(install(rt->dispatcher_, rt->config_).WithContext(path + ": approvals"));
+    TALARIA_RETURN_IF_ERROR(
+        install(rt->dispatcher_, rt->config_).WithContext(path + ": approvals"));
   }
   return rt;
 }

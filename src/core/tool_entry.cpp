@@ -12,9 +12,12 @@ namespace talaria {
 
 std::string_view ParallelClassName(ParallelClass c) {
   switch (c) {
-    case ParallelClass::kNever: return "never";
-    case ParallelClass::kSafe: return "safe";
-    case ParallelClass::kPathScoped: return "path_scoped";
+    case ParallelClass::kNever:
+      return "never";
+    case ParallelClass::kSafe:
+      return "safe";
+    case ParallelClass::kPathScoped:
+      return "path_scoped";
   }
   return "never";
 }
@@ -64,10 +67,9 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
       path_access_(spec.path_access) {
   schema_->text = std::move(schema_text);
   const ToolAnnotations& a = spec.annotations;
-  annotation_bits_ = static_cast<unsigned char>((a.read_only ? kReadOnly : 0) |
-                                                (a.destructive ? kDestructive : 0) |
-                                                (a.idempotent ? kIdempotent : 0) |
-                                                (a.open_world ? kOpenWorld : 0));
+  annotation_bits_ = static_cast<unsigned char>(
+      (a.read_only ? kReadOnly : 0) | (a.destructive ? kDestructive : 0) |
+      (a.idempotent ? kIdempotent : 0) | (a.open_world ? kOpenWorld : 0));
   trait_bits_ = static_cast<unsigned char>((spec.owner == CallOwner::kAgentLoop ? kLoopOwned : 0) |
                                            (spec.counts_as_read ? kCountsAsRead : 0) |
                                            (spec.never_spill ? kNeverSpill : 0));
@@ -112,8 +114,9 @@ std::string_view ToolEntry::emoji() const {
 }
 
 ToolAnnotations ToolEntry::annotations() const {
-  return ToolAnnotations{(annotation_bits_ & kReadOnly) != 0, (annotation_bits_ & kDestructive) != 0,
-                         (annotation_bits_ & kIdempotent) != 0, (annotation_bits_ & kOpenWorld) != 0};
+  return ToolAnnotations{
+      (annotation_bits_ & kReadOnly) != 0, (annotation_bits_ & kDestructive) != 0,
+      (annotation_bits_ & kIdempotent) != 0, (annotation_bits_ & kOpenWorld) != 0};
 }
 
 bool ToolEntry::is_async() const { return extras_ && extras_->async_handler; }
@@ -152,7 +155,9 @@ const std::vector<std::string>& ToolEntry::aliases() const {
 
 CallPathsFn ToolEntry::call_paths() const { return extras_ ? extras_->call_paths : nullptr; }
 
-ArgNormalizer ToolEntry::normalize_args() const { return extras_ ? extras_->normalize_args : nullptr; }
+ArgNormalizer ToolEntry::normalize_args() const {
+  return extras_ ? extras_->normalize_args : nullptr;
+}
 
 const CompiledSchema& ToolEntry::compiled() const {
   if (const CompiledSchema* done = schema_->ready.load(std::memory_order_acquire)) return *done;

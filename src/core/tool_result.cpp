@@ -8,16 +8,23 @@ namespace talaria {
 
 std::string_view CallStatusName(CallStatus status) {
   switch (status) {
-    case CallStatus::kOk: return "ok";
-    case CallStatus::kError: return "error";
-    case CallStatus::kBlocked: return "blocked";
-    case CallStatus::kCancelled: return "cancelled";
-    case CallStatus::kTimedOut: return "timeout";
+    case CallStatus::kOk:
+      return "ok";
+    case CallStatus::kError:
+      return "error";
+    case CallStatus::kBlocked:
+      return "blocked";
+    case CallStatus::kCancelled:
+      return "cancelled";
+    case CallStatus::kTimedOut:
+      return "timeout";
   }
   return "error";
 }
 
-std::ostream& operator<<(std::ostream& os, CallStatus status) { return os << CallStatusName(status); }
+std::ostream& operator<<(std::ostream& os, CallStatus status) {
+  return os << CallStatusName(status);
+}
 
 std::string BoundErrorMessage(std::string_view message) {
   if (message.size() <= kMaxToolErrorChars) return std::string(message);

@@ -45,7 +45,8 @@ std::string SafeSource(std::string_view source) {
 // "... 12 more items" (also "…12 more items").
 bool HasMoreItemsMarker(std::string_view text) {
   constexpr std::string_view kWords = " more items";
-  for (size_t at = text.find(kWords); at != std::string_view::npos; at = text.find(kWords, at + 1)) {
+  for (size_t at = text.find(kWords); at != std::string_view::npos;
+       at = text.find(kWords, at + 1)) {
     size_t i = at;
     while (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]))) --i;
     if (i == at) continue;  // no number

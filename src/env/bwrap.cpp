@@ -14,10 +14,11 @@ namespace {
 
 // Top-level directories that merged-/usr systems make symlinks into /usr; on older layouts they
 // are real directories and are bound read-only instead.
-constexpr std::array<std::string_view, 6> kSystemDirs = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+constexpr std::array<std::string_view, 6> kSystemDirs = {"/bin",   "/sbin",  "/lib",
+                                                         "/lib64", "/lib32", "/libx32"};
 // What the loader and libc read from /etc; nothing with credentials in it.
-constexpr std::array<std::string_view, 4> kSystemEtcFiles = {"/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf",
-                                                             "/etc/mime.types"};
+constexpr std::array<std::string_view, 4> kSystemEtcFiles = {
+    "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/mime.types"};
 
 void AddSystemOnlyMounts(std::vector<std::string>& argv) {
   argv.insert(argv.end(), {"--ro-bind", "/usr", "/usr"});
@@ -87,9 +88,11 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
     AddSystemOnlyMounts(argv);
   }
   argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc"});
-  if (layout.tmp_size_bytes > 0) argv.insert(argv.end(), {"--size", std::to_string(layout.tmp_size_bytes)});
+  if (layout.tmp_size_bytes > 0)
+    argv.insert(argv.end(), {"--size", std::to_string(layout.tmp_size_bytes)});
   argv.insert(argv.end(), {"--tmpfs", "/tmp"});
-  if (layout.host == BwrapLayout::HostView::kWholeHost) argv.insert(argv.end(), {"--tmpfs", "/var/tmp"});
+  if (layout.host == BwrapLayout::HostView::kWholeHost)
+    argv.insert(argv.end(), {"--tmpfs", "/var/tmp"});
   argv.push_back("--unshare-all");
   if (layout.network) argv.push_back("--share-net");
   argv.push_back("--die-with-parent");
@@ -101,11 +104,13 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
     }
     argv.insert(argv.end(), {"--tmpfs", layout.scratch_dir});
     // Sources are host paths: the tmpfs above covers them only inside.
-    for (const std::string& file : layout.scratch_files) argv.insert(argv.end(), {"--ro-bind", file, file});
+    for (const std::string& file : layout.scratch_files)
+      argv.insert(argv.end(), {"--ro-bind", file, file});
   }
   if (layout.new_session) argv.push_back("--new-session");
   if (layout.drop_capabilities) argv.insert(argv.end(), {"--cap-drop", "ALL"});
-  if (layout.seccomp_fd >= 0) argv.insert(argv.end(), {"--seccomp", std::to_string(layout.seccomp_fd)});
+  if (layout.seccomp_fd >= 0)
+    argv.insert(argv.end(), {"--seccomp", std::to_string(layout.seccomp_fd)});
   if (!layout.chdir.empty()) argv.insert(argv.end(), {"--chdir", layout.chdir});
   argv.push_back("--");
   return argv;
@@ -113,7 +118,8 @@ std::vector<std::string> BwrapArgv(const BwrapLayout& layout) {
 
 Status ProbeBwrap(const std::string& bwrap) {
   SpawnOptions probe;
-  probe.argv = {bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true"};
+  probe.argv = {bwrap,           "--ro-bind",         "/",  "/",
+                "--unshare-all", "--die-with-parent", "--", "/bin/true"};
   probe.timeout = std::chrono::seconds(10);
   auto probed = RunProcess(probe);
   if (!probed) {
@@ -123,7 +129,8 @@ Status ProbeBwrap(const std::string& bwrap) {
     return probed.error();
   }
   if (probed->exit_code != 0) {
-    return FailedPreconditionError("sandbox: bwrap cannot create namespaces here: " + probed->stderr_text);
+    return FailedPreconditionError("sandbox: bwrap cannot create namespaces here: " +
+                                   probed->stderr_text);
   }
   return {};
 }

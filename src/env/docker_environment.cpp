@@ -34,7 +34,8 @@ Result<ProcessResult> Docker(const std::string& docker, std::vector<std::string>
                              std::chrono::seconds timeout = kControlTimeout) {
   SpawnOptions spawn;
   spawn.argv.push_back(docker);
-  spawn.argv.insert(spawn.argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  spawn.argv.insert(spawn.argv.end(), std::make_move_iterator(args.begin()),
+                    std::make_move_iterator(args.end()));
   spawn.timeout = timeout;
   return RunProcess(spawn);
 }
@@ -42,12 +43,35 @@ Result<ProcessResult> Docker(const std::string& docker, std::vector<std::string>
 // The original's hardening: capabilities dropped but the three file-ownership ones, no
 // privilege gain, a pid limit, small tmpfs mounts, cpu and memory caps.
 std::vector<std::string> RunArgs(const DockerOptions& o, const std::string& name) {
-  std::vector<std::string> args = {"run", "-d", "--rm", "--name", name, "--cap-drop", "ALL", "--cap-add",
-                                   "DAC_OVERRIDE", "--cap-add", "CHOWN", "--cap-add", "FOWNER", "--security-opt",
-                                   "no-new-privileges", "--pids-limit", "256", "--tmpfs",
-                                   "/tmp:rw,nosuid,size=512m", "--tmpfs", "/var/tmp:rw,noexec,nosuid,size=256m",
-                                   "--tmpfs", "/run:rw,noexec,nosuid,size=64m", "--cpus", std::to_string(o.cpus),
-                                   "--memory", std::to_string(o.memory_mb) + "m", "--label", "talaria.session=1"};
+  std::vector<std::string> args = {"run",
+                                   "-d",
+                                   "--rm",
+                                   "--name",
+                                   name,
+                                   "--cap-drop",
+                                   "ALL",
+                                   "--cap-add",
+                                   "DAC_OVERRIDE",
+                                   "--cap-add",
+                                   "CHOWN",
+                                   "--cap-add",
+                                   "FOWNER",
+                                   "--security-opt",
+                                   "no-new-privileges",
+                                   "--pids-limit",
+                                   "256",
+                                   "--tmpfs",
+                                   "/tmp:rw,nosuid,size=512m",
+                                   "--tmpfs",
+                                   "/var/tmp:rw,noexec,nosuid,size=256m",
+                                   "--tmpfs",
+                                   "/run:rw,noexec,nosuid,size=64m",
+                                   "--cpus",
+                                   std::to_string(o.cpus),
+                                   "--memory",
+                                   std::to_string(o.memory_mb) + "m",
+                                   "--label",
+                                   "talaria.session=1"};
   for (const std::string& m : o.mounts) args.insert(args.end(), {"-v", m});
   args.insert(args.end(), {"-w", o.initial_cwd, o.image, "sleep", "infinity"});
   return args;
@@ -56,7 +80,9 @@ std::vector<std::string> RunArgs(const DockerOptions& o, const std::string& name
 class DockerEnvironment final : public Environment {
  public:
   DockerEnvironment(DockerOptions options, std::string container)
-      : options_(std::move(options)), container_(std::move(container)), cwd_(options_.initial_cwd) {}
+      : options_(std::move(options)),
+        container_(std::move(container)),
+        cwd_(options_.initial_cwd) {}
 
   ~DockerEnvironment() override { (void)Docker(options_.docker, {"rm", "-f", container_}); }
 
@@ -95,8 +121,8 @@ class DockerEnvironment final : public Environment {
   }
 
  private:
-  std::vector<std::string> ExecArgv(std::string_view command, const CommandOptions& options, bool persist,
-                                    bool tty) const {
+  std::vector<std::string> ExecArgv(std::string_view command, const CommandOptions& options,
+                                    bool persist, bool tty) const {
     std::vector<std::string> argv = {options_.docker, "exec", "-i"};
     if (tty) argv.push_back("-t");
     for (const std::string& name : options_.forward_env) argv.insert(argv.end(), {"-e", name});
@@ -118,15 +144,18 @@ class DockerEnvironment final : public Environment {
 }  // namespace
 
 Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
-  auto info = Docker(options.docker, {"info", "--format", "{{.ServerVersion}}"}, std::chrono::seconds(10));
+  auto info =
+      Docker(options.docker, {"info", "--format", "{{.ServerVersion}}"}, std::chrono::seconds(10));
   if (!info) {
     if (info.error().code() == StatusCode::kNotFound) {
-      return Err(NotFoundError("docker: the docker CLI ('" + options.docker + "') is not installed"));
+      return Err(
+          NotFoundError("docker: the docker CLI ('" + options.docker + "') is not installed"));
     }
     return Err(info.error());
   }
   if (info->exit_code != 0) {
-    return Err(UnavailableError("docker: no Docker engine answers (" + Trimmed(info->stderr_text) + ")"));
+    return Err(
+        UnavailableError("docker: no Docker engine answers (" + Trimmed(info->stderr_text) + ")"));
   }
   const std::string name = "talaria-" + RandomHex(6);
   auto started = Docker(options.docker, RunArgs(options, name), std::chrono::seconds(300));
@@ -142,7 +171,8 @@ Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
   prepare += kStateDir;
   auto prepared = Docker(options.docker, {"exec", name, "sh", "-c", prepare});
   if (!prepared || prepared->exit_code != 0) {
-    return Err(UnavailableError("docker: the container " + name + " does not run commands (no sh?)"));
+    return Err(
+        UnavailableError("docker: the container " + name + " does not run commands (no sh?)"));
   }
   return std::shared_ptr<Environment>(std::move(env));
 }

@@ -53,7 +53,8 @@ TEST(DockerEnvironment, NoEngineIsUnavailableWithTheReason) {
   auto env = OpenDocker({});
   ASSERT_FALSE(env);
   EXPECT_EQ(env.error().code(), StatusCode::kUnavailable);
-  EXPECT_NE(env.error().message().find("no Docker engine answers"), std::string::npos) << env.error().message();
+  EXPECT_NE(env.error().message().find("no Docker engine answers"), std::string::npos)
+      << env.error().message();
 }
 
 TEST(DockerEnvironment, RunsCommandsWithShellStateInAHardenedContainer) {
@@ -71,7 +72,8 @@ TEST(DockerEnvironment, RunsCommandsWithShellStateInAHardenedContainer) {
   // image user), and no privilege can be gained.
   const std::map<std::string, std::string> status = StatusFields(r->output);
   constexpr uint64_t kKept = (1u << 0) | (1u << 1) | (1u << 3);
-  ASSERT_TRUE(status.contains("CapBnd") && status.contains("CapEff") && status.contains("NoNewPrivs"))
+  ASSERT_TRUE(status.contains("CapBnd") && status.contains("CapEff") &&
+              status.contains("NoNewPrivs"))
       << r->output;
   EXPECT_EQ(std::stoull(status.at("CapBnd"), nullptr, 16), kKept) << r->output;
   EXPECT_EQ(std::stoull(status.at("CapEff"), nullptr, 16) & ~kKept, 0u) << r->output;

@@ -27,9 +27,12 @@ std::string ExistingDirectory(const std::string& dir) {
 
 class ChildProcessEnvironment final : public Environment {
  public:
-  ChildProcessEnvironment(std::string kind, std::unique_ptr<ShellSession> shell, std::vector<std::string> base_env,
-                   ArgvWrapper wrapper)
-      : kind_(std::move(kind)), shell_(std::move(shell)), base_env_(std::move(base_env)), wrapper_(std::move(wrapper)) {}
+  ChildProcessEnvironment(std::string kind, std::unique_ptr<ShellSession> shell,
+                          std::vector<std::string> base_env, ArgvWrapper wrapper)
+      : kind_(std::move(kind)),
+        shell_(std::move(shell)),
+        base_env_(std::move(base_env)),
+        wrapper_(std::move(wrapper)) {}
 
   std::string_view kind() const override { return kind_; }
   std::string cwd() const override { return shell_->cwd(); }
@@ -37,8 +40,8 @@ class ChildProcessEnvironment final : public Environment {
   Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
     // One command at a time: each must see the state the previous one saved.
     std::lock_guard lock(run_mu_);
-    ProcessResult r = TALARIA_TRY(
-        RunProcess(ForegroundSpawn(SpawnFor(command, options, /*persist=*/true, /*pty=*/false), options)));
+    ProcessResult r = TALARIA_TRY(RunProcess(
+        ForegroundSpawn(SpawnFor(command, options, /*persist=*/true, /*pty=*/false), options)));
     shell_->AdoptSavedState();
     return OutcomeOf(std::move(r));
   }
@@ -49,7 +52,8 @@ class ChildProcessEnvironment final : public Environment {
   }
 
  private:
-  SpawnOptions SpawnFor(std::string_view command, const CommandOptions& options, bool persist, bool pty) const {
+  SpawnOptions SpawnFor(std::string_view command, const CommandOptions& options, bool persist,
+                        bool pty) const {
     SpawnOptions spawn;
     spawn.cwd = ExistingDirectory(options.workdir.empty() ? shell_->cwd() : options.workdir);
     spawn.argv = shell_->Argv(command, persist);
@@ -68,12 +72,13 @@ class ChildProcessEnvironment final : public Environment {
 }  // namespace
 
 Result<std::shared_ptr<Environment>> OpenChildEnvironment(
-    std::string kind, LocalOptions options, std::function<ArgvWrapper(const std::string& state_dir)> make_wrapper) {
+    std::string kind, LocalOptions options,
+    std::function<ArgvWrapper(const std::string& state_dir)> make_wrapper) {
   std::vector<std::string> base_env = env::ChildEnvironment(environ, options.env_passthrough);
   // The shell learns what its commands inherit (the wrapper must pass the environment on
   // unchanged, as bwrap does), so they need not re-export it.
-  auto shell =
-      TALARIA_TRY(ShellSession::Create(std::move(options.state_dir), std::move(options.initial_cwd), base_env));
+  auto shell = TALARIA_TRY(
+      ShellSession::Create(std::move(options.state_dir), std::move(options.initial_cwd), base_env));
   ArgvWrapper wrapper = make_wrapper ? make_wrapper(shell->state_dir()) : nullptr;
   return std::shared_ptr<Environment>(std::make_shared<ChildProcessEnvironment>(
       std::move(kind), std::move(shell), std::move(base_env), std::move(wrapper)));

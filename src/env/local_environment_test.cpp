@@ -47,7 +47,8 @@ TEST_F(LocalEnv, SecretLookingVariablesAreNotInherited) {
   ::setenv("TALARIA_TEST_API_KEY", "sk-test-123", 1);
   ::setenv("TALARIA_TEST_PLAIN", "visible", 1);
   Open({});
-  EXPECT_EQ(Run("echo ${TALARIA_TEST_API_KEY:-scrubbed} $TALARIA_TEST_PLAIN $GIT_PAGER").output, "scrubbed visible cat\n");
+  EXPECT_EQ(Run("echo ${TALARIA_TEST_API_KEY:-scrubbed} $TALARIA_TEST_PLAIN $GIT_PAGER").output,
+            "scrubbed visible cat\n");
   Open({"TALARIA_TEST_API_KEY"});
   EXPECT_EQ(Run("echo $TALARIA_TEST_API_KEY").output, "sk-test-123\n");
   ::unsetenv("TALARIA_TEST_API_KEY");
@@ -55,14 +56,16 @@ TEST_F(LocalEnv, SecretLookingVariablesAreNotInherited) {
 }
 
 TEST(ChildEnv, SecretNamesAreRecognisedCaseInsensitively) {
-  for (const char* name : {"OPENAI_API_KEY", "github_token", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "HTTP_AUTH",
-                           "SSH_PRIVATE", "session_cookie", "MY_CREDENTIALS"}) {
+  for (const char* name : {"OPENAI_API_KEY", "github_token", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD",
+                           "HTTP_AUTH", "SSH_PRIVATE", "session_cookie", "MY_CREDENTIALS"}) {
     EXPECT_TRUE(LooksSecret(name)) << name;
   }
-  for (const char* name : {"PATH", "HOME", "LANG", "TERM", "USER", "SHELL"}) EXPECT_FALSE(LooksSecret(name)) << name;
+  for (const char* name : {"PATH", "HOME", "LANG", "TERM", "USER", "SHELL"})
+    EXPECT_FALSE(LooksSecret(name)) << name;
   const char* entries[] = {"PATH=/bin", "API_TOKEN=x", "PAGER=less", "broken", nullptr};
   EXPECT_EQ(ChildEnvironment(entries, {}),
-            (std::vector<std::string>{"PATH=/bin", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}));
+            (std::vector<std::string>{"PATH=/bin", "PAGER=cat", "GIT_PAGER=cat",
+                                      "GIT_TERMINAL_PROMPT=0"}));
 }
 
 }  // namespace

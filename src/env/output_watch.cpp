@@ -23,11 +23,13 @@ OutputWatch::OutputWatch(std::vector<std::string> patterns, WatchLimits limits) 
 }
 
 bool OutputWatch::Matches(std::string_view line) const {
-  return std::any_of(patterns_.begin(), patterns_.end(),
-                     [line](const std::string& p) { return line.find(p) != std::string_view::npos; });
+  return std::any_of(patterns_.begin(), patterns_.end(), [line](const std::string& p) {
+    return line.find(p) != std::string_view::npos;
+  });
 }
 
-OutputWatch::Outcome OutputWatch::Feed(std::string_view chunk, Clock::time_point now, NoticeBreaker& breaker) {
+OutputWatch::Outcome OutputWatch::Feed(std::string_view chunk, Clock::time_point now,
+                                       NoticeBreaker& breaker) {
   Outcome out;
   if (!active()) return out;
   std::string matched;
@@ -38,7 +40,8 @@ OutputWatch::Outcome OutputWatch::Feed(std::string_view chunk, Clock::time_point
     ++matched_count;
     if (matched.size() < limits_.max_excerpt_bytes) {
       if (!matched.empty()) matched += '\n';
-      matched.append(line.substr(0, limits_.max_excerpt_bytes - std::min(matched.size(), limits_.max_excerpt_bytes)));
+      matched.append(line.substr(
+          0, limits_.max_excerpt_bytes - std::min(matched.size(), limits_.max_excerpt_bytes)));
     }
   };
   while (!chunk.empty()) {

@@ -11,7 +11,8 @@ using namespace std::chrono_literals;
 using Event = OutputWatch::Event;
 const auto kT0 = std::chrono::steady_clock::time_point{} + 1h;
 
-WatchLimits Limits(std::chrono::seconds interval, int max_hits = 8, size_t max_excerpt_bytes = 1000) {
+WatchLimits Limits(std::chrono::seconds interval, int max_hits = 8,
+                   size_t max_excerpt_bytes = 1000) {
   WatchLimits limits;
   limits.interval = interval;
   limits.max_hits = max_hits;
@@ -34,7 +35,8 @@ TEST(OutputWatch, OneNoticePerIntervalAndThreeStruckIntervalsDisableIt) {
   auto t = kT0;
   for (int interval = 0; interval < 3; ++interval) {
     EXPECT_EQ(watch.Feed("x\n", t, breaker).event, Event::kMatched) << interval;
-    EXPECT_EQ(watch.Feed("x\n", t + 1s, breaker).event, interval < 2 ? Event::kNone : Event::kDisabled);
+    EXPECT_EQ(watch.Feed("x\n", t + 1s, breaker).event,
+              interval < 2 ? Event::kNone : Event::kDisabled);
     EXPECT_EQ(watch.Feed("x\n", t + 2s, breaker).event, Event::kNone) << "one strike per interval";
     t += 16s;
   }
@@ -46,7 +48,9 @@ TEST(OutputWatch, StopsAfterTheLifetimeCap) {
   NoticeBreaker breaker;
   OutputWatch watch({"x"}, Limits(1s));
   int notices = 0;
-  for (int i = 0; i < 20; ++i) notices += watch.Feed("x\n", kT0 + std::chrono::seconds(2 * i), breaker).event == Event::kMatched;
+  for (int i = 0; i < 20; ++i)
+    notices +=
+        watch.Feed("x\n", kT0 + std::chrono::seconds(2 * i), breaker).event == Event::kMatched;
   EXPECT_EQ(notices, 8);
   EXPECT_FALSE(watch.active());
 }

@@ -104,7 +104,8 @@ ProcessTable::~ProcessTable() {
   }
 }
 
-Result<std::string> ProcessTable::Add(StartedProcess child, std::string command, bool pty, WatchRequest watch) {
+Result<std::string> ProcessTable::Add(StartedProcess child, std::string command, bool pty,
+                                      WatchRequest watch) {
   auto e = std::make_shared<Entry>();
   e->command = std::move(command);
   e->pty = pty;
@@ -131,14 +132,17 @@ Result<std::string> ProcessTable::Add(StartedProcess child, std::string command,
       auto oldest = entries_.end();
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         const Entry& c = *it->second;
-        if (!c.running && !c.output_open && (oldest == entries_.end() || c.ended < oldest->second->ended)) oldest = it;
+        if (!c.running && !c.output_open &&
+            (oldest == entries_.end() || c.ended < oldest->second->ended))
+          oldest = it;
       }
       if (oldest == entries_.end()) {
         ::kill(-e->pid, SIGKILL);
         siginfo_t info{};
         ::waitid(P_PID, static_cast<id_t>(e->pid), &info, WEXITED);
-        return Err(ResourceExhaustedError("too many background processes (" + std::to_string(options_.max_processes) +
-                                          " still running); kill or close some with the process tool first"));
+        return Err(ResourceExhaustedError(
+            "too many background processes (" + std::to_string(options_.max_processes) +
+            " still running); kill or close some with the process tool first"));
       }
       Forget(oldest);
     }
@@ -186,8 +190,9 @@ void ProcessTable::Watch(std::shared_ptr<Entry> e) {
     if (running && (p[kPid].revents != 0 || !e->pidfd.valid())) {
       siginfo_t info{};
       const int flags = WEXITED | (e->pidfd.valid() ? 0 : WNOHANG);
-      const int rc = e->pidfd.valid() ? ::waitid(P_PIDFD, static_cast<id_t>(e->pidfd.get()), &info, flags)
-                                      : ::waitid(P_PID, static_cast<id_t>(e->pid), &info, flags);
+      const int rc = e->pidfd.valid()
+                         ? ::waitid(P_PIDFD, static_cast<id_t>(e->pidfd.get()), &info, flags)
+                         : ::waitid(P_PID, static_cast<id_t>(e->pid), &info, flags);
       if (rc == 0 && info.si_pid == e->pid) {
         running = false;
         std::lock_guard lock(mu_);
@@ -229,7 +234,8 @@ void ProcessTable::OnOutputLocked(Entry& e, std::string_view chunk, bool& notify
 void ProcessTable::OnEndLocked(Entry& e, bool& notify) {
   if (!e.notify_on_complete || e.killed_by_request) return;
   const size_t keep = std::min(e.window.size(), options_.notice_tail_bytes);
-  notify |= QueueLocked(e, ProcessNotice::Kind::kCompleted, e.window.substr(e.window.size() - keep));
+  notify |=
+      QueueLocked(e, ProcessNotice::Kind::kCompleted, e.window.substr(e.window.size() - keep));
 }
 
 bool ProcessTable::QueueLocked(const Entry& e, ProcessNotice::Kind kind, std::string output) {
@@ -259,7 +265,8 @@ std::vector<ProcessNotice> ProcessTable::TakeNotices() {
   if (queued_.load(std::memory_order_acquire) == 0) return {};
   std::lock_guard lock(mu_);
   queued_.store(0, std::memory_order_release);
-  std::vector<ProcessNotice> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
+  std::vector<ProcessNotice> out(std::make_move_iterator(notices_.begin()),
+                                 std::make_move_iterator(notices_.end()));
   notices_.clear();
   return out;
 }
@@ -295,16 +302,19 @@ Result<std::string> ProcessTable::Resolve(std::string_view query) const {
   std::lock_guard lock(mu_);
   if (entries_.contains(query)) return std::string(query);
   if (hex.size() < kMinPrefix) {
-    return Err(InvalidArgumentError("session_id '" + std::string(query) + "' is too short: give at least " +
-                                    std::to_string(kMinPrefix) + " characters of the id"));
+    return Err(InvalidArgumentError("session_id '" + std::string(query) +
+                                    "' is too short: give at least " + std::to_string(kMinPrefix) +
+                                    " characters of the id"));
   }
   std::vector<std::string> hits;
   for (const auto& [id, e] : entries_) {
     if (std::string_view(id).substr(kIdPrefix.size()).starts_with(hex)) hits.push_back(id);
   }
-  if (hits.empty()) return Err(NotFoundError("no background process with id '" + std::string(query) + "'"));
+  if (hits.empty())
+    return Err(NotFoundError("no background process with id '" + std::string(query) + "'"));
   if (hits.size() > 1) {
-    return Err(InvalidArgumentError("session_id '" + std::string(query) + "' matches " + std::to_string(hits.size()) +
+    return Err(InvalidArgumentError("session_id '" + std::string(query) + "' matches " +
+                                    std::to_string(hits.size()) +
                                     " processes; give more characters"));
   }
   return hits.front();
@@ -325,7 +335,8 @@ ProcessSnapshot ProcessTable::SnapshotLocked(const Entry& e, bool with_output) c
   s.pid = e.pid;
   s.running = e.running;
   s.exit_code = e.exit_code;
-  s.uptime_seconds = std::chrono::duration<double>((e.running ? Clock::now() : e.ended) - e.started).count();
+  s.uptime_seconds =
+      std::chrono::duration<double>((e.running ? Clock::now() : e.ended) - e.started).count();
   s.pty = e.pty;
   s.output_total_bytes = e.total;
   if (with_output) {
@@ -339,7 +350,8 @@ std::vector<ProcessSnapshot> ProcessTable::List() const {
   std::lock_guard lock(mu_);
   std::vector<ProcessSnapshot> out;
   for (const auto& [id, e] : entries_) out.push_back(SnapshotLocked(*e, false));
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.uptime_seconds > b.uptime_seconds; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.uptime_seconds > b.uptime_seconds; });
   return out;
 }
 
@@ -351,7 +363,8 @@ Result<ProcessSnapshot> ProcessTable::Get(std::string_view query, bool with_outp
   return SnapshotLocked(*it->second, with_output);
 }
 
-Result<ProcessSnapshot> ProcessTable::Wait(std::string_view query, std::chrono::milliseconds timeout,
+Result<ProcessSnapshot> ProcessTable::Wait(std::string_view query,
+                                           std::chrono::milliseconds timeout,
                                            std::stop_token cancel) {
   std::shared_ptr<Entry> e = Find(query);
   if (!e) return Get(query, false);  // the lookup's error

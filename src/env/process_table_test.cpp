@@ -54,7 +54,8 @@ TEST(ProcessTable, WaitTimesOutOnARunningProcessAndKillEndsItsGroup) {
   auto killed = table.Kill(*id);
   ASSERT_TRUE(killed);
   EXPECT_FALSE(killed->running);
-  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s)) << "a member of the group survived";
+  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s))
+      << "a member of the group survived";
 }
 
 // The wait has an hour to go and the process half a minute: only the cancellation can end it
@@ -81,7 +82,8 @@ TEST(ProcessTable, WaitReturnsEarlyOnCancellation) {
 
 TEST(ProcessTable, WriteFeedsStdinAndCloseSendsEof) {
   ProcessTable table;
-  auto id = table.Add(Start("while read -r line; do echo \"got:$line\"; done; echo bye", true), "reader", false);
+  auto id = table.Add(Start("while read -r line; do echo \"got:$line\"; done; echo bye", true),
+                      "reader", false);
   ASSERT_TRUE(id);
   ASSERT_TRUE(table.Write(*id, "a\nb\n").ok());
   ASSERT_TRUE(table.CloseStdin(*id).ok());
@@ -133,15 +135,18 @@ TEST(ProcessTable, PtyProcessesSeeATerminal) {
   auto done = table.Wait(*id, 10s, {});
   ASSERT_TRUE(done);
   WaitUntil([&] { return table.Get(*id, true)->output.find("tty:hi") != std::string::npos; }, 10s);
-  EXPECT_NE(table.Get(*id, true)->output.find("tty:hi"), std::string::npos) << table.Get(*id, true)->output;
+  EXPECT_NE(table.Get(*id, true)->output.find("tty:hi"), std::string::npos)
+      << table.Get(*id, true)->output;
 }
 
 TEST(ProcessTable, OutputWindowStaysBounded) {
   ProcessTable table({.max_output_bytes = 1000});
-  auto id = table.Add(Start("head -c 5000000 /dev/zero | tr '\\0' y; echo; echo tail-end"), "chatty", false);
+  auto id = table.Add(Start("head -c 5000000 /dev/zero | tr '\\0' y; echo; echo tail-end"),
+                      "chatty", false);
   ASSERT_TRUE(id);
   ASSERT_TRUE(table.Wait(*id, 20s, {}));
-  WaitUntil([&] { return table.Get(*id, true)->output.find("tail-end") != std::string::npos; }, 10s);
+  WaitUntil([&] { return table.Get(*id, true)->output.find("tail-end") != std::string::npos; },
+            10s);
   auto snap = table.Get(*id, true);
   EXPECT_EQ(snap->output.size(), 1000u);
   EXPECT_EQ(snap->output.substr(snap->output.size() - 9), "tail-end\n");
@@ -162,10 +167,12 @@ TEST(ProcessTable, IdsResolveFromUniquePrefixesOfFourOrMore) {
 // Polls TakeNotices until `count` notices came or 10 s passed.
 std::vector<ProcessNotice> AwaitNotices(ProcessTable& table, size_t count) {
   std::vector<ProcessNotice> got;
-  WaitUntil([&] {
-    for (auto& n : table.TakeNotices()) got.push_back(std::move(n));
-    return got.size() >= count;
-  }, 10s, 10ms);
+  WaitUntil(
+      [&] {
+        for (auto& n : table.TakeNotices()) got.push_back(std::move(n));
+        return got.size() >= count;
+      },
+      10s, 10ms);
   return got;
 }
 
@@ -173,7 +180,8 @@ TEST(ProcessTable, LimitDropsTheOldestFinishedAndRefusesWhenAllRun) {
   ProcessTable table({.max_processes = 2});
   // Its slot is free once it exited and its output reached EOF; the completion notice is queued
   // right then, so it says when.
-  auto first = table.Add(Start("true"), "first", false, {.notify_on_complete = true, .patterns = {}});
+  auto first =
+      table.Add(Start("true"), "first", false, {.notify_on_complete = true, .patterns = {}});
   ASSERT_TRUE(first);
   ASSERT_EQ(AwaitNotices(table, 1).size(), 1u) << "the first process never completed";
   auto second = table.Add(Start("sleep 30"), "second", false);
@@ -190,7 +198,8 @@ TEST(ProcessTable, NotifyOnCompleteQueuesOneNoticeWithTheTail) {
   ProcessTable table({.notice_tail_bytes = 8});
   std::atomic<int> told{0};
   table.SetNoticeListener([&] { ++told; });
-  auto id = table.Add(Start("echo start; echo 0123456789; exit 3"), "job", false, {.notify_on_complete = true, .patterns = {}});
+  auto id = table.Add(Start("echo start; echo 0123456789; exit 3"), "job", false,
+                      {.notify_on_complete = true, .patterns = {}});
   ASSERT_TRUE(id);
   auto notices = AwaitNotices(table, 1);
   ASSERT_EQ(notices.size(), 1u);
@@ -205,7 +214,8 @@ TEST(ProcessTable, NotifyOnCompleteQueuesOneNoticeWithTheTail) {
 
 TEST(ProcessTable, AKilledProcessSendsNoCompletionNotice) {
   ProcessTable table({.kill_grace = 300ms});
-  auto id = table.Add(Start("sleep 30"), "sleeper", false, {.notify_on_complete = true, .patterns = {}});
+  auto id =
+      table.Add(Start("sleep 30"), "sleeper", false, {.notify_on_complete = true, .patterns = {}});
   ASSERT_TRUE(id);
   ASSERT_TRUE(table.Kill(*id));
   // An absence: nothing says when a notice that should not exist would have come, so the test
@@ -221,8 +231,9 @@ TEST(ProcessTable, AKilledProcessSendsNoCompletionNotice) {
 
 TEST(ProcessTable, WatchPatternsReportMatchingLinesRateLimited) {
   ProcessTable table;
-  auto id = table.Add(Start("echo booting; echo 'READY on :8080'; sleep 0.2; echo READY again; sleep 30"), "server",
-                      false, {.notify_on_complete = false, .patterns = {"READY"}});
+  auto id =
+      table.Add(Start("echo booting; echo 'READY on :8080'; sleep 0.2; echo READY again; sleep 30"),
+                "server", false, {.notify_on_complete = false, .patterns = {"READY"}});
   ASSERT_TRUE(id);
   auto notices = AwaitNotices(table, 1);
   ASSERT_EQ(notices.size(), 1u);
@@ -230,7 +241,8 @@ TEST(ProcessTable, WatchPatternsReportMatchingLinesRateLimited) {
   EXPECT_EQ(notices[0].output, "READY on :8080");
   // The watch judges each chunk under the lock that appends it to the output: once the second
   // line is in the output, its notice would already be queued.
-  ASSERT_TRUE(WaitUntil([&] { return table.Get(*id, true)->output.find("READY again") != std::string::npos; }, 10s));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return table.Get(*id, true)->output.find("READY again") != std::string::npos; }, 10s));
   EXPECT_TRUE(table.TakeNotices().empty()) << "a second match within 15 s is dropped";
   ASSERT_TRUE(table.Kill(*id));
 }
@@ -256,7 +268,8 @@ TEST(ProcessTable, DestroyingTheTableEndsEveryGroup) {
     ASSERT_TRUE(id);
     pid = table.Get(*id, false)->pid;
   }
-  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s)) << "a member of the group survived";
+  EXPECT_TRUE(WaitUntil([&] { return ::kill(-pid, 0) != 0; }, 10s))
+      << "a member of the group survived";
 }
 
 }  // namespace

@@ -16,11 +16,26 @@ namespace talaria::env {
 namespace {
 
 // Beneath the home directory: where tools keep keys, tokens and passwords.
-constexpr std::array<std::string_view, 20> kCredentialStores = {
-    ".ssh",          ".aws",           ".gnupg",          ".kube",         ".docker",
-    ".azure",        ".config/gh",     ".config/gcloud",  ".password-store", ".netrc",
-    ".git-credentials", ".pgpass",     ".npmrc",          ".pypirc",       ".my.cnf",
-    ".local/share/keyrings", ".config/hub", ".terraform.d", ".vault-token", ".cargo/credentials.toml"};
+constexpr std::array<std::string_view, 20> kCredentialStores = {".ssh",
+                                                                ".aws",
+                                                                ".gnupg",
+                                                                ".kube",
+                                                                ".docker",
+                                                                ".azure",
+                                                                ".config/gh",
+                                                                ".config/gcloud",
+                                                                ".password-store",
+                                                                ".netrc",
+                                                                ".git-credentials",
+                                                                ".pgpass",
+                                                                ".npmrc",
+                                                                ".pypirc",
+                                                                ".my.cnf",
+                                                                ".local/share/keyrings",
+                                                                ".config/hub",
+                                                                ".terraform.d",
+                                                                ".vault-token",
+                                                                ".cargo/credentials.toml"};
 
 // bwrap's mount options for the sandbox; the shell-state directory and the writable
 // directories are bound read-write on top of the read-only host.
@@ -37,7 +52,8 @@ std::vector<std::string> BwrapPrefix(const SandboxOptions& options, const std::s
   layout.chdir = cwd;
   layout.hidden = CredentialStores(options.home, options.talaria_home);
   if (!options.user_home.empty() && options.user_home != options.home) {
-    for (std::string& path : CredentialStores(options.user_home, "")) layout.hidden.push_back(std::move(path));
+    for (std::string& path : CredentialStores(options.user_home, ""))
+      layout.hidden.push_back(std::move(path));
   }
   layout.tmp_size_bytes = options.tmp_size_bytes;
   return BwrapArgv(layout);
@@ -45,7 +61,8 @@ std::vector<std::string> BwrapPrefix(const SandboxOptions& options, const std::s
 
 }  // namespace
 
-std::vector<std::string> CredentialStores(const std::string& home, const std::string& talaria_home) {
+std::vector<std::string> CredentialStores(const std::string& home,
+                                          const std::string& talaria_home) {
   std::vector<std::string> out;
   // A store that is a symlink (dotfile managers) is hidden at its real path: the host is
   // readable under every name, and the link then leads to the cover (bwrap cannot mount on the
@@ -63,7 +80,8 @@ std::vector<std::string> CredentialStores(const std::string& home, const std::st
     }
   };
   if (!home.empty()) {
-    for (std::string_view store : kCredentialStores) add_if_present(home + "/" + std::string(store));
+    for (std::string_view store : kCredentialStores)
+      add_if_present(home + "/" + std::string(store));
   }
   add_if_present(talaria_home);
   return out;
@@ -72,20 +90,25 @@ std::vector<std::string> CredentialStores(const std::string& home, const std::st
 Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options) {
   for (const std::string& dir : options.writable) {
     struct stat st {};
-    if (dir.empty() || dir.front() != '/' || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return Err(InvalidArgumentError("sandbox: writable directory '" + dir + "' is not an existing absolute directory"));
+    if (dir.empty() || dir.front() != '/' || ::stat(dir.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      return Err(InvalidArgumentError("sandbox: writable directory '" + dir +
+                                      "' is not an existing absolute directory"));
     }
   }
   // bwrap must exist and be able to make namespaces here; find out now, not at the first command.
   TALARIA_RETURN_IF_ERROR(ProbeBwrap(options.bwrap));
   LocalOptions local = options.local;
-  return OpenChildEnvironment("bwrap", std::move(local), [options = std::move(options)](const std::string& state_dir) {
-    return ArgvWrapper([options, state_dir](std::vector<std::string> bash_argv, const std::string& cwd, bool pty) {
-      std::vector<std::string> argv = BwrapPrefix(options, state_dir, cwd, pty);
-      argv.insert(argv.end(), std::make_move_iterator(bash_argv.begin()), std::make_move_iterator(bash_argv.end()));
-      return argv;
-    });
-  });
+  return OpenChildEnvironment(
+      "bwrap", std::move(local), [options = std::move(options)](const std::string& state_dir) {
+        return ArgvWrapper([options, state_dir](std::vector<std::string> bash_argv,
+                                                const std::string& cwd, bool pty) {
+          std::vector<std::string> argv = BwrapPrefix(options, state_dir, cwd, pty);
+          argv.insert(argv.end(), std::make_move_iterator(bash_argv.begin()),
+                      std::make_move_iterator(bash_argv.end()));
+          return argv;
+        });
+      });
 }
 
 }  // namespace talaria::env

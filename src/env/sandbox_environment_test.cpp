@@ -97,7 +97,8 @@ TEST_F(Sandbox, NetworkIsCutUnlessAllowed) {
 TEST_F(Sandbox, ProcessesOutsideAreInvisible) {
   Open();
   // Own PID namespace: bash sees itself near pid 1, and our pid does not exist in there.
-  CommandOutcome r = Run("kill -0 " + std::to_string(::getpid()) + " 2>/dev/null && echo visible || echo hidden");
+  CommandOutcome r =
+      Run("kill -0 " + std::to_string(::getpid()) + " 2>/dev/null && echo visible || echo hidden");
   EXPECT_EQ(r.output, "hidden\n");
 }
 
@@ -126,8 +127,10 @@ TEST_F(Sandbox, CredentialStoresAndTalariaStateAreHidden) {
     EXPECT_EQ(r.output.find("aws_secret"), std::string::npos) << secret << ": " << r.output;
     EXPECT_EQ(r.output.find("[]"), std::string::npos) << secret << ": " << r.output;
   }
-  EXPECT_EQ(Run("ls -A " + home + "/.ssh " + talaria_home).output, home + "/.ssh:\n\n" + talaria_home + ":\n");
-  EXPECT_NE(Run("echo '[\"recursive_delete\"]' > " + talaria_home + "/approvals.json").exit_code, 0);
+  EXPECT_EQ(Run("ls -A " + home + "/.ssh " + talaria_home).output,
+            home + "/.ssh:\n\n" + talaria_home + ":\n");
+  EXPECT_NE(Run("echo '[\"recursive_delete\"]' > " + talaria_home + "/approvals.json").exit_code,
+            0);
   EXPECT_EQ(Run("cat " + home + "/notes.txt").output, "ordinary\n");
   std::ifstream approvals(talaria_home + "/approvals.json");
   std::string line;

@@ -22,7 +22,8 @@ namespace {
 // pid file lets an environment whose client cannot signal the command directly (docker exec)
 // end it; the others know the pid and skip it. The save shares one stderr redirection: bash
 // pays an open and half a dozen descriptor calls for each.
-constexpr std::string_view kWrapper = R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; __talaria_pid=$5; set --
+constexpr std::string_view kWrapper =
+    R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; __talaria_pid=$5; set --
 if [ -n "$__talaria_src" ] && [ -r "$__talaria_src" ]; then . "$__talaria_src" >/dev/null 2>&1; fi
 __talaria_on_exit() {
   __talaria_status=$?
@@ -38,10 +39,19 @@ eval "$__talaria_cmd"
 
 enum class PidFile : unsigned char { kSkip, kWrite };
 
-std::vector<std::string> WrapperArgv(std::string bash, std::string state_dir, std::string_view command, bool persist,
-                                     std::string source, PidFile pid_file) {
-  return {std::move(bash),      "--noprofile",        "--norc", "-c", std::string(kWrapper), "talaria",
-          std::move(state_dir), persist ? "1" : "0", std::string(command), std::move(source),
+std::vector<std::string> WrapperArgv(std::string bash, std::string state_dir,
+                                     std::string_view command, bool persist, std::string source,
+                                     PidFile pid_file) {
+  return {std::move(bash),
+          "--noprofile",
+          "--norc",
+          "-c",
+          std::string(kWrapper),
+          "talaria",
+          std::move(state_dir),
+          persist ? "1" : "0",
+          std::string(command),
+          std::move(source),
           pid_file == PidFile::kWrite ? "1" : "0"};
 }
 
@@ -69,7 +79,8 @@ std::string FindBash() {
 
 }  // namespace
 
-std::optional<std::string> ExportsNotInherited(std::string_view saved, const std::vector<std::string>& base_env) {
+std::optional<std::string> ExportsNotInherited(std::string_view saved,
+                                               const std::vector<std::string>& base_env) {
   // A name given twice in the base environment is not trusted to be inherited as either value.
   std::unordered_map<std::string_view, std::optional<std::string_view>> base;
   for (const std::string& entry : base_env) {
@@ -91,7 +102,8 @@ std::optional<std::string> ExportsNotInherited(std::string_view saved, const std
     if (saved.substr(i, kDeclare.size()) != kDeclare) return std::nullopt;
     i += kDeclare.size();
     const size_t flags_at = i;
-    while (i < n && ((saved[i] >= 'a' && saved[i] <= 'z') || (saved[i] >= 'A' && saved[i] <= 'Z'))) ++i;
+    while (i < n && ((saved[i] >= 'a' && saved[i] <= 'z') || (saved[i] >= 'A' && saved[i] <= 'Z')))
+      ++i;
     const std::string_view flags = saved.substr(flags_at, i - flags_at);
     if (flags.empty() || i >= n || saved[i] != ' ') return std::nullopt;
     const size_t name_at = ++i;
@@ -147,18 +159,21 @@ std::optional<std::string> ExportsNotInherited(std::string_view saved, const std
   return out;
 }
 
-Result<std::unique_ptr<ShellSession>> ShellSession::Create(std::string state_dir, std::string initial_cwd,
+Result<std::unique_ptr<ShellSession>> ShellSession::Create(std::string state_dir,
+                                                           std::string initial_cwd,
                                                            std::vector<std::string> base_env) {
   if (initial_cwd.empty()) {
     char buf[4096];
     if (::getcwd(buf, sizeof buf) == nullptr) return Err(InternalError("getcwd failed"));
     initial_cwd = buf;
   }
-  if (!IsDirectory(initial_cwd)) return Err(NotFoundError("working directory '" + initial_cwd + "' does not exist"));
+  if (!IsDirectory(initial_cwd))
+    return Err(NotFoundError("working directory '" + initial_cwd + "' does not exist"));
   bool owned = false;
   if (state_dir.empty()) {
     std::string tmpl = StateParent() + "/talaria-shell-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) return Err(InternalError("cannot create a shell state directory"));
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return Err(InternalError("cannot create a shell state directory"));
     state_dir = tmpl;
     owned = true;
   } else {
@@ -172,7 +187,8 @@ Result<std::unique_ptr<ShellSession>> ShellSession::Create(std::string state_dir
       new ShellSession(std::move(state_dir), owned, std::move(initial_cwd), std::move(base_env)));
 }
 
-ShellSession::ShellSession(std::string state_dir, bool owned, std::string cwd, std::vector<std::string> base_env)
+ShellSession::ShellSession(std::string state_dir, bool owned, std::string cwd,
+                           std::vector<std::string> base_env)
     : state_dir_(std::move(state_dir)),
       owned_(owned),
       bash_(FindBash()),
@@ -196,10 +212,11 @@ std::vector<std::string> ShellSession::Argv(std::string_view command, bool persi
   return WrapperArgv(bash_, state_dir_, command, persist, std::move(source), PidFile::kSkip);
 }
 
-std::vector<std::string> ShellSession::ArgvFor(std::string bash, std::string state_dir, std::string_view command,
-                                               bool persist) {
+std::vector<std::string> ShellSession::ArgvFor(std::string bash, std::string state_dir,
+                                               std::string_view command, bool persist) {
   std::string source = state_dir + "/env";
-  return WrapperArgv(std::move(bash), std::move(state_dir), command, persist, std::move(source), PidFile::kWrite);
+  return WrapperArgv(std::move(bash), std::move(state_dir), command, persist, std::move(source),
+                     PidFile::kWrite);
 }
 
 void ShellSession::AdoptSavedState() {
@@ -226,7 +243,8 @@ void ShellSession::AdoptSavedState() {
   } else if (delta) {
     // Renamed into place: a background command may be sourcing the previous one.
     const std::string delta_file = state_dir_ + "/env.delta";
-    if (*delta == written_delta_ || WriteFileAtomic(delta_file, *delta, {.mode = 0600, .sync = false}).ok()) {
+    if (*delta == written_delta_ ||
+        WriteFileAtomic(delta_file, *delta, {.mode = 0600, .sync = false}).ok()) {
       source = delta_file;
       written_delta_ = std::move(*delta);
     }

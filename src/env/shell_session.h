@@ -24,7 +24,8 @@ class ShellSession {
   // session. `base_env` is the environment every command's bash starts with (NAME=value
   // entries); knowing it lets a command skip re-exporting what it inherits anyway. Empty: not
   // known, every saved export is sourced again.
-  static Result<std::unique_ptr<ShellSession>> Create(std::string state_dir, std::string initial_cwd,
+  static Result<std::unique_ptr<ShellSession>> Create(std::string state_dir,
+                                                      std::string initial_cwd,
                                                       std::vector<std::string> base_env = {});
   ~ShellSession();
   ShellSession(const ShellSession&) = delete;
@@ -35,8 +36,8 @@ class ShellSession {
   // The same for a shell state directory `state_dir` somewhere else (inside a container): it
   // sources the saved exports whole and, when persisting, writes the shell's pid to
   // `state_dir`/pid (for a client that cannot signal the command directly, like docker exec).
-  static std::vector<std::string> ArgvFor(std::string bash, std::string state_dir, std::string_view command,
-                                          bool persist);
+  static std::vector<std::string> ArgvFor(std::string bash, std::string state_dir,
+                                          std::string_view command, bool persist);
   // After a persisted command: adopts the cwd it left, if that still is a directory, and
   // works out which of its exports the next command must source.
   void AdoptSavedState();
@@ -44,16 +45,17 @@ class ShellSession {
   const std::string& state_dir() const { return state_dir_; }
 
  private:
-  ShellSession(std::string state_dir, bool owned, std::string cwd, std::vector<std::string> base_env);
+  ShellSession(std::string state_dir, bool owned, std::string cwd,
+               std::vector<std::string> base_env);
 
   std::string state_dir_;
   bool owned_ = false;
   std::string bash_;
   const std::vector<std::string> base_env_;
   mutable std::mutex mu_;
-  std::string cwd_;          // Guarded by mu_.
-  std::string source_file_;  // Guarded by mu_. What the next command sources; empty: nothing.
-  std::mutex save_mu_;       // Held through AdoptSavedState.
+  std::string cwd_;            // Guarded by mu_.
+  std::string source_file_;    // Guarded by mu_. What the next command sources; empty: nothing.
+  std::mutex save_mu_;         // Held through AdoptSavedState.
   std::string written_delta_;  // Guarded by save_mu_. What env.delta holds.
 };
 
@@ -62,6 +64,7 @@ class ShellSession {
 // out, everything else is kept verbatim. nullopt when `saved` is not a sequence of complete
 // `declare` statements as bash prints them (a file cut short, an unknown form): the caller
 // then sources it whole.
-std::optional<std::string> ExportsNotInherited(std::string_view saved, const std::vector<std::string>& base_env);
+std::optional<std::string> ExportsNotInherited(std::string_view saved,
+                                               const std::vector<std::string>& base_env);
 
 }  // namespace talaria::env

@@ -25,19 +25,27 @@ struct Case {
 };
 
 TEST(ExportsNotInherited, KeepsOnlyWhatTheBaseEnvironmentDoesNotGive) {
-  const std::vector<std::string> base = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "ODD=q\"$`\\", "EMPTY=", "TWICE=a",
-                                         "TWICE=b", "NOEQUALS"};
+  const std::vector<std::string> base = {"PATH=/usr/bin:/bin",
+                                         "LANG=C.UTF-8",
+                                         "ODD=q\"$`\\",
+                                         "EMPTY=",
+                                         "TWICE=a",
+                                         "TWICE=b",
+                                         "NOEQUALS"};
   const std::vector<Case> cases = {
       {"nothing saved", "", ""},
       {"inherited values", "declare -x LANG=\"C.UTF-8\"\ndeclare -x PATH=\"/usr/bin:/bin\"\n", ""},
       {"escaped quote, dollar, backquote, backslash", "declare -x ODD=\"q\\\"\\$\\`\\\\\"\n", ""},
       {"empty value", "declare -x EMPTY=\"\"\n", ""},
-      {"changed value", "declare -x LANG=\"C\"\ndeclare -x PATH=\"/usr/bin:/bin\"\n", "declare -x LANG=\"C\"\n"},
+      {"changed value", "declare -x LANG=\"C\"\ndeclare -x PATH=\"/usr/bin:/bin\"\n",
+       "declare -x LANG=\"C\"\n"},
       {"new variable", "declare -x NEW=\"1\"\n", "declare -x NEW=\"1\"\n"},
       {"readonly", "declare -rx LANG=\"C.UTF-8\"\n", "declare -rx LANG=\"C.UTF-8\"\n"},
       {"exported without a value", "declare -x LANG\n", "declare -x LANG\n"},
-      {"ANSI-C quoting", "declare -x LANG=$'C.UTF-8\\'\\n'\n", "declare -x LANG=$'C.UTF-8\\'\\n'\n"},
-      {"an expansion is not its text", "declare -x PATH=\"$PATH\"\n", "declare -x PATH=\"$PATH\"\n"},
+      {"ANSI-C quoting", "declare -x LANG=$'C.UTF-8\\'\\n'\n",
+       "declare -x LANG=$'C.UTF-8\\'\\n'\n"},
+      {"an expansion is not its text", "declare -x PATH=\"$PATH\"\n",
+       "declare -x PATH=\"$PATH\"\n"},
       {"an unknown escape", "declare -x LANG=\"C\\.UTF-8\"\n", "declare -x LANG=\"C\\.UTF-8\"\n"},
       {"a name given twice", "declare -x TWICE=\"a\"\n", "declare -x TWICE=\"a\"\n"},
       {"a raw newline in the value", "declare -x NEW=\"a\nb\"\ndeclare -x LANG=\"C.UTF-8\"\n",
@@ -55,7 +63,8 @@ TEST(ExportsNotInherited, KeepsOnlyWhatTheBaseEnvironmentDoesNotGive) {
 class ShellSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-shell-test-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "talaria-shell-test-XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = std::filesystem::canonical(tmpl).string();
   }
@@ -65,7 +74,8 @@ class ShellSessionTest : public ::testing::Test {
   }
 
   // Runs `command` in `shell` with `env`, adopting what it saved.
-  std::string Run(ShellSession& shell, const std::vector<std::string>& env, std::string_view command) {
+  std::string Run(ShellSession& shell, const std::vector<std::string>& env,
+                  std::string_view command) {
     SpawnOptions spawn;
     spawn.argv = shell.Argv(command, /*persist=*/true);
     spawn.env = env;
@@ -85,8 +95,9 @@ class ShellSessionTest : public ::testing::Test {
 // session sources nothing; a value bash prints in $'...' (control bytes) is sourced, and
 // survives that.
 TEST_F(ShellSessionTest, BashsOwnExportsOfTheBaseEnvironmentAreRecognised) {
-  const std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "QUOTES=it's \"$HOME\" `x` \\n",
-                                        "SPACES= a  b ", "EMPTY=", "UNICODE=ünï ✓ 日本"};
+  const std::vector<std::string> env = {
+      "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "QUOTES=it's \"$HOME\" `x` \\n",
+      "SPACES= a  b ",      "EMPTY=",       "UNICODE=ünï ✓ 日本"};
   auto shell = ShellSession::Create(dir_ + "/state", dir_, env);
   ASSERT_TRUE(shell) << shell.error().ToString();
   Run(**shell, env, "true");
@@ -112,7 +123,8 @@ TEST_F(ShellSessionTest, OnlyChangedExportsAreSourcedAndTheyCarryOver) {
   EXPECT_EQ(SourceOf(**shell), dir_ + "/state/env.delta");
   auto delta = ReadWholeFile(dir_ + "/state/env.delta");
   ASSERT_TRUE(delta);
-  EXPECT_EQ(*delta, "declare -x ADDED=\"1\"\ndeclare -x CHANGE=\"new \\$ value\"\ndeclare -rx RO=\"2\"\n");
+  EXPECT_EQ(*delta,
+            "declare -x ADDED=\"1\"\ndeclare -x CHANGE=\"new \\$ value\"\ndeclare -rx RO=\"2\"\n");
   EXPECT_EQ(Run(**shell, env, "echo \"$KEEP|$CHANGE|$ADDED\"; declare -p RO"),
             "same|new $ value|1\ndeclare -rx RO=\"2\"\n");
   // Back to the inherited value: nothing left to source.
@@ -156,7 +168,8 @@ TEST_F(ShellSessionTest, OnlyTheContainerFormWritesThePidFile) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/state/pid"));
 
   SpawnOptions spawn;
-  spawn.argv = ShellSession::ArgvFor("/bin/bash", dir_ + "/state", "export X=1; exit 5", /*persist=*/true);
+  spawn.argv =
+      ShellSession::ArgvFor("/bin/bash", dir_ + "/state", "export X=1; exit 5", /*persist=*/true);
   spawn.env = env;
   auto r = RunProcess(spawn);
   ASSERT_TRUE(r) << r.error().ToString();

@@ -1,8 +1,8 @@
 // Pieces of the SSH environment that need no connection (ssh joins its remote-command arguments
 // with spaces and hands the string to the remote login shell, so every word goes through
-// ShellJoin of base/shell_words.h), the ControlPath socket name and the ssh argv, and the parsing of the
-// cwd report a remote command leaves on ssh's stderr.
-// Thread-safety: pure functions; thread-safe.
+// ShellJoin of base/shell_words.h), the ControlPath socket name and the ssh argv, and the parsing
+// of the cwd report a remote command leaves on ssh's stderr. Thread-safety: pure functions;
+// thread-safe.
 #pragma once
 
 #include <optional>

@@ -183,7 +183,6 @@ std::string RemoteCommand(std::string_view script, std::vector<std::string> args
   return "exec bash --noprofile --norc -c " + ShellJoin(args);
 }
 
-
 // The ssh client in PATH, as an absolute path; empty when there is none.
 std::string FindSsh() {
   const char* path = std::getenv("PATH");

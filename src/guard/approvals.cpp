@@ -38,7 +38,8 @@ std::string Rules(const std::vector<GuardReason>& reasons) {
 }
 
 constexpr std::string_view kDoNotRetry =
-    " Do NOT retry this command and do NOT rephrase it to get around the check; tell the user what you wanted "
+    " Do NOT retry this command and do NOT rephrase it to get around the check; tell the user what "
+    "you wanted "
     "to do instead.";
 
 ApprovalOutcome Refuse(std::string how, std::string message) {
@@ -70,26 +71,34 @@ Result<ApprovalMode> ParseApprovalMode(std::string_view name) {
   if (name == "ask") return ApprovalMode::kAsk;
   if (name == "allowlist") return ApprovalMode::kAllowlist;
   if (name == "yolo") return ApprovalMode::kYolo;
-  return Err(InvalidArgumentError("approvals.mode must be one of deny, ask, allowlist, yolo (got '" +
-                                  std::string(name) + "')"));
+  return Err(
+      InvalidArgumentError("approvals.mode must be one of deny, ask, allowlist, yolo (got '" +
+                           std::string(name) + "')"));
 }
 
 std::string_view ApprovalModeName(ApprovalMode mode) {
   switch (mode) {
-    case ApprovalMode::kDeny: return "deny";
-    case ApprovalMode::kAsk: return "ask";
-    case ApprovalMode::kAllowlist: return "allowlist";
-    case ApprovalMode::kYolo: return "yolo";
+    case ApprovalMode::kDeny:
+      return "deny";
+    case ApprovalMode::kAsk:
+      return "ask";
+    case ApprovalMode::kAllowlist:
+      return "allowlist";
+    case ApprovalMode::kYolo:
+      return "yolo";
   }
   return "deny";
 }
 
 Approvals::Approvals(ApprovalSettings settings, std::shared_ptr<ApprovalPrompter> prompter)
-    : settings_(std::move(settings)), prompter_(std::move(prompter)), permanent_(LoadStore(settings_.store_path)) {
+    : settings_(std::move(settings)),
+      prompter_(std::move(prompter)),
+      permanent_(LoadStore(settings_.store_path)) {
   permanent_.insert(settings_.allowlist.begin(), settings_.allowlist.end());
 }
 
-bool Approvals::AllowedLocked(std::string_view session, const std::vector<GuardReason>& reasons) const {
+bool Approvals::AllowedLocked(std::string_view session,
+                              const std::vector<GuardReason>& reasons) const {
   const auto in_session = session_.find(session);
   for (const GuardReason& r : reasons) {
     if (permanent_.contains(r.rule)) continue;
@@ -118,8 +127,9 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
     for (const GuardReason& r : verdict.reasons) {
       if (r.tier == GuardTier::kHardline) hard.push_back(r);
     }
-    return Refuse("hardline", "BLOCKED: " + Describe(hard.empty() ? verdict.reasons : hard) +
-                                  ". This command can never run through the agent, in any approval mode.");
+    return Refuse("hardline",
+                  "BLOCKED: " + Describe(hard.empty() ? verdict.reasons : hard) +
+                      ". This command can never run through the agent, in any approval mode.");
   }
   const std::string what = Describe(request.reasons);
   {
@@ -130,17 +140,20 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
     case ApprovalMode::kYolo:
       return {true, "yolo", ""};
     case ApprovalMode::kDeny:
-      return Refuse("mode_deny", "BLOCKED: this command needs a human's approval (" + what +
-                                     ") and approvals.mode is 'deny'. The user can allow it with approvals.allowlist: [" +
-                                     Rules(request.reasons) + "] in config.yaml.");
+      return Refuse(
+          "mode_deny",
+          "BLOCKED: this command needs a human's approval (" + what +
+              ") and approvals.mode is 'deny'. The user can allow it with approvals.allowlist: [" +
+              Rules(request.reasons) + "] in config.yaml.");
     case ApprovalMode::kAllowlist:
       return Refuse("not_allowlisted", "BLOCKED: this command needs approval (" + what +
-                                           ") and its rule is not in approvals.allowlist (" + Rules(request.reasons) +
-                                           ").");
+                                           ") and its rule is not in approvals.allowlist (" +
+                                           Rules(request.reasons) + ").");
     case ApprovalMode::kAsk:
       break;
   }
-  const std::shared_ptr<ApprovalPrompter>& prompter = request.prompter ? request.prompter : prompter_;
+  const std::shared_ptr<ApprovalPrompter>& prompter =
+      request.prompter ? request.prompter : prompter_;
   if (prompter == nullptr) {
     return Refuse("no_human", "BLOCKED: this command needs a human's approval (" + what +
                                   ") and nobody is available to answer.");
@@ -155,7 +168,8 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
     }
     answer = prompter->Ask(request);
   }
-  const std::string approved_note = "Command required approval (" + what + ") and was approved by the user.";
+  const std::string approved_note =
+      "Command required approval (" + what + ") and was approved by the user.";
   std::lock_guard lock(mu_);
   switch (answer) {
     case ApprovalAnswer::kOnce:
@@ -168,7 +182,8 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
       PersistLocked();
       return {true, "always", approved_note};
     case ApprovalAnswer::kTimeout:
-      return Refuse("timeout", "BLOCKED: nobody answered the approval request for this command (" + what + ").");
+      return Refuse("timeout", "BLOCKED: nobody answered the approval request for this command (" +
+                                   what + ").");
     case ApprovalAnswer::kDeny:
       break;
   }

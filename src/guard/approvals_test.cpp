@@ -42,8 +42,10 @@ TEST(Approvals, HardlineIsRefusedInEveryModeWithoutAsking) {
   GuardVerdict v;
   v.decision = GuardDecision::kBlock;
   v.tier = GuardTier::kHardline;
-  v.reasons.push_back({"recursive_delete_root", "recursive delete of /", "rm -rf /", GuardTier::kHardline});
-  for (ApprovalMode mode : {ApprovalMode::kDeny, ApprovalMode::kAsk, ApprovalMode::kAllowlist, ApprovalMode::kYolo}) {
+  v.reasons.push_back(
+      {"recursive_delete_root", "recursive delete of /", "rm -rf /", GuardTier::kHardline});
+  for (ApprovalMode mode :
+       {ApprovalMode::kDeny, ApprovalMode::kAsk, ApprovalMode::kAllowlist, ApprovalMode::kYolo}) {
     auto prompter = std::make_shared<ScriptedPrompter>(ApprovalAnswer::kAlways);
     Approvals approvals({mode, {"recursive_delete_root"}, ""}, prompter);
     ApprovalOutcome o = approvals.Decide(RequestFor(v), v);
@@ -56,7 +58,8 @@ TEST(Approvals, HardlineIsRefusedInEveryModeWithoutAsking) {
 
 TEST(Approvals, DenyIsTheDefaultAndNamesTheRuleToAllow) {
   Approvals approvals({}, nullptr);
-  ApprovalOutcome o = approvals.Decide(RequestFor(Dangerous("git_force_push")), Dangerous("git_force_push"));
+  ApprovalOutcome o =
+      approvals.Decide(RequestFor(Dangerous("git_force_push")), Dangerous("git_force_push"));
   EXPECT_FALSE(o.allowed);
   EXPECT_EQ(o.how, "mode_deny");
   EXPECT_NE(o.message.find("git_force_push"), std::string::npos);
@@ -92,8 +95,10 @@ TEST(Approvals, YoloAllowsTheDangerousTier) {
 
 TEST(Approvals, AllowlistModeAllowsOnlyListedRules) {
   Approvals approvals({ApprovalMode::kAllowlist, {"git_reset_hard"}, ""}, nullptr);
-  EXPECT_TRUE(approvals.Decide(RequestFor(Dangerous("git_reset_hard")), Dangerous("git_reset_hard")).allowed);
-  EXPECT_EQ(approvals.Decide(RequestFor(Dangerous("chmod_world")), Dangerous("chmod_world")).how, "not_allowlisted");
+  EXPECT_TRUE(approvals.Decide(RequestFor(Dangerous("git_reset_hard")), Dangerous("git_reset_hard"))
+                  .allowed);
+  EXPECT_EQ(approvals.Decide(RequestFor(Dangerous("chmod_world")), Dangerous("chmod_world")).how,
+            "not_allowlisted");
 }
 
 TEST(Approvals, AnswersOnceSessionAndDeny) {

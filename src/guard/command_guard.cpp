@@ -16,18 +16,24 @@ namespace talaria::safety {
 
 std::string_view GuardDecisionName(GuardDecision decision) {
   switch (decision) {
-    case GuardDecision::kAllow: return "allow";
-    case GuardDecision::kApprove: return "approve";
-    case GuardDecision::kBlock: return "block";
+    case GuardDecision::kAllow:
+      return "allow";
+    case GuardDecision::kApprove:
+      return "approve";
+    case GuardDecision::kBlock:
+      return "block";
   }
   return "block";
 }
 
 std::string_view GuardTierName(GuardTier tier) {
   switch (tier) {
-    case GuardTier::kNone: return "none";
-    case GuardTier::kDangerous: return "dangerous";
-    case GuardTier::kHardline: return "hardline";
+    case GuardTier::kNone:
+      return "none";
+    case GuardTier::kDangerous:
+      return "dangerous";
+    case GuardTier::kHardline:
+      return "hardline";
   }
   return "hardline";
 }
@@ -55,9 +61,9 @@ std::string_view Excerpt(std::string_view text, bool* cut) {
 
 // Names a glob-spelled command (/???/r?) might resolve to; each is judged as that command.
 constexpr std::array<std::string_view, 24> kGlobCandidates = {
-    "rm",     "dd",     "mkfs",     "shutdown", "reboot",  "halt",  "poweroff", "kill",
-    "wipefs", "shred",  "chmod",    "chown",    "sh",      "bash",  "python3",  "curl",
-    "wget",   "sudo",   "systemctl", "find",    "git",     "eval",  "blkdiscard", "init"};
+    "rm",     "dd",    "mkfs",      "shutdown", "reboot", "halt", "poweroff",   "kill",
+    "wipefs", "shred", "chmod",     "chown",    "sh",     "bash", "python3",    "curl",
+    "wget",   "sudo",  "systemctl", "find",     "git",    "eval", "blkdiscard", "init"};
 
 }  // namespace
 
@@ -77,7 +83,8 @@ void Judge::Add(std::string_view rule, std::string_view description, GuardTier t
   bool cut = false;
   const std::string_view seg = Excerpt(segment, &cut);
   for (const GuardReason& r : out_.reasons) {
-    if (r.rule == rule && r.segment.starts_with(seg) && r.segment.size() == seg.size() + (cut ? 3 : 0)) {
+    if (r.rule == rule && r.segment.starts_with(seg) &&
+        r.segment.size() == seg.size() + (cut ? 3 : 0)) {
       return;
     }
   }
@@ -375,7 +382,7 @@ std::optional<std::string> Judge::EmptyExpansionPath(std::string_view text) cons
         out += literal->second;
       } else if (std::find(assigned_.begin(), assigned_.end(), name) != assigned_.end()) {
         return std::nullopt;  // set earlier in the line, value unknown
-      }  // else unset here: expands to nothing
+      }                       // else unset here: expands to nothing
     }
     expanded = true;
     i = end;
@@ -426,8 +433,7 @@ GuardVerdict JudgeCommand(std::string_view command, const GuardOptions& options)
   if (std::any_of(command.begin(), command.end(),
                   [](char c) { return guard::IsControl(static_cast<unsigned char>(c)); })) {
     stripped = guard::StripControls(command);
-    judge.Add("control_characters",
-              "control characters (CR, NUL, escape sequences) in the command",
+    judge.Add("control_characters", "control characters (CR, NUL, escape sequences) in the command",
               GuardTier::kHardline, stripped);
     text = stripped;
   }

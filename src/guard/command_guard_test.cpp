@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "talaria/guard/shell_parser.h"
 #include "talaria/base/shell_words.h"
+#include "talaria/guard/shell_parser.h"
 
 namespace talaria::safety {
 namespace {
@@ -205,8 +205,7 @@ TEST(CommandGuard, ShellCommandsInInterpreterCodeAreJudged) {
        "recursive_delete_root"},
       {"python3 -c 'import subprocess; subprocess.call(\"shutdown -h now\", shell=True)'", kBlock,
        "system_shutdown"},
-      {"python3 -c \"__import__('os').popen('mkfs.ext4 /dev/sda1')\"", kBlock,
-       "format_filesystem"},
+      {"python3 -c \"__import__('os').popen('mkfs.ext4 /dev/sda1')\"", kBlock, "format_filesystem"},
       {"python3 -c 'import os; os.execvp(\"rm\", [\"rm\", \"-rf\", \"/\"])'", kBlock,
        "recursive_delete_root"},
       {"python3 -c 'exec(\"import os; os.system(\\\"rm -rf ~\\\")\")'", kBlock,
@@ -227,12 +226,11 @@ TEST(CommandGuard, ShellCommandsInInterpreterCodeAreJudged) {
       {"ruby -e 'system(\"rm -rf /\")'", kBlock, "recursive_delete_root"},
       {"ruby -e '%x(halt)'", kBlock, "system_shutdown"},
       {"ruby -e 'puts `rm -rf ~`'", kBlock, "recursive_delete_home"},
-      {"ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'", kBlock,
-       "recursive_delete_root"},
+      {"ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'", kBlock, "recursive_delete_root"},
       {"node -e 'require(\"child_process\").execSync(\"rm -rf /\")'", kBlock,
        "recursive_delete_root"},
-      {"node -e \"const {spawn} = require('child_process'); spawn('rm', ['-rf', '/'])\"",
-       kBlock, "recursive_delete_root"},
+      {"node -e \"const {spawn} = require('child_process'); spawn('rm', ['-rf', '/'])\"", kBlock,
+       "recursive_delete_root"},
       {"node -e 'require(\"child_process\").exec(\"dd if=/dev/zero of=/dev/sda\")'", kBlock,
        "write_block_device"},
       {"node -e 'require(\"fs\").rmSync(\"/\", {recursive: true})'", kBlock,
@@ -540,8 +538,7 @@ TEST(CommandGuard, ContainersGitAndMiscNeedApproval) {
       {"brew uninstall wget", kApprove, "package_uninstall"},
       {"sudo apt-get purge nginx", kApprove, "package_uninstall"},
       {"curl http://169.254.169.254/latest/meta-data/", kApprove, "cloud_metadata"},
-      {"wget -qO- http://metadata.google.internal/computeMetadata/v1/", kApprove,
-       "cloud_metadata"},
+      {"wget -qO- http://metadata.google.internal/computeMetadata/v1/", kApprove, "cloud_metadata"},
       {"curl http://100.100.100.200/latest", kApprove, "cloud_metadata"},
       {"curl -g 'http://[fd00:ec2::254]/'", kApprove, "cloud_metadata"},
       {"echo 169.254.169.254", kApprove, "cloud_metadata"},
@@ -684,10 +681,10 @@ TEST(CommandGuard, NothingTheParserGivesUpOnIsAllowed) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return static_cast<uint32_t>(state >> 33);
   };
-  const std::vector<std::string> pieces = {"rm", " -rf", " /", "|", "bash", " -c ", "'", "\"",
-                                           "$(", ")", "`", "<<EOF\n", "EOF\n", ";", "&", "{",
-                                           "}", "(", "eval ", "sudo ", "xargs ", "find . -exec ",
-                                           " \\;", "~", "$IFS", ",", "\n"};
+  const std::vector<std::string> pieces = {
+      "rm",     " -rf",          " /",    "|", "bash", " -c ", "'", "\"", "$(",    ")",
+      "`",      "<<EOF\n",       "EOF\n", ";", "&",    "{",    "}", "(",  "eval ", "sudo ",
+      "xargs ", "find . -exec ", " \\;",  "~", "$IFS", ",",    "\n"};
   int unparsed = 0;
   for (int i = 0; i < 3000; ++i) {
     std::string s;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "talaria/confinement/path_rules.h"
-#include "talaria/guard/shell_parser.h"
 #include "talaria/guard/command_guard.h"
+#include "talaria/guard/shell_parser.h"
 
 namespace talaria::safety::guard {
 
@@ -59,8 +59,8 @@ struct CommandView {
   std::vector<const ShellWord*> args;  // argv[1..] of the peeled command
   const SimpleCommand* cmd = nullptr;  // the simple command it came from (redirections, pipe)
   const ParsedScript* script = nullptr;
-  bool stdin_is_data = false;          // stdin is a pipe, heredoc or here-string
-  std::string_view via;                // "xargs" or "find -exec" when run on found items
+  bool stdin_is_data = false;  // stdin is a pipe, heredoc or here-string
+  std::string_view via;        // "xargs" or "find -exec" when run on found items
 };
 
 // A path operand after tilde/$HOME expansion and lexical normalisation.
@@ -71,8 +71,8 @@ struct ResolvedPath {
   std::string home_rest;  // "" for home itself, else "a/b" beneath home
   bool in_talaria_home = false;
   std::string talaria_rest;
-  bool glob = false;      // unquoted glob characters
-  bool dynamic = false;   // parameter expansion or substitution left in the text
+  bool glob = false;     // unquoted glob characters
+  bool dynamic = false;  // parameter expansion or substitution left in the text
 };
 
 // The home directory and $TALARIA_HOME of one GuardOptions, normalized, with their

@@ -21,8 +21,8 @@ using internal::RelativeBeneath;
 constexpr std::string_view kPlaceholderHome = "/home/user";
 
 constexpr std::array<std::string_view, 14> kShellRcFiles = {
-    ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-    ".zshenv",  ".zlogin",       ".zlogout",    ".kshrc",       ".cshrc",   ".tcshrc", ".login"};
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",  ".zprofile",
+    ".zshenv", ".zlogin",       ".zlogout",    ".kshrc",       ".cshrc",   ".tcshrc", ".login"};
 // Read by shells or their helpers at start: aliases and functions defined there run in the
 // user's later sessions.
 constexpr std::array<std::string_view, 9> kAliasFiles = {
@@ -30,13 +30,12 @@ constexpr std::array<std::string_view, 9> kAliasFiles = {
     ".xprofile",     ".xinitrc", ".xsessionrc",  ".pam_environment"};
 constexpr std::array<std::string_view, 6> kCredentialFiles = {
     ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".my.cnf"};
-constexpr std::array<std::string_view, 7> kCredentialDirs = {".aws",   ".gnupg", ".kube",
-                                                             ".docker", ".azure", ".gcloud",
-                                                             ".password-store"};
+constexpr std::array<std::string_view, 7> kCredentialDirs = {
+    ".aws", ".gnupg", ".kube", ".docker", ".azure", ".gcloud", ".password-store"};
 constexpr std::array<std::string_view, 12> kSystemWriteDirs = {
     "etc", "boot", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "sys", "proc", "root"};
-constexpr std::array<std::string_view, 8> kHarmlessDev = {"null",   "zero", "stdout", "stderr",
-                                                          "stdin",  "tty",  "random", "urandom"};
+constexpr std::array<std::string_view, 8> kHarmlessDev = {"null",  "zero", "stdout", "stderr",
+                                                          "stdin", "tty",  "random", "urandom"};
 
 const RE2& BlockDevicePattern() {
   static const RE2 re(
@@ -47,12 +46,13 @@ const RE2& BlockDevicePattern() {
   return re;
 }
 
-constexpr std::array<const char*, 8> kDeviceSamples = {
-    "/dev/sda", "/dev/sdb1", "/dev/nvme0n1", "/dev/vda", "/dev/mmcblk0", "/dev/xvda",
-    "/dev/hda", "/dev/md0"};
+constexpr std::array<const char*, 8> kDeviceSamples = {"/dev/sda", "/dev/sdb1",    "/dev/nvme0n1",
+                                                       "/dev/vda", "/dev/mmcblk0", "/dev/xvda",
+                                                       "/dev/hda", "/dev/md0"};
 
 constexpr WriteFinding kTalariaHomeFinding{
-    "write_talaria_home", "modify talaria's own state ($TALARIA_HOME: config, approvals, trust, audit)",
+    "write_talaria_home",
+    "modify talaria's own state ($TALARIA_HOME: config, approvals, trust, audit)",
     GuardTier::kHardline};
 
 // `after` is a path beneath a `.git` directory: does git run something it names, or read
@@ -102,7 +102,8 @@ std::optional<WriteFinding> ClassifyPersistence(const std::vector<std::string>& 
   }
   if ((first == ".local" && second == "bin" && rest.size() >= 3) ||
       (first == "bin" && rest.size() >= 2)) {
-    return WriteFinding{"write_user_bin", "program dropped in a PATH directory (~/.local/bin, ~/bin)",
+    return WriteFinding{"write_user_bin",
+                        "program dropped in a PATH directory (~/.local/bin, ~/bin)",
                         GuardTier::kDangerous};
   }
   if ((rest.size() == 1 && (first == ".gitconfig" || first == ".gitattributes_global")) ||
@@ -111,8 +112,8 @@ std::optional<WriteFinding> ClassifyPersistence(const std::vector<std::string>& 
                         GuardTier::kDangerous};
   }
   static constexpr std::array<std::string_view, 12> kRcFiles = {
-      ".vimrc", ".exrc", ".gvimrc", ".emacs", ".tmux.conf", ".screenrc", ".gdbinit", ".psqlrc",
-      ".sqliterc", ".lldbinit", ".curlrc", ".wgetrc"};
+      ".vimrc",   ".exrc",   ".gvimrc",   ".emacs",    ".tmux.conf", ".screenrc",
+      ".gdbinit", ".psqlrc", ".sqliterc", ".lldbinit", ".curlrc",    ".wgetrc"};
   if ((rest.size() == 1 && OneOf(first, kRcFiles)) ||
       (first == ".config" && (second == "nvim" || second == "tmux")) || first == ".vim" ||
       (first == ".emacs.d" && rest.size() >= 2)) {
@@ -143,7 +144,9 @@ bool ShortFlagsContain(std::string_view arg, char flag) {
   return arg.find(flag, 1) != std::string_view::npos;
 }
 
-ResolvedPath Judge::Resolve(const ShellWord& word) const { return ResolveText(word.text, word.flags); }
+ResolvedPath Judge::Resolve(const ShellWord& word) const {
+  return ResolveText(word.text, word.flags);
+}
 
 namespace {
 
@@ -194,26 +197,23 @@ ResolvedPath Judge::ResolveText(std::string_view text, uint8_t flags) const {
     std::string_view spelling;
     bool talaria;
   };
-  static constexpr Var kVars[] = {{"$HOME", false},
-                                  {"${HOME}", false},
-                                  {"$TALARIA_HOME", true},
-                                  {"${TALARIA_HOME}", true}};
+  static constexpr Var kVars[] = {
+      {"$HOME", false}, {"${HOME}", false}, {"$TALARIA_HOME", true}, {"${TALARIA_HOME}", true}};
   if ((flags & kWordTilde) != 0 && (path == "~" || path.starts_with("~/"))) {
     path = home + path.substr(1);
     expanded_home = true;
   } else {
     for (const Var& v : kVars) {
-      if (path == v.spelling ||
-          (path.starts_with(v.spelling) && path[v.spelling.size()] == '/')) {
+      if (path == v.spelling || (path.starts_with(v.spelling) && path[v.spelling.size()] == '/')) {
         path = (v.talaria ? homes_->talaria_abs : home) + path.substr(v.spelling.size());
         expanded_home = true;
         break;
       }
     }
   }
-  rp.dynamic = (flags & (kWordCommandSubst | kWordProcessSubst)) != 0 ||
-               ((flags & kWordExpansion) != 0 &&
-                (!expanded_home || path.find('$') != std::string::npos));
+  rp.dynamic =
+      (flags & (kWordCommandSubst | kWordProcessSubst)) != 0 ||
+      ((flags & kWordExpansion) != 0 && (!expanded_home || path.find('$') != std::string::npos));
   if (path.empty() || path[0] != '/') {
     rp.rel = std::move(path);
     return rp;
@@ -248,7 +248,8 @@ std::optional<WriteFinding> ClassifyWrite(const ResolvedPath& p) {
   if (p.abs.empty() && p.rel.empty()) return std::nullopt;
   if (!p.abs.empty()) {
     if (IsBlockDevice(p)) {
-      return WriteFinding{"write_block_device", "write to a raw block device", GuardTier::kHardline};
+      return WriteFinding{"write_block_device", "write to a raw block device",
+                          GuardTier::kHardline};
     }
     const auto comps = NormalizedComponents(p.abs);
     if (!comps.empty() && comps[0] == "dev") {
@@ -274,9 +275,8 @@ std::optional<WriteFinding> ClassifyWrite(const ResolvedPath& p) {
         if (rest[0] == ".ssh") {
           return WriteFinding{"write_ssh", "write into ~/.ssh", GuardTier::kDangerous};
         }
-        if (OneOf(rest[0], kCredentialDirs) ||
-            (rest.size() >= 2 && rest[0] == ".config" &&
-             (rest[1] == "gh" || rest[1] == "gcloud"))) {
+        if (OneOf(rest[0], kCredentialDirs) || (rest.size() >= 2 && rest[0] == ".config" &&
+                                                (rest[1] == "gh" || rest[1] == "gcloud"))) {
           return WriteFinding{"write_credentials", "write to a credential file",
                               GuardTier::kDangerous};
         }
@@ -296,7 +296,8 @@ std::optional<WriteFinding> ClassifyWrite(const ResolvedPath& p) {
     size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
     const std::string_view comp = path.substr(start, end - start);
-    if (comp == ".ssh") return WriteFinding{"write_ssh", "write into ~/.ssh", GuardTier::kDangerous};
+    if (comp == ".ssh")
+      return WriteFinding{"write_ssh", "write into ~/.ssh", GuardTier::kDangerous};
     if (comp == ".git" && (end == path.size() || GitRunsFrom(path.substr(end + 1)))) {
       // `.git` itself as a file is a gitfile ("gitdir: DIR"): it points git at another
       // repository, with that repository's config and hooks.

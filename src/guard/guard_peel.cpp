@@ -102,8 +102,8 @@ int PeelSudo(Judge& judge, CommandView& v, int depth) {
                   GuardTier::kDangerous);
         if (name == "--shell" || name == "--login") shell = true;
       }
-      if (name == "--list" || name == "--validate" || name == "--version" ||
-          name == "--help" || name == "--reset-timestamp" || name == "--remove-timestamp") {
+      if (name == "--list" || name == "--validate" || name == "--version" || name == "--help" ||
+          name == "--reset-timestamp" || name == "--remove-timestamp") {
         return -1;
       }
       if (name == "--edit") {
@@ -303,13 +303,13 @@ int PeelChrt(Judge& /*judge*/, CommandView& v, int /*depth*/) {
   Args& a = v.args;
   for (const ShellWord* w : a) {
     if (!IsOption(w->text)) break;
-    if (ShortFlagsContain(w->text, 'p') || ShortFlagsContain(w->text, 'm') ||
-        w->text == "--pid" || w->text == "--max") {
+    if (ShortFlagsContain(w->text, 'p') || ShortFlagsContain(w->text, 'm') || w->text == "--pid" ||
+        w->text == "--max") {
       return -1;
     }
   }
-  const size_t i = SkipOptions(a, 0, "TPD", {"--sched-runtime", "--sched-period",
-                                             "--sched-deadline"});
+  const size_t i =
+      SkipOptions(a, 0, "TPD", {"--sched-runtime", "--sched-period", "--sched-deadline"});
   return ShiftTo(v, i + 1) ? 1 : -1;  // skip PRIORITY
 }
 
@@ -351,8 +351,8 @@ int PeelXargs(Judge& /*judge*/, CommandView& v, int /*depth*/) {
     if (!IsOption(t)) break;
     if (t.starts_with("--")) {
       if (t.find('=') == std::string_view::npos &&
-          InList(t, {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
-                     "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})) {
+          InList(t, {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
+                     "--max-procs", "--max-chars", "--process-slot-var"})) {
         ++i;
       }
       ++i;
@@ -400,15 +400,15 @@ int PeelSystemdRun(Judge& /*judge*/, CommandView& v, int /*depth*/) {
 // nsenter
 int PeelNsenter(Judge& /*judge*/, CommandView& v, int /*depth*/) {
   Args& a = v.args;
-  return ShiftTo(v, SkipOptions(a, 0, "tSGwR", {"--target", "--setuid", "--setgid"})) ? 1
-                                                                                     : -1;
+  return ShiftTo(v, SkipOptions(a, 0, "tSGwR", {"--target", "--setuid", "--setgid"})) ? 1 : -1;
 }
 
 // unshare
 int PeelUnshare(Judge& /*judge*/, CommandView& v, int /*depth*/) {
   Args& a = v.args;
-  return ShiftTo(v, SkipOptions(a, 0, "SGRw", {"--propagation", "--setgroups", "--setuid",
-                                               "--setgid", "--root", "--wd"}))
+  return ShiftTo(v, SkipOptions(
+                        a, 0, "SGRw",
+                        {"--propagation", "--setgroups", "--setuid", "--setgid", "--root", "--wd"}))
              ? 1
              : -1;
 }
@@ -538,8 +538,7 @@ int PeelSsh(Judge& judge, CommandView& v, int depth) {
     for (char& c : key) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     if ((key == "proxycommand" || key == "localcommand" || key == "knownhostscommand") &&
         eq != std::string::npos) {
-      judge.Add("program_flag", "tool option that runs another program",
-                GuardTier::kDangerous);
+      judge.Add("program_flag", "tool option that runs another program", GuardTier::kDangerous);
       judge.JudgeScript(o.substr(eq + 1), depth + 1);
     }
   }

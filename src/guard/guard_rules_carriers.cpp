@@ -26,7 +26,8 @@ std::string Join(const std::vector<const ShellWord*>& a, size_t from, size_t to)
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -75,9 +76,9 @@ void JudgeExCommand(Judge& judge, std::string_view line, int depth, int nest = 0
     TakeKeyword(s, {"silent!", "silent", "sil!", "sil", "keepalt", "noautocmd", "verbose"});
     if (s.starts_with("silent!")) s = Trim(s.substr(7));
     // A range: %, $, ., digits, 'x marks, commas, /pat/.
-    while (!s.empty() && (s.front() == '%' || s.front() == '$' || s.front() == '.' ||
-                          s.front() == ',' || s.front() == ';' ||
-                          (s.front() >= '0' && s.front() <= '9') || s.front() == '\'')) {
+    while (!s.empty() &&
+           (s.front() == '%' || s.front() == '$' || s.front() == '.' || s.front() == ',' ||
+            s.front() == ';' || (s.front() >= '0' && s.front() <= '9') || s.front() == '\'')) {
       s.remove_prefix(s.front() == '\'' && s.size() > 1 ? 2 : 1);
     }
     s = Trim(s);
@@ -87,7 +88,8 @@ void JudgeExCommand(Judge& judge, std::string_view line, int depth, int nest = 0
     bool bang = s.starts_with('!');
     if (!bang && TakeKeyword(rest, {"read", "r"})) bang = rest.starts_with('!');
     if (!bang && (rest = s, TakeKeyword(rest, {"write", "w"}))) {
-      bang = rest.starts_with('!') && s.size() > rest.size() && s[s.size() - rest.size() - 1] == ' ';
+      bang =
+          rest.starts_with('!') && s.size() > rest.size() && s[s.size() - rest.size() - 1] == ' ';
     }
     if (bang) {
       std::string_view payload = s.starts_with('!') ? s.substr(1) : rest.substr(1);
@@ -107,7 +109,8 @@ void JudgeExCommand(Judge& judge, std::string_view line, int depth, int nest = 0
       return;
     }
     rest = s;
-    if (TakeKeyword(rest, {"lua", "luafile", "perl", "perldo", "ruby", "rubydo", "tcl", "mzscheme"})) {
+    if (TakeKeyword(rest,
+                    {"lua", "luafile", "perl", "perldo", "ruby", "rubydo", "tcl", "mzscheme"})) {
       judge.Add(kEditorRule, kEditorText, GuardTier::kDangerous);
       return;
     }
@@ -143,7 +146,8 @@ void JudgeVim(Judge& judge, const CommandView& v, int depth) {
     const std::string_view t = v.args[i]->text;
     if ((t == "-c" || t == "--cmd") && i + 1 < v.args.size()) {
       JudgeExCommand(judge, v.args[++i]->text, depth);
-    } else if (t.starts_with("+") && t.size() > 1 && t.find_first_not_of("0123456789", 1) != std::string_view::npos) {
+    } else if (t.starts_with("+") && t.size() > 1 &&
+               t.find_first_not_of("0123456789", 1) != std::string_view::npos) {
       JudgeExCommand(judge, t.substr(1), depth);  // +cmd (not +N, a line number)
     } else if ((t == "-S" || t == "-u" || t == "-s") && i + 1 < v.args.size()) {
       const std::string_view file = v.args[++i]->text;
@@ -202,9 +206,9 @@ void JudgeDebugger(Judge& judge, const CommandView& v, int depth) {
         lldb ? (key == "o" || key == "one-line" || key == "O" || key == "one-line-before-file" ||
                 key == "k" || key == "one-line-on-crash")
              : (key == "ex" || key == "iex" || key == "eval-command" || key == "init-eval-command");
-    const bool file_flag = lldb ? (key == "s" || key == "source" || key == "S")
-                                : (key == "x" || key == "command" || key == "ix" ||
-                                   key == "init-command");
+    const bool file_flag =
+        lldb ? (key == "s" || key == "source" || key == "S")
+             : (key == "x" || key == "command" || key == "ix" || key == "init-command");
     if (!t.starts_with('-')) {
       continue;
     } else if (command_flag || file_flag) {
@@ -275,9 +279,9 @@ void JudgeTmux(Judge& judge, const CommandView& v, int depth) {
       // Options taking a value (-t target, -s/-n names, -c dir, -e VAR=x, ...); -l is a size
       // except for send-keys, where it means "literal".
       const char last = t.back();
-      const bool takes = t.size() == 2 && (std::string_view("tscnxyFeNwTp").find(last) !=
-                                               std::string_view::npos ||
-                                           (last == 'l' && !keys));
+      const bool takes =
+          t.size() == 2 && (std::string_view("tscnxyFeNwTp").find(last) != std::string_view::npos ||
+                            (last == 'l' && !keys));
       k += takes ? 2 : 1;
     }
     if (keys) {
@@ -317,7 +321,8 @@ void JudgeScreen(Judge& judge, const CommandView& v, int depth) {
         std::string text;
         const std::string joined = Join(v.args, i + 2, v.args.size());
         for (size_t k = 0; k < joined.size(); ++k) {
-          if (joined[k] == '^' && k + 1 < joined.size() && (joined[k + 1] == 'M' || joined[k + 1] == 'J')) {
+          if (joined[k] == '^' && k + 1 < joined.size() &&
+              (joined[k + 1] == 'M' || joined[k + 1] == 'J')) {
             text += '\n';
             ++k;
           } else if (joined[k] == '\\' && k + 1 < joined.size() &&
@@ -332,8 +337,8 @@ void JudgeScreen(Judge& judge, const CommandView& v, int depth) {
       }
       return;
     }
-    const bool takes = t == "-S" || t == "-c" || t == "-e" || t == "-h" || t == "-p" ||
-                       t == "-s" || t == "-T" || t == "-t" || t == "-Logfile" ||
+    const bool takes = t == "-S" || t == "-c" || t == "-e" || t == "-h" || t == "-p" || t == "-s" ||
+                       t == "-T" || t == "-t" || t == "-Logfile" ||
                        (t.size() > 1 && t.back() == 'S' && t[1] != '-');
     i += takes ? 2 : 1;
   }
@@ -397,10 +402,10 @@ void JudgeMakefileText(Judge& judge, std::string_view text, int depth) {
     if (!Trim(recipe).empty()) judge.JudgeScript(recipe, depth + 1);
     if (shell != std::string_view::npos) {
       const size_t close = line.find(')', shell);
-      judge.JudgeScript(line.substr(shell + 8, close == std::string_view::npos
-                                                   ? std::string_view::npos
-                                                   : close - shell - 8),
-                        depth + 1);
+      judge.JudgeScript(
+          line.substr(shell + 8,
+                      close == std::string_view::npos ? std::string_view::npos : close - shell - 8),
+          depth + 1);
     }
   }
 }
@@ -481,8 +486,7 @@ void JudgeDbText(Judge& judge, std::string_view text, int depth) {
     std::string lower(line);
     for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     const size_t program = lower.find(" program ");
-    if (program != std::string::npos &&
-        (lower.find("copy") != std::string::npos)) {
+    if (program != std::string::npos && (lower.find("copy") != std::string::npos)) {
       ShellPayload(judge, kDbRule, kDbText, FirstQuoted(line.substr(program)), depth);
     }
   }

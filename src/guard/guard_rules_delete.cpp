@@ -11,8 +11,8 @@ namespace talaria::safety::guard {
 namespace {
 
 constexpr std::array<std::string_view, 21> kSystemDirs = {
-    "bin",  "boot", "dev",  "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
-    "opt",  "proc", "root", "run", "sbin", "srv", "sys",   "usr",   "var",    "snap"};
+    "bin", "boot", "dev",  "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
+    "opt", "proc", "root", "run", "sbin", "srv", "sys",   "usr",   "var",    "snap"};
 
 bool IsSystemDir(std::string_view c) {
   for (std::string_view d : kSystemDirs) {
@@ -21,7 +21,9 @@ bool IsSystemDir(std::string_view c) {
   return false;
 }
 
-bool IsGlobComponent(std::string_view c) { return c.find_first_of("*?[") != std::string_view::npos; }
+bool IsGlobComponent(std::string_view c) {
+  return c.find_first_of("*?[") != std::string_view::npos;
+}
 
 enum class Target { kOther, kRoot, kSystem, kHome };
 
@@ -139,9 +141,9 @@ void JudgeRm(Judge& judge, const CommandView& v) {
 void JudgeFind(Judge& judge, const CommandView& v, int depth) {
   std::vector<const ShellWord*> roots;
   size_t i = 0;
-  while (i < v.args.size() && (v.args[i]->text == "-H" || v.args[i]->text == "-L" ||
-                               v.args[i]->text == "-P" || v.args[i]->text.starts_with("-O") ||
-                               v.args[i]->text.starts_with("-D"))) {
+  while (i < v.args.size() &&
+         (v.args[i]->text == "-H" || v.args[i]->text == "-L" || v.args[i]->text == "-P" ||
+          v.args[i]->text.starts_with("-O") || v.args[i]->text.starts_with("-D"))) {
     i += v.args[i]->text == "-D" ? 2 : 1;
   }
   for (; i < v.args.size(); ++i) {

@@ -35,8 +35,8 @@ void PartitionTable(Judge& judge) {
 
 void JudgeDiskRules(Judge& judge, const CommandView& v) {
   const std::string_view n = v.name;
-  if (n == "mkfs" || n.starts_with("mkfs.") || n == "mke2fs" || n == "mkntfs" ||
-      n == "mkdosfs" || n == "mkexfatfs" || n == "mkfs_msdos" || n.starts_with("newfs")) {
+  if (n == "mkfs" || n.starts_with("mkfs.") || n == "mke2fs" || n == "mkntfs" || n == "mkdosfs" ||
+      n == "mkexfatfs" || n == "mkfs_msdos" || n.starts_with("newfs")) {
     if (HasArg(v, "--help") || HasArg(v, "-V") || HasArg(v, "--version")) return;
     Format(judge);
   } else if (n == "mkswap") {
@@ -63,8 +63,8 @@ void JudgeDiskRules(Judge& judge, const CommandView& v) {
                              t.find_first_of("Zzo") != std::string_view::npos))) {
         zap = true;
       }
-      if (t == "-l" || t == "--list" || t == "-p" || t == "--print" || t == "print" ||
-          t == "-i" || t == "--info" || t == "-v" || t == "--verify" || t == "--show") {
+      if (t == "-l" || t == "--list" || t == "-p" || t == "--print" || t == "print" || t == "-i" ||
+          t == "--info" || t == "-v" || t == "--verify" || t == "--show") {
         query = true;
       }
     }

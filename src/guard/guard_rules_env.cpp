@@ -16,20 +16,25 @@ namespace {
 
 // Loaded or run whatever the value (a path to a library, a script, a program).
 constexpr std::array<std::string_view, 20> kAlwaysCode = {
-    "BASH_ENV",         "ENV",              "LD_PRELOAD",      "LD_LIBRARY_PATH",
-    "LD_AUDIT",         "PROMPT_COMMAND",   "GIT_SSH_COMMAND", "GIT_SSH",
-    "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",     "SSH_ASKPASS",     "SUDO_ASKPASS",
-    "GIT_PROXY_COMMAND", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-    "GIT_EXEC_PATH",    "GIT_TEMPLATE_DIR", "LESSOPEN",        "LESSCLOSE"};
+    "BASH_ENV",          "ENV",
+    "LD_PRELOAD",        "LD_LIBRARY_PATH",
+    "LD_AUDIT",          "PROMPT_COMMAND",
+    "GIT_SSH_COMMAND",   "GIT_SSH",
+    "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
+    "SSH_ASKPASS",       "SUDO_ASKPASS",
+    "GIT_PROXY_COMMAND", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+    "GIT_EXEC_PATH",     "GIT_TEMPLATE_DIR",
+    "LESSOPEN",          "LESSCLOSE"};
 
 // A program another tool runs; harmless when it is a plain pager or editor.
 constexpr std::array<std::string_view, 12> kProgramVars = {
-    "PAGER",     "GIT_PAGER",  "EDITOR",        "VISUAL",       "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-    "MANPAGER",  "SYSTEMD_PAGER", "SVN_EDITOR", "BROWSER",      "DIFFPROG",   "MERGE"};
+    "PAGER",    "GIT_PAGER",     "EDITOR",     "VISUAL",  "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+    "MANPAGER", "SYSTEMD_PAGER", "SVN_EDITOR", "BROWSER", "DIFFPROG",   "MERGE"};
 
 constexpr std::array<std::string_view, 18> kPlainPrograms = {
-    "cat", "less", "more", "most", "bat", "batcat", "delta", "vim", "vi", "nvim", "nano",
-    "emacs", "code", "true", ":", "micro", "diff-so-fancy", "ed"};
+    "cat",  "less", "more",  "most", "bat",  "batcat", "delta", "vim",           "vi",
+    "nvim", "nano", "emacs", "code", "true", ":",      "micro", "diff-so-fancy", "ed"};
 
 bool IsPlainProgram(std::string_view value) {
   // One program among kPlainPrograms, with options only: "less -R", "code --wait".

@@ -15,8 +15,8 @@
 namespace talaria::safety::guard {
 namespace {
 
-constexpr std::array<std::string_view, 10> kDownloaders = {"curl", "wget", "fetch", "aria2c", "http",
-                                                           "https", "nc",  "ncat", "socat", "lynx"};
+constexpr std::array<std::string_view, 10> kDownloaders = {
+    "curl", "wget", "fetch", "aria2c", "http", "https", "nc", "ncat", "socat", "lynx"};
 
 // Interpreter families: the short flags whose value is inline code, and those taking a value.
 struct Interpreter {
@@ -58,7 +58,6 @@ const Interpreter* FindInterpreter(std::string_view name) {
   }
   return nullptr;
 }
-
 
 void TalariaHomeCode(Judge& judge) {
   judge.Add("write_talaria_home",
@@ -176,8 +175,8 @@ void JudgeShell(Judge& judge, const CommandView& v, int depth) {
   if (i < v.args.size() && !stdin_flag) {
     const ShellWord* script = v.args[i];
     if (script->Has(kWordProcessSubst) || script->Has(kWordCommandSubst)) {
-      judge.Add("shell_process_substitution",
-                "shell or interpreter running a process substitution", GuardTier::kDangerous);
+      judge.Add("shell_process_substitution", "shell or interpreter running a process substitution",
+                GuardTier::kDangerous);
       return;
     }
     if (!IsStdinPath(script->text)) {
@@ -241,11 +240,13 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
         // -m MODULE: python -m pip uninstall ... is judged as pip
         const size_t mod_index = m + 1 < t.size() ? i : i + 1;
         const std::string_view module =
-            m + 1 < t.size() ? t.substr(m + 1) : (i + 1 < v.args.size() ? std::string_view(v.args[i + 1]->text) : "");
+            m + 1 < t.size() ? t.substr(m + 1)
+                             : (i + 1 < v.args.size() ? std::string_view(v.args[i + 1]->text) : "");
         if (module == "pip" || module == "pip3") {
           CommandView sub = v;
           sub.name = "pip";
-          sub.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(mod_index + 1), v.args.end());
+          sub.args.assign(v.args.begin() + static_cast<std::ptrdiff_t>(mod_index + 1),
+                          v.args.end());
           judge.JudgeArgv(sub, depth + 1);
         }
         return;
@@ -299,8 +300,8 @@ void JudgeInterpreter(Judge& judge, const CommandView& v, const Interpreter& in,
   if (inline_code) return;
   if (script != nullptr) {
     if (script->Has(kWordProcessSubst) || script->Has(kWordCommandSubst)) {
-      judge.Add("shell_process_substitution",
-                "shell or interpreter running a process substitution", GuardTier::kDangerous);
+      judge.Add("shell_process_substitution", "shell or interpreter running a process substitution",
+                GuardTier::kDangerous);
       return;
     }
     if (!IsStdinPath(script->text)) {
@@ -336,8 +337,8 @@ void JudgeAwk(Judge& judge, const CommandView& v) {
   bool runs = program.find("system") != std::string_view::npos;
   for (size_t i = 0; i < program.size() && !runs; ++i) {
     if (program[i] != '|') continue;
-    const bool double_bar = (i + 1 < program.size() && program[i + 1] == '|') ||
-                            (i > 0 && program[i - 1] == '|');
+    const bool double_bar =
+        (i + 1 < program.size() && program[i + 1] == '|') || (i > 0 && program[i - 1] == '|');
     if (!double_bar) runs = true;
   }
   if (CodeModifiesTalariaHome(judge, program)) TalariaHomeCode(judge);
@@ -449,10 +450,19 @@ bool SedExecutes(std::string_view s, std::vector<std::string>& writes,
         skip_delimited(d);
         break;
       }
-      case 'w': case 'W':
+      case 'w':
+      case 'W':
         writes.push_back(rest_of_line());
         break;
-      case 'r': case 'R': case 'a': case 'i': case 'c': case '#': case ':': case 'b': case 't':
+      case 'r':
+      case 'R':
+      case 'a':
+      case 'i':
+      case 'c':
+      case '#':
+      case ':':
+      case 'b':
+      case 't':
       case 'T':
         rest_of_line();
         break;
@@ -483,7 +493,8 @@ void JudgeSed(Judge& judge, const CommandView& v, int depth) {
                (t.size() > 1 && t[0] == '-' && t[1] != '-' &&
                 t.find('i') != std::string_view::npos && t.find('e') == std::string_view::npos)) {
       in_place = true;
-    } else if (t.size() > 2 && t[0] == '-' && t[1] != '-' && t.find('e') != std::string_view::npos) {
+    } else if (t.size() > 2 && t[0] == '-' && t[1] != '-' &&
+               t.find('e') != std::string_view::npos) {
       const size_t e = t.find('e');
       if (t.substr(1, e - 1).find('i') != std::string_view::npos) in_place = true;
       if (e + 1 < t.size()) {
@@ -520,7 +531,8 @@ void JudgeSed(Judge& judge, const CommandView& v, int depth) {
 }
 
 // Value of --name=VALUE or --name VALUE (or -x VALUE / -xVALUE for `shortopt`).
-void ForEachOptionValue(const CommandView& v, std::string_view long_name, std::string_view short_name,
+void ForEachOptionValue(const CommandView& v, std::string_view long_name,
+                        std::string_view short_name,
                         const std::function<void(std::string_view)>& fn) {
   for (size_t i = 0; i < v.args.size(); ++i) {
     const std::string_view t = v.args[i]->text;
@@ -562,7 +574,9 @@ void JudgeNetwork(Judge& judge, const CommandView& v) {
               GuardTier::kDangerous);
   }
   if (v.name == "curl" || v.name == "wget") {
-    auto write = [&](std::string_view p) { CheckWriteTarget(judge, ShellWord{std::string(p), kWordTilde}); };
+    auto write = [&](std::string_view p) {
+      CheckWriteTarget(judge, ShellWord{std::string(p), kWordTilde});
+    };
     if (v.name == "curl") {
       ForEachOptionValue(v, "--output", "-o", write);
     } else {
@@ -713,8 +727,8 @@ void JudgeScriptRules(Judge& judge, const ParsedScript& script, int /*depth*/) {
     }
     for (std::string_view m : made_executable) {
       if (m == run) {
-        judge.Add("chmod_then_execute", "make a file executable and run it",
-                  GuardTier::kDangerous, c.segment);
+        judge.Add("chmod_then_execute", "make a file executable and run it", GuardTier::kDangerous,
+                  c.segment);
       }
     }
   }

@@ -18,17 +18,18 @@ namespace talaria::safety::guard {
 namespace {
 
 constexpr std::array<std::string_view, 16> kCredentialHomeDirs = {
-    ".ssh",   ".aws",  ".gnupg", ".kube", ".docker", ".azure", ".gcloud", ".password-store",
-    ".vault-token", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
-    ".bash_history"};
+    ".ssh",         ".aws",    ".gnupg",  ".kube",
+    ".docker",      ".azure",  ".gcloud", ".password-store",
+    ".vault-token", ".netrc",  ".pgpass", ".git-credentials",
+    ".npmrc",       ".pypirc", ".my.cnf", ".bash_history"};
 
 bool IsSocketPath(std::string_view t) {
   return t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/");
 }
 
 bool NameLooksSecret(std::string_view base) {
-  if (base.starts_with("id_rsa") || base.starts_with("id_ed25519") || base.starts_with("id_ecdsa") ||
-      base.starts_with("id_dsa")) {
+  if (base.starts_with("id_rsa") || base.starts_with("id_ed25519") ||
+      base.starts_with("id_ecdsa") || base.starts_with("id_dsa")) {
     return true;
   }
   if (base == ".env" || (base.starts_with(".env.") && !base.ends_with(".example") &&
@@ -38,8 +39,8 @@ bool NameLooksSecret(std::string_view base) {
   return base.ends_with(".pem") || base.ends_with(".key") || base.ends_with(".p12") ||
          base.ends_with(".pfx") || base.ends_with(".kdbx") || base == "credentials" ||
          base == "credentials.json" || base == "secrets.json" || base == ".netrc" ||
-         base == ".git-credentials" || base == ".pgpass" || base == "shadow" ||
-         base == "gshadow" || base == "environ";
+         base == ".git-credentials" || base == ".pgpass" || base == "shadow" || base == "gshadow" ||
+         base == "environ";
 }
 
 // The path candidates an argument names: "x", "@x" (curl -d @x, --json @x), "k=@x" / "k=<x"
@@ -69,7 +70,8 @@ bool WordIsCredential(const Judge& judge, const ShellWord& w,
   if (!CouldBePath(w.text)) return false;
   PathCandidates(w.text, scratch);
   for (std::string_view c : scratch) {
-    const ResolvedPath p = judge.ResolveText(c, w.flags & (kWordTilde | kWordGlob | kWordExpansion));
+    const ResolvedPath p =
+        judge.ResolveText(c, w.flags & (kWordTilde | kWordGlob | kWordExpansion));
     if (IsCredentialPath(judge, p)) return true;
     if (p.abs.empty() && !p.rel.empty()) {
       for (const std::string& cwd : judge.cwds()) {
@@ -90,8 +92,9 @@ bool ReferencesAny(std::string_view text, const std::vector<std::string>& names)
       const bool dollar = (at >= 1 && text[at - 1] == '$') ||
                           (at >= 2 && text[at - 1] == '{' && text[at - 2] == '$');
       const size_t end = at + n.size();
-      const bool bounded = end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) ||
-                                                   text[end] == '_');
+      const bool bounded =
+          end == text.size() ||
+          !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
       if (dollar && bounded) return true;
       at = end;
     }
@@ -112,10 +115,10 @@ void WrittenFiles(const SimpleCommand& c, std::vector<std::string>& out) {
     const std::string_view t = c.argv[i].text;
     if ((t == "-o" || t == "--output" || t == "-f" || t == "--file") && i + 1 < c.argv.size()) {
       out.push_back(c.argv[i + 1].text);
-    } else if (n == "tar" && t.size() >= 2 && t[0] != '-' ? (i == 1 && t.back() == 'f')
-                                                            : (t.size() > 2 && t[0] == '-' &&
-                                                               t[1] != '-' && t.back() == 'f' &&
-                                                               n == "tar")) {
+    } else if (n == "tar" && t.size() >= 2 && t[0] != '-'
+                   ? (i == 1 && t.back() == 'f')
+                   : (t.size() > 2 && t[0] == '-' && t[1] != '-' && t.back() == 'f' &&
+                      n == "tar")) {
       if (i + 1 < c.argv.size()) out.push_back(c.argv[i + 1].text);  // tar -czf OUT, tar czf OUT
     }
     if (!IsOption(t)) operands.push_back(t);
@@ -464,7 +467,8 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
         }
       }
       if (!t && !vars.empty()) {
-        for (const ShellWord& w : c.argv) t = t || (w.Has(kWordExpansion) && ReferencesAny(w.text, vars));
+        for (const ShellWord& w : c.argv)
+          t = t || (w.Has(kWordExpansion) && ReferencesAny(w.text, vars));
         for (const Redirection& r : c.redirections) {
           t = t || ((r.op == RedirectOp::kHereString && ReferencesAny(r.target.text, vars)) ||
                     (r.op == RedirectOp::kHeredoc && r.heredoc_expands &&
@@ -478,7 +482,8 @@ std::vector<bool> ComputeCredentialFlow(const Judge& judge, const ParsedScript& 
       if (!taint[i]) continue;
       // What a tainted command carries on: its parent command (a substitution's output is
       // the parent's word), the files it writes, the variables it sets.
-      if (c.parent >= 0 && static_cast<size_t>(c.parent) < n && !taint[static_cast<size_t>(c.parent)]) {
+      if (c.parent >= 0 && static_cast<size_t>(c.parent) < n &&
+          !taint[static_cast<size_t>(c.parent)]) {
         taint[static_cast<size_t>(c.parent)] = true;
         changed = true;
       }

@@ -20,8 +20,8 @@ bool ModeSetsId(std::string_view m) {
   if (!m.empty() && m.find_first_not_of("01234567") == std::string_view::npos) {
     if (m.size() < 4) return false;
     const char special = m[m.size() - 4];
-    return special == '2' || special == '4' || special == '6' || special == '3' ||
-           special == '5' || special == '7';
+    return special == '2' || special == '4' || special == '6' || special == '3' || special == '5' ||
+           special == '7';
   }
   size_t start = 0;
   while (start <= m.size()) {
@@ -36,8 +36,8 @@ bool ModeSetsId(std::string_view m) {
 }
 
 constexpr std::array<std::string_view, 14> kPrivilegedGroups = {
-    "root", "0", "sudo", "wheel", "admin", "adm", "docker", "lxd", "libvirt", "disk", "shadow",
-    "kvm", "systemd-journal", "podman"};
+    "root",    "0",    "sudo",   "wheel", "admin",           "adm",   "docker", "lxd",
+    "libvirt", "disk", "shadow", "kvm",   "systemd-journal", "podman"};
 
 bool NamesPrivilegedGroup(std::string_view list) {
   size_t start = 0;
@@ -54,15 +54,18 @@ void JudgeAccount(Judge& judge, const CommandView& v) {
   bool bad = false;
   for (size_t i = 0; i < v.args.size(); ++i) {
     const std::string_view t = v.args[i]->text;
-    const std::string_view next = i + 1 < v.args.size() ? std::string_view(v.args[i + 1]->text) : "";
+    const std::string_view next =
+        i + 1 < v.args.size() ? std::string_view(v.args[i + 1]->text) : "";
     const size_t eq = t.find('=');
     const std::string_view key = t.substr(0, eq);
     const std::string_view val = eq == std::string_view::npos ? next : t.substr(eq + 1);
     if (t == "-o" || t == "--non-unique") bad = true;
-    if ((key == "-u" || key == "--uid" || key == "-g" || key == "--gid") && (val == "0" || val == "root")) {
+    if ((key == "-u" || key == "--uid" || key == "-g" || key == "--gid") &&
+        (val == "0" || val == "root")) {
       bad = true;
     }
-    if ((key == "-G" || key == "--groups" || key == "-aG" || key == "-Ga") && NamesPrivilegedGroup(val)) {
+    if ((key == "-G" || key == "--groups" || key == "-aG" || key == "-Ga") &&
+        NamesPrivilegedGroup(val)) {
       bad = true;
     }
   }
@@ -169,11 +172,13 @@ void JudgeAccountAccess(Judge& judge, const CommandView& v) {
 void JudgeFirewall(Judge& judge, const CommandView& v) {
   const std::string_view n = v.name;
   bool off = false;
-  if (n.starts_with("iptables") || n.starts_with("ip6tables") || n == "ebtables" || n == "arptables") {
+  if (n.starts_with("iptables") || n.starts_with("ip6tables") || n == "ebtables" ||
+      n == "arptables") {
     for (size_t i = 0; i < v.args.size(); ++i) {
       const std::string_view t = v.args[i]->text;
       if (t == "-F" || t == "--flush" || t == "-X" || t == "--delete-chain") off = true;
-      if ((t == "-P" || t == "--policy") && i + 2 < v.args.size() && v.args[i + 2]->text == "ACCEPT") {
+      if ((t == "-P" || t == "--policy") && i + 2 < v.args.size() &&
+          v.args[i + 2]->text == "ACCEPT") {
         off = true;
       }
     }
@@ -224,8 +229,8 @@ bool HostSource(Judge& judge, std::string_view src) {
   const auto comps = internal::NormalizedComponents(p.abs);
   if (comps.empty()) return true;  // /
   static constexpr std::array<std::string_view, 13> kHostDirs = {
-      "etc", "root", "boot", "dev", "proc", "sys", "usr", "var", "bin", "sbin", "lib", "run",
-      "home"};
+      "etc", "root", "boot", "dev", "proc", "sys", "usr",
+      "var", "bin",  "sbin", "lib", "run",  "home"};
   if (comps.size() == 1 && OneOf(std::string_view(comps[0]), kHostDirs)) return true;
   if (p.in_home && p.home_rest.empty()) return true;
   return IsCredentialPath(judge, p);
@@ -280,7 +285,8 @@ void JudgeContainerRun(Judge& judge, const CommandView& v) {
       bad = bad || IsBlockDevice(judge.ResolveText(val.substr(0, val.find(':')), 0));
     }
     // Options taking a separate value: skip it so it is not taken for the image.
-    if (!attached && t.size() == 2 && std::string_view("vepwuhlcm").find(t[1]) != std::string_view::npos) {
+    if (!attached && t.size() == 2 &&
+        std::string_view("vepwuhlcm").find(t[1]) != std::string_view::npos) {
       ++k;
     } else if (!attached && t.starts_with("--") &&
                (key == "--volume" || key == "--mount" || key == "--env" || key == "--name" ||

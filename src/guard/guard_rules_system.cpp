@@ -12,7 +12,8 @@ void Shutdown(Judge& judge) {
 }
 
 // The first argument that is not an option (skipping the values of `with_arg` options).
-const ShellWord* FirstOperand(const CommandView& v, std::initializer_list<std::string_view> with_arg,
+const ShellWord* FirstOperand(const CommandView& v,
+                              std::initializer_list<std::string_view> with_arg,
                               size_t* index = nullptr) {
   for (size_t i = 0; i < v.args.size(); ++i) {
     const std::string_view t = v.args[i]->text;
@@ -84,8 +85,8 @@ void JudgePkill(Judge& judge, const CommandView& v) {
     if (MentionsTalaria(t)) {
       judge.Add("self_termination", "stop talaria itself", GuardTier::kDangerous);
     }
-    if (t == "-9" || t == "-KILL" || t == "-SIGKILL" || t == "--signal=KILL" ||
-        t == "--signal=9" || t == "--signal=SIGKILL") {
+    if (t == "-9" || t == "-KILL" || t == "-SIGKILL" || t == "--signal=KILL" || t == "--signal=9" ||
+        t == "--signal=SIGKILL") {
       force = true;
     }
     if ((t == "-s" || t == "--signal") && i + 1 < v.args.size()) {
@@ -101,17 +102,17 @@ void JudgePkill(Judge& judge, const CommandView& v) {
 }
 
 void JudgeSystemctl(Judge& judge, const CommandView& v) {
-  const ShellWord* verb =
-      FirstOperand(v, {"-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property",
-                       "-s", "--signal", "-n", "--lines", "-o", "--output", "--root", "--state",
-                       "--kill-whom", "--job-mode", "--what", "--when"});
+  const ShellWord* verb = FirstOperand(
+      v, {"-H",         "--host",  "-M",          "--machine",  "-t",      "--type", "-p",
+          "--property", "-s",      "--signal",    "-n",         "--lines", "-o",     "--output",
+          "--root",     "--state", "--kill-whom", "--job-mode", "--what",  "--when"});
   if (verb == nullptr) return;
   const std::string_view t = verb->text;
   if (t == "poweroff" || t == "reboot" || t == "halt" || t == "kexec" || t == "soft-reboot") {
     Shutdown(judge);
   } else if (t == "stop" || t == "restart" || t == "disable" || t == "mask" || t == "kill" ||
-             t == "isolate" || t == "try-restart" || t == "reload-or-restart" ||
-             t == "rescue" || t == "emergency") {
+             t == "isolate" || t == "try-restart" || t == "reload-or-restart" || t == "rescue" ||
+             t == "emergency") {
     judge.Add("service_control", "stop, restart, disable or mask a system service",
               GuardTier::kDangerous);
   }
@@ -247,8 +248,7 @@ void JudgePackages(Judge& judge, const CommandView& v) {
     }
   } else if (n == "pacman" || n == "yay") {
     for (const ShellWord* w : v.args) {
-      if (w->text == "--remove" || (w->text.size() > 1 && w->text[0] == '-' &&
-                                    w->text[1] == 'R')) {
+      if (w->text == "--remove" || (w->text.size() > 1 && w->text[0] == '-' && w->text[1] == 'R')) {
         Uninstall(judge);
       }
     }
@@ -276,8 +276,8 @@ void JudgeSystemRules(Judge& judge, const CommandView& v) {
     JudgeSystemctl(judge, v);
   } else if (n == "loginctl") {
     const ShellWord* verb = FirstOperand(v, {"-H", "-M", "-p"});
-    if (verb != nullptr && (verb->text == "poweroff" || verb->text == "reboot" ||
-                            verb->text == "halt")) {
+    if (verb != nullptr &&
+        (verb->text == "poweroff" || verb->text == "reboot" || verb->text == "halt")) {
       Shutdown(judge);
     }
   } else if (n == "service") {

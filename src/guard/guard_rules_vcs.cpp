@@ -8,16 +8,28 @@
 namespace talaria::safety::guard {
 namespace {
 
-
 // git configuration keys whose value is a program git runs.
 bool IsProgramKey(std::string_view key_in) {
   const std::string key = AsciiLower(key_in);
-  static constexpr std::string_view kExact[] = {
-      "core.pager",      "core.sshcommand", "core.editor",     "core.fsmonitor",
-      "core.hookspath",  "core.askpass",    "core.gitproxy",   "sequence.editor",
-      "diff.external",   "credential.helper", "gpg.program",   "gpg.ssh.program",
-      "uploadpack.packobjectshook", "merge.tool", "diff.tool", "web.browser",
-      "sendemail.sendmailcmd", "sendemail.smtpserver", "core.alternaterefscommand"};
+  static constexpr std::string_view kExact[] = {"core.pager",
+                                                "core.sshcommand",
+                                                "core.editor",
+                                                "core.fsmonitor",
+                                                "core.hookspath",
+                                                "core.askpass",
+                                                "core.gitproxy",
+                                                "sequence.editor",
+                                                "diff.external",
+                                                "credential.helper",
+                                                "gpg.program",
+                                                "gpg.ssh.program",
+                                                "uploadpack.packobjectshook",
+                                                "merge.tool",
+                                                "diff.tool",
+                                                "web.browser",
+                                                "sendemail.sendmailcmd",
+                                                "sendemail.smtpserver",
+                                                "core.alternaterefscommand"};
   for (std::string_view k : kExact) {
     if (key == k) return true;
   }
@@ -109,8 +121,8 @@ void JudgeGit(Judge& judge, const CommandView& v, int depth) {
       }
     }
   } else if (sub == "push") {
-    bool force = has("--force") || has("--force-with-lease") || has("--force-if-includes") ||
-                 has_short('f');
+    bool force =
+        has("--force") || has("--force-with-lease") || has("--force-if-includes") || has_short('f');
     for (std::string_view a : rest) {
       if (a.starts_with("--force-with-lease=")) force = true;
       if (a.size() > 1 && a[0] == '+') force = true;  // +refspec
@@ -262,7 +274,8 @@ bool IsSqlClient(std::string_view n) {
 }
 
 bool DestructiveSql(std::string_view text) {
-  static const RE2 drop("(?i)\\b(drop\\s+(table|database|schema)|truncate(\\s+table)?\\s+[`\"\\w])");
+  static const RE2 drop(
+      "(?i)\\b(drop\\s+(table|database|schema)|truncate(\\s+table)?\\s+[`\"\\w])");
   static const RE2 del("(?i)\\bdelete\\s+from\\b");
   static const RE2 where("(?i)\\bwhere\\b");
   if (RE2::PartialMatch(text, drop)) return true;

@@ -91,14 +91,15 @@ void JudgeCopyLike(Judge& judge, const CommandView& v) {
     CheckWriteTarget(judge, *operands.back());
   }
   if (v.name == "ln") {
-    const size_t sources = target_dir != nullptr || operands.size() == 1 ? operands.size()
-                                                                           : operands.size() - 1;
+    const size_t sources =
+        target_dir != nullptr || operands.size() == 1 ? operands.size() : operands.size() - 1;
     for (size_t i = 0; i < sources && i < operands.size(); ++i) {
       JudgeLinkSource(judge, *operands[i], symbolic);
     }
   }
   if (v.name == "mv") {
-    const size_t sources = target_dir != nullptr ? operands.size() : operands.size() - (operands.empty() ? 0 : 1);
+    const size_t sources =
+        target_dir != nullptr ? operands.size() : operands.size() - (operands.empty() ? 0 : 1);
     for (size_t i = 0; i < sources; ++i) CheckWriteTarget(judge, *operands[i]);
   }
 }
@@ -129,8 +130,7 @@ void JudgeWriteRules(Judge& judge, const CommandView& v) {
       if (!IsOption(w->text)) CheckStateTarget(judge, *w);
     }
     if (n == "link" && !v.args.empty()) JudgeLinkSource(judge, *v.args.front(), false);
-  } else if (n == "export" || n == "declare" || n == "typeset" || n == "readonly" ||
-             n == "local") {
+  } else if (n == "export" || n == "declare" || n == "typeset" || n == "readonly" || n == "local") {
     for (const ShellWord* w : v.args) {
       if (w->text.starts_with("DOCKER_HOST=") || w->text.starts_with("CONTAINER_HOST=")) {
         judge.Add("container_remote_host", "container engine pointed at another host or context",

@@ -48,25 +48,32 @@ Status CheckLimits(std::string_view input, const ParseLimits& limits) {
   size_t separators = 0;
   for (const char c : input) {
     switch (c) {
-      case ';': case '&': case '|': case '\n':
+      case ';':
+      case '&':
+      case '|':
+      case '\n':
         ++separators;
         run = 0;
         break;
-      case ' ': case '\t': case '(': case ')': case '<': case '>':
+      case ' ':
+      case '\t':
+      case '(':
+      case ')':
+      case '<':
+      case '>':
         run = 0;
         break;
       default:
         if (++run > limits.max_run) {
-          return ResourceExhaustedError("command has more than " +
-                                        std::to_string(limits.max_run) +
+          return ResourceExhaustedError("command has more than " + std::to_string(limits.max_run) +
                                         " characters without a separator");
         }
     }
   }
   if (separators >= limits.max_separators) {
     return ResourceExhaustedError("command has " + std::to_string(separators) +
-                                  " separators (limit " +
-                                  std::to_string(limits.max_separators) + ")");
+                                  " separators (limit " + std::to_string(limits.max_separators) +
+                                  ")");
   }
   return Status::Ok();
 }

@@ -74,8 +74,7 @@ TEST(ShellParser, SubshellsGroupsAndControlStructures) {
   EXPECT_EQ(AllArgv("(a; b) && { c; d; }"), (VV{{"a"}, {"b"}, {"c"}, {"d"}}));
   EXPECT_EQ(AllArgv("if a; then b; elif c; then d; else e; fi"),
             (VV{{"a"}, {"b"}, {"c"}, {"d"}, {"e"}}));
-  EXPECT_EQ(AllArgv("while a; do b; done; until c; do d; done"),
-            (VV{{"a"}, {"b"}, {"c"}, {"d"}}));
+  EXPECT_EQ(AllArgv("while a; do b; done; until c; do d; done"), (VV{{"a"}, {"b"}, {"c"}, {"d"}}));
   EXPECT_EQ(AllArgv("for x in 1 2; do echo $x; done"),
             (VV{{"for", "x", "in", "1", "2"}, {"echo", "$x"}}));
   EXPECT_EQ(AllArgv("for ((i=0;i<3;i++)); do a; done"), (VV{{"for", "i=0;i<3;i++"}, {"a"}}));
@@ -121,9 +120,8 @@ TEST(ShellParser, SubstitutionsAreParsedRecursively) {
   for (size_t i = 1; i < s.commands.size(); ++i) EXPECT_GE(s.commands[i].parent, 0);
   EXPECT_EQ(s.commands[1].origin, CommandOrigin::kCommandSubst);
   EXPECT_EQ(s.commands[4].origin, CommandOrigin::kProcessSubst);
-  EXPECT_EQ(AllArgv("echo `echo \\`inner\\``"), (VV{{"echo", "`echo \\`inner\\``"},
-                                                    {"echo", "`inner`"},
-                                                    {"inner"}}));
+  EXPECT_EQ(AllArgv("echo `echo \\`inner\\``"),
+            (VV{{"echo", "`echo \\`inner\\``"}, {"echo", "`inner`"}, {"inner"}}));
   EXPECT_EQ(AllArgv("$( (a) )"), (VV{{"$( (a) )"}, {"a"}}));
   EXPECT_EQ(AllArgv("x=$(case y in y) a;; esac)"), (VV{{"case", "y", "y"}, {"a"}}));
 }
@@ -154,7 +152,8 @@ TEST(ShellParser, Redirections) {
 }
 
 TEST(ShellParser, HeredocsAndHereStrings) {
-  auto s = MustParse("cat <<EOF > out\nline $(x)\nEOF\nbash <<-'END'\n\trm -rf /\n\tEND\ny <<< 'z w'");
+  auto s =
+      MustParse("cat <<EOF > out\nline $(x)\nEOF\nbash <<-'END'\n\trm -rf /\n\tEND\ny <<< 'z w'");
   ASSERT_GE(s.commands.size(), 4u);
   EXPECT_EQ(s.commands[0].redirections[0].heredoc_body, "line $(x)\n");
   EXPECT_TRUE(s.commands[0].redirections[0].heredoc_expands);
@@ -189,13 +188,14 @@ TEST(ShellParser, CommentsAreIgnored) {
 }
 
 TEST(ShellParser, MalformedInputIsInvalidArgument) {
-  for (const char* bad : {"echo 'abc", "echo \"abc", "echo $(ls", "(a; b", "a)", "{ a; ",
-                          "if a; then b", "echo `x", "case x in a) b", "| a", "a &&",
-                          "a | | b", "echo ${x", "for x in a; b; done", "fi", "a; ;; b",
-                          "cat <", "while a; do b"}) {
+  for (const char* bad :
+       {"echo 'abc", "echo \"abc", "echo $(ls", "(a; b", "a)", "{ a; ", "if a; then b", "echo `x",
+        "case x in a) b", "| a", "a &&", "a | | b", "echo ${x", "for x in a; b; done", "fi",
+        "a; ;; b", "cat <", "while a; do b"}) {
     auto r = ParseShell(bad);
     ASSERT_FALSE(r.has_value()) << bad;
-    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument) << bad << ": " << r.error().ToString();
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument)
+        << bad << ": " << r.error().ToString();
   }
 }
 
@@ -221,8 +221,9 @@ TEST(ShellParser, LimitsFailAsResourceExhausted) {
   std::string ticks = "echo \"${a:-";
   for (int i = 0; i < 100; ++i) ticks += "${a:-";
   EXPECT_EQ(code(ticks), StatusCode::kResourceExhausted);
-  EXPECT_EQ(code("echo {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      code("echo {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"),
+      StatusCode::kResourceExhausted);
   std::string fns;
   for (int i = 0; i < 200; ++i) fns += "f" + std::to_string(i) + "() ";
   EXPECT_NE(code(fns + "{ a; }"), StatusCode::kOk);

@@ -12,9 +12,9 @@ extern "C" {
 #define TALARIA_PYLINT_MODULE "libtalaria_python_lint.so"
 
 struct talaria_pylint_issue {
-  int line;          // 1-based; 0: unknown
-  int column;        // 1-based character offset as Python reports it; 0: unknown
-  char kind[64];     // exception type name ("SyntaxError", "IndentationError", ...)
+  int line;       // 1-based; 0: unknown
+  int column;     // 1-based character offset as Python reports it; 0: unknown
+  char kind[64];  // exception type name ("SyntaxError", "IndentationError", ...)
   char message[1024];
 };
 

@@ -7,9 +7,11 @@ namespace talaria::mcp {
 RoutedSink BatchCollector::Wrap(RoutedSink sink) {
   if (!sink) return sink;  // no sink, nothing to send (the Outlet checks for one)
   // Holds the collector (which holds nothing back): the Outlet may outlive the server.
-  return [self = shared_from_this(), sink = std::move(sink)](std::string_view line, const Routing& routing) {
+  return [self = shared_from_this(), sink = std::move(sink)](std::string_view line,
+                                                             const Routing& routing) {
     // Every response passes here; without an open batch it costs one atomic load.
-    if (routing.is_response && !routing.outside_batch && !routing.request.empty() && self->AnyOpen()) {
+    if (routing.is_response && !routing.outside_batch && !routing.request.empty() &&
+        self->AnyOpen()) {
       std::optional<Flush> flush;
       {
         std::lock_guard lock(self->mu_);

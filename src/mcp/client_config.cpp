@@ -105,11 +105,13 @@ std::string ParseEntry(const Json& entry, ServerConfig& config) {
     }
     if (!ReadStringList(*it, "exclude", config.tools.exclude, error)) return "tools: " + error;
   }
-  if (!config.url.empty() && !config.command.empty()) return "give either 'command' or 'url', not both";
+  if (!config.url.empty() && !config.command.empty())
+    return "give either 'command' or 'url', not both";
   if (!config.url.empty()) {
     auto url = client_internal::ParseServerUrl(config.url);
     if (!url) return url.error().message();
-    if (!config.args.empty() || !config.env.empty()) return "'args' and 'env' are for 'command' servers, not 'url' ones";
+    if (!config.args.empty() || !config.env.empty())
+      return "'args' and 'env' are for 'command' servers, not 'url' ones";
     return {};
   }
   if (!config.headers.empty()) return "'headers' are for 'url' servers, not 'command' ones";
@@ -129,8 +131,8 @@ std::string McpToolName(std::string_view server, std::string_view tool) {
   out.reserve(4 + server.size() + 1 + tool.size());
   auto append = [&out](std::string_view part) {
     for (const char c : part) {
-      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '_';
+      const bool keep =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
       out.push_back(keep ? c : '_');
     }
   };
@@ -142,10 +144,14 @@ std::string McpToolName(std::string_view server, std::string_view tool) {
 
 std::string_view ServerStateName(ServerState state) {
   switch (state) {
-    case ServerState::kConnecting: return "connecting";
-    case ServerState::kConnected: return "connected";
-    case ServerState::kUnavailable: return "unavailable";
-    case ServerState::kDisabled: return "disabled";
+    case ServerState::kConnecting:
+      return "connecting";
+    case ServerState::kConnected:
+      return "connected";
+    case ServerState::kUnavailable:
+      return "unavailable";
+    case ServerState::kDisabled:
+      return "disabled";
   }
   return "unknown";
 }
@@ -154,7 +160,8 @@ Result<std::vector<ServerConfig>> ParseServerConfigs(const Json& mcp_servers) {
   std::vector<ServerConfig> out;
   if (mcp_servers.is_null()) return out;
   if (!mcp_servers.is_object()) {
-    return Err(InvalidArgumentError("config section 'mcp_servers' must be a mapping of name -> server"));
+    return Err(
+        InvalidArgumentError("config section 'mcp_servers' must be a mapping of name -> server"));
   }
   for (const auto& [name, entry] : mcp_servers.items()) {
     ServerConfig config;

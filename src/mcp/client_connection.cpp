@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "talaria/base/spawn_child.h"
 #include "talaria/base/child_exit.h"
 #include "talaria/base/executor.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/log.h"
 #include "talaria/base/scoped_sigpipe_block.h"
 #include "talaria/base/spawn.h"
+#include "talaria/base/spawn_child.h"
 
 namespace talaria::mcp::client_internal {
 namespace {
@@ -156,9 +156,9 @@ Result<Json> StdioConnection::Call(std::string_view method, Json params, TimePoi
 
 Status StdioConnection::Notify(std::string_view method, const Json& params) {
   if (closed()) return UnavailableError("the server connection is closed");
-  const std::string line =
-      params.is_null() ? DumpJson(Json{{"jsonrpc", "2.0"}, {"method", std::string(method)}})
-                       : EncodeNotification(method, params);
+  const std::string line = params.is_null()
+                               ? DumpJson(Json{{"jsonrpc", "2.0"}, {"method", std::string(method)}})
+                               : EncodeNotification(method, params);
   if (!WriteLine(line)) return UnavailableError("writing to the server failed");
   return {};
 }
@@ -201,8 +201,7 @@ void StdioConnection::HandleLine(std::string_view line) {
       if (msg.method == "ping") {
         (void)WriteLine(EncodeResult(msg.id(), Json::object()));
       } else {
-        (void)WriteLine(EncodeError(&msg.id(), kMethodNotFound,
-                                    "Method not found: " + msg.method));
+        (void)WriteLine(EncodeError(&msg.id(), kMethodNotFound, "Method not found: " + msg.method));
       }
       return;
     case MessageKind::kNotification:
@@ -295,8 +294,8 @@ void StdioConnection::ReaderLoop(const std::stop_token& stop) {
     closed_ = true;
   }
   std::string why = ExitDescription();
-  FailPending(UnavailableError(why.empty() ? "the server connection closed"
-                                           : "the server process " + why));
+  FailPending(
+      UnavailableError(why.empty() ? "the server connection closed" : "the server process " + why));
   if (!out_open && callbacks_.on_closed) callbacks_.on_closed();
 }
 

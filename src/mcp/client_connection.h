@@ -77,7 +77,6 @@ class Connection {
 
 class StdioConnection final : public Connection {
  public:
-
   // Spawns argv with exactly `env` as its environment. Errors as StartProcess's (NotFound for
   // a missing program).
   static Result<std::unique_ptr<StdioConnection>> Start(const std::vector<std::string>& argv,
@@ -121,12 +120,12 @@ class StdioConnection final : public Connection {
   UniqueFd in_fd_;  // child's stdin. Guarded by write_mu_.
 
   mutable std::mutex mu_;
-  int64_t next_id_ = 1;                                          // Guarded by mu_.
-  std::map<int64_t, std::promise<Result<Json>>> pending_;        // Guarded by mu_.
-  bool closed_ = false;                                          // Guarded by mu_.
-  std::string stderr_tail_;                                      // Guarded by mu_.
-  std::string exit_description_;                                 // Guarded by mu_.
-  bool reaped_ = false;                                          // Guarded by mu_.
+  int64_t next_id_ = 1;                                    // Guarded by mu_.
+  std::map<int64_t, std::promise<Result<Json>>> pending_;  // Guarded by mu_.
+  bool closed_ = false;                                    // Guarded by mu_.
+  std::string stderr_tail_;                                // Guarded by mu_.
+  std::string exit_description_;                           // Guarded by mu_.
+  bool reaped_ = false;                                    // Guarded by mu_.
 
   std::mutex close_mu_;  // serializes Close
   std::jthread reader_;

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "mcp/client_connection.h"
-#include "mcp/http_module.h"
 #include "mcp/client_internal.h"
+#include "mcp/http_module.h"
 #include "talaria/base/log.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/runtime.h"
@@ -44,20 +44,18 @@ struct ServerSlot {
   Registry* registry = nullptr;
 
   mutable std::mutex mu;
-  std::condition_variable_any cv;               // an event for the supervisor, or settled
-  std::shared_ptr<Connection> conn;             // Guarded by mu. null when not connected.
-  ServerStatus status;                          // Guarded by mu.
-  std::vector<McpToolDef> defs;                 // Guarded by mu. The last published tools.
-  std::shared_ptr<std::atomic<bool>> live;      // Guarded by mu. The published tools' check.
-  bool list_changed = false;                    // Guarded by mu.
-  bool closed = false;                          // Guarded by mu.
-  std::string ping_failure;                     // Guarded by mu. Why a keepalive ended it.
-  bool settled = false;                         // Guarded by mu. First attempt finished.
+  std::condition_variable_any cv;           // an event for the supervisor, or settled
+  std::shared_ptr<Connection> conn;         // Guarded by mu. null when not connected.
+  ServerStatus status;                      // Guarded by mu.
+  std::vector<McpToolDef> defs;             // Guarded by mu. The last published tools.
+  std::shared_ptr<std::atomic<bool>> live;  // Guarded by mu. The published tools' check.
+  bool list_changed = false;                // Guarded by mu.
+  bool closed = false;                      // Guarded by mu.
+  std::string ping_failure;                 // Guarded by mu. Why a keepalive ended it.
+  bool settled = false;                     // Guarded by mu. First attempt finished.
 };
 
-Clock::time_point DeadlineIn(std::chrono::milliseconds d) {
-  return Clock::now() + d;
-}
+Clock::time_point DeadlineIn(std::chrono::milliseconds d) { return Clock::now() + d; }
 
 // Everything a server sends reaches the model wrapped as untrusted content (its errors too:
 // their text is the server's), with the configured credentials masked out of errors. The
@@ -88,7 +86,8 @@ ToolResult CallTool(const std::weak_ptr<ServerSlot>& weak, const std::string& se
   if (!result) {
     const Status& s = result.error();
     const std::string message = "MCP call failed: " + slot->mask.Apply(s.message());
-    if (s.code() == StatusCode::kCancelled) return ToolResult::Error(message, CallStatus::kCancelled);
+    if (s.code() == StatusCode::kCancelled)
+      return ToolResult::Error(message, CallStatus::kCancelled);
     if (s.code() == StatusCode::kDeadlineExceeded) {
       return ToolResult::Error(message, CallStatus::kTimedOut);
     }
@@ -123,7 +122,8 @@ class McpClientManager::Impl {
     }
     for (auto& slot : slots_) {
       if (slot->settled) continue;
-      threads_.emplace_back([this, slot](const std::stop_token& stop) { Supervise(*slot, slot, stop); });
+      threads_.emplace_back(
+          [this, slot](const std::stop_token& stop) { Supervise(*slot, slot, stop); });
     }
   }
 
@@ -183,7 +183,8 @@ class McpClientManager::Impl {
   // Backoff before attempt n+1 after n consecutive failures (n = 0: after a crash).
   std::chrono::milliseconds Backoff(int failures) {
     double ms = static_cast<double>(options_.initial_backoff.count());
-    for (int i = 1; i < failures && ms < static_cast<double>(options_.max_backoff.count()); ++i) ms *= 2;
+    for (int i = 1; i < failures && ms < static_cast<double>(options_.max_backoff.count()); ++i)
+      ms *= 2;
     ms = std::min(ms, static_cast<double>(options_.max_backoff.count()));
     std::uniform_real_distribution<double> jitter(1.0 - options_.jitter, 1.0 + options_.jitter);
     {
@@ -351,16 +352,16 @@ class McpClientManager::Impl {
     auto fail = [&](const Status& s) {
       conn->Close(std::chrono::milliseconds(0));
       std::string why = s.message();
-      if (std::string end = DescribeEnd(*conn); !end.empty() && why.find(end) == std::string::npos) {
+      if (std::string end = DescribeEnd(*conn);
+          !end.empty() && why.find(end) == std::string::npos) {
         why += " (" + end + ")";
       }
       return Status(s.code(), why);
     };
     const auto deadline = DeadlineIn(config.connect_timeout);
-    Json init_params = {
-        {"protocolVersion", std::string(kLatestProtocolVersion)},
-        {"capabilities", Json::object()},
-        {"clientInfo", {{"name", "talaria"}, {"version", "0.1"}}}};
+    Json init_params = {{"protocolVersion", std::string(kLatestProtocolVersion)},
+                        {"capabilities", Json::object()},
+                        {"clientInfo", {{"name", "talaria"}, {"version", "0.1"}}}};
     auto init = conn->Call("initialize", std::move(init_params), deadline, stop);
     if (!init) return fail(init.error().WithContext("initialize"));
     std::string version;
@@ -408,8 +409,8 @@ class McpClientManager::Impl {
     if (!conn) return;
     auto tools = ListTools(*conn, DeadlineIn(timeout), stop);
     if (!tools) {
-      LogWarn("mcp client: server '" + slot.config.name + "': re-listing tools failed: " +
-              slot.mask.Apply(tools.error().ToString()));
+      LogWarn("mcp client: server '" + slot.config.name +
+              "': re-listing tools failed: " + slot.mask.Apply(tools.error().ToString()));
       return;
     }
     Publish(slot, shared, Filter(slot, *tools), /*available=*/true);
@@ -442,7 +443,8 @@ class McpClientManager::Impl {
       }
       if (changed) Refresh(slot, shared, stop);
       if (keepalive && Clock::now() >= next_ping) {
-        auto pong = conn->Call("ping", Json::object(), DeadlineIn(slot.config.connect_timeout), stop);
+        auto pong =
+            conn->Call("ping", Json::object(), DeadlineIn(slot.config.connect_timeout), stop);
         if (!pong && pong.error().code() != StatusCode::kFailedPrecondition) {
           if (stop.stop_requested()) return;
           // An error answer still proves the server is there; silence or a refusal does not.
@@ -487,7 +489,8 @@ class McpClientManager::Impl {
         WatchConnected(slot, shared, stop);
         if (stop.stop_requested()) return;
         std::shared_ptr<Connection> conn;
-        std::string reason = slot.config.url.empty() ? "server process exited" : "server connection lost";
+        std::string reason =
+            slot.config.url.empty() ? "server process exited" : "server connection lost";
         {
           std::lock_guard lock(slot.mu);
           conn = std::move(slot.conn);
@@ -505,7 +508,8 @@ class McpClientManager::Impl {
         // Once per streak of failures: a server that cannot start would otherwise repeat the
         // same warning at every retry, on every command. The retries are logged at info level;
         // the status (and the giving-up below) says the rest.
-        const std::string message = "mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(s.ToString());
+        const std::string message =
+            "mcp client: server '" + slot.config.name + "': " + slot.mask.Apply(s.ToString());
         if (failures == 1) {
           LogWarn(message + " (retrying in the background)");
         } else {
@@ -520,8 +524,9 @@ class McpClientManager::Impl {
         if (failures >= options_.failures_before_break) {
           wait = options_.breaker_pause;
           if (failures == options_.failures_before_break) {
-            LogWarn("mcp client: server '" + slot.config.name + "': gave up after " + std::to_string(failures) +
-                    " attempts in a row; next probe in " + std::to_string(wait.count() / 1000) + " s");
+            LogWarn("mcp client: server '" + slot.config.name + "': gave up after " +
+                    std::to_string(failures) + " attempts in a row; next probe in " +
+                    std::to_string(wait.count() / 1000) + " s");
           }
           slot.status.circuit_open = true;
           slot.status.reason += " (gave up after " + std::to_string(failures) +
@@ -576,10 +581,12 @@ Result<std::unique_ptr<McpClientManager>> StartConfiguredServers(Runtime& runtim
   }
   const size_t user_count = servers.size();
   for (auto& config : project) {
-    const bool taken = std::any_of(servers.begin(), servers.begin() + static_cast<ptrdiff_t>(user_count),
-                                   [&](const ServerConfig& c) { return c.name == config.name; });
+    const bool taken =
+        std::any_of(servers.begin(), servers.begin() + static_cast<ptrdiff_t>(user_count),
+                    [&](const ServerConfig& c) { return c.name == config.name; });
     if (taken) {
-      LogWarn("mcp client: project server '" + config.name + "' skipped: config.yaml has one of that name");
+      LogWarn("mcp client: project server '" + config.name +
+              "' skipped: config.yaml has one of that name");
       continue;
     }
     servers.push_back(std::move(config));

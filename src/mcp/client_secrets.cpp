@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "mcp/server_url.h"
 #include "mcp/client_internal.h"
+#include "mcp/server_url.h"
 #include "talaria/base/ascii.h"
 #include "talaria/base/redact.h"
 
@@ -30,7 +30,8 @@ void AddWithWords(std::vector<std::string>& out, std::string_view value) {
     const size_t start = value.find_first_not_of(" \t", i);
     if (start == std::string_view::npos) break;
     const size_t end = value.find_first_of(" \t", start);
-    const std::string_view word = value.substr(start, end == std::string_view::npos ? end : end - start);
+    const std::string_view word =
+        value.substr(start, end == std::string_view::npos ? end : end - start);
     if (!IsAuthScheme(word)) AddValue(out, word);
     i = end == std::string_view::npos ? value.size() : end;
   }
@@ -50,24 +51,25 @@ SecretMask::SecretMask(const ServerConfig& config) {
         while (!query.empty()) {
           const size_t amp = query.find('&');
           const std::string_view pair = query.substr(0, amp);
-          if (const size_t eq = pair.find('='); eq != std::string_view::npos) AddValue(values_, pair.substr(eq + 1));
+          if (const size_t eq = pair.find('='); eq != std::string_view::npos)
+            AddValue(values_, pair.substr(eq + 1));
           if (amp == std::string_view::npos) break;
           query.remove_prefix(amp + 1);
         }
       }
     }
   }
-  std::sort(values_.begin(), values_.end(),
-            [](const std::string& a, const std::string& b) {
-              return a.size() != b.size() ? a.size() > b.size() : a < b;
-            });
+  std::sort(values_.begin(), values_.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
   values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
 }
 
 std::string SecretMask::Apply(std::string_view text) const {
   std::string out(text);
   for (const auto& value : values_) {
-    for (size_t at = out.find(value); at != std::string::npos; at = out.find(value, at + kRedacted.size())) {
+    for (size_t at = out.find(value); at != std::string::npos;
+         at = out.find(value, at + kRedacted.size())) {
       out.replace(at, value.size(), kRedacted);
     }
   }

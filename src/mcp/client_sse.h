@@ -22,7 +22,7 @@ namespace talaria::mcp::client_internal {
 struct SseEvent {
   std::string type;  // "message" unless the server named it
   std::string data;
-  std::string id;    // the last event id as of this event
+  std::string id;  // the last event id as of this event
 };
 
 class SseParser {
@@ -42,8 +42,8 @@ class SseParser {
   bool HandleLine(std::string_view line, const std::function<bool(const SseEvent&)>& on_event);
 
   size_t max_event_bytes_;
-  std::string line_;       // the line being read
-  bool skip_lf_ = false;   // the last byte was CR: an LF right after it ends nothing
+  std::string line_;      // the line being read
+  bool skip_lf_ = false;  // the last byte was CR: an LF right after it ends nothing
   bool has_data_ = false;
   std::string data_;
   std::string type_;

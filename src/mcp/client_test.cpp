@@ -25,8 +25,8 @@ namespace talaria::mcp {
 namespace {
 
 using namespace std::chrono_literals;
-using talaria::mcp::client_testing::FastRetries;
 using talaria::mcp::client_testing::Dispatched;
+using talaria::mcp::client_testing::FastRetries;
 using talaria::mcp::client_testing::WaitUntil;
 
 std::string FindOnPath(const std::string& program) {
@@ -122,7 +122,8 @@ class EverythingOverHttp {
         }
         std::lock_guard lock(mu_);
         output_.append(buf, static_cast<size_t>(n));
-        if (const size_t at = output_.find("TALARIA_TEST_PORT="); at != std::string::npos && port_ == 0) {
+        if (const size_t at = output_.find("TALARIA_TEST_PORT=");
+            at != std::string::npos && port_ == 0) {
           port_ = std::atoi(output_.c_str() + at + 18);
         }
         if (output_.size() > 65536) output_.erase(0, output_.size() - 4096);
@@ -133,10 +134,12 @@ class EverythingOverHttp {
 
   // The port once the server listens (0 after `timeout`).
   int WaitForPort(std::chrono::milliseconds timeout = 20s) {
-    WaitUntil([&] {
-      std::lock_guard lock(mu_);
-      return port_ != 0;
-    }, timeout);
+    WaitUntil(
+        [&] {
+          std::lock_guard lock(mu_);
+          return port_ != 0;
+        },
+        timeout);
     std::lock_guard lock(mu_);
     return port_;
   }
@@ -198,8 +201,8 @@ TEST(McpClient, CallsToolsAndReportsErrors) {
   ASSERT_TRUE(sum.ok()) << sum.text;
   EXPECT_NE(ParsedText(sum)["result"].get<std::string>().find('5'), std::string::npos) << sum.text;
 
-  ToolResult structured = Call(registry, "mcp_everything_get_structured_content",
-                               Json{{"location", "New York"}});
+  ToolResult structured =
+      Call(registry, "mcp_everything_get_structured_content", Json{{"location", "New York"}});
   ASSERT_TRUE(structured.ok()) << structured.text;
   EXPECT_TRUE(ParsedText(structured).contains("structuredContent")) << structured.text;
 
@@ -237,17 +240,22 @@ TEST(McpClient, KilledServerMakesToolsUnavailableThenReconnects) {
   ASSERT_GT(first.pid, 0);
   // The listener sees the tools marked unavailable (re-published, never dropped).
   ASSERT_EQ(::kill(static_cast<pid_t>(first.pid), SIGKILL), 0);
-  ASSERT_TRUE(WaitUntil([&] {
-    auto s = manager->StatusOf("everything");
-    return s->state == ServerState::kUnavailable ||
-           (s->state == ServerState::kConnected && s->connections >= 2);
-  }, 10s));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto s = manager->StatusOf("everything");
+        return s->state == ServerState::kUnavailable ||
+               (s->state == ServerState::kConnected && s->connections >= 2);
+      },
+      10s));
   // Either caught in between or already back: the tools never left the registry.
   EXPECT_TRUE(registry.GetEntry("mcp_everything_echo"));
-  ASSERT_TRUE(WaitUntil([&] {
-    auto s = manager->StatusOf("everything");
-    return s->state == ServerState::kConnected && s->connections >= 2;
-  }, 20s)) << manager->StatusOf("everything")->reason;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto s = manager->StatusOf("everything");
+        return s->state == ServerState::kConnected && s->connections >= 2;
+      },
+      20s))
+      << manager->StatusOf("everything")->reason;
   EXPECT_NE(manager->StatusOf("everything")->pid, first.pid);
   EXPECT_TRUE(registry.CheckAvailability("mcp_everything_echo").available);
   ToolResult echo = Call(registry, "mcp_everything_echo", Json{{"message", "again"}});
@@ -267,9 +275,8 @@ TEST(McpClient, DeadServerToolsStayListedButUnavailable) {
   ASSERT_EQ(first.state, ServerState::kConnected) << first.reason;
   ASSERT_TRUE(registry.CheckAvailability("mcp_everything_echo").available);
   ASSERT_EQ(::kill(static_cast<pid_t>(first.pid), SIGKILL), 0);
-  ASSERT_TRUE(WaitUntil([&] {
-    return manager->StatusOf("everything")->state == ServerState::kUnavailable;
-  }, 5s));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return manager->StatusOf("everything")->state == ServerState::kUnavailable; }, 5s));
   auto status = *manager->StatusOf("everything");
   EXPECT_NE(status.reason.find("killed by signal 9"), std::string::npos) << status.reason;
   EXPECT_TRUE(registry.GetEntry("mcp_everything_echo"));
@@ -303,10 +310,13 @@ TEST(McpClient, HttpServerEverythingCallsCancelsAndReconnects) {
   ToolResult echo = Call(registry, "mcp_web_echo", Json{{"message", "over http"}});
   ASSERT_TRUE(echo.ok()) << echo.text;
   EXPECT_EQ(ParsedText(echo)["result"], "Echo: over http");
-  ToolResult structured = Dispatched(registry, "mcp_web_get_structured_content", Json{{"location", "Chicago"}});
+  ToolResult structured =
+      Dispatched(registry, "mcp_web_get_structured_content", Json{{"location", "Chicago"}});
   ASSERT_TRUE(structured.ok()) << structured.text;
   // Long enough to be wrapped: the model is told it is data from outside.
-  EXPECT_EQ(structured.text.rfind("<untrusted_tool_result source=\"mcp_web_get_structured_content\">", 0), 0u)
+  EXPECT_EQ(
+      structured.text.rfind("<untrusted_tool_result source=\"mcp_web_get_structured_content\">", 0),
+      0u)
       << structured.text;
   EXPECT_TRUE(ParsedText(structured).contains("structuredContent")) << structured.text;
 
@@ -321,22 +331,27 @@ TEST(McpClient, HttpServerEverythingCallsCancelsAndReconnects) {
     std::this_thread::sleep_for(300ms);
     cancel.request_stop();
   });
-  ToolResult cancelled = Call(registry, "mcp_web_trigger_long_running_operation", long_op, 20s, cancel.get_token());
+  ToolResult cancelled =
+      Call(registry, "mcp_web_trigger_long_running_operation", long_op, 20s, cancel.get_token());
   EXPECT_EQ(cancelled.status, CallStatus::kCancelled) << cancelled.text;
 
   // The server dies: the keepalive notices, the tools stay listed but unavailable; a server on
   // the same port again is reconnected to.
   server->Kill();
-  ASSERT_TRUE(WaitUntil([&] { return manager->StatusOf("web")->state == ServerState::kUnavailable; }, 5s));
+  ASSERT_TRUE(
+      WaitUntil([&] { return manager->StatusOf("web")->state == ServerState::kUnavailable; }, 5s));
   EXPECT_TRUE(registry.GetEntry("mcp_web_echo"));
   EXPECT_FALSE(registry.CheckAvailability("mcp_web_echo").available);
   EXPECT_EQ(manager->StatusOf("web")->reason.find("header-secret-123"), std::string::npos);
   server = std::make_unique<EverythingOverHttp>(port);
   ASSERT_EQ(server->WaitForPort(), port);
-  ASSERT_TRUE(WaitUntil([&] {
-    auto s = manager->StatusOf("web");
-    return s->state == ServerState::kConnected && s->connections >= 2;
-  }, 20s)) << manager->StatusOf("web")->reason;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto s = manager->StatusOf("web");
+        return s->state == ServerState::kConnected && s->connections >= 2;
+      },
+      20s))
+      << manager->StatusOf("web")->reason;
   ToolResult again = Call(registry, "mcp_web_echo", Json{{"message", "back"}});
   ASSERT_TRUE(again.ok()) << again.text;
   EXPECT_EQ(ParsedText(again)["result"], "Echo: back");
@@ -383,7 +398,8 @@ TEST(McpClient, MissingCommandIsUnavailableWithReason) {
   ASSERT_TRUE(WaitUntil([&] { return manager->StatusOf("ghost")->circuit_open; }, 3s));
   auto ghost = *manager->StatusOf("ghost");
   EXPECT_EQ(ghost.state, ServerState::kUnavailable);
-  EXPECT_NE(ghost.reason.find("/nonexistent/talaria-mcp-server"), std::string::npos) << ghost.reason;
+  EXPECT_NE(ghost.reason.find("/nonexistent/talaria-mcp-server"), std::string::npos)
+      << ghost.reason;
   EXPECT_TRUE(registry.ToolsetNames().empty());
 }
 
@@ -412,7 +428,8 @@ TEST(McpClientConfig, ParsesServersAndReportsBadEntries) {
   EXPECT_FALSE(fs.tools.Allows("write_file"));
   EXPECT_EQ((*servers)[1].unusable_reason, "");
   EXPECT_EQ((*servers)[1].headers.at("Authorization"), "Bearer t");
-  EXPECT_EQ((*servers)[2].unusable_reason, "'args' and 'env' are for 'command' servers, not 'url' ones");
+  EXPECT_EQ((*servers)[2].unusable_reason,
+            "'args' and 'env' are for 'command' servers, not 'url' ones");
   EXPECT_EQ((*servers)[3].unusable_reason, "'url' must start with http:// or https://");
   EXPECT_FALSE((*servers)[4].enabled);
   EXPECT_EQ((*servers)[5].unusable_reason, "'command' must be a string");

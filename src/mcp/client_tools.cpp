@@ -19,7 +19,6 @@ bool BoolField(const Json& object, const char* key) {
   return it != object.end() && it->is_boolean() && it->get<bool>();
 }
 
-
 }  // namespace
 
 Json NormalizeInputSchema(const Json& input_schema) {
@@ -48,17 +47,18 @@ std::vector<McpToolDef> BuildToolDefs(std::string_view server, const std::vector
     def.server_tool = tool_name;
     def.name = McpToolName(server, tool_name);
     def.description = JsonStringField(tool, "description");
-    if (def.description.empty()) def.description = "MCP tool " + tool_name + " of server " + std::string(server);
+    if (def.description.empty())
+      def.description = "MCP tool " + tool_name + " of server " + std::string(server);
     const Json& annotations = tool.contains("annotations") ? tool["annotations"] : Json();
     def.read_only = BoolField(annotations, "readOnlyHint");
     def.destructive = BoolField(annotations, "destructiveHint");
     def.idempotent = BoolField(annotations, "idempotentHint");
     def.open_world = BoolField(annotations, "openWorldHint");
-    def.schema = Json{{"name", def.name},
-                      {"description", def.description},
-                      {"parameters", NormalizeInputSchema(tool.contains("inputSchema")
-                                                              ? tool["inputSchema"]
-                                                              : Json())}};
+    def.schema =
+        Json{{"name", def.name},
+             {"description", def.description},
+             {"parameters",
+              NormalizeInputSchema(tool.contains("inputSchema") ? tool["inputSchema"] : Json())}};
     ++name_counts[def.name];
     defs.push_back(std::move(def));
   }

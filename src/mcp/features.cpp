@@ -23,12 +23,14 @@ Json BlobContents(std::string_view uri, std::string_view mime_type, std::string_
 }
 
 std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+    const uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8) |
                        static_cast<unsigned char>(bytes[i + 2]);
     out.push_back(kAlphabet[(v >> 18) & 63]);
     out.push_back(kAlphabet[(v >> 12) & 63]);
@@ -46,7 +48,8 @@ std::string Base64Encode(std::string_view bytes) {
   return out;
 }
 
-bool MatchUriTemplate(std::string_view tmpl, std::string_view uri, std::map<std::string, std::string>* variables) {
+bool MatchUriTemplate(std::string_view tmpl, std::string_view uri,
+                      std::map<std::string, std::string>* variables) {
   std::map<std::string, std::string> found;
   size_t t = 0, u = 0;
   while (t < tmpl.size()) {
@@ -73,8 +76,8 @@ bool MatchUriTemplate(std::string_view tmpl, std::string_view uri, std::map<std:
   return true;
 }
 
-std::shared_ptr<const ResourceDef> FeatureSnapshot::FindResource(std::string_view uri,
-                                                                 std::map<std::string, std::string>* variables) const {
+std::shared_ptr<const ResourceDef> FeatureSnapshot::FindResource(
+    std::string_view uri, std::map<std::string, std::string>* variables) const {
   auto it = std::lower_bound(resources.begin(), resources.end(), uri,
                              [](const auto& r, std::string_view u) { return r->uri < u; });
   if (it != resources.end() && (*it)->uri == uri) {
@@ -93,7 +96,8 @@ std::shared_ptr<const PromptDef> FeatureSnapshot::FindPrompt(std::string_view na
   return it != prompts.end() && (*it)->name == name ? *it : nullptr;
 }
 
-std::shared_ptr<const ResourceDef> FeatureSnapshot::FindTemplate(std::string_view uri_template) const {
+std::shared_ptr<const ResourceDef> FeatureSnapshot::FindTemplate(
+    std::string_view uri_template) const {
   for (const auto& t : templates) {
     if (t->uri_template == uri_template) return t;
   }
@@ -106,7 +110,8 @@ ServerFeatures::~ServerFeatures() = default;
 Status ServerFeatures::AddResource(ResourceDef def) {
   if (def.name.empty()) return InvalidArgumentError("a resource needs a name");
   if (def.uri.empty() == def.uri_template.empty()) {
-    return InvalidArgumentError("resource " + def.name + ": set exactly one of uri and uri_template");
+    return InvalidArgumentError("resource " + def.name +
+                                ": set exactly one of uri and uri_template");
   }
   if (!def.read) return InvalidArgumentError("resource " + def.name + ": no read function");
   const bool is_template = !def.uri_template.empty();
@@ -119,7 +124,8 @@ Status ServerFeatures::AddResource(ResourceDef def) {
     auto next = std::make_shared<FeatureSnapshot>(*snapshot_);
     if (is_template) {
       if (next->FindTemplate(shared->uri_template)) {
-        return InvalidArgumentError("resource template " + shared->uri_template + " is already registered");
+        return InvalidArgumentError("resource template " + shared->uri_template +
+                                    " is already registered");
       }
       next->templates.push_back(shared);
     } else {
@@ -174,7 +180,8 @@ std::shared_ptr<const FeatureSnapshot> ServerFeatures::Snapshot() const {
 int ServerFeatures::AddListener(std::function<void(const FeatureEvent&)> listener) {
   std::lock_guard lock(listeners_mu_);
   const int id = next_listener_++;
-  listeners_.emplace(id, std::make_shared<std::function<void(const FeatureEvent&)>>(std::move(listener)));
+  listeners_.emplace(
+      id, std::make_shared<std::function<void(const FeatureEvent&)>>(std::move(listener)));
   return id;
 }
 

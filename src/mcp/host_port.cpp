@@ -17,7 +17,8 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   if (text.starts_with('[')) {
     const size_t close = text.find(']');
     if (close == std::string_view::npos || close == 1) {
-      return Err(InvalidArgumentError("bad address \"" + std::string(text) + "\": expected [IPV6]:PORT"));
+      return Err(
+          InvalidArgumentError("bad address \"" + std::string(text) + "\": expected [IPV6]:PORT"));
     }
     out.host = std::string(text.substr(1, close - 1));
     if (close + 1 >= text.size() || text[close + 1] != ':') {
@@ -36,18 +37,21 @@ Result<HostPort> ParseHostPort(std::string_view text) {
     port_text = text;
   }
   const bool digits = !port_text.empty() && port_text.size() <= 5 &&
-                      std::all_of(port_text.begin(), port_text.end(),
-                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+                      std::all_of(port_text.begin(), port_text.end(), [](char c) {
+                        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                      });
   const int port = digits ? std::stoi(std::string(port_text)) : -1;
   if (port < 0 || port > 65535) {
-    return Err(InvalidArgumentError("bad address \"" + std::string(text) + "\": expected HOST:PORT with PORT 0-65535"));
+    return Err(InvalidArgumentError("bad address \"" + std::string(text) +
+                                    "\": expected HOST:PORT with PORT 0-65535"));
   }
   out.port = port;
   return out;
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const std::string h = AsciiLower(host);
   if (h == "localhost") return true;
   in_addr v4{};

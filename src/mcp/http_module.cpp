@@ -27,8 +27,9 @@ Result<const HttpModule*> LoadHttpModule() {
       return;
     }
     if (table->abi != kModuleAbi || table->table_size != sizeof(HttpModule)) {
-      error = path + " belongs to another build of talaria (module ABI " + std::to_string(table->abi) +
-              ", this libtalaria " + std::to_string(kModuleAbi) + "); reinstall them together";
+      error = path + " belongs to another build of talaria (module ABI " +
+              std::to_string(table->abi) + ", this libtalaria " + std::to_string(kModuleAbi) +
+              "); reinstall them together";
       return;
     }
     module = table;
@@ -39,7 +40,8 @@ Result<const HttpModule*> LoadHttpModule() {
 
 }  // namespace http_internal
 
-Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions options, ServerFactory factory) {
+Result<std::unique_ptr<HttpTransport>> HttpTransport::Start(HttpTransportOptions options,
+                                                            ServerFactory factory) {
   const http_internal::HttpModule* module = TALARIA_TRY(http_internal::LoadHttpModule());
   return module->start_transport(std::move(options), std::move(factory));
 }

@@ -50,7 +50,8 @@ struct HttpModule {
   Result<std::unique_ptr<HttpTransport>> (*start_transport)(HttpTransportOptions options,
                                                             ServerFactory factory);
   Result<std::unique_ptr<client_internal::Connection>> (*open_connection)(
-      client_internal::HttpConnectionOptions options, client_internal::ConnectionCallbacks callbacks);
+      client_internal::HttpConnectionOptions options,
+      client_internal::ConnectionCallbacks callbacks);
 };
 
 // The module's table, loaded once; Unavailable (naming the file and the loader's error) when
@@ -60,6 +61,7 @@ Result<const HttpModule*> LoadHttpModule();
 }  // namespace http_internal
 
 // Defined in the module (http_transport.cpp there).
-Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions options, ServerFactory factory);
+Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions options,
+                                                          ServerFactory factory);
 
 }  // namespace talaria::mcp

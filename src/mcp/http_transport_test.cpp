@@ -14,9 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -42,8 +42,9 @@ Status AddTestTool(Registry& registry, const std::string& name) {
   ToolSpec spec;
   spec.name = name;
   spec.toolset = kTestToolset;
-  const std::string schema = R"({"name": ")" + name +
-                             R"(", "description": "test tool", "parameters": {"type": "object", "properties": {}}})";
+  const std::string schema =
+      R"({"name": ")" + name +
+      R"(", "description": "test tool", "parameters": {"type": "object", "properties": {}}})";
   spec.schema = std::string_view(schema);  // borrowed for the Register call only
   spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("pong"); };
   spec.parallel = ParallelClass::kSafe;
@@ -95,7 +96,8 @@ class RawConnection {
   std::string Read(std::string_view until = {}, std::chrono::milliseconds timeout = 5000ms) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (until.empty() || received_.find(until) == std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
@@ -186,7 +188,9 @@ class HttpTransportTest : public ::testing::Test {
     auto started = HttpTransport::Start(std::move(options), [this](RoutedSink sink) {
       McpServerOptions o;
       o.toolsets = {"file", kTestToolset};
-      o.make_context = [s = session_](const std::string& call_id) { return s->NewContext(call_id); };
+      o.make_context = [s = session_](const std::string& call_id) {
+        return s->NewContext(call_id);
+      };
       return McpServer::Create(dispatcher_, toolsets_, std::move(o), std::move(sink));
     });
     ASSERT_TRUE(started) << started.error().message();
@@ -205,11 +209,13 @@ class HttpTransportTest : public ::testing::Test {
 
   // POSTs a raw body to /mcp.
   httplib::Result Send(const std::string& body, httplib::Headers headers = {}) {
-    if (!headers.contains("Accept")) headers.emplace("Accept", "application/json, text/event-stream");
+    if (!headers.contains("Accept"))
+      headers.emplace("Accept", "application/json, text/event-stream");
     return Client()->Post("/mcp", headers, body, "application/json");
   }
   // POSTs a message in a session.
-  httplib::Result Call(const Json& message, const std::string& session, httplib::Headers headers = {}) {
+  httplib::Result Call(const Json& message, const std::string& session,
+                       httplib::Headers headers = {}) {
     if (!session.empty()) headers.emplace("Mcp-Session-Id", session);
     return Send(message.dump(), std::move(headers));
   }
@@ -226,7 +232,8 @@ class HttpTransportTest : public ::testing::Test {
     for (char c : id) EXPECT_TRUE(c >= 0x21 && c <= 0x7e) << id;
     Json body = Body(r);
     EXPECT_EQ(body["result"]["protocolVersion"], "2025-11-25") << r->body;
-    auto done = Call(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, headers);
+    auto done =
+        Call(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, headers);
     EXPECT_TRUE(done);
     if (done) {
       EXPECT_EQ(done->status, 202);
@@ -259,13 +266,16 @@ TEST_F(HttpTransportTest, ServesInitializeToolsListAndReadFile) {
   EXPECT_THAT(names, ::testing::Contains("read_file"));
   EXPECT_THAT(names, ::testing::Contains("http_test_ping"));
 
-  auto read = Call(Rpc(3, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "hello.txt"}}}}), session);
+  auto read =
+      Call(Rpc(3, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "hello.txt"}}}}),
+           session);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->status, 200);
   Json result = Body(read);
   EXPECT_EQ(result["id"], 3);
   ASSERT_TRUE(result["result"]["content"].is_array()) << read->body;
-  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(), HasSubstr("hello over http"));
+  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("hello over http"));
   EXPECT_FALSE(result["result"].value("isError", false)) << read->body;
 
   // A string id comes back as the same string.
@@ -301,7 +311,8 @@ TEST_F(HttpTransportTest, ChecksOriginAndHostOnEveryRequest) {
   auto evil = Send(InitializeRequest().dump(), {{"Origin", "http://evil.example"}});
   ASSERT_TRUE(evil);
   EXPECT_EQ(evil->status, 403);
-  for (const char* origin : {"null", "http://localhost.evil.example", "ftp://localhost", "http://127.0.0.1.nip.io"}) {
+  for (const char* origin :
+       {"null", "http://localhost.evil.example", "ftp://localhost", "http://127.0.0.1.nip.io"}) {
     auto r = Send(InitializeRequest().dump(), {{"Origin", origin}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 403) << origin;
@@ -321,7 +332,8 @@ TEST_F(HttpTransportTest, ChecksOriginAndHostOnEveryRequest) {
   auto with_origin = Call(Rpc(2, "ping"), session, {{"Origin", "http://127.0.0.1:" + port}});
   ASSERT_TRUE(with_origin);
   EXPECT_EQ(with_origin->status, 200);
-  EXPECT_EQ(with_origin->get_header_value("Access-Control-Allow-Origin"), "http://127.0.0.1:" + port);
+  EXPECT_EQ(with_origin->get_header_value("Access-Control-Allow-Origin"),
+            "http://127.0.0.1:" + port);
   // ... and a later request of a good session is still screened.
   auto later = Call(Rpc(3, "ping"), session, {{"Origin", "https://evil.example"}});
   ASSERT_TRUE(later);
@@ -346,7 +358,8 @@ TEST_F(HttpTransportTest, OriginOfAnotherLocalPortIsRefused) {
   ASSERT_TRUE(https);
   EXPECT_EQ(https->status, 403);
   EXPECT_EQ(transport_->session_count(), 0u);
-  for (const std::string& own : {"http://127.0.0.1:" + port, "http://localhost:" + port, "HTTP://LOCALHOST:" + port}) {
+  for (const std::string& own :
+       {"http://127.0.0.1:" + port, "http://localhost:" + port, "HTTP://LOCALHOST:" + port}) {
     auto r = Send(InitializeRequest().dump(), {{"Origin", own}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << own;
@@ -372,7 +385,8 @@ TEST_F(HttpTransportTest, AllowlistsExtendOriginsAndHosts) {
   o.allowed_origins = {"https://App.Example"};
   o.allowed_hosts = {"mcp.internal:8765"};
   Start(std::move(o));
-  auto r = Send(InitializeRequest().dump(), {{"Origin", "https://app.example"}, {"Host", "mcp.internal:8765"}});
+  auto r = Send(InitializeRequest().dump(),
+                {{"Origin", "https://app.example"}, {"Host", "mcp.internal:8765"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
 }
@@ -429,8 +443,8 @@ TEST_F(HttpTransportTest, BearerTokenIsRequiredWhenConfigured) {
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 401);
   EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer");
-  for (const char* value : {"Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2", "Basic s3cret-token",
-                            "s3cret-token"}) {
+  for (const char* value : {"Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2",
+                            "Basic s3cret-token", "s3cret-token"}) {
     auto r = Send(InitializeRequest().dump(), {{"Authorization", value}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 401) << value;
@@ -483,15 +497,15 @@ TEST_F(HttpTransportTest, GetStreamCarriesServerNotifications) {
   ASSERT_TRUE(opened);
 
   // A second GET stream for the same session is refused while the first is open.
-  auto second = Client()->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}});
+  auto second =
+      Client()->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}});
   ASSERT_TRUE(second);
   EXPECT_EQ(second->status, 409);
 
   ASSERT_TRUE(AddTestTool(registry_, "http_test_extra").ok());
   reader.join();  // ends when the notification arrived (or the client's 5 s read timeout)
   std::lock_guard lock(mu);
-  EXPECT_THAT(received,
-              HasSubstr(R"(event: message
+  EXPECT_THAT(received, HasSubstr(R"(event: message
 data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed")"));
   EXPECT_EQ(status, 200);
   EXPECT_EQ(content_type, "text/event-stream");
@@ -500,7 +514,8 @@ data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed")"));
 TEST_F(HttpTransportTest, ProgressTokenGetsAnEventStreamEndingWithTheResponse) {
   Start();
   const std::string session = Initialize();
-  Json call = Rpc(5, "tools/call", {{"name", "http_test_ping"}, {"_meta", {{"progressToken", "tok"}}}});
+  Json call =
+      Rpc(5, "tools/call", {{"name", "http_test_ping"}, {"_meta", {{"progressToken", "tok"}}}});
   auto r = Call(call, session);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -539,7 +554,8 @@ TEST_F(HttpTransportTest, OversizedBodyGets413) {
   o.limits.max_bytes = 4096;
   Start(std::move(o));
   const std::string session = Initialize();
-  Json big = Rpc(2, "tools/call", {{"name", "http_test_ping"}, {"arguments", {{"pad", std::string(8192, 'x')}}}});
+  Json big = Rpc(2, "tools/call",
+                 {{"name", "http_test_ping"}, {"arguments", {{"pad", std::string(8192, 'x')}}}});
   auto r = Call(big, session);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
@@ -577,14 +593,17 @@ TEST_F(HttpTransportTest, BatchesAreServedUnder20250326) {
   ASSERT_TRUE(init);
   ASSERT_EQ(Body(init)["result"]["protocolVersion"], "2025-03-26") << init->body;
   const std::string session = init->get_header_value("Mcp-Session-Id");
-  const httplib::Headers version{{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-03-26"}};
-  auto done = Send(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(), version);
+  const httplib::Headers version{{"Mcp-Session-Id", session},
+                                 {"MCP-Protocol-Version", "2025-03-26"}};
+  auto done =
+      Send(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(), version);
   ASSERT_TRUE(done);
   ASSERT_EQ(done->status, 202);
 
-  const std::string body = "[" + Rpc(2, "ping").dump() + "," +
-                           Rpc(3, "tools/call", {{"name", "http_test_ping"}, {"arguments", Json::object()}}).dump() +
-                           R"(,{"jsonrpc":"2.0","method":"notifications/whatever"},{"oops":true}])";
+  const std::string body =
+      "[" + Rpc(2, "ping").dump() + "," +
+      Rpc(3, "tools/call", {{"name", "http_test_ping"}, {"arguments", Json::object()}}).dump() +
+      R"(,{"jsonrpc":"2.0","method":"notifications/whatever"},{"oops":true}])";
   auto batch = Send(body, version);
   ASSERT_TRUE(batch);
   ASSERT_EQ(batch->status, 200) << batch->body;
@@ -616,7 +635,8 @@ TEST_F(HttpTransportTest, OtherPathsAndMethodsAreRefused) {
   auto preflight = Client()->Options("/mcp", {{"Origin", own_origin}});
   ASSERT_TRUE(preflight);
   EXPECT_EQ(preflight->status, 204);
-  EXPECT_THAT(preflight->get_header_value("Access-Control-Allow-Headers"), HasSubstr("Mcp-Session-Id"));
+  EXPECT_THAT(preflight->get_header_value("Access-Control-Allow-Headers"),
+              HasSubstr("Mcp-Session-Id"));
 }
 
 // The stream never ends on its own: only Stop can end the reader's GET.
@@ -628,10 +648,11 @@ TEST_F(HttpTransportTest, StopEndsOpenStreams) {
   std::jthread reader([&] {
     auto c = Client();
     c->set_read_timeout(30, 0);  // a backstop only: a Stop that left the stream open fails below
-    c->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}, [&](const char*, size_t) {
-      opened = true;
-      return true;
-    });
+    c->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}},
+           [&](const char*, size_t) {
+             opened = true;
+             return true;
+           });
     returned = true;
   });
   ASSERT_TRUE(test_support::WaitUntil([&] { return opened.load(); }, 10s, 5ms));
@@ -699,8 +720,9 @@ TEST_F(HttpTransportTest, SlowHeaderSenderIsCutOffAtTheHeaderDeadline) {
   Start(std::move(o));
   RawConnection slow(transport_->port());
   ASSERT_TRUE(slow.ok());
-  const std::string head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
-                           "\r\nX-Slow: " + std::string(200, 'a');
+  const std::string head =
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
+      "\r\nX-Slow: " + std::string(200, 'a');
   std::atomic<size_t> sent{0};
   std::jthread sender([&](std::stop_token stop) {
     for (char ch : head) {  // bounded: the whole head would take 20 s
@@ -754,14 +776,16 @@ TEST_F(HttpTransportTest, UnauthenticatedInitializeFloodDoesNotLockOutATokenHold
   for (int i = 0; i < 40; ++i) {
     auto c = std::make_unique<RawConnection>(transport_->port());
     ASSERT_TRUE(c->ok());
-    ASSERT_TRUE(c->Send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
-                        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                        "\r\n\r\n" + body.substr(0, 10)));
+    ASSERT_TRUE(c->Send(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(transport_->port()) +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body.substr(0, 10)));
     stalled.push_back(std::move(c));
   }
   EXPECT_EQ(stalled.back()->Status(), 401);
   for (int i = 0; i < 100; ++i) {
-    auto r = Send(InitializeRequest().dump(), {{"Authorization", i % 2 ? "Bearer wrong" : "Basic x"}});
+    auto r =
+        Send(InitializeRequest().dump(), {{"Authorization", i % 2 ? "Bearer wrong" : "Basic x"}});
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 401);
   }
@@ -796,7 +820,8 @@ TEST_F(HttpTransportTest, MalformedHeadsAreRefusedAtOnce) {
       {"list Content-Length", host + "Content-Length: 5, 5\r\n", 400},
       {"huge Content-Length", host + "Content-Length: 99999999999999999999999\r\n", 400},
       {"Content-Length over the cap", host + "Content-Length: 4097\r\n", 413},
-      {"Transfer-Encoding with Content-Length", host + length + "Transfer-Encoding: chunked\r\n", 400},
+      {"Transfer-Encoding with Content-Length", host + length + "Transfer-Encoding: chunked\r\n",
+       400},
       {"folded header", host + length + "X-A: 1\r\n  folded\r\n", 400},
       {"space before colon", host + length + "X-A : 1\r\n", 400},
       {"no Host", length, 400},
@@ -804,7 +829,8 @@ TEST_F(HttpTransportTest, MalformedHeadsAreRefusedAtOnce) {
   for (const Case& c : cases) {
     RawConnection conn(transport_->port());
     ASSERT_TRUE(conn.ok());
-    ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + c.head + "\r\n"));  // no body: it must not be awaited
+    ASSERT_TRUE(
+        conn.Send("POST /mcp HTTP/1.1\r\n" + c.head + "\r\n"));  // no body: it must not be awaited
     EXPECT_EQ(conn.Status(), c.status) << c.what << ": " << conn.Read();
   }
 
@@ -821,7 +847,8 @@ TEST_F(HttpTransportTest, MalformedHeadsAreRefusedAtOnce) {
   // One header too long is refused the same way.
   RawConnection long_header(transport_->port());
   ASSERT_TRUE(long_header.ok());
-  ASSERT_TRUE(long_header.Send("POST /mcp HTTP/1.1\r\n" + host + "X-Long: " + std::string(20000, 'a')));
+  ASSERT_TRUE(
+      long_header.Send("POST /mcp HTTP/1.1\r\n" + host + "X-Long: " + std::string(20000, 'a')));
   EXPECT_EQ(long_header.Status(), 431);
 
   // None of it left a session behind, and the server still serves.
@@ -838,8 +865,10 @@ TEST_F(HttpTransportTest, ServesChunkedBodiesAndKeptAliveConnections) {
   RawConnection conn(transport_->port());
   ASSERT_TRUE(conn.ok());
   std::ostringstream chunked;
-  chunked << std::hex << 10 << "\r\n" << body.substr(0, 10) << "\r\n"
-          << (body.size() - 10) << ";ext=1\r\n" << body.substr(10) << "\r\n0\r\n\r\n";
+  chunked << std::hex << 10 << "\r\n"
+          << body.substr(0, 10) << "\r\n"
+          << (body.size() - 10) << ";ext=1\r\n"
+          << body.substr(10) << "\r\n0\r\n\r\n";
   ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + host +
                         "Content-Type: application/json\r\nAccept: application/json\r\n"
                         "Transfer-Encoding: chunked\r\n\r\n" +
@@ -852,9 +881,11 @@ TEST_F(HttpTransportTest, ServesChunkedBodiesAndKeptAliveConnections) {
   const std::string session = first.substr(at + 16, first.find("\r\n", at) - at - 16);
   // The same connection, with Expect: 100-continue.
   const std::string ping = Rpc(2, "ping").dump();
-  ASSERT_TRUE(conn.Send("POST /mcp HTTP/1.1\r\n" + host + "Mcp-Session-Id: " + session +
-                        "\r\nContent-Type: application/json\r\nAccept: application/json\r\nExpect: 100-continue\r\n"
-                        "Content-Length: " + std::to_string(ping.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(conn.Send(
+      "POST /mcp HTTP/1.1\r\n" + host + "Mcp-Session-Id: " + session +
+      "\r\nContent-Type: application/json\r\nAccept: application/json\r\nExpect: 100-continue\r\n"
+      "Content-Length: " +
+      std::to_string(ping.size()) + "\r\n\r\n"));
   EXPECT_EQ(conn.Response(), "HTTP/1.1 100 Continue\r\n\r\n");
   ASSERT_TRUE(conn.Send(ping));
   const std::string second = conn.Response();
@@ -879,15 +910,17 @@ TEST(HttpAddress, ParsesHostAndPort) {
     const char* host;
     int port;
   };
-  for (const Case& c : {Case{"127.0.0.1:8765", "127.0.0.1", 8765}, Case{"localhost:0", "localhost", 0},
-                        Case{"[::1]:9000", "::1", 9000}, Case{":8080", "127.0.0.1", 8080},
-                        Case{"8765", "127.0.0.1", 8765}, Case{"0.0.0.0:1", "0.0.0.0", 1}}) {
+  for (const Case& c :
+       {Case{"127.0.0.1:8765", "127.0.0.1", 8765}, Case{"localhost:0", "localhost", 0},
+        Case{"[::1]:9000", "::1", 9000}, Case{":8080", "127.0.0.1", 8080},
+        Case{"8765", "127.0.0.1", 8765}, Case{"0.0.0.0:1", "0.0.0.0", 1}}) {
     auto parsed = ParseHostPort(c.text);
     ASSERT_TRUE(parsed) << c.text << ": " << parsed.error().message();
     EXPECT_EQ(parsed->host, c.host) << c.text;
     EXPECT_EQ(parsed->port, c.port) << c.text;
   }
-  for (const char* bad : {"", "host", "host:", "host:65536", "host:-1", "::1:80", "[::1]", "[]:80", "h:8x"}) {
+  for (const char* bad :
+       {"", "host", "host:", "host:65536", "host:-1", "::1:80", "[::1]", "[]:80", "h:8x"}) {
     EXPECT_FALSE(ParseHostPort(bad)) << bad;
   }
 }
@@ -896,7 +929,8 @@ TEST(HttpAddress, KnowsLoopbackHosts) {
   for (const char* h : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"}) {
     EXPECT_TRUE(IsLoopbackHost(h)) << h;
   }
-  for (const char* h : {"0.0.0.0", "10.0.0.1", "::", "example.com", "localhost.example", "128.0.0.1", ""}) {
+  for (const char* h :
+       {"0.0.0.0", "10.0.0.1", "::", "example.com", "localhost.example", "128.0.0.1", ""}) {
     EXPECT_FALSE(IsLoopbackHost(h)) << h;
   }
 }

@@ -25,13 +25,15 @@ Decoded Fail(int code, std::string message, const Json* id = nullptr) {
 
 // A parsed message's shape: a request, notification or response, or the error to answer.
 Decoded DecodeDocument(std::shared_ptr<Json> doc) {
-  if (!doc->is_object()) return Fail(kInvalidRequest, "Invalid Request: a message must be a JSON object");
+  if (!doc->is_object())
+    return Fail(kInvalidRequest, "Invalid Request: a message must be a JSON object");
   const Json& obj = *doc;
   const auto id_it = obj.find("id");
   const bool has_id = id_it != obj.end();
   const Json* id = has_id ? &*id_it : nullptr;
   const auto version = obj.find("jsonrpc");
-  if (version == obj.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
+  if (version == obj.end() || !version->is_string() ||
+      version->get_ref<const std::string&>() != "2.0") {
     return Fail(kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"", id);
   }
   const bool has_result = obj.contains("result");
@@ -56,11 +58,14 @@ Decoded DecodeDocument(std::shared_ptr<Json> doc) {
   if (has_id && !IsValidId(*id)) {
     return Fail(kInvalidRequest, "Invalid Request: \"id\" must be a string or an integer");
   }
-  if (!method->is_string()) return Fail(kInvalidRequest, "Invalid Request: \"method\" must be a string", id);
+  if (!method->is_string())
+    return Fail(kInvalidRequest, "Invalid Request: \"method\" must be a string", id);
   if (has_result || has_error) {
-    return Fail(kInvalidRequest, "Invalid Request: a request cannot carry \"result\" or \"error\"", id);
+    return Fail(kInvalidRequest, "Invalid Request: a request cannot carry \"result\" or \"error\"",
+                id);
   }
-  if (const auto params = obj.find("params"); params != obj.end() && !params->is_object() && !params->is_array()) {
+  if (const auto params = obj.find("params");
+      params != obj.end() && !params->is_object() && !params->is_array()) {
     return Fail(kInvalidRequest, "Invalid Request: \"params\" must be an object or an array", id);
   }
   message->kind = has_id ? MessageKind::kRequest : MessageKind::kNotification;
@@ -76,16 +81,19 @@ Decoded DecodeDocument(std::shared_ptr<Json> doc) {
 std::optional<Decoded> ParseChecked(std::string_view text, const MessageLimits& limits, Json& out) {
   if (text.size() > limits.max_bytes) {
     return Fail(kInvalidRequest, "Invalid Request: message of " + std::to_string(text.size()) +
-                                     " bytes exceeds the limit of " + std::to_string(limits.max_bytes));
+                                     " bytes exceeds the limit of " +
+                                     std::to_string(limits.max_bytes));
   }
   if (size_t bad = 0; !IsValidUtf8(text, &bad)) {
     return Fail(kParseError, "Parse error: invalid UTF-8 at byte " + std::to_string(bad));
   }
   if (JsonNestingOverflowOffset(text, limits.max_depth) != std::string_view::npos) {
-    return Fail(kParseError, "Parse error: nesting deeper than " + std::to_string(limits.max_depth));
+    return Fail(kParseError,
+                "Parse error: nesting deeper than " + std::to_string(limits.max_depth));
   }
   auto parsed = ParseJson(text);
-  if (!parsed) return Fail(kParseError, BoundErrorMessage("Parse error: " + parsed.error().message()));
+  if (!parsed)
+    return Fail(kParseError, BoundErrorMessage("Parse error: " + parsed.error().message()));
   out = std::move(*parsed);
   return std::nullopt;
 }
@@ -108,7 +116,8 @@ Decoded DecodeMessage(std::string_view text, const MessageLimits& limits) {
   Json parsed;
   if (auto failed = ParseChecked(text, limits, parsed)) return std::move(*failed);
   if (parsed.is_array()) {
-    return Fail(kInvalidRequest, "Invalid Request: JSON-RPC batches are allowed only under protocol 2025-03-26");
+    return Fail(kInvalidRequest,
+                "Invalid Request: JSON-RPC batches are allowed only under protocol 2025-03-26");
   }
   return DecodeDocument(std::make_shared<Json>(std::move(parsed)));
 }
@@ -126,13 +135,15 @@ DecodedBatch DecodeBatch(std::string_view text, const MessageLimits& limits) {
     return batch;
   }
   if (!parsed.is_array() || parsed.empty()) {
-    batch.error = Fail(kInvalidRequest, parsed.is_array() ? "Invalid Request: an empty batch"
-                                                          : "Invalid Request: a batch must be a JSON array")
-                      .error;
+    batch.error =
+        Fail(kInvalidRequest, parsed.is_array() ? "Invalid Request: an empty batch"
+                                                : "Invalid Request: a batch must be a JSON array")
+            .error;
     return batch;
   }
   batch.items.reserve(parsed.size());
-  for (Json& element : parsed) batch.items.push_back(DecodeDocument(std::make_shared<Json>(std::move(element))));
+  for (Json& element : parsed)
+    batch.items.push_back(DecodeDocument(std::make_shared<Json>(std::move(element))));
   return batch;
 }
 

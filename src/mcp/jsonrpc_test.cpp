@@ -27,35 +27,52 @@ TEST(DecodeMessage, RefusesHostileInputWithTheRightCodeAndId) {
   const std::vector<BadCase> cases = {
       {"empty", "", kParseError, "null", "Parse error"},
       {"not json", "hello", kParseError, "null", "Parse error"},
-      {"truncated", R"({"jsonrpc":"2.0","id":1,"method":"ping")", kParseError, "null", "Parse error"},
-      {"invalid utf-8 byte", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}", kParseError, "null", "UTF-8"},
-      {"overlong encoding", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc0\xaf\"}", kParseError, "null", "UTF-8"},
-      {"encoded surrogate", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", kParseError, "null", "UTF-8"},
-      {"truncated sequence", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xe2\x82\"}", kParseError, "null", "UTF-8"},
-      {"past U+10FFFF", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xf4\x90\x80\x80\"}", kParseError, "null", "UTF-8"},
-      {"lone surrogate escape", R"({"jsonrpc":"2.0","id":1,"method":"\ud800"})", kParseError, "null", "Parse error"},
-      {"deep arrays", std::string(100, '[') + std::string(100, ']'), kParseError, "null", "nesting"},
+      {"truncated", R"({"jsonrpc":"2.0","id":1,"method":"ping")", kParseError, "null",
+       "Parse error"},
+      {"invalid utf-8 byte", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}", kParseError,
+       "null", "UTF-8"},
+      {"overlong encoding", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc0\xaf\"}", kParseError,
+       "null", "UTF-8"},
+      {"encoded surrogate", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}",
+       kParseError, "null", "UTF-8"},
+      {"truncated sequence", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xe2\x82\"}", kParseError,
+       "null", "UTF-8"},
+      {"past U+10FFFF", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xf4\x90\x80\x80\"}",
+       kParseError, "null", "UTF-8"},
+      {"lone surrogate escape", R"({"jsonrpc":"2.0","id":1,"method":"\ud800"})", kParseError,
+       "null", "Parse error"},
+      {"deep arrays", std::string(100, '[') + std::string(100, ']'), kParseError, "null",
+       "nesting"},
       {"deep params",
-       R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + std::string(70, '[') + std::string(70, ']') + "}}",
+       R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + std::string(70, '[') +
+           std::string(70, ']') + "}}",
        kParseError, "null", "nesting"},
       {"empty batch", "[]", kInvalidRequest, "null", "batch"},
       {"batch", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", kInvalidRequest, "null", "batch"},
       {"scalar", "42", kInvalidRequest, "null", "object"},
       {"string", R"("ping")", kInvalidRequest, "null", "object"},
       {"no jsonrpc", R"({"id":1,"method":"ping"})", kInvalidRequest, "1", "jsonrpc"},
-      {"jsonrpc 1.0", R"({"jsonrpc":"1.0","id":"a","method":"ping"})", kInvalidRequest, "\"a\"", "jsonrpc"},
-      {"jsonrpc number", R"({"jsonrpc":2.0,"id":1,"method":"ping"})", kInvalidRequest, "1", "jsonrpc"},
+      {"jsonrpc 1.0", R"({"jsonrpc":"1.0","id":"a","method":"ping"})", kInvalidRequest, "\"a\"",
+       "jsonrpc"},
+      {"jsonrpc number", R"({"jsonrpc":2.0,"id":1,"method":"ping"})", kInvalidRequest, "1",
+       "jsonrpc"},
       {"null id", R"({"jsonrpc":"2.0","id":null,"method":"ping"})", kInvalidRequest, "null", "id"},
       {"float id", R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})", kInvalidRequest, "null", "id"},
       {"object id", R"({"jsonrpc":"2.0","id":{},"method":"ping"})", kInvalidRequest, "null", "id"},
       {"bool id", R"({"jsonrpc":"2.0","id":true,"method":"ping"})", kInvalidRequest, "null", "id"},
-      {"method not a string", R"({"jsonrpc":"2.0","id":7,"method":5})", kInvalidRequest, "7", "method"},
-      {"params a string", R"({"jsonrpc":"2.0","id":7,"method":"x","params":"s"})", kInvalidRequest, "7", "params"},
-      {"params in a notification", R"({"jsonrpc":"2.0","method":"x","params":3})", kInvalidRequest, "null", "params"},
-      {"request with result", R"({"jsonrpc":"2.0","id":7,"method":"x","result":{}})", kInvalidRequest, "7", "result"},
+      {"method not a string", R"({"jsonrpc":"2.0","id":7,"method":5})", kInvalidRequest, "7",
+       "method"},
+      {"params a string", R"({"jsonrpc":"2.0","id":7,"method":"x","params":"s"})", kInvalidRequest,
+       "7", "params"},
+      {"params in a notification", R"({"jsonrpc":"2.0","method":"x","params":3})", kInvalidRequest,
+       "null", "params"},
+      {"request with result", R"({"jsonrpc":"2.0","id":7,"method":"x","result":{}})",
+       kInvalidRequest, "7", "result"},
       {"neither", R"({"jsonrpc":"2.0"})", kInvalidRequest, "null", "method"},
-      {"response with both", R"({"jsonrpc":"2.0","id":3,"result":{},"error":{}})", kInvalidRequest, "3", "response"},
-      {"response error not object", R"({"jsonrpc":"2.0","id":3,"error":"x"})", kInvalidRequest, "3", "error"},
+      {"response with both", R"({"jsonrpc":"2.0","id":3,"result":{},"error":{}})", kInvalidRequest,
+       "3", "response"},
+      {"response error not object", R"({"jsonrpc":"2.0","id":3,"error":"x"})", kInvalidRequest, "3",
+       "error"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -70,8 +87,8 @@ TEST(DecodeMessage, RefusesHostileInputWithTheRightCodeAndId) {
 TEST(DecodeMessage, RefusesTextOverTheSizeCapBeforeParsing) {
   MessageLimits limits;
   limits.max_bytes = 64;
-  const std::string big =
-      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" + std::string(100, 'x') + "\"}}";
+  const std::string big = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" +
+                          std::string(100, 'x') + "\"}}";
   const Decoded d = DecodeMessage(big, limits);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error.code, kInvalidRequest);
@@ -84,13 +101,16 @@ TEST(DecodeMessage, DepthLimitIsConfigurable) {
   MessageLimits limits;
   limits.max_depth = 3;
   EXPECT_TRUE(DecodeMessage(R"({"jsonrpc":"2.0","method":"x","params":{"a":[1]}})", limits).ok());
-  EXPECT_FALSE(DecodeMessage(R"({"jsonrpc":"2.0","method":"x","params":{"a":[[1]]}})", limits).ok());
+  EXPECT_FALSE(
+      DecodeMessage(R"({"jsonrpc":"2.0","method":"x","params":{"a":[[1]]}})", limits).ok());
   // Brackets inside strings are not nesting.
-  EXPECT_TRUE(DecodeMessage(R"({"jsonrpc":"2.0","method":"x","params":{"a":"[[[[\"[[["}})", limits).ok());
+  EXPECT_TRUE(
+      DecodeMessage(R"({"jsonrpc":"2.0","method":"x","params":{"a":"[[[[\"[[["}})", limits).ok());
 }
 
 TEST(DecodeMessage, DecodesRequestsNotificationsAndResponses) {
-  Decoded r = DecodeMessage(R"({"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{"cursor":"c"}})");
+  Decoded r = DecodeMessage(
+      R"({"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{"cursor":"c"}})");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.message->kind, MessageKind::kRequest);
   EXPECT_EQ(r.message->method, "tools/list");
@@ -114,11 +134,13 @@ TEST(DecodeMessage, DecodesRequestsNotificationsAndResponses) {
   Decoded resp = DecodeMessage(R"({"jsonrpc":"2.0","id":5,"result":{}})");
   ASSERT_TRUE(resp.ok());
   EXPECT_EQ(resp.message->kind, MessageKind::kResponse);
-  Decoded null_resp = DecodeMessage(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})");
+  Decoded null_resp =
+      DecodeMessage(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})");
   ASSERT_TRUE(null_resp.ok());
   EXPECT_EQ(null_resp.message->kind, MessageKind::kResponse);
 
-  Decoded unicode = DecodeMessage("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80\"}");
+  Decoded unicode =
+      DecodeMessage("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80\"}");
   ASSERT_TRUE(unicode.ok());
   EXPECT_EQ(unicode.message->method, "caf\xc3\xa9 \xf0\x9f\x9a\x80");
 }
@@ -147,7 +169,8 @@ TEST(DecodeBatch, DecodesEachElementOnItsOwnAndRefusesBadBatchesWhole) {
   EXPECT_EQ(DecodeBatch("[{").error->code, kParseError);
   MessageLimits tiny;
   tiny.max_bytes = 8;
-  EXPECT_THAT(DecodeBatch(R"([{"jsonrpc":"2.0"}])", tiny).error->message, HasSubstr("exceeds the limit"));
+  EXPECT_THAT(DecodeBatch(R"([{"jsonrpc":"2.0"}])", tiny).error->message,
+              HasSubstr("exceeds the limit"));
   tiny = MessageLimits{};
   tiny.max_depth = 3;
   EXPECT_EQ(DecodeBatch(R"([{"a":[[1]]}])", tiny).error->code, kParseError);

@@ -9,7 +9,7 @@ namespace talaria::mcp {
 namespace {
 
 constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
-                                                         "error", "critical", "alert",  "emergency"};
+                                                        "error", "critical", "alert",  "emergency"};
 
 }  // namespace
 
@@ -26,7 +26,8 @@ void Outlet::Deliver(std::string_view line, std::string* owned, const Routing& r
   std::unique_lock lock(send_mu_);
   if (delivering_ && queued_bytes_ >= kMaxQueuedBytes) {
     ++send_waiters_;
-    send_cv_.wait(lock, [&] { return send_closed_ || !delivering_ || queued_bytes_ < kMaxQueuedBytes; });
+    send_cv_.wait(lock,
+                  [&] { return send_closed_ || !delivering_ || queued_bytes_ < kMaxQueuedBytes; });
     --send_waiters_;
   }
   if (send_closed_ || !sink_) return;
@@ -120,23 +121,29 @@ Result<Json> Outlet::Request(std::string_view method, const Json& params, const 
   Send(EncodeRequest(Json(id), method, params), routing);
   std::unique_lock lock(mu_);
   // Sliced so a deadline of time_point::max() never overflows the wait.
-  while (!waiter->answer && !closed_ && !cancel.stop_requested() && std::chrono::steady_clock::now() < deadline) {
-    const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+  while (!waiter->answer && !closed_ && !cancel.stop_requested() &&
+         std::chrono::steady_clock::now() < deadline) {
+    const auto slice =
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
     cv_.wait_until(lock, cancel, slice, [&] { return waiter->answer.has_value() || closed_; });
   }
   if (waiter->answer) return std::move(*waiter->answer);
   waiting_.erase(id);
   const bool closed = closed_;
   lock.unlock();
-  if (closed) return Err(UnavailableError("the MCP client went away before answering " + std::string(method)));
+  if (closed)
+    return Err(
+        UnavailableError("the MCP client went away before answering " + std::string(method)));
   const bool cancelled = cancel.stop_requested();
   // The client may still be showing a dialog: tell it to drop the request.
   Json note = Json::object();
   note["requestId"] = id;
   note["reason"] = cancelled ? "the tool call was cancelled" : "the tool call's deadline passed";
   Send(EncodeNotification("notifications/cancelled", note), routing);
-  if (cancelled) return Err(CancelledError(std::string(method) + " cancelled: the tool call was cancelled"));
-  return Err(DeadlineExceededError("the client did not answer " + std::string(method) + " before the deadline"));
+  if (cancelled)
+    return Err(CancelledError(std::string(method) + " cancelled: the tool call was cancelled"));
+  return Err(DeadlineExceededError("the client did not answer " + std::string(method) +
+                                   " before the deadline"));
 }
 
 bool Outlet::Resolve(const Message& response) {
@@ -171,7 +178,9 @@ bool Outlet::Resolve(const Message& response) {
   return true;
 }
 
-bool CallChannel::Supports(std::string_view capability) const { return outlet_->ClientSupports(capability); }
+bool CallChannel::Supports(std::string_view capability) const {
+  return outlet_->ClientSupports(capability);
+}
 
 void CallChannel::Log(std::string_view level, std::string_view logger, const Json& data) {
   if (ended_ || !outlet_->LogEnabled(LogLevelRank(level))) return;
@@ -195,9 +204,10 @@ void CallChannel::Progress(double progress, std::optional<double> total, std::st
   outlet_->Send(EncodeNotification("notifications/progress", p), Related());
 }
 
-Result<Json> CallChannel::Request(std::string_view method, const Json& params, std::stop_token cancel,
-                                  Deadline deadline) {
-  if (ended_) return Err(FailedPreconditionError("the tool call has ended: no more requests to the client"));
+Result<Json> CallChannel::Request(std::string_view method, const Json& params,
+                                  std::stop_token cancel, Deadline deadline) {
+  if (ended_)
+    return Err(FailedPreconditionError("the tool call has ended: no more requests to the client"));
   return outlet_->Request(method, params, Related(), cancel, deadline);
 }
 

@@ -36,7 +36,9 @@ class Outlet {
 
   // Hands `line` to the sink, in order with every other message; returns once the sink took it.
   // Dropped once closed. The sink is never called concurrently with itself.
-  void Send(std::string_view line, const Routing& routing) { Deliver(line, nullptr, routing, true); }
+  void Send(std::string_view line, const Routing& routing) {
+    Deliver(line, nullptr, routing, true);
+  }
   // The same, but may return before the sink took it (another thread delivering at the moment
   // takes it along): for answers nobody waits on, so a finished call's thread does not queue
   // behind another call's write.
@@ -71,7 +73,8 @@ class Outlet {
     std::string request;  // Routing::request, owned
     Routing flags;        // the rest of the Routing (its `request` unused)
   };
-  static constexpr size_t kMaxQueuedBytes = 16 << 20;  // beyond this a Post waits (a stalled client)
+  static constexpr size_t kMaxQueuedBytes = 16
+                                            << 20;  // beyond this a Post waits (a stalled client)
 
   // `owned`, when not null, holds `line` and may be moved from.
   void Deliver(std::string_view line, std::string* owned, const Routing& routing, bool wait);
@@ -91,10 +94,10 @@ class Outlet {
   std::atomic<int> log_threshold_{3};  // "warning"
 
   mutable std::mutex mu_;
-  std::condition_variable_any cv_;  // an answer arrived, or the outlet closed
-  Json capabilities_;               // Guarded by mu_. null before initialize
-  bool closed_ = false;             // Guarded by mu_.
-  int64_t next_id_ = 1;             // Guarded by mu_.
+  std::condition_variable_any cv_;                      // an answer arrived, or the outlet closed
+  Json capabilities_;                                   // Guarded by mu_. null before initialize
+  bool closed_ = false;                                 // Guarded by mu_.
+  int64_t next_id_ = 1;                                 // Guarded by mu_.
   std::map<int64_t, std::shared_ptr<Waiter>> waiting_;  // Guarded by mu_.
 };
 
@@ -102,7 +105,9 @@ class Outlet {
 class CallChannel final : public ClientChannel {
  public:
   CallChannel(std::shared_ptr<Outlet> outlet, std::string request_key, Json progress_token)
-      : outlet_(std::move(outlet)), request_key_(std::move(request_key)), progress_token_(std::move(progress_token)) {}
+      : outlet_(std::move(outlet)),
+        request_key_(std::move(request_key)),
+        progress_token_(std::move(progress_token)) {}
 
   bool Supports(std::string_view capability) const override;
   void Log(std::string_view level, std::string_view logger, const Json& data) override;

@@ -98,9 +98,9 @@ TEST(Outlet, SendReturnsOnlyOnceTheSinkTookItPostMayReturnBefore) {
     send_returned = true;
   });
   // Until Send either came back (wrongly) or sleeps waiting for the delivery.
-  test_support::WaitUntil([&] {
-    return send_returned || (second_tid != 0 && test_support::ThreadAsleep(second_tid));
-  }, 10s);
+  test_support::WaitUntil(
+      [&] { return send_returned || (second_tid != 0 && test_support::ThreadAsleep(second_tid)); },
+      10s);
   EXPECT_FALSE(send_returned) << "Send came back before its message was delivered";
   EXPECT_EQ(sink.Count(), 0u);
 
@@ -150,9 +150,8 @@ TEST(Outlet, CloseDeliversWhatWasQueuedThenDropsTheRest) {
   });
   // Close is under way (returned, or asleep waiting for the held delivery) before the sink
   // lets go.
-  test_support::WaitUntil([&] {
-    return closed || (closer_tid != 0 && test_support::ThreadAsleep(closer_tid));
-  }, 10s);
+  test_support::WaitUntil(
+      [&] { return closed || (closer_tid != 0 && test_support::ThreadAsleep(closer_tid)); }, 10s);
   sink.hold = false;
   closer.join();
   first.join();

@@ -26,7 +26,8 @@
 namespace talaria::mcp {
 namespace {
 
-constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                       "2024-11-05"};
 constexpr std::string_view kCursorPrefix = "after:";
 // How long a roots/list request stays open (at least): an answer after calls stopped waiting for
 // it (options.roots_timeout) still applies to later calls.
@@ -68,7 +69,8 @@ Json ToCallResult(const ToolResult& r) {
 // nothing (nlohmann's accept() lexing it was a sixth of a read_file call).
 bool IsSpliceableObject(std::string_view text) {
   // Two memchr passes: find_first_of("\r\n") runs a memchr over its set for every byte of text.
-  if (text.find('\n') != std::string_view::npos || text.find('\r') != std::string_view::npos) return false;
+  if (text.find('\n') != std::string_view::npos || text.find('\r') != std::string_view::npos)
+    return false;
   return IsValidJsonText(text);
 }
 
@@ -77,7 +79,8 @@ bool IsSpliceableObject(std::string_view text) {
 // twice) made nlohmann's serializer the largest cost of a read_file round trip. The same message
 // as EncodeResult(id, ToCallResult(r)), except that structuredContent keeps the tool's spacing.
 std::string EncodeCallResult(const Json& id, const ToolResult& r) {
-  if (r.content && r.content->is_array() && !r.content->empty()) return EncodeResult(id, ToCallResult(r));
+  if (r.content && r.content->is_array() && !r.content->empty())
+    return EncodeResult(id, ToCallResult(r));
   const size_t first = r.text.find_first_not_of(" \t\r\n");
   const bool object_like = first != std::string::npos && r.text[first] == '{';
   const bool splice = object_like && IsSpliceableObject(r.text);
@@ -141,7 +144,9 @@ struct McpServer::Impl {
     const std::string key = DumpJson(id);
     const Routing routing{key, true};
     if (reply.code != 0) {
-      outlet->Send(EncodeError(&id, reply.code, reply.message, reply.data.is_null() ? nullptr : &reply.data), routing);
+      outlet->Send(
+          EncodeError(&id, reply.code, reply.message, reply.data.is_null() ? nullptr : &reply.data),
+          routing);
     } else {
       outlet->Send(EncodeResult(id, reply.result), routing);
     }
@@ -174,7 +179,8 @@ struct McpServer::Impl {
   // A request that gets no response (a call the client cancelled): a batch waiting for it
   // goes out without it.
   void Unanswered(const std::string& key) {
-    if (auto flush = batches->Abandon(key)) outlet->Send(flush->line, Routing{flush->batch_key, true});
+    if (auto flush = batches->Abandon(key))
+      outlet->Send(flush->line, Routing{flush->batch_key, true});
   }
   bool HandleBatch(std::string_view text, std::string_view batch_key);
   // One decoded message: a request answered (now or from its call's thread), a notification
@@ -222,12 +228,12 @@ struct McpServer::Impl {
   // The client's roots: kNone when it declared none (or nobody asked), kPending until its
   // answer is accepted, kRefused after a failed or refused answer (with roots_refusal).
   enum class Roots : unsigned char { kNone, kPending, kKnown, kRefused };
-  std::condition_variable_any roots_cv;                // roots_state left kPending
-  Roots roots_state = Roots::kNone;                    // Guarded by mu.
-  std::string roots_refusal;                           // Guarded by mu.
+  std::condition_variable_any roots_cv;                  // roots_state left kPending
+  Roots roots_state = Roots::kNone;                      // Guarded by mu.
+  std::string roots_refusal;                             // Guarded by mu.
   std::chrono::steady_clock::time_point roots_deadline;  // Guarded by mu. Calls wait until then.
-  uint64_t roots_generation = 0;                       // Guarded by mu. Which fetch is current.
-  std::jthread roots_fetch;                            // Only touched by the reader thread.
+  uint64_t roots_generation = 0;                         // Guarded by mu. Which fetch is current.
+  std::jthread roots_fetch;                              // Only touched by the reader thread.
   // Runs the calls; last, so destroyed (its threads joined) before anything they use.
   ElasticPool call_threads;
 };
@@ -235,16 +241,19 @@ struct McpServer::Impl {
 void McpServer::Impl::HandleRequest(const Message& m) {
   const std::string& method = m.method;
   if (method == "ping") return Answer(m.id(), Reply{});
-  static constexpr std::string_view kTools[] = {"initialize", "tools/list", "tools/call", "logging/setLevel"};
+  static constexpr std::string_view kTools[] = {"initialize", "tools/list", "tools/call",
+                                                "logging/setLevel"};
   static constexpr std::string_view kFeatures[] = {
-      "resources/list",  "resources/templates/list", "resources/read", "resources/subscribe",
-      "resources/unsubscribe", "prompts/list",       "prompts/get",    "completion/complete"};
+      "resources/list",      "resources/templates/list", "resources/read",
+      "resources/subscribe", "resources/unsubscribe",    "prompts/list",
+      "prompts/get",         "completion/complete"};
   const bool known = std::find(std::begin(kTools), std::end(kTools), method) != std::end(kTools) ||
-                     (features.enabled() &&
-                      std::find(std::begin(kFeatures), std::end(kFeatures), method) != std::end(kFeatures));
+                     (features.enabled() && std::find(std::begin(kFeatures), std::end(kFeatures),
+                                                      method) != std::end(kFeatures));
   if (!known) return Answer(m.id(), Error(kMethodNotFound, "Method not found: " + method));
   const Json* params = ParamsObject(m);
-  if (params == nullptr) return Answer(m.id(), Error(kInvalidParams, "Invalid params: expected an object"));
+  if (params == nullptr)
+    return Answer(m.id(), Error(kInvalidParams, "Invalid params: expected an object"));
   if (method == "initialize") return Answer(m.id(), Initialize(*params));
   if (state() == State::kNew) {
     return Answer(m.id(), Error(kInvalidRequest, "Server not initialized: send initialize first"));
@@ -261,9 +270,12 @@ void McpServer::Impl::HandleRequest(const Message& m) {
   // A plugin's or an embedder's handler runs behind these: off the reader thread, like tools/call,
   // so a slow one never holds up ping or other requests, and notifications/cancelled reaches it.
   if (method == "resources/read") {
-    return StartRequest(m, [this, params = *params](ToolContext& ctx) { return features.ReadResource(params, ctx); });
+    return StartRequest(m, [this, params = *params](ToolContext& ctx) {
+      return features.ReadResource(params, ctx);
+    });
   }
-  return StartRequest(m, [this, params = *params](ToolContext& ctx) { return features.GetPrompt(params, ctx); });
+  return StartRequest(
+      m, [this, params = *params](ToolContext& ctx) { return features.GetPrompt(params, ctx); });
 }
 
 void McpServer::Impl::HandleNotification(const Message& m) {
@@ -296,13 +308,16 @@ Reply McpServer::Impl::Initialize(const Json& params) {
     return Error(kInvalidParams, "Invalid params: protocolVersion (a string) is required");
   }
   const std::string requested = version->get<std::string>();
-  const bool supported = std::find(kVersions.begin(), kVersions.end(), requested) != kVersions.end();
+  const bool supported =
+      std::find(kVersions.begin(), kVersions.end(), requested) != kVersions.end();
   const std::string negotiated = supported ? requested : std::string(kLatestProtocolVersion);
   Json client_caps = Json::object();
-  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) client_caps = *caps;
+  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object())
+    client_caps = *caps;
   {
     std::lock_guard lock(mu);
-    if (state_ != State::kNew) return Error(kInvalidRequest, "Invalid Request: already initialized");
+    if (state_ != State::kNew)
+      return Error(kInvalidRequest, "Invalid Request: already initialized");
     state_ = State::kInitializing;
     protocol_version = negotiated;
   }
@@ -327,7 +342,8 @@ Reply McpServer::Impl::Initialize(const Json& params) {
   capabilities["tools"] = Json::object({{"listChanged", true}});
   features.AddCapabilities(capabilities);
   r.result["capabilities"] = std::move(capabilities);
-  r.result["serverInfo"] = Json::object({{"name", options.server_name}, {"version", options.server_version}});
+  r.result["serverInfo"] =
+      Json::object({{"name", options.server_name}, {"version", options.server_version}});
   if (!options.instructions.empty()) r.result["instructions"] = options.instructions;
   return r;
 }
@@ -345,23 +361,27 @@ Reply McpServer::Impl::ListTools(const Json& params) {
   const std::vector<CatalogTool>& tools = (*current)->tools;
   auto it = tools.begin();
   if (!after.empty()) {
-    it = std::upper_bound(tools.begin(), tools.end(), after,
-                          [](const std::string& name, const CatalogTool& t) { return name < t.entry->name(); });
+    it = std::upper_bound(
+        tools.begin(), tools.end(), after,
+        [](const std::string& name, const CatalogTool& t) { return name < t.entry->name(); });
   }
   Json page = Json::array();
   for (; it != tools.end() && page.size() < options.page_size; ++it) page.push_back(it->tool);
   Reply r;
   r.result["tools"] = std::move(page);
-  if (it != tools.end()) r.result["nextCursor"] = std::string(kCursorPrefix) + std::prev(it)->entry->name();
+  if (it != tools.end())
+    r.result["nextCursor"] = std::string(kCursorPrefix) + std::prev(it)->entry->name();
   return r;
 }
 
 Reply McpServer::Impl::SetLevel(const Json& params) {
   auto level = params.find("level");
-  const int rank = level != params.end() && level->is_string() ? LogLevelRank(level->get<std::string>()) : -1;
+  const int rank =
+      level != params.end() && level->is_string() ? LogLevelRank(level->get<std::string>()) : -1;
   if (rank < 0) {
-    return Error(kInvalidParams, "Invalid params: level must be one of debug, info, notice, warning, error, "
-                                 "critical, alert, emergency");
+    return Error(kInvalidParams,
+                 "Invalid params: level must be one of debug, info, notice, warning, error, "
+                 "critical, alert, emergency");
   }
   outlet->SetLogThreshold(rank);
   return Reply{};
@@ -386,11 +406,13 @@ Reply McpServer::Impl::Subscribe(const Json& params, bool subscribe) {
   return Reply{};
 }
 
-ToolContext McpServer::Impl::RequestContext(const Json& id, std::chrono::steady_clock::time_point started) {
+ToolContext McpServer::Impl::RequestContext(const Json& id,
+                                            std::chrono::steady_clock::time_point started) {
   const std::string call_id = "mcp_" + IdText(id);
   ToolContext ctx = options.make_context ? options.make_context(call_id) : ToolContext{};
   if (ctx.call_id.empty()) ctx.call_id = call_id;
-  if (options.call_timeout.count() > 0) ctx.deadline = std::min(ctx.deadline, started + options.call_timeout);
+  if (options.call_timeout.count() > 0)
+    ctx.deadline = std::min(ctx.deadline, started + options.call_timeout);
   return ctx;
 }
 
@@ -455,18 +477,21 @@ void McpServer::Impl::StartCall(const Message& m) {
   }
   Json args = Json::object();
   if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
-    if (!a->is_object()) return Answer(m.id(), Error(kInvalidParams, "Invalid params: arguments must be an object"));
+    if (!a->is_object())
+      return Answer(m.id(), Error(kInvalidParams, "Invalid params: arguments must be an object"));
     args = *a;
   }
   auto current = catalog.Current();
-  if (!current) return Answer(m.id(), Error(kInternalError, "Internal error: " + current.error().message()));
+  if (!current)
+    return Answer(m.id(), Error(kInternalError, "Internal error: " + current.error().message()));
   const CatalogTool* tool = (*current)->Find(name->get_ref<const std::string&>());
   if (tool == nullptr) {
     return Answer(m.id(), Error(kInvalidParams, "Unknown tool: " + name->get<std::string>()));
   }
   Json progress_token;
   if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
-    if (auto t = meta->find("progressToken"); t != meta->end() && (t->is_string() || t->is_number_integer())) {
+    if (auto t = meta->find("progressToken");
+        t != meta->end() && (t->is_string() || t->is_number_integer())) {
       progress_token = *t;
     }
   }
@@ -478,7 +503,8 @@ void McpServer::Impl::StartCall(const Message& m) {
   });
 }
 
-void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token) {
+void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args,
+                              Json progress_token) {
   const auto started = std::chrono::steady_clock::now();
   auto channel = std::make_shared<CallChannel>(outlet, call->key, progress_token);
   try {
@@ -492,20 +518,22 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     ToolResult result;
     if (!roots.ok()) {
       const bool cancelled = roots.code() == StatusCode::kCancelled;
-      result = dispatcher.Conclude(entry->name(), DumpJson(args), ctx,
-                                   ToolResult::Error(roots.message(),
-                                                     cancelled ? CallStatus::kCancelled : CallStatus::kBlocked,
-                                                     cancelled ? "cancelled" : "client_roots"));
-    } else if (auto pass = gate->Enter(AdmitCall(*entry, args, ctx.services ? ctx.services->cwd() : ""),
-                                       ctx.cancel)) {
+      result = dispatcher.Conclude(
+          entry->name(), DumpJson(args), ctx,
+          ToolResult::Error(roots.message(),
+                            cancelled ? CallStatus::kCancelled : CallStatus::kBlocked,
+                            cancelled ? "cancelled" : "client_roots"));
+    } else if (auto pass = gate->Enter(
+                   AdmitCall(*entry, args, ctx.services ? ctx.services->cwd() : ""), ctx.cancel)) {
       result = dispatcher.DispatchArgs(entry->name(), std::move(args), ctx);
       pass->Leave();
     } else {
-      result = dispatcher.Conclude(entry->name(), DumpJson(args), ctx,
-                                   ToolResult::Error("Cancelled before it started", CallStatus::kCancelled,
-                                                     "cancelled"));
+      result = dispatcher.Conclude(
+          entry->name(), DumpJson(args), ctx,
+          ToolResult::Error("Cancelled before it started", CallStatus::kCancelled, "cancelled"));
     }
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
     // Retired before the answer goes out: a client that sends its next request the moment it
     // reads this answer must not find the call still counted against max_calls_in_flight, nor
     // its id still in use.
@@ -530,7 +558,8 @@ void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry
     Retire(call);
     channel->End();
     if (!call->cancelled_by_client) {
-      outlet->Send(EncodeError(&call->id, kInternalError, "Internal error"), Routing{call->key, true});
+      outlet->Send(EncodeError(&call->id, kInternalError, "Internal error"),
+                   Routing{call->key, true});
     } else {
       Unanswered(call->key);
     }
@@ -584,11 +613,13 @@ void McpServer::Impl::OnFeatureEvent(const FeatureEvent& event) {
   {
     std::lock_guard lock(mu);
     if (state_ != State::kReady) return;
-    if (event.kind == FeatureEvent::Kind::kResourceUpdated && !subscriptions.contains(event.uri)) return;
+    if (event.kind == FeatureEvent::Kind::kResourceUpdated && !subscriptions.contains(event.uri))
+      return;
   }
   switch (event.kind) {
     case FeatureEvent::Kind::kResourceUpdated:
-      Send(EncodeNotification("notifications/resources/updated", Json::object({{"uri", event.uri}})));
+      Send(EncodeNotification("notifications/resources/updated",
+                              Json::object({{"uri", event.uri}})));
       break;
     case FeatureEvent::Kind::kResourcesChanged:
       Send(EncodeNotification("notifications/resources/list_changed", Json()));
@@ -609,24 +640,27 @@ void McpServer::Impl::FetchRoots() {
     roots_deadline = std::chrono::steady_clock::now() + options.roots_timeout;
   }
   roots_fetch = std::jthread([this, generation](std::stop_token stop) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::max<std::chrono::milliseconds>(options.roots_timeout, kRootsAnswerTimeout);
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::max<std::chrono::milliseconds>(options.roots_timeout, kRootsAnswerTimeout);
     auto answer = outlet->Request("roots/list", Json::object(), Routing{}, stop, deadline);
     if (stop.stop_requested()) return;  // a newer fetch, or shutdown
     std::string refusal;
     if (!answer) {
       LogWarn("mcp: roots/list failed: " + answer.error().message());
-      refusal = "Refused: the client declared roots, but roots/list failed (" + answer.error().message() +
-                "); its calls do not run until it names them.";
+      refusal = "Refused: the client declared roots, but roots/list failed (" +
+                answer.error().message() + "); its calls do not run until it names them.";
     } else {
       std::vector<std::string> paths;
       if (auto roots = answer->find("roots"); roots != answer->end() && roots->is_array()) {
         for (const Json& root : *roots) {
           if (!root.is_object() || !root.contains("uri") || !root["uri"].is_string()) continue;
-          if (auto path = FileUriPath(root["uri"].get_ref<const std::string&>())) paths.push_back(std::move(*path));
+          if (auto path = FileUriPath(root["uri"].get_ref<const std::string&>()))
+            paths.push_back(std::move(*path));
         }
       }
-      if (Status applied = options.on_client_roots(paths); !applied.ok()) refusal = "Refused: " + applied.message();
+      if (Status applied = options.on_client_roots(paths); !applied.ok())
+        refusal = "Refused: " + applied.message();
     }
     std::lock_guard lock(mu);
     if (generation != roots_generation) return;
@@ -641,7 +675,8 @@ Status McpServer::Impl::AwaitRoots(const std::stop_token& stop) {
   while (roots_state == Roots::kPending && !stop.stop_requested() &&
          std::chrono::steady_clock::now() < roots_deadline) {
     // The deadline moves when a newer fetch starts; the loop picks that up.
-    roots_cv.wait_until(lock, stop, roots_deadline, [this] { return roots_state != Roots::kPending; });
+    roots_cv.wait_until(lock, stop, roots_deadline,
+                        [this] { return roots_state != Roots::kPending; });
   }
   switch (roots_state) {
     case Roots::kNone:
@@ -652,7 +687,8 @@ Status McpServer::Impl::AwaitRoots(const std::stop_token& stop) {
     case Roots::kPending:
       break;
   }
-  if (stop.stop_requested()) return CancelledError("Cancelled while waiting for the client's roots");
+  if (stop.stop_requested())
+    return CancelledError("Cancelled while waiting for the client's roots");
   return PermissionDeniedError(
       "Refused: the client declared roots but has not answered roots/list within " +
       std::to_string(options.roots_timeout.count()) +
@@ -664,7 +700,8 @@ void McpServer::Impl::ReapFinished() {
   std::vector<std::unique_ptr<Call>> done;
   {
     std::lock_guard lock(mu);
-    auto returned = std::stable_partition(finished.begin(), finished.end(), [](const auto& c) { return !c->returned; });
+    auto returned = std::stable_partition(finished.begin(), finished.end(),
+                                          [](const auto& c) { return !c->returned; });
     std::move(returned, finished.end(), std::back_inserter(done));
     finished.erase(returned, finished.end());
   }
@@ -703,18 +740,21 @@ McpServer::~McpServer() {
   impl_->outlet->Close();
 }
 
-
-Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
+Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher,
+                                                     const Toolsets& toolsets,
                                                      McpServerOptions options, MessageSink sink) {
   RoutedSink routed;
-  if (sink) routed = [sink = std::move(sink)](std::string_view line, const Routing&) { sink(line); };
+  if (sink)
+    routed = [sink = std::move(sink)](std::string_view line, const Routing&) { sink(line); };
   return Create(dispatcher, toolsets, std::move(options), std::move(routed));
 }
 
-Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, const Toolsets& toolsets,
+Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher,
+                                                     const Toolsets& toolsets,
                                                      McpServerOptions options, RoutedSink sink) {
   if (options.page_size == 0) return Err(InvalidArgumentError("page_size must be at least 1"));
-  if (options.max_calls_in_flight == 0) return Err(InvalidArgumentError("max_calls_in_flight must be at least 1"));
+  if (options.max_calls_in_flight == 0)
+    return Err(InvalidArgumentError("max_calls_in_flight must be at least 1"));
   auto impl = std::make_unique<Impl>(dispatcher, toolsets, std::move(options), std::move(sink));
   auto current = impl->catalog.Current();
   if (!current) return Err(current.error());
@@ -725,10 +765,11 @@ Result<std::unique_ptr<McpServer>> McpServer::Create(Dispatcher& dispatcher, con
     if (hook->impl != nullptr) hook->impl->OnRegistryChange();
   });
   if (impl->options.features) {
-    impl->feature_listener_id = impl->options.features->AddListener([hook = impl->hook](const FeatureEvent& event) {
-      std::lock_guard lock(hook->mu);
-      if (hook->impl != nullptr) hook->impl->OnFeatureEvent(event);
-    });
+    impl->feature_listener_id =
+        impl->options.features->AddListener([hook = impl->hook](const FeatureEvent& event) {
+          std::lock_guard lock(hook->mu);
+          if (hook->impl != nullptr) hook->impl->OnFeatureEvent(event);
+        });
   }
   return std::unique_ptr<McpServer>(new McpServer(std::move(impl)));
 }
@@ -752,9 +793,8 @@ void McpServer::HandleDecoded(const Message& m) {
   if (m.kind == MessageKind::kRequest && impl_->batches->AnyOpen()) {
     const std::string key = DumpJson(m.id());
     if (impl_->batches->IsOpen(key)) {
-      impl_->outlet->Send(
-          EncodeError(&m.id(), kInvalidRequest, IdInUse(key)),
-          Routing{key, true, /*outside_batch=*/true});
+      impl_->outlet->Send(EncodeError(&m.id(), kInvalidRequest, IdInUse(key)),
+                          Routing{key, true, /*outside_batch=*/true});
       return;
     }
   }
@@ -800,7 +840,8 @@ bool McpServer::Impl::HandleBatch(std::string_view text, std::string_view batch_
   }
   DecodedBatch batch = DecodeBatch(text, options.limits);
   if (!batch.ok()) {
-    outlet->Send(EncodeError(batch.error->id.get(), batch.error->code, batch.error->message), routing);
+    outlet->Send(EncodeError(batch.error->id.get(), batch.error->code, batch.error->message),
+                 routing);
     return true;
   }
   // Every request's place is taken before any is served: a quick answer must not find its

@@ -74,8 +74,9 @@ std::shared_ptr<const FeatureSnapshot> FeatureView::Snapshot() const {
   return features_ ? features_->Snapshot() : std::make_shared<const FeatureSnapshot>();
 }
 
-FeatureView::FeatureView(std::shared_ptr<ServerFeatures> features, const std::vector<std::string>& selection,
-                         const Toolsets& toolsets, size_t page_size)
+FeatureView::FeatureView(std::shared_ptr<ServerFeatures> features,
+                         const std::vector<std::string>& selection, const Toolsets& toolsets,
+                         size_t page_size)
     : features_(std::move(features)), page_size_(page_size) {
   std::vector<std::string> pending = selection;
   while (!pending.empty()) {
@@ -99,11 +100,13 @@ void FeatureView::AddCapabilities(Json& capabilities) const {
   if (!features_) return;
   auto snap = Snapshot();
   auto served = [this](const auto& list) {
-    return std::any_of(list.begin(), list.end(), [this](const auto& d) { return Serves(d->toolset); });
+    return std::any_of(list.begin(), list.end(),
+                       [this](const auto& d) { return Serves(d->toolset); });
   };
   const bool resources = served(snap->resources) || served(snap->templates);
   const bool prompts = served(snap->prompts);
-  if (resources) capabilities["resources"] = Json::object({{"subscribe", true}, {"listChanged", true}});
+  if (resources)
+    capabilities["resources"] = Json::object({{"subscribe", true}, {"listChanged", true}});
   if (prompts) capabilities["prompts"] = Json::object({{"listChanged", true}});
   if (resources || prompts) capabilities["completions"] = Json::object();
 }
@@ -112,13 +115,18 @@ void FeatureView::AddCapabilities(Json& capabilities) const {
 // params.cursor names, under `key`. A cursor is the offset of the page's first item: the lists
 // change rarely, and a change is announced with list_changed, after which clients list again.
 template <class Defs, class ToJson>
-Reply FeatureView::Page(const Json& params, const Defs& defs, ToJson to_json, const char* key) const {
+Reply FeatureView::Page(const Json& params, const Defs& defs, ToJson to_json,
+                        const char* key) const {
   size_t offset = 0;
   if (auto cursor = params.find("cursor"); cursor != params.end() && !cursor->is_null()) {
-    const std::string* text = cursor->is_string() ? &cursor->get_ref<const std::string&>() : nullptr;
-    const char* digits = text != nullptr && text->starts_with(kPageCursorPrefix) ? text->c_str() + kPageCursorPrefix.size() : nullptr;
+    const std::string* text =
+        cursor->is_string() ? &cursor->get_ref<const std::string&>() : nullptr;
+    const char* digits = text != nullptr && text->starts_with(kPageCursorPrefix)
+                             ? text->c_str() + kPageCursorPrefix.size()
+                             : nullptr;
     char* end = nullptr;
-    const unsigned long long value = digits != nullptr && *digits != '\0' ? std::strtoull(digits, &end, 10) : 0;
+    const unsigned long long value =
+        digits != nullptr && *digits != '\0' ? std::strtoull(digits, &end, 10) : 0;
     if (digits == nullptr || end == nullptr || *end != '\0' || value == 0) {
       return Error(kInvalidParams, "Invalid params: unknown cursor");
     }
@@ -138,21 +146,27 @@ Reply FeatureView::Page(const Json& params, const Defs& defs, ToJson to_json, co
   }
   Reply reply;
   reply.result[key] = std::move(page);
-  if (more) reply.result["nextCursor"] = std::string(kPageCursorPrefix) + std::to_string(offset + page_size_);
+  if (more)
+    reply.result["nextCursor"] =
+        std::string(kPageCursorPrefix) + std::to_string(offset + page_size_);
   return reply;
 }
 
 Reply FeatureView::ListResources(const Json& params) const {
-  return Page(params, Snapshot()->resources, [](const auto& r) { return ResourceJson(r); }, "resources");
+  return Page(
+      params, Snapshot()->resources, [](const auto& r) { return ResourceJson(r); }, "resources");
 }
 
 Reply FeatureView::ListTemplates(const Json& params) const {
-  return Page(params, Snapshot()->templates, [](const auto& t) { return ResourceJson(t); }, "resourceTemplates");
+  return Page(
+      params, Snapshot()->templates, [](const auto& t) { return ResourceJson(t); },
+      "resourceTemplates");
 }
 
 Reply FeatureView::ReadResource(const Json& params, ToolContext& ctx) const {
   const std::string* uri = StringParam(params, "uri");
-  if (uri == nullptr) return Error(kInvalidParams, "Invalid params: resources/read needs a uri (a string)");
+  if (uri == nullptr)
+    return Error(kInvalidParams, "Invalid params: resources/read needs a uri (a string)");
   ResourceRequest request;
   request.uri = *uri;
   auto def = Snapshot()->FindResource(*uri, &request.variables);
@@ -162,7 +176,8 @@ Reply FeatureView::ReadResource(const Json& params, ToolContext& ctx) const {
     if (contents.error().code() == StatusCode::kNotFound) return ResourceNotFound(*uri);
     return FromStatus(contents.error(), kResourceNotFound);
   }
-  if (!contents->is_array()) return Error(kInternalError, "Internal error: the resource's contents are not an array");
+  if (!contents->is_array())
+    return Error(kInternalError, "Internal error: the resource's contents are not an array");
   Reply reply;
   reply.result["contents"] = std::move(*contents);
   return reply;
@@ -178,25 +193,31 @@ Reply FeatureView::CheckSubscribable(const Json& params, std::string* uri) const
 }
 
 Reply FeatureView::ListPrompts(const Json& params) const {
-  return Page(params, Snapshot()->prompts, [](const auto& p) { return PromptJson(p); }, "prompts");
+  return Page(
+      params, Snapshot()->prompts, [](const auto& p) { return PromptJson(p); }, "prompts");
 }
 
 Reply FeatureView::GetPrompt(const Json& params, ToolContext& ctx) const {
   const std::string* name = StringParam(params, "name");
-  if (name == nullptr) return Error(kInvalidParams, "Invalid params: prompts/get needs a name (a string)");
+  if (name == nullptr)
+    return Error(kInvalidParams, "Invalid params: prompts/get needs a name (a string)");
   auto def = Snapshot()->FindPrompt(*name);
-  if (!def || !Serves(def->toolset)) return Error(kInvalidParams, "Invalid params: unknown prompt: " + *name);
+  if (!def || !Serves(def->toolset))
+    return Error(kInvalidParams, "Invalid params: unknown prompt: " + *name);
   Json args = Json::object();
   if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
-    if (!a->is_object()) return Error(kInvalidParams, "Invalid params: arguments must be an object");
+    if (!a->is_object())
+      return Error(kInvalidParams, "Invalid params: arguments must be an object");
     for (const auto& [key, value] : a->items()) {
-      if (!value.is_string()) return Error(kInvalidParams, "Invalid params: argument " + key + " must be a string");
+      if (!value.is_string())
+        return Error(kInvalidParams, "Invalid params: argument " + key + " must be a string");
     }
     args = *a;
   }
   for (const PromptArgument& arg : def->arguments) {
     if (arg.required && !args.contains(arg.name)) {
-      return Error(kInvalidParams, "Invalid params: prompt " + *name + " needs the argument " + arg.name);
+      return Error(kInvalidParams,
+                   "Invalid params: prompt " + *name + " needs the argument " + arg.name);
     }
   }
   Result<Json> got = def->get(args, ctx);
@@ -212,14 +233,17 @@ Reply FeatureView::GetPrompt(const Json& params, ToolContext& ctx) const {
 Reply FeatureView::Complete(const Json& params) const {
   auto ref = params.find("ref");
   auto argument = params.find("argument");
-  if (ref == params.end() || !ref->is_object() || argument == params.end() || !argument->is_object()) {
-    return Error(kInvalidParams, "Invalid params: completion/complete needs ref and argument objects");
+  if (ref == params.end() || !ref->is_object() || argument == params.end() ||
+      !argument->is_object()) {
+    return Error(kInvalidParams,
+                 "Invalid params: completion/complete needs ref and argument objects");
   }
   const std::string* type = StringParam(*ref, "type");
   const std::string* arg_name = StringParam(*argument, "name");
   const std::string* arg_value = StringParam(*argument, "value");
   if (type == nullptr || arg_name == nullptr || arg_value == nullptr) {
-    return Error(kInvalidParams, "Invalid params: ref.type, argument.name and argument.value must be strings");
+    return Error(kInvalidParams,
+                 "Invalid params: ref.type, argument.name and argument.value must be strings");
   }
   Json context_args = Json::object();
   if (auto c = params.find("context"); c != params.end() && c->is_object()) {
@@ -230,13 +254,15 @@ Reply FeatureView::Complete(const Json& params) const {
   if (*type == "ref/prompt") {
     const std::string* name = StringParam(*ref, "name");
     auto def = name != nullptr ? snap->FindPrompt(*name) : nullptr;
-    if (!def || !Serves(def->toolset)) return Error(kInvalidParams, "Invalid params: unknown prompt in ref");
+    if (!def || !Serves(def->toolset))
+      return Error(kInvalidParams, "Invalid params: unknown prompt in ref");
     complete = def->complete;
   } else if (*type == "ref/resource") {
     const std::string* uri = StringParam(*ref, "uri");
     auto def = uri != nullptr ? snap->FindTemplate(*uri) : nullptr;
     if (!def && uri != nullptr) def = snap->FindResource(*uri, nullptr);
-    if (!def || !Serves(def->toolset)) return Error(kInvalidParams, "Invalid params: unknown resource in ref");
+    if (!def || !Serves(def->toolset))
+      return Error(kInvalidParams, "Invalid params: unknown resource in ref");
     complete = def->complete;
   } else {
     return Error(kInvalidParams, "Invalid params: ref.type must be ref/prompt or ref/resource");

@@ -27,7 +27,9 @@ using ::testing::HasSubstr;
 class McpFeaturesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    AddTool("noop", [](const Json&, ToolContext&) { return ToolResult::Text("ok"); });  // makes toolset "test"
+    AddTool("noop", [](const Json&, ToolContext&) {
+      return ToolResult::Text("ok");
+    });  // makes toolset "test"
     ResourceDef text;
     text.uri = "test://text";
     text.name = "text";
@@ -59,7 +61,9 @@ class McpFeaturesTest : public ::testing::Test {
     greet.arguments = {{"who", "whom to greet", true}};
     greet.toolset = "test";
     greet.get = [](const Json& args, ToolContext&) -> Result<Json> {
-      Json message = {{"role", "user"}, {"content", {{"type", "text"}, {"text", "Hello " + args["who"].get<std::string>()}}}};
+      Json message = {
+          {"role", "user"},
+          {"content", {{"type", "text"}, {"text", "Hello " + args["who"].get<std::string>()}}}};
       return Json{{"messages", Json::array({message})}};
     };
     greet.complete = [](std::string_view, std::string_view value, const Json&) {
@@ -69,7 +73,9 @@ class McpFeaturesTest : public ::testing::Test {
     PromptDef other;
     other.name = "elsewhere";
     other.toolset = "other";
-    other.get = [](const Json&, ToolContext&) -> Result<Json> { return Json{{"messages", Json::array()}}; };
+    other.get = [](const Json&, ToolContext&) -> Result<Json> {
+      return Json{{"messages", Json::array()}};
+    };
     ASSERT_TRUE(features_->AddPrompt(std::move(other)).ok());
   }
 
@@ -77,8 +83,9 @@ class McpFeaturesTest : public ::testing::Test {
     ToolSpec spec;
     spec.name = name;
     spec.toolset = "test";
-    schemas_.push_back(R"({"name": ")" + name +
-                       R"(", "description": "d", "parameters": {"type": "object", "properties": {}}})");
+    schemas_.push_back(
+        R"({"name": ")" + name +
+        R"(", "description": "d", "parameters": {"type": "object", "properties": {}}})");
     spec.schema = std::string_view(schemas_.back());
     spec.handler = std::move(handler);
     spec.parallel = ParallelClass::kSafe;
@@ -94,8 +101,10 @@ class McpFeaturesTest : public ::testing::Test {
     auto created = McpServer::Create(dispatcher_, toolsets_, std::move(options), out_.Routed());
     ASSERT_TRUE(created.has_value()) << created.error().message();
     server_ = std::move(*created);
-    init_ = Request(1000 + starts_++, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", client_capabilities},
-                                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+    init_ = Request(1000 + starts_++, "initialize",
+                    {{"protocolVersion", "2025-11-25"},
+                     {"capabilities", client_capabilities},
+                     {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
     Notify("notifications/initialized");
   }
   Json Request(int id, std::string_view method, const Json& params = Json::object()) {
@@ -103,14 +112,18 @@ class McpFeaturesTest : public ::testing::Test {
     return out_.Response(id);
   }
   void Send(int id, std::string_view method, const Json& params) {
-    server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}).dump());
+    server_->HandleMessage(
+        Json({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}).dump());
   }
   void Notify(std::string_view method, const Json& params = Json::object()) {
-    server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}).dump());
+    server_->HandleMessage(
+        Json({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}).dump());
   }
   // The first request the server sent the client with `method`.
   Json ServerRequest(std::string_view method, std::chrono::milliseconds timeout = 3s) {
-    return out_.WaitFor([&](const Json& j) { return j.value("method", "") == method && j.contains("id"); }, timeout);
+    return out_.WaitFor(
+        [&](const Json& j) { return j.value("method", "") == method && j.contains("id"); },
+        timeout);
   }
 
   std::vector<std::string> schemas_;  // kept alive: ToolSpec borrows them
@@ -152,7 +165,9 @@ TEST_F(McpFeaturesTest, ListsComeInPagesThatCoverEverythingOnce) {
     extra.uri = "test://extra/" + std::to_string(i);
     extra.name = "extra" + std::to_string(i);
     extra.toolset = i == 2 ? "other" : "test";  // not served: never counted in a page
-    extra.read = [](const ResourceRequest& r, ToolContext&) -> Result<Json> { return TextContents(r.uri, "text/plain", ""); };
+    extra.read = [](const ResourceRequest& r, ToolContext&) -> Result<Json> {
+      return TextContents(r.uri, "text/plain", "");
+    };
     ASSERT_TRUE(features_->AddResource(std::move(extra)).ok());
   }
   Start(/*with_features=*/true, Json::object(), {"test"}, /*page_size=*/2);
@@ -169,7 +184,8 @@ TEST_F(McpFeaturesTest, ListsComeInPagesThatCoverEverythingOnce) {
   EXPECT_EQ(std::set<std::string>(uris.begin(), uris.end()).size(), uris.size());
   EXPECT_EQ(std::find(uris.begin(), uris.end(), "test://extra/2"), uris.end());
   for (const Json& bad : {Json("page:0"), Json("page:x"), Json("after:a"), Json(7)}) {
-    EXPECT_EQ(Request(50, "resources/list", {{"cursor", bad}})["error"]["code"], kInvalidParams) << bad;
+    EXPECT_EQ(Request(50, "resources/list", {{"cursor", bad}})["error"]["code"], kInvalidParams)
+        << bad;
   }
   EXPECT_EQ(Request(60, "prompts/list")["result"]["prompts"].size(), 1u);
   EXPECT_FALSE(Request(61, "prompts/list")["result"].contains("nextCursor"));
@@ -184,7 +200,8 @@ TEST_F(McpFeaturesTest, ResourcesListReadAndTemplates) {
   Json templates = Request(2, "resources/templates/list");
   EXPECT_EQ(templates["result"]["resourceTemplates"][0]["uriTemplate"], "test://items/{id}/data");
 
-  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://text"}})["result"]["contents"][0]["text"], "hello");
+  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://text"}})["result"]["contents"][0]["text"],
+            "hello");
   Json item = Request(4, "resources/read", {{"uri", "test://items/123/data"}});
   EXPECT_EQ(item["result"]["contents"][0]["text"], "item 123");
   EXPECT_EQ(item["result"]["contents"][0]["uri"], "test://items/123/data");
@@ -196,12 +213,16 @@ TEST_F(McpFeaturesTest, UnknownOrHostileResourceRequestsGetErrors) {
   EXPECT_EQ(unknown["error"]["code"], kResourceNotFound);
   EXPECT_EQ(unknown["error"]["data"]["uri"], "test://nope");
   // A template match the handler does not know, an empty variable, a path escape.
-  EXPECT_EQ(Request(2, "resources/read", {{"uri", "test://items/missing/data"}})["error"]["code"], kResourceNotFound);
-  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://items//data"}})["error"]["code"], kResourceNotFound);
-  EXPECT_EQ(Request(4, "resources/read", {{"uri", "test://items/a/b/data"}})["error"]["code"], kResourceNotFound);
+  EXPECT_EQ(Request(2, "resources/read", {{"uri", "test://items/missing/data"}})["error"]["code"],
+            kResourceNotFound);
+  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://items//data"}})["error"]["code"],
+            kResourceNotFound);
+  EXPECT_EQ(Request(4, "resources/read", {{"uri", "test://items/a/b/data"}})["error"]["code"],
+            kResourceNotFound);
   EXPECT_EQ(Request(5, "resources/read", {{"uri", 42}})["error"]["code"], kInvalidParams);
   EXPECT_EQ(Request(6, "resources/read", Json::object())["error"]["code"], kInvalidParams);
-  EXPECT_EQ(Request(7, "resources/subscribe", {{"uri", "test://nope"}})["error"]["code"], kResourceNotFound);
+  EXPECT_EQ(Request(7, "resources/subscribe", {{"uri", "test://nope"}})["error"]["code"],
+            kResourceNotFound);
 }
 
 // A resource handler runs off the reader thread: a slow one holds up nothing else, and
@@ -215,7 +236,8 @@ TEST_F(McpFeaturesTest, ASlowResourceReadBlocksNothingAndCanBeCancelled) {
   slow.read = [&](const ResourceRequest& r, ToolContext& ctx) -> Result<Json> {
     started = true;
     const auto until = std::chrono::steady_clock::now() + 5s;
-    while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+    while (!ctx.cancelled() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(2ms);
     saw_cancel = ctx.cancelled();
     return TextContents(r.uri, "text/plain", "late");
   };
@@ -225,7 +247,8 @@ TEST_F(McpFeaturesTest, ASlowResourceReadBlocksNothingAndCanBeCancelled) {
   for (int i = 0; i < 2000 && !started; ++i) std::this_thread::sleep_for(1ms);
   ASSERT_TRUE(started);
   EXPECT_EQ(Request(2, "ping")["result"], Json::object());  // answered while the read runs
-  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://text"}})["result"]["contents"][0]["text"], "hello");
+  EXPECT_EQ(Request(3, "resources/read", {{"uri", "test://text"}})["result"]["contents"][0]["text"],
+            "hello");
   EXPECT_EQ(server_->calls_in_flight(), 1u);
   Notify("notifications/cancelled", {{"requestId", 1}});
   for (int i = 0; i < 2000 && server_->calls_in_flight() > 0; ++i) std::this_thread::sleep_for(1ms);
@@ -239,9 +262,11 @@ TEST_F(McpFeaturesTest, SubscribersAreToldOfUpdatesUntilTheyUnsubscribe) {
   EXPECT_EQ(Request(1, "resources/subscribe", {{"uri", "test://text"}})["result"], Json::object());
   features_->NotifyResourceUpdated("test://other");
   features_->NotifyResourceUpdated("test://text");
-  Json updated = out_.WaitFor([](const Json& j) { return j.value("method", "") == "notifications/resources/updated"; });
+  Json updated = out_.WaitFor(
+      [](const Json& j) { return j.value("method", "") == "notifications/resources/updated"; });
   EXPECT_EQ(updated["params"]["uri"], "test://text");
-  EXPECT_EQ(Request(2, "resources/unsubscribe", {{"uri", "test://text"}})["result"], Json::object());
+  EXPECT_EQ(Request(2, "resources/unsubscribe", {{"uri", "test://text"}})["result"],
+            Json::object());
   features_->NotifyResourceUpdated("test://text");
   EXPECT_EQ(out_.Notifications("notifications/resources/updated").size(), 1u);
 }
@@ -249,27 +274,34 @@ TEST_F(McpFeaturesTest, SubscribersAreToldOfUpdatesUntilTheyUnsubscribe) {
 TEST_F(McpFeaturesTest, PromptsListGetAndTheirArguments) {
   Start();
   Json list = Request(1, "prompts/list");
-  ASSERT_EQ(list["result"]["prompts"].size(), 1u) << "the prompt of an unselected toolset is hidden";
+  ASSERT_EQ(list["result"]["prompts"].size(), 1u)
+      << "the prompt of an unselected toolset is hidden";
   EXPECT_EQ(list["result"]["prompts"][0]["name"], "greet");
   EXPECT_EQ(list["result"]["prompts"][0]["arguments"][0]["required"], true);
   Json got = Request(2, "prompts/get", {{"name", "greet"}, {"arguments", {{"who", "Ada"}}}});
   EXPECT_EQ(got["result"]["messages"][0]["content"]["text"], "Hello Ada");
-  EXPECT_THAT(Request(3, "prompts/get", {{"name", "greet"}})["error"]["message"].get<std::string>(), HasSubstr("who"));
-  EXPECT_EQ(Request(4, "prompts/get", {{"name", "greet"}, {"arguments", {{"who", 7}}}})["error"]["code"], kInvalidParams);
+  EXPECT_THAT(Request(3, "prompts/get", {{"name", "greet"}})["error"]["message"].get<std::string>(),
+              HasSubstr("who"));
+  EXPECT_EQ(
+      Request(4, "prompts/get", {{"name", "greet"}, {"arguments", {{"who", 7}}}})["error"]["code"],
+      kInvalidParams);
   EXPECT_EQ(Request(5, "prompts/get", {{"name", "elsewhere"}})["error"]["code"], kInvalidParams);
 }
 
 TEST_F(McpFeaturesTest, CompletionForPromptAndTemplateArguments) {
   Start();
-  Json prompt = Request(1, "completion/complete", {{"ref", {{"type", "ref/prompt"}, {"name", "greet"}}},
-                                                   {"argument", {{"name", "who"}, {"value", "A"}}}});
+  Json prompt = Request(1, "completion/complete",
+                        {{"ref", {{"type", "ref/prompt"}, {"name", "greet"}}},
+                         {"argument", {{"name", "who"}, {"value", "A"}}}});
   EXPECT_EQ(prompt["result"]["completion"]["values"], Json::array({"A1", "A2"}));
   EXPECT_EQ(prompt["result"]["completion"]["hasMore"], false);
-  Json tmpl = Request(2, "completion/complete", {{"ref", {{"type", "ref/resource"}, {"uri", "test://items/{id}/data"}}},
-                                                 {"argument", {{"name", "id"}, {"value", "12"}}}});
+  Json tmpl = Request(2, "completion/complete",
+                      {{"ref", {{"type", "ref/resource"}, {"uri", "test://items/{id}/data"}}},
+                       {"argument", {{"name", "id"}, {"value", "12"}}}});
   EXPECT_EQ(tmpl["result"]["completion"]["values"], Json::array({"123", "124"}));
-  EXPECT_EQ(Request(3, "completion/complete", {{"ref", {{"type", "ref/prompt"}, {"name", "nope"}}},
-                                               {"argument", {{"name", "x"}, {"value", ""}}}})["error"]["code"],
+  EXPECT_EQ(Request(3, "completion/complete",
+                    {{"ref", {{"type", "ref/prompt"}, {"name", "nope"}}},
+                     {"argument", {{"name", "x"}, {"value", ""}}}})["error"]["code"],
             kInvalidParams);
   EXPECT_EQ(Request(4, "completion/complete", {{"ref", "greet"}})["error"]["code"], kInvalidParams);
 }
@@ -289,7 +321,8 @@ TEST_F(McpFeaturesTest, ToolsReturnRichContentBlocks) {
 
 TEST_F(McpFeaturesTest, ElicitationAndSamplingRoundTripsOnTheCallsRoute) {
   AddTool("ask", [](const Json&, ToolContext& ctx) {
-    auto answer = Elicit(ctx, "Your name?", {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}});
+    auto answer = Elicit(ctx, "Your name?",
+                         {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}});
     if (!answer) return ToolResult::Error(answer.error().message());
     auto sampled = CreateMessage(ctx, {{"messages", Json::array()}, {"maxTokens", 5}});
     if (!sampled) return ToolResult::Error(sampled.error().message());
@@ -305,13 +338,19 @@ TEST_F(McpFeaturesTest, ElicitationAndSamplingRoundTripsOnTheCallsRoute) {
   EXPECT_EQ(elicit["params"]["message"], "Your name?");
   // Tied to the tools/call (id 7), so Streamable HTTP sends it on that POST's stream.
   EXPECT_EQ(out_.RouteOf("elicitation/create"), "7|related");
-  server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"id", elicit["id"]},
-                               {"result", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}}).dump());
+  server_->HandleMessage(Json({{"jsonrpc", "2.0"},
+                               {"id", elicit["id"]},
+                               {"result", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}})
+                             .dump());
   Json sample = ServerRequest("sampling/createMessage");
   ASSERT_FALSE(sample.is_null());
-  server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"id", sample["id"]},
-                               {"result", {{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "hi"}}},
-                                           {"model", "m"}}}}).dump());
+  server_->HandleMessage(Json({{"jsonrpc", "2.0"},
+                               {"id", sample["id"]},
+                               {"result",
+                                {{"role", "assistant"},
+                                 {"content", {{"type", "text"}, {"text", "hi"}}},
+                                 {"model", "m"}}}})
+                             .dump());
   Json r = out_.Response(7);
   EXPECT_EQ(r["result"]["content"][0]["text"], "Ada / hi") << r.dump();
   EXPECT_EQ(out_.RouteOf("\"asked\""), "7|related");
@@ -326,7 +365,8 @@ TEST_F(McpFeaturesTest, ElicitationFailsClearlyWithoutTheClientCapabilityOrAClie
   Start(true, {{"sampling", Json::object()}});
   Json r = Request(1, "tools/call", {{"name", "ask"}});
   EXPECT_EQ(r["result"]["isError"], true);
-  EXPECT_THAT(r["result"]["content"][0]["text"].get<std::string>(), HasSubstr("elicitation capability"));
+  EXPECT_THAT(r["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("elicitation capability"));
   EXPECT_TRUE(ServerRequest("elicitation/create", 50ms).is_null()) << "nothing was sent";
 
   ToolContext bare;  // outside MCP: no client at all
@@ -340,8 +380,11 @@ TEST_F(McpFeaturesTest, ACancelledCallWaitingForTheClientEndsPromptly) {
   AddTool("ask", [&waited_ms](const Json&, ToolContext& ctx) {
     const auto began = std::chrono::steady_clock::now();
     auto answer = Elicit(ctx, "never answered", Json::object());
-    waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
-    return answer ? ToolResult::Text("answered") : ToolResult::Error(answer.error().message(), CallStatus::kCancelled);
+    waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now() - began)
+                    .count();
+    return answer ? ToolResult::Text("answered")
+                  : ToolResult::Error(answer.error().message(), CallStatus::kCancelled);
   });
   Start(true, {{"elicitation", Json::object()}});
   Send(5, "tools/call", {{"name", "ask"}});
@@ -349,7 +392,8 @@ TEST_F(McpFeaturesTest, ACancelledCallWaitingForTheClientEndsPromptly) {
   ASSERT_FALSE(elicit.is_null());
   Notify("notifications/cancelled", {{"requestId", 5}, {"reason", "user gave up"}});
   // The server withdraws its own request, and sends no response for the cancelled call.
-  Json withdrawn = out_.WaitFor([](const Json& j) { return j.value("method", "") == "notifications/cancelled"; });
+  Json withdrawn = out_.WaitFor(
+      [](const Json& j) { return j.value("method", "") == "notifications/cancelled"; });
   EXPECT_EQ(withdrawn["params"]["requestId"], elicit["id"]);
   // The call ends once cancelled; uncancelled, the question would wait for its own timeout.
   EXPECT_TRUE(test_support::WaitUntil([this] { return server_->calls_in_flight() == 0; }, 10s))
@@ -357,7 +401,8 @@ TEST_F(McpFeaturesTest, ACancelledCallWaitingForTheClientEndsPromptly) {
   EXPECT_GE(waited_ms.load(), 0);
   EXPECT_TRUE(out_.Response(5, 50ms).is_null());
   // A late answer to the withdrawn request is dropped without harm.
-  server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"id", elicit["id"]}, {"result", {{"action", "accept"}}}}).dump());
+  server_->HandleMessage(
+      Json({{"jsonrpc", "2.0"}, {"id", elicit["id"]}, {"result", {{"action", "accept"}}}}).dump());
   EXPECT_EQ(Request(6, "ping")["result"], Json::object());
 }
 

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,24 +26,32 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 std::string Schema(std::string_view name, std::string_view properties = "{}") {
-  return R"({"name": ")" + std::string(name) + R"(", "description": "test tool )" + std::string(name) +
-         R"(", "parameters": {"type": "object", "properties": )" + std::string(properties) + "}}";
+  return R"({"name": ")" + std::string(name) + R"(", "description": "test tool )" +
+         std::string(name) + R"(", "parameters": {"type": "object", "properties": )" +
+         std::string(properties) + "}}";
 }
 
 class McpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Add("echo", ParallelClass::kSafe, [](const Json& args, ToolContext&) {
-      return ToolResult::FromJson({{"echo", args.value("text", "")}});
-    }, /*read_only=*/true, R"({"text": {"type": "string"}})");
-    Add("plain", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("hello"); });
-    Add("fail", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Error("boom"); });
+    Add(
+        "echo", ParallelClass::kSafe,
+        [](const Json& args, ToolContext&) {
+          return ToolResult::FromJson({{"echo", args.value("text", "")}});
+        },
+        /*read_only=*/true, R"({"text": {"type": "string"}})");
+    Add("plain", ParallelClass::kSafe,
+        [](const Json&, ToolContext&) { return ToolResult::Text("hello"); });
+    Add("fail", ParallelClass::kSafe,
+        [](const Json&, ToolContext&) { return ToolResult::Error("boom"); });
     Add("slow", ParallelClass::kSafe, [this](const Json&, ToolContext& ctx) {
       slow_started_ = true;
       const auto until = std::chrono::steady_clock::now() + 5s;
-      while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+      while (!ctx.cancelled() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(2ms);
       slow_saw_cancel_ = ctx.cancelled();
-      return ctx.cancelled() ? ToolResult::Error("cancelled", CallStatus::kCancelled) : ToolResult::Text("done");
+      return ctx.cancelled() ? ToolResult::Error("cancelled", CallStatus::kCancelled)
+                             : ToolResult::Text("done");
     });
     ToolSpec hidden;
     hidden.name = "hidden";
@@ -54,8 +62,8 @@ class McpServerTest : public ::testing::Test {
     ASSERT_TRUE(registry_.Register(std::move(hidden)).ok());
   }
 
-  void Add(const std::string& name, ParallelClass parallel, SyncHandler handler, bool read_only = false,
-           std::string_view properties = "{}") {
+  void Add(const std::string& name, ParallelClass parallel, SyncHandler handler,
+           bool read_only = false, std::string_view properties = "{}") {
     ToolSpec spec;
     spec.name = name;
     spec.toolset = "test";
@@ -83,11 +91,14 @@ class McpServerTest : public ::testing::Test {
     return out_.Response(id);
   }
   void Notify(std::string_view method, const Json& params = Json::object()) {
-    server_->HandleMessage(Json({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}).dump());
+    server_->HandleMessage(
+        Json({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}).dump());
   }
   void Initialize(std::string_view version = "2025-11-25") {
-    Json r = Request(1000, "initialize", {{"protocolVersion", version}, {"capabilities", Json::object()},
-                                          {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+    Json r = Request(1000, "initialize",
+                     {{"protocolVersion", version},
+                      {"capabilities", Json::object()},
+                      {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
     ASSERT_TRUE(r.contains("result")) << r.dump();
     Notify("notifications/initialized");
   }
@@ -113,7 +124,8 @@ class McpServerTest : public ::testing::Test {
 
 TEST_F(McpServerTest, InitializeEchoesASupportedVersionAndFallsBackToTheLatest) {
   Server();
-  Json r = Request(1, "initialize", {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()}});
+  Json r = Request(1, "initialize",
+                   {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()}});
   EXPECT_EQ(r["result"]["protocolVersion"], "2025-06-18");
   EXPECT_EQ(r["result"]["capabilities"]["tools"]["listChanged"], true);
   EXPECT_TRUE(r["result"]["capabilities"].contains("logging"));
@@ -122,15 +134,21 @@ TEST_F(McpServerTest, InitializeEchoesASupportedVersionAndFallsBackToTheLatest) 
   EXPECT_FALSE(server_->initialized());
   Notify("notifications/initialized");
   EXPECT_TRUE(server_->initialized());
-  EXPECT_EQ(Request(2, "initialize", {{"protocolVersion", "2025-06-18"}})["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(Request(2, "initialize", {{"protocolVersion", "2025-06-18"}})["error"]["code"],
+            kInvalidRequest);
 
   Server();
-  EXPECT_EQ(Request(3, "initialize", {{"protocolVersion", "1999-01-01"}})["result"]["protocolVersion"], "2025-11-25");
+  EXPECT_EQ(
+      Request(3, "initialize", {{"protocolVersion", "1999-01-01"}})["result"]["protocolVersion"],
+      "2025-11-25");
   Server();
-  EXPECT_EQ(Request(4, "initialize", {{"protocolVersion", "2024-11-05"}})["result"]["protocolVersion"], "2024-11-05");
+  EXPECT_EQ(
+      Request(4, "initialize", {{"protocolVersion", "2024-11-05"}})["result"]["protocolVersion"],
+      "2024-11-05");
   Server();
   EXPECT_EQ(Request(5, "initialize", Json::object())["error"]["code"], kInvalidParams);
-  EXPECT_EQ(Request(6, "initialize", {{"protocolVersion", 20251125}})["error"]["code"], kInvalidParams);
+  EXPECT_EQ(Request(6, "initialize", {{"protocolVersion", 20251125}})["error"]["code"],
+            kInvalidParams);
 }
 
 TEST_F(McpServerTest, OnlyPingIsServedBeforeInitialize) {
@@ -194,12 +212,15 @@ TEST_F(McpServerTest, ToolsCallGivesTextStructuredContentAndIsError) {
   EXPECT_THAT(fail["result"]["content"][0]["text"].get<std::string>(), HasSubstr("boom"));
 
   // Argument validation failures are results the model can correct, not protocol errors.
-  Json bad_type = Request(4, "tools/call", {{"name", "echo"}, {"arguments", {{"text", Json::array({1})}}}});
+  Json bad_type =
+      Request(4, "tools/call", {{"name", "echo"}, {"arguments", {{"text", Json::array({1})}}}});
   EXPECT_EQ(bad_type["result"]["isError"], true) << bad_type.dump();
 
   EXPECT_EQ(Request(5, "tools/call", {{"name", "nope"}})["error"]["code"], kInvalidParams);
-  EXPECT_EQ(Request(6, "tools/call", {{"name", "hidden"}})["error"]["code"], kInvalidParams);  // not exposed
-  EXPECT_EQ(Request(7, "tools/call", {{"name", "echo"}, {"arguments", "x"}})["error"]["code"], kInvalidParams);
+  EXPECT_EQ(Request(6, "tools/call", {{"name", "hidden"}})["error"]["code"],
+            kInvalidParams);  // not exposed
+  EXPECT_EQ(Request(7, "tools/call", {{"name", "echo"}, {"arguments", "x"}})["error"]["code"],
+            kInvalidParams);
   EXPECT_EQ(Request(8, "tools/call", Json::object())["error"]["code"], kInvalidParams);
   EXPECT_EQ(Request(9, "tools/call", Json::array({1}))["error"]["code"], kInvalidParams);
 }
@@ -210,7 +231,8 @@ TEST_F(McpServerTest, UnknownMethodsAndMalformedLinesGetErrorsAndServingGoesOn) 
   EXPECT_EQ(Request(1, "resources/list")["error"]["code"], kMethodNotFound);
   Notify("notifications/whatever");  // unknown notification: no answer
   server_->HandleMessage("{not json");
-  Json parse_error = out_.WaitFor([](const Json& j) { return j.contains("error") && j["id"].is_null(); });
+  Json parse_error =
+      out_.WaitFor([](const Json& j) { return j.contains("error") && j["id"].is_null(); });
   EXPECT_EQ(parse_error["error"]["code"], kParseError);
   server_->HandleMessage(R"({"jsonrpc":"2.0","id":"b","method":7})");
   EXPECT_EQ(out_.Response("b")["error"]["code"], kInvalidRequest);
@@ -226,7 +248,8 @@ TEST_F(McpServerTest, UnknownMethodsAndMalformedLinesGetErrorsAndServingGoesOn) 
 TEST_F(McpServerTest, ASlowCallDoesNotBlockPingOrOtherCalls) {
   Server();
   Initialize();
-  server_->HandleMessage(R"({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}})");
+  server_->HandleMessage(
+      R"({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}})");
   // Answered while the slow call runs: it only ends on its own after 5 s, or when cancelled,
   // and slow_saw_cancel_ below says it was still running when these came back.
   EXPECT_EQ(Request(1, "ping")["result"], Json::object());
@@ -244,7 +267,8 @@ TEST_F(McpServerTest, ASlowCallDoesNotBlockPingOrOtherCalls) {
 TEST_F(McpServerTest, CancelledNotificationStopsTheCallAndSuppressesItsResponse) {
   Server();
   Initialize();
-  server_->HandleMessage(R"({"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"slow"}})");
+  server_->HandleMessage(
+      R"({"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"slow"}})");
   for (int i = 0; i < 1000 && !slow_started_; ++i) std::this_thread::sleep_for(1ms);
   ASSERT_TRUE(slow_started_);
   Notify("notifications/cancelled", {{"requestId", 99}});  // unknown: ignored
@@ -278,15 +302,18 @@ TEST_F(McpServerTest, ProgressTokenGetsStartAndFinishNotificationsBeforeTheRespo
 TEST_F(McpServerTest, LoggingSetLevelControlsLogNotifications) {
   Server();
   Initialize();
-  EXPECT_EQ(Request(1, "logging/setLevel", {{"level", "verbose"}})["error"]["code"], kInvalidParams);
+  EXPECT_EQ(Request(1, "logging/setLevel", {{"level", "verbose"}})["error"]["code"],
+            kInvalidParams);
   server_->SendLog("info", "test", "quiet by default");
   EXPECT_EQ(Request(2, "logging/setLevel", {{"level", "debug"}})["result"], Json::object());
   Request(3, "tools/call", {{"name", "plain"}});
-  Json log = out_.WaitFor([](const Json& j) { return j.value("method", "") == "notifications/message"; });
+  Json log =
+      out_.WaitFor([](const Json& j) { return j.value("method", "") == "notifications/message"; });
   ASSERT_FALSE(log.is_null());
   EXPECT_EQ(log["params"]["level"], "debug");
   EXPECT_EQ(log["params"]["data"]["tool"], "plain");
-  for (const Json& m : out_.Notifications("notifications/message")) EXPECT_NE(m["params"]["data"], "quiet by default");
+  for (const Json& m : out_.Notifications("notifications/message"))
+    EXPECT_NE(m["params"]["data"], "quiet by default");
 }
 
 TEST_F(McpServerTest, RegistryChangesToExposedToolsSendListChanged) {
@@ -299,20 +326,25 @@ TEST_F(McpServerTest, RegistryChangesToExposedToolsSendListChanged) {
   other.schema = std::string_view(other_schema);
   other.handler = [](const Json&, ToolContext&) { return ToolResult::Text("x"); };
   ASSERT_TRUE(registry_.Register(std::move(other)).ok());
-  EXPECT_TRUE(out_.Notifications("notifications/tools/list_changed").empty()) << "not an exposed toolset";
-  Add("fresh", ParallelClass::kSafe, [](const Json&, ToolContext&) { return ToolResult::Text("new"); });
+  EXPECT_TRUE(out_.Notifications("notifications/tools/list_changed").empty())
+      << "not an exposed toolset";
+  Add("fresh", ParallelClass::kSafe,
+      [](const Json&, ToolContext&) { return ToolResult::Text("new"); });
   ASSERT_FALSE(out_.WaitFor([](const Json& j) {
                      return j.value("method", "") == "notifications/tools/list_changed";
-                   }).is_null());
+                   })
+                   .is_null());
   EXPECT_EQ(Request(1, "tools/call", {{"name", "fresh"}})["result"]["content"][0]["text"], "new");
 }
 
 TEST_F(McpServerTest, RefusesADuplicateInFlightIdAndCallsAfterShutdown) {
   Server();
   Initialize();
-  server_->HandleMessage(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}})");
+  server_->HandleMessage(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}})");
   for (int i = 0; i < 1000 && !slow_started_; ++i) std::this_thread::sleep_for(1ms);
-  server_->HandleMessage(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}})");
+  server_->HandleMessage(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}})");
   EXPECT_EQ(out_.Response(7)["error"]["code"], kInvalidRequest);
   server_->Shutdown();
   EXPECT_EQ(Request(8, "tools/call", {{"name", "plain"}})["error"]["code"], kInternalError);
@@ -342,17 +374,21 @@ TEST_F(McpServerTest, ABatchUnder20250326IsAnsweredAsOneArray) {
   ASSERT_EQ(by_id["3"].size(), 2u);  // the call's answer and the refused duplicate id
   const bool call_first = by_id["3"][0].contains("result");
   EXPECT_EQ(by_id["3"][call_first ? 0 : 1]["result"]["content"][0]["text"], "hello");
-  EXPECT_THAT(by_id["3"][call_first ? 1 : 0]["error"]["message"].get<std::string>(), HasSubstr("already in use"));
+  EXPECT_THAT(by_id["3"][call_first ? 1 : 0]["error"]["message"].get<std::string>(),
+              HasSubstr("already in use"));
   EXPECT_THAT(by_id["4"].at(0)["error"]["message"].get<std::string>(), HasSubstr("initialize"));
   for (const auto& line : out_.Lines()) {
     const Json j = Json::parse(line);
-    EXPECT_FALSE(j.is_object() && j.contains("id") && j["id"] != 1000) << "answered alone: " << line;
+    EXPECT_FALSE(j.is_object() && j.contains("id") && j["id"] != 1000)
+        << "answered alone: " << line;
   }
 
   // Notifications only: nothing comes back. An empty batch is one error.
   server_->HandleMessage(R"([{"jsonrpc":"2.0","method":"notifications/whatever"}])");
   server_->HandleMessage("[]");
-  EXPECT_EQ(out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error"); })["error"]["code"],
+  EXPECT_EQ(out_.WaitFor([](const Json& j) {
+    return j.is_object() && j.contains("error");
+  })["error"]["code"],
             kInvalidRequest);
   EXPECT_EQ(Request(5, "ping")["result"], Json::object());
   size_t arrays = 0;
@@ -375,7 +411,8 @@ TEST_F(McpServerTest, ALoneRequestReusingAnIdOfAnOpenBatchIsRefusedOutsideTheArr
   std::atomic<bool> release{false};
   Add("held", ParallelClass::kSafe, [&](const Json&, ToolContext& ctx) {
     started = true;
-    for (int i = 0; i < 10000 && !release && !ctx.cancelled(); ++i) std::this_thread::sleep_for(1ms);
+    for (int i = 0; i < 10000 && !release && !ctx.cancelled(); ++i)
+      std::this_thread::sleep_for(1ms);
     return ToolResult::Text("held done");
   });
   ASSERT_TRUE(BatchOfCallAndPing("held", started));
@@ -405,14 +442,16 @@ TEST_F(McpServerTest, BatchesAreRefusedAfter20250326) {
   Server();
   Initialize();  // 2025-11-25
   server_->HandleMessage(R"([{"jsonrpc":"2.0","id":5,"method":"ping"}])");
-  const Json refusal = out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error"); });
+  const Json refusal =
+      out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error"); });
   EXPECT_EQ(refusal["error"]["code"], kInvalidRequest);
   EXPECT_TRUE(refusal["id"].is_null());
   EXPECT_TRUE(out_.Response(5, 50ms).is_null()) << "a refused batch is not served";
   // Hostile text that starts like a batch is refused for what it is.
   server_->HandleMessage(std::string(5000, '[') + std::string(5000, ']'));
-  EXPECT_EQ(out_.WaitFor([](const Json& j) { return j.is_object() && j.contains("error") && j["error"]["code"] == kParseError; })
-                ["error"]["code"],
+  EXPECT_EQ(out_.WaitFor([](const Json& j) {
+    return j.is_object() && j.contains("error") && j["error"]["code"] == kParseError;
+  })["error"]["code"],
             kParseError);
 }
 

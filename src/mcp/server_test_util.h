@@ -31,7 +31,8 @@ class Outbox {
     return [this](std::string_view line, const Routing& routing) {
       std::lock_guard lock(mu_);
       lines_.emplace_back(line);
-      routes_.push_back(std::string(routing.request) + (routing.is_response ? "|response" : "|related"));
+      routes_.push_back(std::string(routing.request) +
+                        (routing.is_response ? "|response" : "|related"));
       cv_.notify_all();
     };
   }
@@ -44,7 +45,8 @@ class Outbox {
     return {};
   }
   // The first message matching `pred`, or null after `timeout`.
-  Json WaitFor(const std::function<bool(const Json&)>& pred, std::chrono::milliseconds timeout = 3s) {
+  Json WaitFor(const std::function<bool(const Json&)>& pred,
+               std::chrono::milliseconds timeout = 3s) {
     std::unique_lock lock(mu_);
     Json found;
     cv_.wait_for(lock, timeout, [&] {
@@ -60,8 +62,9 @@ class Outbox {
     return found;
   }
   Json Response(const Json& id, std::chrono::milliseconds timeout = 3s) {
-    return WaitFor([&](const Json& j) { return j.contains("id") && j["id"] == id && !j.contains("method"); },
-                   timeout);
+    return WaitFor(
+        [&](const Json& j) { return j.contains("id") && j["id"] == id && !j.contains("method"); },
+        timeout);
   }
   std::vector<Json> Notifications(std::string_view method) {
     std::lock_guard lock(mu_);

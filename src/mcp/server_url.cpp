@@ -6,13 +6,15 @@ namespace talaria::mcp::client_internal {
 
 Result<HttpServerUrl> ParseServerUrl(std::string_view url) {
   const size_t sep = url.find("://");
-  if (sep == std::string_view::npos) return Err(InvalidArgumentError("'url' must start with http:// or https://"));
+  if (sep == std::string_view::npos)
+    return Err(InvalidArgumentError("'url' must start with http:// or https://"));
   const std::string scheme = AsciiLower(url.substr(0, sep));
   if (scheme != "http" && scheme != "https") {
     return Err(InvalidArgumentError("'url' must start with http:// or https://"));
   }
   std::string_view rest = url.substr(sep + 3);
-  if (const size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+  if (const size_t hash = rest.find('#'); hash != std::string_view::npos)
+    rest = rest.substr(0, hash);
   const size_t path_at = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, path_at);
   HttpServerUrl out;
@@ -23,7 +25,8 @@ Result<HttpServerUrl> ParseServerUrl(std::string_view url) {
     if (colon != std::string_view::npos) out.password = std::string(userinfo.substr(colon + 1));
     authority.remove_prefix(at + 1);
   }
-  if (authority.empty() || authority.front() == ':') return Err(InvalidArgumentError("'url' has no host"));
+  if (authority.empty() || authority.front() == ':')
+    return Err(InvalidArgumentError("'url' has no host"));
   if (authority.find_first_of(" \t\r\n") != std::string_view::npos) {
     return Err(InvalidArgumentError("'url' has a malformed host"));
   }
@@ -40,7 +43,8 @@ std::string RedactUrl(std::string_view url) {
   if (sep != std::string_view::npos) {
     start = sep + 3;
     const size_t end = url.find_first_of("/?#", start);
-    const std::string_view authority = url.substr(start, end == std::string_view::npos ? end : end - start);
+    const std::string_view authority =
+        url.substr(start, end == std::string_view::npos ? end : end - start);
     out.append(url.substr(0, start));
     if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
       out.append("[REDACTED]@");
@@ -48,7 +52,8 @@ std::string RedactUrl(std::string_view url) {
     }
   }
   std::string_view rest = url.substr(start);
-  if (const size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+  if (const size_t hash = rest.find('#'); hash != std::string_view::npos)
+    rest = rest.substr(0, hash);
   const size_t q = rest.find('?');
   out.append(rest.substr(0, q));
   if (q == std::string_view::npos) return out;

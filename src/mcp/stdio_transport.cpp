@@ -66,7 +66,8 @@ bool FdLineWriter::Write(std::string_view line) {
 
 bool FdLineWriter::WriteLine(std::string_view line) {
   static constexpr char kNewline = '\n';
-  iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {const_cast<char*>(&kNewline), 1}};
+  iovec parts[2] = {{const_cast<char*>(line.data()), line.size()},
+                    {const_cast<char*>(&kNewline), 1}};
   ssize_t n;
   do {
     n = ::writev(fd_, parts, 2);

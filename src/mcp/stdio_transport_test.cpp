@@ -38,10 +38,11 @@ struct Pipe {
 class StdioTransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto created = McpServer::Create(dispatcher_, toolsets_, options_, [this](std::string_view line) {
-      std::lock_guard lock(mu_);
-      out_.emplace_back(line);
-    });
+    auto created =
+        McpServer::Create(dispatcher_, toolsets_, options_, [this](std::string_view line) {
+          std::lock_guard lock(mu_);
+          out_.emplace_back(line);
+        });
     ASSERT_TRUE(created.has_value());
     server_ = std::move(*created);
   }
@@ -97,12 +98,15 @@ TEST_F(StdioTransportTest, ServesEachLineAndTheLastOneWithoutANewline) {
 }
 
 TEST_F(StdioTransportTest, SkipsAnOverlongLineWithoutBufferingItAndServesTheNext) {
-  const std::string huge = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"" +
-                           std::string(300'000, 'x') + "\"}}\n";
-  const auto out = Serve(huge + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n" + huge, 1000);
+  const std::string huge =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"" +
+      std::string(300'000, 'x') + "\"}}\n";
+  const auto out =
+      Serve(huge + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n" + huge, 1000);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0]["error"]["code"], kInvalidRequest);
-  EXPECT_THAT(out[0]["error"]["message"].get<std::string>(), HasSubstr("exceeds the limit of 1000"));
+  EXPECT_THAT(out[0]["error"]["message"].get<std::string>(),
+              HasSubstr("exceeds the limit of 1000"));
   EXPECT_EQ(out[1]["id"], 2);
   EXPECT_EQ(out[2]["error"]["code"], kInvalidRequest);
 }
@@ -168,11 +172,14 @@ TEST(FdLineWriter, ConcurrentWritersNeverInterleaveOrLoseALine) {
   std::thread reader([&] {
     char buf[4096];
     ssize_t n;
-    while ((n = ::read(p.read_end.get(), buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
+    while ((n = ::read(p.read_end.get(), buf, sizeof buf)) > 0)
+      received.append(buf, static_cast<size_t>(n));
   });
   constexpr int kThreads = 8, kLines = 400;
   // Lines of different lengths, every 50th longer than a pipe's buffer.
-  auto size_of = [](int i) { return static_cast<size_t>(i % 50 == 0 ? 70000 + i : (i * 37) % 300); };
+  auto size_of = [](int i) {
+    return static_cast<size_t>(i % 50 == 0 ? 70000 + i : (i * 37) % 300);
+  };
   {
     std::vector<std::jthread> writers;
     for (int t = 0; t < kThreads; ++t) {

@@ -7,8 +7,8 @@ namespace talaria::mcp {
 bool IsValidMcpToolName(std::string_view name) {
   if (name.empty() || name.size() > 128) return false;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;

@@ -45,8 +45,11 @@ bool IsValidMcpToolName(std::string_view name);
 
 class ToolCatalog {
  public:
-  ToolCatalog(const Dispatcher& dispatcher, const Toolsets& toolsets, std::vector<std::string> selection)
-      : dispatcher_(dispatcher), registry_(dispatcher.registry()), toolsets_(toolsets),
+  ToolCatalog(const Dispatcher& dispatcher, const Toolsets& toolsets,
+              std::vector<std::string> selection)
+      : dispatcher_(dispatcher),
+        registry_(dispatcher.registry()),
+        toolsets_(toolsets),
         selection_(std::move(selection)) {}
 
   // The current catalog (unknown tools and those Dispatcher::CheckRunnable refuses left out).

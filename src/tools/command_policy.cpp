@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/audit/audit_log.h"
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/core/runtime.h"
 #include "talaria/env/environment.h"
-#include "talaria/audit/audit_log.h"
 #include "talaria/tools/session_services.h"
 #include "tools/elicitation_prompter.h"
 
@@ -42,22 +42,26 @@ void Audit(const ToolContext& ctx, std::string_view tool, std::string_view comma
 
 }  // namespace
 
-CommandPolicy::CommandPolicy(std::shared_ptr<safety::Approvals> approvals, safety::GuardOptions guard)
+CommandPolicy::CommandPolicy(std::shared_ptr<safety::Approvals> approvals,
+                             safety::GuardOptions guard)
     : approvals_(std::move(approvals)), guard_(std::move(guard)) {}
 
-Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args, const ToolContext& ctx) {
+Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args,
+                                      const ToolContext& ctx) {
   const std::string& arg = tool.command_arg();
   if (arg.empty()) return {};
   auto it = args.find(arg);
   if (it == args.end() || !it->is_string()) return {};
-  const std::string command = tool.command_text() != nullptr
-                                  ? tool.command_text()(args, ctx, it->get_ref<const std::string&>())
-                                  : it->get_ref<const std::string&>();
+  const std::string command =
+      tool.command_text() != nullptr
+          ? tool.command_text()(args, ctx, it->get_ref<const std::string&>())
+          : it->get_ref<const std::string&>();
   // Relative paths are judged where the command starts: the terminal's cwd (a `workdir`
   // argument moves it further; relative ones are judged against the shell's cwd all the same).
   safety::GuardOptions guard = guard_;
   if (auto workdir = args.find("workdir"); workdir != args.end() && workdir->is_string() &&
-      !workdir->get_ref<const std::string&>().empty() && workdir->get_ref<const std::string&>()[0] == '/') {
+                                           !workdir->get_ref<const std::string&>().empty() &&
+                                           workdir->get_ref<const std::string&>()[0] == '/') {
     guard.working_directory = workdir->get<std::string>();
   } else if (EnvironmentOf(ctx) != nullptr) {
     guard.working_directory = EnvironmentOf(ctx)->cwd();
@@ -92,15 +96,19 @@ Result<safety::ApprovalSettings> ApprovalSettingsFromConfig(const Config& config
   if (config.raw == nullptr) return settings;
   auto section = config.raw->find("approvals");
   if (section == config.raw->end() || section->is_null()) return settings;
-  if (!section->is_object()) return Err(InvalidArgumentError("config: approvals must be a mapping"));
+  if (!section->is_object())
+    return Err(InvalidArgumentError("config: approvals must be a mapping"));
   if (auto mode = section->find("mode"); mode != section->end()) {
-    if (!mode->is_string()) return Err(InvalidArgumentError("config: approvals.mode must be a string"));
+    if (!mode->is_string())
+      return Err(InvalidArgumentError("config: approvals.mode must be a string"));
     settings.mode = TALARIA_TRY(safety::ParseApprovalMode(mode->get<std::string>()));
   }
   if (auto list = section->find("allowlist"); list != section->end() && !list->is_null()) {
-    if (!list->is_array()) return Err(InvalidArgumentError("config: approvals.allowlist must be a list of rule ids"));
+    if (!list->is_array())
+      return Err(InvalidArgumentError("config: approvals.allowlist must be a list of rule ids"));
     for (const Json& rule : *list) {
-      if (!rule.is_string()) return Err(InvalidArgumentError("config: approvals.allowlist entries must be strings"));
+      if (!rule.is_string())
+        return Err(InvalidArgumentError("config: approvals.allowlist entries must be strings"));
       settings.allowlist.push_back(rule.get<std::string>());
     }
   }
@@ -128,7 +136,8 @@ Status InstallCommandPolicy(Dispatcher& dispatcher, const Config& config,
   guard.home = ShellHome();
   guard.talaria_home = TalariaHome();
   dispatcher.SetPolicy(std::make_shared<CommandPolicy>(
-      std::make_shared<safety::Approvals>(std::move(settings), std::move(prompter)), std::move(guard)));
+      std::make_shared<safety::Approvals>(std::move(settings), std::move(prompter)),
+      std::move(guard)));
   return {};
 }
 

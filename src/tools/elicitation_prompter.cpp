@@ -15,7 +15,8 @@ constexpr std::chrono::minutes kAnswerTimeout{5};
 
 class ElicitationPrompter final : public safety::ApprovalPrompter {
  public:
-  ElicitationPrompter(std::shared_ptr<ClientChannel> client, std::stop_token cancel, ToolContext::Deadline deadline)
+  ElicitationPrompter(std::shared_ptr<ClientChannel> client, std::stop_token cancel,
+                      ToolContext::Deadline deadline)
       : client_(std::move(client)), cancel_(std::move(cancel)), deadline_(deadline) {}
 
   safety::ApprovalAnswer Ask(const safety::ApprovalRequest& request) override {
@@ -25,24 +26,26 @@ class ElicitationPrompter final : public safety::ApprovalPrompter {
       why += r.description;
     }
     Json choices = Json::array();
-    for (const auto& [value, title] : {std::pair{"once", "Allow once"}, std::pair{"session", "Allow for this session"},
-                                       std::pair{"always", "Always allow this kind of command"},
-                                       std::pair{"deny", "Deny"}}) {
+    for (const auto& [value, title] :
+         {std::pair{"once", "Allow once"}, std::pair{"session", "Allow for this session"},
+          std::pair{"always", "Always allow this kind of command"}, std::pair{"deny", "Deny"}}) {
       choices.push_back({{"const", value}, {"title", title}});
     }
     Json schema = {{"type", "object"},
                    {"properties",
-                    {{"decision", {{"type", "string"}, {"title", "Decision"}, {"oneOf", std::move(choices)}}}}},
+                    {{"decision",
+                      {{"type", "string"}, {"title", "Decision"}, {"oneOf", std::move(choices)}}}}},
                    {"required", {"decision"}}};
-    Json params = {{"message", "The agent wants to run (" + request.tool + "):\n" + request.command +
-                                   "\nIt needs approval: " + why},
+    Json params = {{"message", "The agent wants to run (" + request.tool + "):\n" +
+                                   request.command + "\nIt needs approval: " + why},
                    {"requestedSchema", std::move(schema)}};
-    Result<Json> answer =
-        client_->Request("elicitation/create", params, cancel_, EarlierDeadline(deadline_, kAnswerTimeout));
+    Result<Json> answer = client_->Request("elicitation/create", params, cancel_,
+                                           EarlierDeadline(deadline_, kAnswerTimeout));
     if (!answer) {
       const StatusCode code = answer.error().code();
-      return code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled ? safety::ApprovalAnswer::kTimeout
-                                                                                     : safety::ApprovalAnswer::kDeny;
+      return code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled
+                 ? safety::ApprovalAnswer::kTimeout
+                 : safety::ApprovalAnswer::kDeny;
     }
     if (answer->value("action", "") != "accept") return safety::ApprovalAnswer::kDeny;
     const Json content = answer->value("content", Json::object());

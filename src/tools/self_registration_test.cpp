@@ -36,7 +36,8 @@ TEST(SelfRegistration, AToolInANewFileIsRegisteredWithoutAnyList) {
 
   talaria::Dispatcher dispatcher(registry);
   talaria::ToolContext ctx;
-  EXPECT_EQ(dispatcher.Dispatch("self_registration_probe", R"({"n": "5"})", ctx).text, R"({"n":5})");
+  EXPECT_EQ(dispatcher.Dispatch("self_registration_probe", R"({"n": "5"})", ctx).text,
+            R"({"n":5})");
 }
 
 TEST(SelfRegistration, BuiltInToolsAreAllPresent) {

@@ -8,14 +8,14 @@
 #include <map>
 #include <mutex>
 
+#include "talaria/audit/audit_log.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
-#include "talaria/env/bwrap.h"
 #include "talaria/base/random.h"
+#include "talaria/confinement/workspace.h"
+#include "talaria/env/bwrap.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
-#include "talaria/audit/audit_log.h"
-#include "talaria/confinement/workspace.h"
 #include "tools/files/file_tracker.h"
 
 namespace talaria::tools {
@@ -84,7 +84,8 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     ssh.initial_cwd = t.ssh_cwd;
     return env::OpenSsh(std::move(ssh));
   }
-  if (t.backend != "local") return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
+  if (t.backend != "local")
+    return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
   return env::OpenLocal(std::move(local));
 }
 

@@ -14,7 +14,8 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   TALARIA_RETURN_IF_ERROR(t.ReadString("backend", s.backend));
   if (s.backend != "auto" && s.backend != "local" && s.backend != "bwrap" && s.backend != "ssh" &&
       s.backend != "docker") {
-    return Err(t.Bad("backend", "one of auto, local, bwrap, ssh, docker (got '" + s.backend + "')"));
+    return Err(
+        t.Bad("backend", "one of auto, local, bwrap, ssh, docker (got '" + s.backend + "')"));
   }
   TALARIA_RETURN_IF_ERROR(t.ReadStrings("env_passthrough", base.env_passthrough));
   TALARIA_RETURN_IF_ERROR(t.ReadBool("network", s.network));
@@ -30,7 +31,8 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   int64_t port = s.ssh_port;
   TALARIA_RETURN_IF_ERROR(ssh.ReadInt("port", 1, 65535, port));
   s.ssh_port = static_cast<int>(port);
-  if (s.backend == "ssh" && s.ssh_host.empty()) return Err(t.Bad("ssh.host", "set when backend is ssh"));
+  if (s.backend == "ssh" && s.ssh_host.empty())
+    return Err(t.Bad("ssh.host", "set when backend is ssh"));
 
   const ConfigSection docker = TALARIA_TRY(t.Sub("docker"));
   TALARIA_RETURN_IF_ERROR(docker.ReadString("image", s.docker_image));
@@ -39,7 +41,8 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   const ConfigSection files = TALARIA_TRY(ConfigSection::Of(config, "files"));
   bool read_hard_links = base.hard_link_reads == safety::HardLinkReads::kAllow;
   TALARIA_RETURN_IF_ERROR(files.ReadBool("read_hard_links", read_hard_links));
-  base.hard_link_reads = read_hard_links ? safety::HardLinkReads::kAllow : safety::HardLinkReads::kRefuse;
+  base.hard_link_reads =
+      read_hard_links ? safety::HardLinkReads::kAllow : safety::HardLinkReads::kRefuse;
   return base;
 }
 

@@ -23,7 +23,9 @@ TEST(SessionConfig, DefaultsToTheSandboxWhereItWorks) {
   EXPECT_EQ(o->terminal.tmp_size_mb, 512u);
   EXPECT_TRUE(o->env_passthrough.empty());
   EXPECT_EQ(o->hard_link_reads, safety::HardLinkReads::kRefuse);
-  auto local = FromYaml("terminal: {backend: local, network: false, tmp_size_mb: 64}\nfiles: {read_hard_links: true}\n");
+  auto local = FromYaml(
+      "terminal: {backend: local, network: false, tmp_size_mb: 64}\nfiles: {read_hard_links: "
+      "true}\n");
   ASSERT_TRUE(local);
   EXPECT_EQ(local->terminal.backend, "local");
   EXPECT_EQ(local->terminal.network, false);

@@ -21,7 +21,8 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kToolset = "conformance";
 // A 1x1 PNG and a WAV file with no samples: the smallest valid media.
 constexpr const char* kPng =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg"
+    "==";
 constexpr const char* kWav = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
 int SetText(const talaria_call* call, const std::string& text) {
@@ -42,7 +43,8 @@ int SetJson(const talaria_call* call, const Json& value) { return SetText(call, 
 Json TextBlock(const std::string& text) { return Json{{"type", "text"}, {"text", text}}; }
 Json ImageBlock() { return Json{{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}; }
 Json ResourceBlock(const std::string& uri, const std::string& mime, const std::string& text) {
-  return Json{{"type", "resource"}, {"resource", {{"uri", uri}, {"mimeType", mime}, {"text", text}}}};
+  return Json{{"type", "resource"},
+              {"resource", {{"uri", uri}, {"mimeType", mime}, {"text", text}}}};
 }
 
 Json Args(const char* text, size_t length) {
@@ -63,8 +65,9 @@ int ImageContent(void*, const char*, size_t, const talaria_call* call) {
 }
 
 int AudioContent(void*, const char*, size_t, const talaria_call* call) {
-  return SetContent(call, Json::array({Json{{"type", "audio"}, {"data", kWav}, {"mimeType", "audio/wav"}}}),
-                    "[audio/wav, empty]");
+  return SetContent(
+      call, Json::array({Json{{"type", "audio"}, {"data", kWav}, {"mimeType", "audio/wav"}}}),
+      "[audio/wav, empty]");
 }
 
 int EmbeddedResource(void*, const char*, size_t, const talaria_call* call) {
@@ -105,7 +108,9 @@ int WithProgress(void*, const char*, size_t, const talaria_call* call) {
   return SetText(call, "Tool with progress executed successfully");
 }
 
-void Receive(void* user, const char* text, size_t length) { static_cast<std::string*>(user)->assign(text, length); }
+void Receive(void* user, const char* text, size_t length) {
+  static_cast<std::string*>(user)->assign(text, length);
+}
 
 // Sends a request to the client; the answer (or the reason there is none) lands in `answer`.
 int Ask(const talaria_call* call, const char* method, const Json& params, std::string& answer) {
@@ -136,16 +141,18 @@ int Sampling(void*, const char* args, size_t length, const talaria_call* call) {
 }
 
 // Elicits with `schema` and reports the answer as the scenarios expect.
-int Elicit(const talaria_call* call, const std::string& message, const Json& schema, const char* prefix) {
+int Elicit(const talaria_call* call, const std::string& message, const Json& schema,
+           const char* prefix) {
   std::string answer;
-  if (Ask(call, "elicitation/create", Json{{"message", message}, {"requestedSchema", schema}}, answer) !=
-      TALARIA_PLUGIN_OK) {
+  if (Ask(call, "elicitation/create", Json{{"message", message}, {"requestedSchema", schema}},
+          answer) != TALARIA_PLUGIN_OK) {
     SetText(call, "Elicitation failed: " + answer);
     return TALARIA_PLUGIN_ERROR;
   }
   const Json result = Json::parse(answer, nullptr, false);
   const std::string action = result.is_object() ? result.value("action", std::string("?")) : "?";
-  const std::string content = result.is_object() && result.contains("content") ? result["content"].dump() : "{}";
+  const std::string content =
+      result.is_object() && result.contains("content") ? result["content"].dump() : "{}";
   return SetText(call, std::string(prefix) + "action=" + action + ", content=" + content);
 }
 
@@ -172,7 +179,8 @@ int ElicitationDefaults(void*, const char*, size_t, const talaria_call* call) {
           {"description", "User status"},
           {"enum", {"active", "inactive", "pending"}},
           {"default", "active"}}},
-        {"verified", {{"type", "boolean"}, {"description", "Verification status"}, {"default", true}}}}},
+        {"verified",
+         {{"type", "boolean"}, {"description", "Verification status"}, {"default", true}}}}},
       {"required", Json::array()}};
   return Elicit(call, "Test client default value handling - please accept with defaults", schema,
                 "Elicitation completed: ");
@@ -194,7 +202,8 @@ int ElicitationEnums(void*, const char*, size_t, const talaria_call* call) {
           {"enum", {"opt1", "opt2", "opt3"}},
           {"enumNames", {"Option One", "Option Two", "Option Three"}}}},
         {"untitledMulti",
-         {{"type", "array"}, {"items", {{"type", "string"}, {"enum", {"option1", "option2", "option3"}}}}}},
+         {{"type", "array"},
+          {"items", {{"type", "string"}, {"enum", {"option1", "option2", "option3"}}}}}},
         {"titledMulti",
          {{"type", "array"},
           {"items",
@@ -203,7 +212,8 @@ int ElicitationEnums(void*, const char*, size_t, const talaria_call* call) {
               {{"const", "value2"}, {"title", "Second Choice"}},
               {{"const", "value3"}, {"title", "Third Choice"}}}}}}}}}},
       {"required", Json::array()}};
-  return Elicit(call, "Test enum schema variants - please choose", schema, "Elicitation completed: ");
+  return Elicit(call, "Test enum schema variants - please choose", schema,
+                "Elicitation completed: ");
 }
 
 int EchoArgs(void*, const char* args, size_t length, const talaria_call* call) {
@@ -214,14 +224,16 @@ int EchoArgs(void*, const char* args, size_t length, const talaria_call* call) {
 // ---- resources ----
 
 int StaticText(void*, const char*, size_t, const talaria_call* call) {
-  return SetJson(call, Json::array({{{"uri", "test://static-text"},
-                                     {"mimeType", "text/plain"},
-                                     {"text", "This is the content of the static text resource."}}}));
+  return SetJson(call,
+                 Json::array({{{"uri", "test://static-text"},
+                               {"mimeType", "text/plain"},
+                               {"text", "This is the content of the static text resource."}}}));
 }
 
 int StaticBinary(void*, const char*, size_t, const talaria_call* call) {
-  return SetJson(call,
-                 Json::array({{{"uri", "test://static-binary"}, {"mimeType", "image/png"}, {"blob", kPng}}}));
+  return SetJson(
+      call,
+      Json::array({{{"uri", "test://static-binary"}, {"mimeType", "image/png"}, {"blob", kPng}}}));
 }
 
 int Watched(void*, const char*, size_t, const talaria_call* call) {
@@ -232,7 +244,8 @@ int Watched(void*, const char*, size_t, const talaria_call* call) {
 
 int TemplateData(void*, const char* args, size_t length, const talaria_call* call) {
   const Json a = Args(args, length);
-  const std::string id = a.contains("variables") ? a["variables"].value("id", std::string()) : std::string();
+  const std::string id =
+      a.contains("variables") ? a["variables"].value("id", std::string()) : std::string();
   const Json data = {{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
   return SetJson(call, Json::array({{{"uri", a.value("uri", std::string())},
                                      {"mimeType", "application/json"},
@@ -244,27 +257,31 @@ int TemplateData(void*, const char* args, size_t length, const talaria_call* cal
 Json UserMessage(const Json& content) { return Json{{"role", "user"}, {"content", content}}; }
 
 int SimplePrompt(void*, const char*, size_t, const talaria_call* call) {
-  return SetJson(call, {{"messages", {UserMessage(TextBlock("This is a simple prompt for testing."))}}});
+  return SetJson(call,
+                 {{"messages", {UserMessage(TextBlock("This is a simple prompt for testing."))}}});
 }
 
 int PromptWithArguments(void*, const char* args, size_t length, const talaria_call* call) {
   const Json a = Args(args, length);
-  const std::string text = "Prompt with arguments: arg1='" + a.value("arg1", std::string()) + "', arg2='" +
-                           a.value("arg2", std::string()) + "'";
+  const std::string text = "Prompt with arguments: arg1='" + a.value("arg1", std::string()) +
+                           "', arg2='" + a.value("arg2", std::string()) + "'";
   return SetJson(call, {{"messages", {UserMessage(TextBlock(text))}}});
 }
 
 int PromptWithResource(void*, const char* args, size_t length, const talaria_call* call) {
   const Json a = Args(args, length);
-  return SetJson(call, {{"messages",
-                         {UserMessage(ResourceBlock(a.value("resourceUri", std::string()), "text/plain",
-                                                    "Embedded resource content for testing.")),
-                          UserMessage(TextBlock("Please process the embedded resource above."))}}});
+  return SetJson(call,
+                 {{"messages",
+                   {UserMessage(ResourceBlock(a.value("resourceUri", std::string()), "text/plain",
+                                              "Embedded resource content for testing.")),
+                    UserMessage(TextBlock("Please process the embedded resource above."))}}});
 }
 
 int PromptWithImage(void*, const char*, size_t, const talaria_call* call) {
-  return SetJson(call,
-                 {{"messages", {UserMessage(ImageBlock()), UserMessage(TextBlock("Please analyze the image above."))}}});
+  return SetJson(
+      call,
+      {{"messages",
+        {UserMessage(ImageBlock()), UserMessage(TextBlock("Please analyze the image above."))}}});
 }
 
 // ---- registration ----
@@ -283,7 +300,8 @@ const Tool kTools[] = {
     {"test_image_content", "Returns image content", kNoArgs, ImageContent},
     {"test_audio_content", "Returns audio content", kNoArgs, AudioContent},
     {"test_embedded_resource", "Returns an embedded resource", kNoArgs, EmbeddedResource},
-    {"test_multiple_content_types", "Returns text, image and resource content", kNoArgs, MixedContent},
+    {"test_multiple_content_types", "Returns text, image and resource content", kNoArgs,
+     MixedContent},
     {"test_tool_with_logging", "Sends three log messages while it runs", kNoArgs, WithLogging},
     {"test_error_handling", "Always fails", kNoArgs, ErrorHandling},
     {"test_tool_with_progress", "Reports progress 0, 50 and 100 of 100", kNoArgs, WithProgress},
@@ -293,8 +311,10 @@ const Tool kTools[] = {
     {"test_elicitation", "Asks the user for input",
      R"({"type":"object","properties":{"message":{"type":"string","description":"The message to show"}},"required":["message"]})",
      Elicitation},
-    {"test_elicitation_sep1034_defaults", "Elicits with default values (SEP-1034)", kNoArgs, ElicitationDefaults},
-    {"test_elicitation_sep1330_enums", "Elicits with every enum variant (SEP-1330)", kNoArgs, ElicitationEnums},
+    {"test_elicitation_sep1034_defaults", "Elicits with default values (SEP-1034)", kNoArgs,
+     ElicitationDefaults},
+    {"test_elicitation_sep1330_enums", "Elicits with every enum variant (SEP-1330)", kNoArgs,
+     ElicitationEnums},
     {"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
      R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
      R"("$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
@@ -303,7 +323,8 @@ const Tool kTools[] = {
 };
 
 int RegisterTool(const talaria_plugin_host* host, const Tool& t) {
-  const Json schema = {{"name", t.name}, {"description", t.description}, {"parameters", Json::parse(t.parameters)}};
+  const Json schema = {
+      {"name", t.name}, {"description", t.description}, {"parameters", Json::parse(t.parameters)}};
   const std::string text = schema.dump();
   talaria_tool_def def;
   std::memset(&def, 0, sizeof def);
@@ -316,7 +337,8 @@ int RegisterTool(const talaria_plugin_host* host, const Tool& t) {
   return host->register_tool(host->context, &def);
 }
 
-int RegisterResource(const talaria_plugin_host* host, const Json& descriptor, talaria_tool_handler read) {
+int RegisterResource(const talaria_plugin_host* host, const Json& descriptor,
+                     talaria_tool_handler read) {
   const std::string text = descriptor.dump();
   talaria_resource_def def;
   std::memset(&def, 0, sizeof def);
@@ -327,7 +349,8 @@ int RegisterResource(const talaria_plugin_host* host, const Json& descriptor, ta
   return host->register_resource(host->context, &def);
 }
 
-int RegisterPrompt(const talaria_plugin_host* host, const Json& descriptor, talaria_tool_handler get) {
+int RegisterPrompt(const talaria_plugin_host* host, const Json& descriptor,
+                   talaria_tool_handler get) {
   const std::string text = descriptor.dump();
   talaria_prompt_def def;
   std::memset(&def, 0, sizeof def);
@@ -345,7 +368,8 @@ Json Arg(const char* name, const char* description) {
 }  // namespace
 
 TALARIA_PLUGIN_EXPORT int talaria_register_tools(const talaria_plugin_host* host) {
-  if (host->struct_size < offsetof(talaria_plugin_host, register_prompt) + sizeof(host->register_prompt)) {
+  if (host->struct_size <
+      offsetof(talaria_plugin_host, register_prompt) + sizeof(host->register_prompt)) {
     host->set_error(host->context, "this host cannot register resources and prompts");
     return TALARIA_PLUGIN_ERROR;
   }
@@ -376,20 +400,23 @@ TALARIA_PLUGIN_EXPORT int talaria_register_tools(const talaria_plugin_host* host
                           {"mimeType", "application/json"},
                           {"completions", {{"id", {"123", "456"}}}}},
                          TemplateData);
-  rc |= RegisterPrompt(host, {{"name", "test_simple_prompt"}, {"description", "A prompt without arguments"}},
-                       SimplePrompt);
-  rc |= RegisterPrompt(host,
-                       {{"name", "test_prompt_with_arguments"},
-                        {"description", "A prompt with two arguments"},
-                        {"arguments", {Arg("arg1", "First test argument"), Arg("arg2", "Second test argument")}},
-                        {"completions", {{"arg1", {"paris", "park", "party"}}}}},
-                       PromptWithArguments);
+  rc |= RegisterPrompt(
+      host, {{"name", "test_simple_prompt"}, {"description", "A prompt without arguments"}},
+      SimplePrompt);
+  rc |= RegisterPrompt(
+      host,
+      {{"name", "test_prompt_with_arguments"},
+       {"description", "A prompt with two arguments"},
+       {"arguments", {Arg("arg1", "First test argument"), Arg("arg2", "Second test argument")}},
+       {"completions", {{"arg1", {"paris", "park", "party"}}}}},
+      PromptWithArguments);
   rc |= RegisterPrompt(host,
                        {{"name", "test_prompt_with_embedded_resource"},
                         {"description", "A prompt embedding a resource"},
                         {"arguments", {Arg("resourceUri", "URI of the resource to embed")}}},
                        PromptWithResource);
-  rc |= RegisterPrompt(host, {{"name", "test_prompt_with_image"}, {"description", "A prompt with an image"}},
-                       PromptWithImage);
+  rc |= RegisterPrompt(
+      host, {{"name", "test_prompt_with_image"}, {"description", "A prompt with an image"}},
+      PromptWithImage);
   return rc == TALARIA_PLUGIN_OK ? TALARIA_PLUGIN_OK : TALARIA_PLUGIN_ERROR;
 }

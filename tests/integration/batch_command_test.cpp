@@ -32,7 +32,11 @@ class BatchCli : public ::testing::Test {
     std::ofstream(work_ + "/a.txt") << "alpha\n";
   }
   CliRun Batch(const std::vector<std::string>& args, const std::string& input) {
-    return testing_cli::RunTalaria({.home = home_.path(), .cwd = work_, .stdin_data = input, .timeout = std::chrono::seconds(30), .extra_env = {}},
+    return testing_cli::RunTalaria({.home = home_.path(),
+                                    .cwd = work_,
+                                    .stdin_data = input,
+                                    .timeout = std::chrono::seconds(30),
+                                    .extra_env = {}},
                                    args);
   }
   TempHome home_;
@@ -41,11 +45,15 @@ class BatchCli : public ::testing::Test {
 
 TEST_F(BatchCli, JsonLinesGiveOneToolMessagePerCallInOrder) {
   const std::string input =
-      R"({"name": "read_file", "arguments": {"path": "a.txt"}, "id": "c1"})" "\n"
-      R"({"name": "terminal", "arguments": "{\"command\": \"echo from-shell\"}"})" "\n"
+      R"({"name": "read_file", "arguments": {"path": "a.txt"}, "id": "c1"})"
       "\n"
-      R"({"name": "no_such_tool", "arguments": {}})" "\n"
-      R"({"name": "search_files", "arguments": {"pattern": "alpha"}})" "\n";
+      R"({"name": "terminal", "arguments": "{\"command\": \"echo from-shell\"}"})"
+      "\n"
+      "\n"
+      R"({"name": "no_such_tool", "arguments": {}})"
+      "\n"
+      R"({"name": "search_files", "arguments": {"pattern": "alpha"}})"
+      "\n";
   CliRun run = Batch({"batch", "--quiet", "-"}, input);
   EXPECT_EQ(run.exit_code, 1) << Describe({"batch"}, run);  // one call failed
   const auto lines = SplitLines(run.out);
@@ -82,10 +90,12 @@ TEST_F(BatchCli, ReadsAnAssistantMessageWithToolCalls) {
 }
 
 TEST_F(BatchCli, PlanPrintsSegmentsAndRunsNothing) {
-  const std::string input =
-      R"({"name": "read_file", "arguments": {"path": "a.txt"}})" "\n"
-      R"({"name": "search_files", "arguments": {"pattern": "x"}})" "\n"
-      R"({"name": "terminal", "arguments": {"command": "touch ran.txt"}})" "\n";
+  const std::string input = R"({"name": "read_file", "arguments": {"path": "a.txt"}})"
+                            "\n"
+                            R"({"name": "search_files", "arguments": {"pattern": "x"}})"
+                            "\n"
+                            R"({"name": "terminal", "arguments": {"command": "touch ran.txt"}})"
+                            "\n";
   CliRun run = Batch({"batch", "--plan", "-"}, input);
   ASSERT_EQ(run.exit_code, 0) << Describe({"batch", "--plan"}, run);
   EXPECT_THAT(run.out, HasSubstr("parallel   #0 read_file, #1 search_files"));
@@ -122,12 +132,16 @@ std::string ReadAll(const StartedProcess& child) {
 }
 
 TEST_F(BatchCli, OnATerminalAProgressLineIsDrawnAndErased) {
-  std::ofstream(work_ + "/calls.jsonl") << R"({"name": "terminal", "arguments": {"command": "sleep 0.3"}})" "\n"
-                                        << R"({"name": "read_file", "arguments": {"path": "a.txt"}})" "\n";
+  std::ofstream(work_ + "/calls.jsonl")
+      << R"({"name": "terminal", "arguments": {"command": "sleep 0.3"}})"
+         "\n"
+      << R"({"name": "read_file", "arguments": {"path": "a.txt"}})"
+         "\n";
   SpawnOptions spawn;
   spawn.argv = {TALARIA_CLI_PATH, "batch", "calls.jsonl"};
   spawn.cwd = work_;
-  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(), "PATH=/usr/bin:/bin", "TERM=dumb"};
+  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(),
+               "PATH=/usr/bin:/bin", "TERM=dumb"};
   auto child = StartProcess(spawn, {.stdin_pipe = false, .pty = true});
   ASSERT_TRUE(child) << child.error().message();
   const std::string out = ReadAll(*child);
@@ -144,12 +158,16 @@ TEST_F(BatchCli, OnATerminalAProgressLineIsDrawnAndErased) {
 TEST_F(BatchCli, SigtermCancelsTheBatchAndKillsEveryChild) {
   const std::string marker = "talaria-batch-test-" + std::to_string(::getpid());
   std::ofstream(work_ + "/calls.jsonl")
-      << R"({"name": "terminal", "arguments": {"command": "exec -a )" << marker << R"( sleep 30"}})" "\n"
-      << R"({"name": "terminal", "arguments": {"command": "sleep 31"}})" "\n";
+      << R"({"name": "terminal", "arguments": {"command": "exec -a )" << marker
+      << R"( sleep 30"}})"
+         "\n"
+      << R"({"name": "terminal", "arguments": {"command": "sleep 31"}})"
+         "\n";
   SpawnOptions spawn;
   spawn.argv = {TALARIA_CLI_PATH, "batch", "--quiet", "calls.jsonl"};
   spawn.cwd = work_;
-  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(), "PATH=/usr/bin:/bin"};
+  spawn.env = {"TALARIA_HOME=" + home_.path() + "/.talaria", "HOME=" + home_.path(),
+               "PATH=/usr/bin:/bin"};
   spawn.merge_stderr = true;
   auto child = StartProcess(spawn, {});
   ASSERT_TRUE(child) << child.error().message();
@@ -166,7 +184,8 @@ TEST_F(BatchCli, SigtermCancelsTheBatchAndKillsEveryChild) {
   ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
   EXPECT_EQ(info.si_code, CLD_EXITED);
   EXPECT_EQ(info.si_status, 128 + SIGTERM) << out;
-  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0) << "the command outlived talaria";
+  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0)
+      << "the command outlived talaria";
   const auto lines = SplitLines(out);
   ASSERT_EQ(lines.size(), 2u) << out;
   EXPECT_EQ(nlohmann::json::parse(lines[0])["status"], "cancelled");

@@ -22,7 +22,12 @@ using CheckRun = testing_cli::CliRun;
 
 // check-command touches no state: HOME and TALARIA_HOME need not exist.
 CheckRun CheckCommand(const std::vector<std::string>& args) {
-  return testing_cli::RunTalaria({.home = "/home/checker", .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(10), .extra_env = {}}, args);
+  return testing_cli::RunTalaria({.home = "/home/checker",
+                                  .cwd = {},
+                                  .stdin_data = {},
+                                  .timeout = std::chrono::seconds(10),
+                                  .extra_env = {}},
+                                 args);
 }
 
 nlohmann::json ParseOut(const CheckRun& run) {

@@ -94,8 +94,8 @@ inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string
 inline std::string Describe(const std::vector<std::string>& args, const CliRun& run) {
   std::string cmd = "talaria";
   for (const auto& a : args) cmd += " " + a;
-  return cmd + "\n  exit " + std::to_string(run.exit_code) + "\n  stdout: " + run.out.substr(0, 600) +
-         "\n  stderr: " + run.err.substr(0, 600);
+  return cmd + "\n  exit " + std::to_string(run.exit_code) +
+         "\n  stdout: " + run.out.substr(0, 600) + "\n  stderr: " + run.err.substr(0, 600);
 }
 
 inline std::vector<std::string> SplitLines(const std::string& text) {

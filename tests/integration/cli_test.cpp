@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/base/json.h"
 #include "cli_harness.h"
 #include "support/bwrap_support.h"
+#include "talaria/base/json.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/toolsets.h"
@@ -35,8 +35,14 @@ using testing_cli::SplitLines;
 using testing_cli::TempHome;
 
 // Runs `talaria args...` with TALARIA_HOME and HOME set to `home`, in `cwd` (default: ours).
-CliRun Talaria(const TempHome& home, const std::vector<std::string>& args, const std::string& cwd = "") {
-  return testing_cli::RunTalaria({.home = home.path(), .cwd = cwd, .stdin_data = {}, .timeout = std::chrono::seconds(10), .extra_env = {}}, args);
+CliRun Talaria(const TempHome& home, const std::vector<std::string>& args,
+               const std::string& cwd = "") {
+  return testing_cli::RunTalaria({.home = home.path(),
+                                  .cwd = cwd,
+                                  .stdin_data = {},
+                                  .timeout = std::chrono::seconds(10),
+                                  .extra_env = {}},
+                                 args);
 }
 
 std::vector<std::string> Words(const std::string& line) {
@@ -195,7 +201,7 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
   const std::vector<Want> wants = {
       {"talaria-cli", "-", "7"},  // terminal, process, file (4), execute_code
       {"talaria-mcp", "-", "7"},
-      {"debugging", "web,file", "6"},         // terminal, process + file (4)
+      {"debugging", "web,file", "6"},  // terminal, process + file (4)
       {"safe", "web,vision,image_gen", "0"},
       {"todo", "-", "0"},
   };
@@ -217,19 +223,26 @@ TEST(Cli, ToolsetCountsAreWhatTheServerServesAndDescriptionsNameOnlyRegisteredTo
   const auto rows = RowsBy(run.out, 0);
   for (const std::string name : {"talaria-mcp", "talaria-cli", "debugging", "file", "web"}) {
     const std::string input =
-        Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", {{"protocolVersion", "2024-11-05"}}}}
+        Json{{"jsonrpc", "2.0"},
+             {"id", 1},
+             {"method", "initialize"},
+             {"params", {{"protocolVersion", "2024-11-05"}}}}
             .dump() +
         "\n" + Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
         Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}.dump() + "\n";
-    CliRun mcp = testing_cli::RunTalaria(
-        {.home = home.path(), .cwd = home.path(), .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
-        {"mcp", "--toolsets", name});
+    CliRun mcp = testing_cli::RunTalaria({.home = home.path(),
+                                          .cwd = home.path(),
+                                          .stdin_data = input,
+                                          .timeout = std::chrono::seconds(10),
+                                          .extra_env = {}},
+                                         {"mcp", "--toolsets", name});
     ASSERT_EQ(mcp.exit_code, 0) << Describe({"mcp", "--toolsets", name}, mcp);
     const auto lines = SplitLines(mcp.out);
     ASSERT_EQ(lines.size(), 2u) << mcp.out;
     const Json list = Json::parse(lines[1]);
     ASSERT_TRUE(rows.contains(name)) << run.out;
-    EXPECT_EQ(rows.at(name)[2], std::to_string(list["result"]["tools"].size())) << name << "\n" << run.out;
+    EXPECT_EQ(rows.at(name)[2], std::to_string(list["result"]["tools"].size())) << name << "\n"
+                                                                                << run.out;
   }
   // Nothing of the web family is built in: no description may offer it.
   for (const auto& line : SplitLines(run.out)) {
@@ -281,11 +294,13 @@ TEST(Cli, ConfigOptionWorksAfterTheSubcommand) {
   TempHome home;
   const std::string other = home.path() + "/other.yaml";
   std::ofstream(other) << "toolsets:\n  elsewhere:\n    tools: [todo]\n";
-  for (const auto& args : {std::vector<std::string>{"toolsets", "--config", other},
-                           std::vector<std::string>{"tools", "--toolsets", "elsewhere", "--config", other}}) {
+  for (const auto& args :
+       {std::vector<std::string>{"toolsets", "--config", other},
+        std::vector<std::string>{"tools", "--toolsets", "elsewhere", "--config", other}}) {
     CliRun run = Talaria(home, args);
     ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
-    EXPECT_THAT(run.out, HasSubstr(args[0] == "toolsets" ? "elsewhere" : "todo")) << Describe(args, run);
+    EXPECT_THAT(run.out, HasSubstr(args[0] == "toolsets" ? "elsewhere" : "todo"))
+        << Describe(args, run);
   }
 }
 
@@ -486,7 +501,8 @@ TEST(Cli, PreToolUseCommandHookBlocksACallWithItsMessage) {
   EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
   auto body = ParseJson(run.out);
   ASSERT_TRUE(body.has_value()) << Describe(args, run);
-  EXPECT_EQ(body->value("error", ""), "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no reading today")
+  EXPECT_EQ(body->value("error", ""),
+            "Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: no reading today")
       << Describe(args, run);
 
   std::ifstream in(event_file);
@@ -519,7 +535,8 @@ TEST(Cli, FailClosedPreToolUseHookWhoseProgramIsMissingBlocksTheCall) {
   EXPECT_EQ(closed.exit_code, 1) << Describe(args, closed);
   auto body = ParseJson(closed.out);
   ASSERT_TRUE(body.has_value()) << Describe(args, closed);
-  EXPECT_THAT(body->value("error", ""), HasSubstr("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: "))
+  EXPECT_THAT(body->value("error", ""),
+              HasSubstr("Blocked by PreToolUse hook hooks.PreToolUse[0].hooks[0]: "))
       << Describe(args, closed);
   EXPECT_THAT(body->value("error", ""), HasSubstr("could not run")) << Describe(args, closed);
 }
@@ -530,7 +547,8 @@ TEST(Cli, CallReadFileReadsAWindowOfAFileInTheCurrentDirectory) {
   const std::string dir = home.path() + "/project";
   fs::create_directories(dir);
   std::ofstream(dir + "/README.md") << "# title\nline two\nline three\nline four\nline five\n";
-  const std::vector<std::string> args = {"call", "read_file", "path=README.md", "offset=2", "limit=3"};
+  const std::vector<std::string> args = {"call", "read_file", "path=README.md", "offset=2",
+                                         "limit=3"};
   CliRun run = Talaria(home, args, dir);
   ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
   auto body = ParseJson(run.out);
@@ -548,15 +566,16 @@ TEST(Cli, CallWriteFileWritesUnderAnExplicitRootOnly) {
   TempHome home;
   const std::string root = home.path() + "/ws";
   fs::create_directories(root);
-  const std::vector<std::string> args = {"call", "write_file", "--root", root, "path=" + root + "/new/a.json",
-                                         "content={\"a\": 1}"};
+  const std::vector<std::string> args = {
+      "call", "write_file", "--root", root, "path=" + root + "/new/a.json", "content={\"a\": 1}"};
   CliRun run = Talaria(home, args, home.path());
   ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
   std::ifstream in(root + "/new/a.json");
   std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(written, "{\"a\": 1}");
-  CliRun refused = Talaria(home, {"call", "write_file", "--root", root, "path=" + home.path() + "/x.txt", "content=x"},
-                           home.path());
+  CliRun refused = Talaria(
+      home, {"call", "write_file", "--root", root, "path=" + home.path() + "/x.txt", "content=x"},
+      home.path());
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_FALSE(fs::exists(home.path() + "/x.txt"));
 }
@@ -565,7 +584,8 @@ TEST(Cli, CallTerminalRunsACommandAndTheGuardRefusesADangerousOne) {
   TempHome home;
   CliRun run = Talaria(home, {"call", "terminal", "command=echo hi"}, home.path());
   ASSERT_EQ(run.exit_code, 0) << Describe({"call", "terminal", "command=echo hi"}, run);
-  EXPECT_EQ(ParseJson(run.out).value_or(Json()), Json({{"output", "hi\n"}, {"exit_code", 0}, {"error", nullptr}}));
+  EXPECT_EQ(ParseJson(run.out).value_or(Json()),
+            Json({{"output", "hi\n"}, {"exit_code", 0}, {"error", nullptr}}));
   // No terminal answers the approval prompt here, and the default mode is deny.
   CliRun refused = Talaria(home, {"call", "terminal", "command=git push --force"}, home.path());
   EXPECT_EQ(refused.exit_code, 1);
@@ -578,7 +598,9 @@ TEST(Cli, TerminalBackendFromConfigSandboxesCommands) {
   home.WriteConfig("terminal:\n  backend: bwrap\n");
   const std::string ws = home.path() + "/ws";
   fs::create_directories(ws);
-  CliRun run = Talaria(home, {"call", "terminal", "--root", ws, "command=touch /etc/talaria-cli-escape; touch ok"}, ws);
+  CliRun run = Talaria(
+      home, {"call", "terminal", "--root", ws, "command=touch /etc/talaria-cli-escape; touch ok"},
+      ws);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("Read-only file system"));
   EXPECT_FALSE(fs::exists("/etc/talaria-cli-escape"));
@@ -630,7 +652,8 @@ TEST(Cli, VersionPrintsTheProjectVersion) {
   TempHome home;
   CliRun run = Talaria(home, {"--version"});
   EXPECT_EQ(run.exit_code, 0) << Describe({"--version"}, run);
-  EXPECT_EQ(run.out, std::string("talaria ") + TALARIA_VERSION + "\n") << Describe({"--version"}, run);
+  EXPECT_EQ(run.out, std::string("talaria ") + TALARIA_VERSION + "\n")
+      << Describe({"--version"}, run);
 }
 
 TEST(Cli, MissingOrUnknownSubcommandIsAUsageError) {

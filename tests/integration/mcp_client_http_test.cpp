@@ -36,7 +36,8 @@ class TalariaHttpServer : public testing_cli::McpProcessBase {
       const std::string err = Stderr();
       if (size_t at = err.find(marker); at != std::string::npos) {
         const size_t end = err.find("/mcp", at);
-        if (end != std::string::npos) return std::stoi(err.substr(at + marker.size(), end - at - marker.size()));
+        if (end != std::string::npos)
+          return std::stoi(err.substr(at + marker.size(), end - at - marker.size()));
       }
       std::this_thread::sleep_for(10ms);
     }
@@ -75,9 +76,11 @@ TEST(McpClientHttp, TalariaClientAgainstTalariaServerWithBearerToken) {
   Dispatcher dispatcher(registry);
   ToolContext ctx;
   ctx.deadline = std::chrono::steady_clock::now() + 10s;
-  ToolResult read = dispatcher.DispatchArgs("mcp_self_read_file", nlohmann::ordered_json{{"path", root + "/notes.txt"}}, ctx);
+  ToolResult read = dispatcher.DispatchArgs(
+      "mcp_self_read_file", nlohmann::ordered_json{{"path", root + "/notes.txt"}}, ctx);
   ASSERT_TRUE(read.ok()) << read.text;
-  EXPECT_EQ(read.text.rfind("<untrusted_tool_result source=\"mcp_self_read_file\">", 0), 0u) << read.text;
+  EXPECT_EQ(read.text.rfind("<untrusted_tool_result source=\"mcp_self_read_file\">", 0), 0u)
+      << read.text;
   EXPECT_NE(read.text.find("alpha beta gamma"), std::string::npos) << read.text;
 
   auto wrong = *manager->StatusOf("wrong");

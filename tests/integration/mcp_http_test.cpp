@@ -23,15 +23,16 @@
 namespace talaria {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using testing_cli::TempHome;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 // One running `talaria mcp --http ...`.
 class HttpMcpProcess : public testing_cli::McpProcessBase {
  public:
-  HttpMcpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args)
+  HttpMcpProcess(const std::string& home, const std::string& cwd,
+                 const std::vector<std::string>& args)
       : McpProcessBase(home, cwd, args, /*stdin_pipe=*/false) {}
 
   // The port from the "serving ... at http://127.0.0.1:PORT/mcp" line; 0 if it never came.
@@ -86,19 +87,22 @@ TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
   httplib::Headers in_session = accept;
   in_session.emplace("Mcp-Session-Id", session);
   in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
-  auto initialized = client.Post("/mcp", in_session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-                                 "application/json");
+  auto initialized =
+      client.Post("/mcp", in_session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                  "application/json");
   ASSERT_TRUE(initialized);
   EXPECT_EQ(initialized->status, 202);
 
-  auto read = client.Post("/mcp", in_session,
-                          Request(2, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}).dump(),
-                          "application/json");
+  auto read = client.Post(
+      "/mcp", in_session,
+      Request(2, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}).dump(),
+      "application/json");
   ASSERT_TRUE(read);
   ASSERT_EQ(read->status, 200) << read->body;
   json result = json::parse(read->body);
   EXPECT_EQ(result["id"], 2);
-  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(), HasSubstr("alpha over http"));
+  EXPECT_THAT(result["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("alpha over http"));
 
   auto deleted = client.Delete("/mcp", in_session);
   ASSERT_TRUE(deleted);
@@ -117,8 +121,9 @@ TEST(McpHttp, AcceptsItsOwnOriginAndAllowOriginOnly) {
   TempHome home;
   const std::string root = home.path() + "/root";
   std::filesystem::create_directories(root);
-  HttpMcpProcess mcp(home.path(), root,
-                     {"--http", "127.0.0.1:0", "--root", root, "--allow-origin", "http://localhost:5173"});
+  HttpMcpProcess mcp(
+      home.path(), root,
+      {"--http", "127.0.0.1:0", "--root", root, "--allow-origin", "http://localhost:5173"});
   const int port = mcp.WaitForPort();
   ASSERT_GT(port, 0) << "no URL on stderr: " << mcp.Stderr();
   httplib::Client client("127.0.0.1", port);
@@ -131,8 +136,9 @@ TEST(McpHttp, AcceptsItsOwnOriginAndAllowOriginOnly) {
                                     {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
                                .dump();
   auto status_for = [&](const std::string& origin) {
-    auto r = client.Post("/mcp", {{"Accept", "application/json, text/event-stream"}, {"Origin", origin}}, init,
-                         "application/json");
+    auto r =
+        client.Post("/mcp", {{"Accept", "application/json, text/event-stream"}, {"Origin", origin}},
+                    init, "application/json");
     return r ? r->status : 0;
   };
   EXPECT_EQ(status_for("http://localhost:9999"), 403);

@@ -22,8 +22,8 @@ namespace talaria::testing_cli {
 
 class McpProcessBase {
  public:
-  McpProcessBase(const std::string& home, const std::string& cwd, const std::vector<std::string>& args,
-                 bool stdin_pipe)
+  McpProcessBase(const std::string& home, const std::string& cwd,
+                 const std::vector<std::string>& args, bool stdin_pipe)
       : stderr_path_(home + "/mcp.stderr") {
     std::vector<std::string> words = {TALARIA_CLI_PATH, "mcp"};
     words.insert(words.end(), args.begin(), args.end());
@@ -76,7 +76,8 @@ class McpProcessBase {
   bool reaped_ = false;
 };
 
-inline nlohmann::json Request(int id, const std::string& method, nlohmann::json params = nlohmann::json::object()) {
+inline nlohmann::json Request(int id, const std::string& method,
+                              nlohmann::json params = nlohmann::json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 

@@ -20,9 +20,9 @@
 namespace talaria {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using testing_cli::TempHome;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 // One running `talaria mcp`, driven line by line.
@@ -33,7 +33,8 @@ class McpProcess : public testing_cli::McpProcessBase {
 
   void Send(const std::string& line) {
     const std::string data = line + "\n";
-    ASSERT_EQ(::write(child_.input.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    ASSERT_EQ(::write(child_.input.get(), data.data(), data.size()),
+              static_cast<ssize_t>(data.size()));
   }
   void Send(const json& message) { Send(message.dump()); }
   void CloseInput() { child_.input.reset(); }
@@ -49,7 +50,8 @@ class McpProcess : public testing_cli::McpProcessBase {
         EXPECT_FALSE(parsed.is_discarded()) << "stdout carried a non-JSON line: " << line;
         return parsed;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          until - std::chrono::steady_clock::now());
       if (left.count() <= 0 || eof_) return json();
       pollfd p{child_.output.get(), POLLIN, 0};
       ::poll(&p, 1, static_cast<int>(left.count()));
@@ -64,7 +66,8 @@ class McpProcess : public testing_cli::McpProcessBase {
   json NextWhere(Want want, std::chrono::milliseconds timeout = 5s) {
     const auto until = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          until - std::chrono::steady_clock::now());
       if (left.count() <= 0) return json();
       json m = Next(left);
       if (m.is_null() || want(m)) return m;
@@ -72,13 +75,15 @@ class McpProcess : public testing_cli::McpProcessBase {
   }
   // The answer to request `id`.
   json AnswerTo(int id, std::chrono::milliseconds timeout = 5s) {
-    return NextWhere([id](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); },
-                     timeout);
+    return NextWhere(
+        [id](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); },
+        timeout);
   }
   // A request of the server's (roots/list, elicitation/create, ...).
   json ServerRequest(const std::string& method, std::chrono::milliseconds timeout = 5s) {
-    return NextWhere([&method](const json& m) { return m.value("method", "") == method && m.contains("id"); },
-                     timeout);
+    return NextWhere(
+        [&method](const json& m) { return m.value("method", "") == method && m.contains("id"); },
+        timeout);
   }
 
  private:
@@ -96,9 +101,10 @@ class McpStdio : public ::testing::Test {
     std::ofstream(root_ + "/a.txt") << "alpha\nbeta\n";
   }
   void Initialize(McpProcess& mcp) {
-    mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
-                                       {"capabilities", json::object()},
-                                       {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+    mcp.Send(Request(1, "initialize",
+                     {{"protocolVersion", "2025-11-25"},
+                      {"capabilities", json::object()},
+                      {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
     json init = mcp.Next();
     ASSERT_EQ(init["id"], 1) << init.dump() << "\nstderr: " << mcp.Stderr();
     EXPECT_EQ(init["result"]["protocolVersion"], "2025-11-25");
@@ -108,9 +114,10 @@ class McpStdio : public ::testing::Test {
   }
   // initialize declaring the roots capability, then notifications/initialized.
   void InitializeWithRoots(McpProcess& mcp) {
-    mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
-                                       {"capabilities", {{"roots", {{"listChanged", true}}}}},
-                                       {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+    mcp.Send(Request(1, "initialize",
+                     {{"protocolVersion", "2025-11-25"},
+                      {"capabilities", {{"roots", {{"listChanged", true}}}}},
+                      {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
     json init = mcp.AnswerTo(1);
     ASSERT_EQ(init["id"], 1) << init.dump() << "\nstderr: " << mcp.Stderr();
     mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
@@ -131,7 +138,8 @@ TEST_F(McpStdio, EveryReadOfAnUnchangedFileReturnsItsContent) {
     mcp.Send(ReadFile(id, "a.txt"));
     json read = mcp.AnswerTo(id);
     ASSERT_EQ(read["id"], id) << read.dump() << "\nstderr: " << mcp.Stderr();
-    ASSERT_FALSE(read["result"].value("isError", false)) << "read " << id - 9 << ": " << read.dump();
+    ASSERT_FALSE(read["result"].value("isError", false))
+        << "read " << id - 9 << ": " << read.dump();
     ASSERT_THAT(read["result"]["content"][0]["text"].get<std::string>(), HasSubstr("alpha"))
         << "read " << id - 9 << ": " << read.dump();
   }
@@ -169,7 +177,9 @@ TEST_F(McpStdio, CallsBeforeTheClientsRootsAreKnownWaitForThem) {
     mcp.Send(ReadFile(2, root_ + "/a.txt"));  // outside the client's root, inside --root
     json ask = mcp.ServerRequest("roots/list");
     ASSERT_FALSE(ask.is_null()) << mcp.Stderr();
-    mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", {{"roots", {{{"uri", "file://" + root_ + "/sub"}}}}}}});
+    mcp.Send(json{{"jsonrpc", "2.0"},
+                  {"id", ask["id"]},
+                  {"result", {{"roots", {{{"uri", "file://" + root_ + "/sub"}}}}}}});
     json outside = mcp.AnswerTo(2);
     ASSERT_EQ(outside["id"], 2) << outside.dump();
     EXPECT_EQ(outside["result"]["isError"], true) << outside.dump();
@@ -196,7 +206,8 @@ TEST_F(McpStdio, CallsAreRefusedWhenTheClientsRootsNeverArriveOrMissRoot) {
     EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
     EXPECT_THAT(refused.dump(), HasSubstr("has not answered roots/list"));
     EXPECT_THAT(refused.dump(), ::testing::Not(HasSubstr("alpha")));
-    mcp.Send(Request(3, "tools/call", {{"name", "terminal"}, {"arguments", {{"command", "cat a.txt"}}}}));
+    mcp.Send(Request(3, "tools/call",
+                     {{"name", "terminal"}, {"arguments", {{"command", "cat a.txt"}}}}));
     json terminal = mcp.AnswerTo(3);
     EXPECT_EQ(terminal["result"]["isError"], true) << terminal.dump();
     EXPECT_THAT(terminal.dump(), ::testing::Not(HasSubstr("alpha")));
@@ -209,7 +220,9 @@ TEST_F(McpStdio, CallsAreRefusedWhenTheClientsRootsNeverArriveOrMissRoot) {
   InitializeWithRoots(mcp);
   json ask = mcp.ServerRequest("roots/list");
   ASSERT_FALSE(ask.is_null()) << mcp.Stderr();
-  mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", {{"roots", {{{"uri", "file://" + outside}}}}}}});
+  mcp.Send(json{{"jsonrpc", "2.0"},
+                {"id", ask["id"]},
+                {"result", {{"roots", {{{"uri", "file://" + outside}}}}}}});
   mcp.Send(ReadFile(2, "a.txt"));
   json refused = mcp.AnswerTo(2);
   EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
@@ -228,7 +241,8 @@ TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
   std::vector<std::string> names;
   for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_THAT(names, ::testing::IsSupersetOf({"read_file", "write_file", "patch", "search_files", "terminal"}));
+  EXPECT_THAT(names, ::testing::IsSupersetOf(
+                         {"read_file", "write_file", "patch", "search_files", "terminal"}));
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("clarify")));
   for (const auto& t : list["result"]["tools"]) {
     if (t["name"] == "read_file") {
@@ -244,7 +258,8 @@ TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
   EXPECT_TRUE(read["result"]["structuredContent"].is_object());
   EXPECT_FALSE(read["result"].contains("isError"));
 
-  mcp.Send(Request(4, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "/etc/passwd"}}}}));
+  mcp.Send(
+      Request(4, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "/etc/passwd"}}}}));
   json outside = mcp.Next();
   ASSERT_EQ(outside["id"], 4) << outside.dump();
   EXPECT_EQ(outside["result"]["isError"], true);  // outside --root
@@ -254,7 +269,8 @@ TEST_F(McpStdio, ServesASessionFromInitializeToEof) {
   EXPECT_EQ(parse_error["error"]["code"], -32700) << parse_error.dump();
   EXPECT_TRUE(parse_error["id"].is_null());
 
-  mcp.Send(std::string("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"p\xff\"}"));  // invalid UTF-8
+  mcp.Send(
+      std::string("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"p\xff\"}"));  // invalid UTF-8
   EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
   mcp.Send(std::string(5000, '[') + std::string(5000, ']'));  // absurd nesting
   EXPECT_EQ(mcp.Next()["error"]["code"], -32700);
@@ -279,18 +295,22 @@ TEST_F(McpStdio, ClientRootsNarrowTheWorkspaceOnlyInsideRoot) {
   std::filesystem::create_symlink(outside, root_ + "/sub/link-out");
 
   McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
-  mcp.Send(Request(1, "initialize", {{"protocolVersion", "2025-11-25"},
-                                     {"capabilities", {{"roots", {{"listChanged", true}}}}},
-                                     {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+  mcp.Send(Request(1, "initialize",
+                   {{"protocolVersion", "2025-11-25"},
+                    {"capabilities", {{"roots", {{"listChanged", true}}}}},
+                    {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
   ASSERT_EQ(mcp.Next()["id"], 1);
   mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
   json ask = mcp.Next();
   ASSERT_EQ(ask["method"], "roots/list") << ask.dump();
   // One root inside --root (percent-encoded), one outside it, one a link that leads outside.
-  mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]},
-                {"result", {{"roots", {{{"uri", "file://" + root_ + "/s%75b"}},
-                                       {{"uri", "file://" + outside}},
-                                       {{"uri", "file://" + root_ + "/sub/link-out"}}}}}}});
+  mcp.Send(json{{"jsonrpc", "2.0"},
+                {"id", ask["id"]},
+                {"result",
+                 {{"roots",
+                   {{{"uri", "file://" + root_ + "/s%75b"}},
+                    {{"uri", "file://" + outside}},
+                    {{"uri", "file://" + root_ + "/sub/link-out"}}}}}}});
   // Calls wait for the roots: no retry needed.
   const auto read = [&](int id, const std::string& path) {
     mcp.Send(ReadFile(id, path));
@@ -313,8 +333,9 @@ TEST_F(McpStdio, CancelKillsTheCallsChildrenWhilePingIsStillServed) {
   const std::string marker = "talaria-mcp-test-" + std::to_string(::getpid());
   McpProcess mcp(home_.path(), root_, {"--root", root_});
   Initialize(mcp);
-  mcp.Send(Request(2, "tools/call",
-                   {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
+  mcp.Send(Request(
+      2, "tools/call",
+      {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
   bool running = false;
   for (int i = 0; i < 300 && !running; ++i) {
     running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
@@ -323,7 +344,8 @@ TEST_F(McpStdio, CancelKillsTheCallsChildrenWhilePingIsStillServed) {
   ASSERT_TRUE(running) << "the command never started; stderr: " << mcp.Stderr();
   mcp.Send(Request(3, "ping"));
   EXPECT_EQ(mcp.Next()["id"], 3) << "ping waited for the running call";
-  mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}});
+  mcp.Send(json{
+      {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}});
   bool gone = false;
   for (int i = 0; i < 300 && !gone; ++i) {
     gone = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) != 0;
@@ -344,9 +366,11 @@ TEST_F(McpStdio, StdinEofCancelsRunningCallsAndExits) {
   const std::string finished = root_ + "/finished";
   McpProcess mcp(home_.path(), root_, {"--root", root_});
   Initialize(mcp);
-  mcp.Send(Request(2, "tools/call",
-                   {{"name", "terminal"},
-                    {"arguments", {{"command", "bash -c 'exec -a " + marker + " sleep 6' && touch " + finished}}}}));
+  mcp.Send(
+      Request(2, "tools/call",
+              {{"name", "terminal"},
+               {"arguments",
+                {{"command", "bash -c 'exec -a " + marker + " sleep 6' && touch " + finished}}}}));
   bool running = false;
   for (int i = 0; i < 300 && !running; ++i) {
     running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
@@ -356,16 +380,19 @@ TEST_F(McpStdio, StdinEofCancelsRunningCallsAndExits) {
   mcp.CloseInput();
   // A generous bound only so a broken build cannot hang the suite.
   EXPECT_EQ(mcp.Wait(60s), 0) << mcp.Stderr();
-  EXPECT_FALSE(std::filesystem::exists(finished)) << "the running call was waited for, not cancelled";
-  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0) << "the command outlived talaria";
+  EXPECT_FALSE(std::filesystem::exists(finished))
+      << "the running call was waited for, not cancelled";
+  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0)
+      << "the command outlived talaria";
 }
 
 TEST_F(McpStdio, SigtermCancelsRunningCallsAndExits) {
   const std::string marker = "talaria-mcp-term-" + std::to_string(::getpid());
   McpProcess mcp(home_.path(), root_, {"--root", root_});
   Initialize(mcp);
-  mcp.Send(Request(2, "tools/call",
-                   {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
+  mcp.Send(Request(
+      2, "tools/call",
+      {{"name", "terminal"}, {"arguments", {{"command", "exec -a " + marker + " sleep 30"}}}}));
   bool running = false;
   for (int i = 0; i < 300 && !running; ++i) {
     running = ::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()) == 0;
@@ -374,7 +401,8 @@ TEST_F(McpStdio, SigtermCancelsRunningCallsAndExits) {
   ASSERT_TRUE(running) << "the command never started; stderr: " << mcp.Stderr();
   mcp.Signal(SIGTERM);
   EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
-  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0) << "the command outlived talaria";
+  EXPECT_NE(::system(("pgrep -f '^" + marker + "' >/dev/null").c_str()), 0)
+      << "the command outlived talaria";
 }
 
 TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
@@ -382,9 +410,12 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
       Request(1, "initialize", {{"protocolVersion", "2024-11-05"}}).dump() + "\n" +
       json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
       Request(2, "tools/list").dump() + "\n";
-  auto run = testing_cli::RunTalaria(
-      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
-      {"mcp", "--toolsets", "file"});
+  auto run = testing_cli::RunTalaria({.home = home_.path(),
+                                      .cwd = root_,
+                                      .stdin_data = input,
+                                      .timeout = std::chrono::seconds(10),
+                                      .extra_env = {}},
+                                     {"mcp", "--toolsets", "file"});
   ASSERT_EQ(run.exit_code, 0) << testing_cli::Describe({"mcp"}, run);
   const auto lines = testing_cli::SplitLines(run.out);
   ASSERT_EQ(lines.size(), 2u) << run.out;
@@ -396,9 +427,12 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("terminal")));
 
   // Issue 18, finding 6: even `all` never serves what only an agent loop can run.
-  auto all = testing_cli::RunTalaria(
-      {.home = home_.path(), .cwd = root_, .stdin_data = input, .timeout = std::chrono::seconds(10), .extra_env = {}},
-      {"mcp", "--toolsets", "all"});
+  auto all = testing_cli::RunTalaria({.home = home_.path(),
+                                      .cwd = root_,
+                                      .stdin_data = input,
+                                      .timeout = std::chrono::seconds(10),
+                                      .extra_env = {}},
+                                     {"mcp", "--toolsets", "all"});
   ASSERT_EQ(all.exit_code, 0) << testing_cli::Describe({"mcp", "--toolsets", "all"}, all);
   const auto all_lines = testing_cli::SplitLines(all.out);
   ASSERT_EQ(all_lines.size(), 2u) << all.out;
@@ -410,9 +444,12 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
     EXPECT_THAT(all_names, ::testing::Not(::testing::Contains(loop)));
   }
 
-  auto bad = testing_cli::RunTalaria(
-      {.home = home_.path(), .cwd = root_, .stdin_data = "", .timeout = std::chrono::seconds(10), .extra_env = {}},
-      {"mcp", "--toolsets", "nope"});
+  auto bad = testing_cli::RunTalaria({.home = home_.path(),
+                                      .cwd = root_,
+                                      .stdin_data = "",
+                                      .timeout = std::chrono::seconds(10),
+                                      .extra_env = {}},
+                                     {"mcp", "--toolsets", "nope"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("nope"));
   EXPECT_TRUE(bad.out.empty());

@@ -23,9 +23,14 @@ TEST(PluginsCli, APluginInTheHomeDirectoryIsListedLoadedAndCallable) {
   TempHome home;
   const std::string dir = home.talaria_home() + "/plugins";
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so", dir + "/example_plugin.so");
+  std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so",
+                             dir + "/example_plugin.so");
   std::ofstream(dir + "/junk.so") << "not an ELF file\n";
-  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30), .extra_env = {}};
+  const testing_cli::CliInvocation how{.home = home.path(),
+                                       .cwd = {},
+                                       .stdin_data = {},
+                                       .timeout = std::chrono::seconds(30),
+                                       .extra_env = {}};
 
   CliRun listed = testing_cli::RunTalaria(how, {"plugins", "--json"});
   ASSERT_EQ(listed.exit_code, 0) << Describe({"plugins", "--json"}, listed);
@@ -59,7 +64,11 @@ TEST(PluginsCli, APluginThatCrashesAtRegistrationIsReportedNotFatal) {
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/crash_plugin.so", dir + "/a_crash.so");
   std::filesystem::copy_file(TALARIA_TEST_PLUGIN_DIR "/example_plugin.so", dir + "/b_example.so");
-  const testing_cli::CliInvocation how{.home = home.path(), .cwd = {}, .stdin_data = {}, .timeout = std::chrono::seconds(30), .extra_env = {}};
+  const testing_cli::CliInvocation how{.home = home.path(),
+                                       .cwd = {},
+                                       .stdin_data = {},
+                                       .timeout = std::chrono::seconds(30),
+                                       .extra_env = {}};
 
   CliRun listed = testing_cli::RunTalaria(how, {"plugins"});
   EXPECT_EQ(listed.exit_code, 1) << Describe({"plugins"}, listed);  // a failed candidate
@@ -69,7 +78,8 @@ TEST(PluginsCli, APluginThatCrashesAtRegistrationIsReportedNotFatal) {
   CliRun call = testing_cli::RunTalaria(how, {"call", "example_add", "a=20", "b=22"});
   ASSERT_EQ(call.exit_code, 0) << Describe({"call", "example_add"}, call);
   EXPECT_THAT(call.out, HasSubstr("42"));
-  EXPECT_THAT(call.err, HasSubstr("a_crash.so failed: trial load: the trial process was killed by signal 6"));
+  EXPECT_THAT(call.err,
+              HasSubstr("a_crash.so failed: trial load: the trial process was killed by signal 6"));
 }
 
 }  // namespace

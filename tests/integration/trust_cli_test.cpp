@@ -18,9 +18,10 @@ class ProjectTrust : public ::testing::Test {
     std::filesystem::create_directories(home_.path() + "/child-home");
     // The server runs with an empty home of its own, so it sees no project trust and starts
     // nothing itself.
-    config_ = "mcp_servers:\n  self:\n    command: " + ShellQuote(TALARIA_CLI_PATH) +
-              "\n    args: [mcp]\n    env: {TALARIA_HOME: " + ShellQuote(home_.path() + "/child-home") +
-              "}\ntoolsets:\n  ignored: {tools: [read_file]}\n";
+    config_ =
+        "mcp_servers:\n  self:\n    command: " + ShellQuote(TALARIA_CLI_PATH) +
+        "\n    args: [mcp]\n    env: {TALARIA_HOME: " + ShellQuote(home_.path() + "/child-home") +
+        "}\ntoolsets:\n  ignored: {tools: [read_file]}\n";
     WriteProjectConfig(config_);
   }
   std::string project() const { return home_.path() + "/project"; }
@@ -42,21 +43,26 @@ class ProjectTrust : public ::testing::Test {
 TEST_F(ProjectTrust, ServersStartOnlyWhileTheExactContentIsTrusted) {
   CliRun untrusted = Run({"tools"});
   EXPECT_EQ(untrusted.exit_code, 0) << Describe({"tools"}, untrusted);
-  EXPECT_NE(untrusted.err.find("declares mcp_servers (self): not started, this file is not trusted"),
-            std::string::npos) << untrusted.err;
+  EXPECT_NE(
+      untrusted.err.find("declares mcp_servers (self): not started, this file is not trusted"),
+      std::string::npos)
+      << untrusted.err;
   EXPECT_EQ(untrusted.out.find("mcp_self_read_file"), std::string::npos);
 
   CliRun trust = Run({"trust"});
   ASSERT_EQ(trust.exit_code, 0) << Describe({"trust"}, trust);
-  EXPECT_NE(trust.out.find("mcp server self: " + ShellJoin({TALARIA_CLI_PATH, "mcp"})), std::string::npos)
+  EXPECT_NE(trust.out.find("mcp server self: " + ShellJoin({TALARIA_CLI_PATH, "mcp"})),
+            std::string::npos)
       << trust.out;
   EXPECT_NE(trust.out.find("section 'toolsets' is ignored"), std::string::npos) << trust.out;
-  EXPECT_NE(trust.out.find("trusted: this exact content may now run"), std::string::npos) << trust.out;
+  EXPECT_NE(trust.out.find("trusted: this exact content may now run"), std::string::npos)
+      << trust.out;
 
   CliRun trusted = Run({"tools"});
   EXPECT_EQ(trusted.exit_code, 0) << Describe({"tools"}, trusted);
   EXPECT_EQ(trusted.err.find("not trusted"), std::string::npos) << trusted.err;
-  EXPECT_NE(trusted.out.find("mcp_self_read_file"), std::string::npos) << Describe({"tools"}, trusted);
+  EXPECT_NE(trusted.out.find("mcp_self_read_file"), std::string::npos)
+      << Describe({"tools"}, trusted);
 
   // An edit (even a comment) is a different file: untrusted again.
   WriteProjectConfig(config_ + "# harmless?\n");

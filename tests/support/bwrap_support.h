@@ -19,10 +19,9 @@ std::string WriteRefusingBwrap(const std::string& dir);
 }  // namespace talaria::test_support
 
 // Skips the current test (from its body or SetUp) where bubblewrap cannot sandbox.
-#define TALARIA_SKIP_WITHOUT_BWRAP()                                                     \
-  do {                                                                                   \
-    if (const std::string& why = ::talaria::test_support::BwrapUnusableReason();         \
-        !why.empty()) {                                                                  \
-      GTEST_SKIP() << "needs a bubblewrap sandbox, which cannot start here: " << why;    \
-    }                                                                                    \
+#define TALARIA_SKIP_WITHOUT_BWRAP()                                                             \
+  do {                                                                                           \
+    if (const std::string& why = ::talaria::test_support::BwrapUnusableReason(); !why.empty()) { \
+      GTEST_SKIP() << "needs a bubblewrap sandbox, which cannot start here: " << why;            \
+    }                                                                                            \
   } while (false)

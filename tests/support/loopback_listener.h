@@ -13,7 +13,7 @@
 namespace talaria::test_support {
 
 struct LoopbackListener {
-  UniqueFd fd;   // invalid when the socket could not be set up
+  UniqueFd fd;  // invalid when the socket could not be set up
   int port = 0;
 };
 
@@ -25,7 +25,8 @@ inline LoopbackListener ListenOnLoopback() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd.get(), 8) != 0 ||
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd.get(), 8) != 0 ||
       ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return out;
   }

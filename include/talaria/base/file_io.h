@@ -28,7 +28,7 @@ Status WriteAll(int fd, std::string_view data);
 // How long WriteAllUntil waits for room in a full descriptor.
 struct WriteWait {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  std::stop_token stop;                       // checked again at least every `slice`
+  std::stop_token stop;  // checked again at least every `slice`
   std::chrono::milliseconds slice{100};
   bool socket = false;  // send(MSG_NOSIGNAL | MSG_DONTWAIT): EPIPE, never SIGPIPE; never blocks
 };
@@ -54,6 +54,7 @@ struct AtomicWriteOptions {
 };
 
 // Errors: PermissionDenied/Unavailable naming `path` and the failing step.
-Status WriteFileAtomic(const std::string& path, std::string_view content, AtomicWriteOptions options = {});
+Status WriteFileAtomic(const std::string& path, std::string_view content,
+                       AtomicWriteOptions options = {});
 
 }  // namespace talaria

@@ -30,10 +30,10 @@ struct StartOptions {
 };
 
 struct StartedProcess {
-  pid_t pid = -1;    // also the id of its process group
-  UniqueFd pidfd;    // invalid on kernels without pidfd_open
-  UniqueFd input;    // write end of the child's stdin; invalid when stdin is /dev/null
-  UniqueFd output;   // read end of stdout+stderr (merged), non-blocking
+  pid_t pid = -1;   // also the id of its process group
+  UniqueFd pidfd;   // invalid on kernels without pidfd_open
+  UniqueFd input;   // write end of the child's stdin; invalid when stdin is /dev/null
+  UniqueFd output;  // read end of stdout+stderr (merged), non-blocking
 };
 
 // Uses argv, env, cwd and inherit_fd of `options` (its capture, timeout and stdin fields are

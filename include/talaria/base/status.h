@@ -53,15 +53,27 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgumentError(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgumentError(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFoundError(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExistsError(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
-inline Status PermissionDeniedError(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
-inline Status DeadlineExceededError(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+inline Status AlreadyExistsError(std::string m) {
+  return {StatusCode::kAlreadyExists, std::move(m)};
+}
+inline Status PermissionDeniedError(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
+inline Status DeadlineExceededError(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status CancelledError(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status ResourceExhaustedError(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
-inline Status FailedPreconditionError(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+inline Status ResourceExhaustedError(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status FailedPreconditionError(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
 inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 template <typename T>
@@ -82,7 +94,9 @@ struct ErrorReturn {
 };
 inline Status AsStatus(Status s) { return s; }
 template <typename T>
-Status AsStatus(const Result<T>& r) { return r ? Status() : r.error(); }
+Status AsStatus(const Result<T>& r) {
+  return r ? Status() : r.error();
+}
 }  // namespace internal
 
 }  // namespace talaria
@@ -91,20 +105,22 @@ Status AsStatus(const Result<T>& r) { return r ? Status() : r.error(); }
 #define TALARIA_RETURN_IF_ERROR(expr)                                          \
   do {                                                                         \
     ::talaria::Status talaria_status_ = ::talaria::internal::AsStatus((expr)); \
-    if (!talaria_status_.ok()) return ::talaria::internal::ErrorReturn{std::move(talaria_status_)}; \
+    if (!talaria_status_.ok())                                                 \
+      return ::talaria::internal::ErrorReturn{std::move(talaria_status_)};     \
   } while (0)
 
 // Unwraps a Result<T>: yields the value, or returns the error from the enclosing function.
-#define TALARIA_TRY(expr)                                          \
-  __extension__({                                                  \
-    auto talaria_result_ = (expr);                                 \
-    if (!talaria_result_) return ::talaria::internal::ErrorReturn{std::move(talaria_result_).error()}; \
-    std::move(*talaria_result_);                                   \
+#define TALARIA_TRY(expr)                                                          \
+  __extension__({                                                                  \
+    auto talaria_result_ = (expr);                                                 \
+    if (!talaria_result_)                                                          \
+      return ::talaria::internal::ErrorReturn{std::move(talaria_result_).error()}; \
+    std::move(*talaria_result_);                                                   \
   })
 
 // Programmer errors only (never model, user or network input): abort with a message.
-#define TALARIA_CHECK(cond)                                             \
-  do {                                                                  \
+#define TALARIA_CHECK(cond)                                                   \
+  do {                                                                        \
     if (!(cond)) ::talaria::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 

@@ -45,5 +45,4 @@ FileInfo ToFileInfo(const struct stat& st);
 Result<UniqueFd> Reopen(int path_fd, const struct stat& before, int flags, std::string_view shown,
                         struct stat* after = nullptr);
 
-
 }  // namespace talaria::safety::internal

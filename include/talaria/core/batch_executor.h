@@ -79,7 +79,8 @@ struct BatchOptions {
 };
 
 // The plan Run follows for `calls`, with paths resolved against `cwd` (empty: the process's).
-BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry, std::string_view cwd);
+BatchPlan PlanBatchCalls(std::span<const BatchCall> calls, const Registry& registry,
+                         std::string_view cwd);
 
 // The cwd a batch run with `ctx` plans against: its workspace's, or empty.
 std::string BatchCwd(const ToolContext& ctx);
@@ -122,7 +123,6 @@ class Batch {
   std::mutex gate_mu_;
   std::condition_variable gate_cv_;
   size_t next_to_start_ = 0;  // Guarded by gate_mu_.
-
 };
 
 }  // namespace talaria

@@ -12,9 +12,10 @@
 //     writes; then the run ends and this call opens the next one. Reader/reader overlap is fine.
 // Scopes come from the entry's call_paths() when it names them (a patch's files named inside its
 // text), else from its path_args() (a missing argument takes its schema "default" when it has a
-// string one, like a search's "."; an empty string is the cwd). Paths are canonicalised against the call's cwd: cwd-joined, lexically normalised, then the
-// real path of the deepest existing ancestor plus the components that do not exist yet.
-// Runs of fewer than 2 calls become sequential, and adjacent sequential stretches merge.
+// string one, like a search's "."; an empty string is the cwd). Paths are canonicalised against the
+// call's cwd: cwd-joined, lexically normalised, then the real path of the deepest existing ancestor
+// plus the components that do not exist yet. Runs of fewer than 2 calls become sequential, and
+// adjacent sequential stretches merge.
 //
 // The plan reflects the filesystem at planning time; it decides scheduling, not access (file
 // tools still resolve every path through the Workspace when they run).

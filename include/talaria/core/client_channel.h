@@ -52,10 +52,12 @@ class ClientChannel {
 // the client did not declare the capability an MCP-defined request needs ("elicitation" for
 // elicitation/create, "sampling" for sampling/createMessage, "roots" for roots/list). Nullopt
 // when it may be sent; other methods need no capability.
-std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client, std::string_view method);
+std::optional<std::string> WhyClientCannotAnswer(const ClientChannel* client,
+                                                 std::string_view method);
 
 // The earlier of `deadline` and `timeout` from now: a question to a human gets `timeout`, but
 // never outlives the call that asks it.
-ClientChannel::Deadline EarlierDeadline(ClientChannel::Deadline deadline, std::chrono::milliseconds timeout);
+ClientChannel::Deadline EarlierDeadline(ClientChannel::Deadline deadline,
+                                        std::chrono::milliseconds timeout);
 
 }  // namespace talaria

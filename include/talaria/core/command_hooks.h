@@ -69,8 +69,9 @@ struct CommandHookOptions {
 // with a warning. Returns InvalidArgument naming the entry (e.g. "hooks.PreToolUse[0].hooks[1]")
 // for a config that is not an object, a non-array event list, a matcher that is not a valid RE2
 // pattern, a missing or empty "command", a "type" other than "command", a timeout that is not
-// a positive number, or a "fail_closed" that is not a boolean. Nothing is registered unless the whole config is valid.
-// Matchers are RE2 full matches against the tool name; "" or "*" (or no matcher) match all.
+// a positive number, or a "fail_closed" that is not a boolean. Nothing is registered unless the
+// whole config is valid. Matchers are RE2 full matches against the tool name; "" or "*" (or no
+// matcher) match all.
 Status InstallCommandHooks(const Json& hooks_config, HookSet& hooks,
                            const CommandHookOptions& options);
 

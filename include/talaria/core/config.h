@@ -3,7 +3,8 @@
 //   toolsets:            # user toolsets, same shape as the built-in ones
 //     review: {description: "...", tools: [read_file], includes: [web]}
 //   hooks:               # external command hooks (see command_hooks.h)
-//     PreToolUse: [{matcher: "write_file|patch", hooks: [{type: command, command: "...", timeout: 10}]}]
+//     PreToolUse: [{matcher: "write_file|patch", hooks: [{type: command, command: "...", timeout:
+//     10}]}]
 //   tool_budget:
 //     result_size_chars: 100000
 //     turn_budget_chars: 200000
@@ -33,7 +34,7 @@ struct Config {
   std::vector<ToolsetDef> toolsets;
   std::shared_ptr<const Json> hooks;  // the raw "hooks" section; null when absent
   BudgetConfig budget;
-  std::shared_ptr<const Json> raw;    // the whole file as JSON (later modules read their part)
+  std::shared_ptr<const Json> raw;  // the whole file as JSON (later modules read their part)
   // Things worth telling the user that do not stop the config from loading: each top-level key
   // no module reads ("config.yaml: unknown top-level key 'aproovals' is ignored; did you mean
   // 'approvals'?"). A front end prints them.
@@ -63,7 +64,8 @@ enum class MissingConfig : unsigned char {
 // A missing file gives the defaults (or NotFound naming it, with MissingConfig::kError).
 // InvalidArgument for YAML that does not parse or a section of the wrong shape; the message
 // names the file and the section.
-Result<Config> LoadConfig(const std::string& path, MissingConfig missing = MissingConfig::kDefaults);
+Result<Config> LoadConfig(const std::string& path,
+                          MissingConfig missing = MissingConfig::kDefaults);
 Result<Config> ParseConfig(std::string_view yaml_text, std::string_view origin = "config");
 
 }  // namespace talaria

@@ -23,7 +23,9 @@ class ConflictGate {
   // A place in the gate; Leave() gives it back. Move-only.
   class Pass {
    public:
-    Pass(Pass&& other) noexcept : gate_(other.gate_), ticket_(other.ticket_) { other.gate_ = nullptr; }
+    Pass(Pass&& other) noexcept : gate_(other.gate_), ticket_(other.ticket_) {
+      other.gate_ = nullptr;
+    }
     Pass& operator=(Pass&&) = delete;
     Pass(const Pass&) = delete;
     ~Pass() { Leave(); }

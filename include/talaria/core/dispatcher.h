@@ -41,8 +41,8 @@ class Policy {
 
 // Runs a loop-owned tool (ToolSpec::owner == CallOwner::kAgentLoop) against the loop's own
 // state. nullopt: not handled (the call then gets the "must be handled" error).
-using AgentLoopRouter =
-    std::function<std::optional<ToolResult>(std::string_view name, const Json& args, ToolContext& ctx)>;
+using AgentLoopRouter = std::function<std::optional<ToolResult>(
+    std::string_view name, const Json& args, ToolContext& ctx)>;
 
 // The reason a loop-owned tool is unavailable while no agent loop is attached.
 inline constexpr std::string_view kNeedsAgentLoop = "needs the agent loop";
@@ -85,14 +85,16 @@ class Dispatcher {
                           PreHookMode pre_mode = PreHookMode::kDecide) const;
   // Ends a call that will not run (a batch cancelled before its turn) with `result`: the post
   // hooks, result transforms and budget see it like any other ending, exactly once.
-  ToolResult Conclude(std::string_view name, std::string_view raw_args, ToolContext& ctx, ToolResult result) const;
+  ToolResult Conclude(std::string_view name, std::string_view raw_args, ToolContext& ctx,
+                      ToolResult result) const;
 
  private:
   ToolResult Run(std::string_view& name, Json& args, ToolContext& ctx, PreHookMode pre_mode,
                  std::shared_ptr<const ToolEntry>& entry) const;
   ToolResult Execute(const ToolEntry& entry, Json& args, ToolContext& ctx) const;
-  ToolResult Finish(std::string_view name, const Json& args, ToolResult result, const ToolEntry* entry,
-                    ToolContext& ctx, std::chrono::steady_clock::time_point started) const;
+  ToolResult Finish(std::string_view name, const Json& args, ToolResult result,
+                    const ToolEntry* entry, ToolContext& ctx,
+                    std::chrono::steady_clock::time_point started) const;
 
   Registry& registry_;
   DispatcherOptions options_;

@@ -32,8 +32,8 @@ struct PreToolEvent {
 struct PreHookDecision {
   enum class Kind : unsigned char { kContinue, kBlock, kModify };
   Kind kind = Kind::kContinue;
-  std::string message;              // kBlock: shown to the model as the error
-  std::shared_ptr<Json> new_args;   // kModify: replacement arguments (an object)
+  std::string message;             // kBlock: shown to the model as the error
+  std::shared_ptr<Json> new_args;  // kModify: replacement arguments (an object)
 
   static PreHookDecision Continue() { return {}; }
   static PreHookDecision Block(std::string message) {

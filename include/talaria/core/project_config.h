@@ -45,7 +45,7 @@ struct ProjectConfig {
   bool trusted = false;
   std::shared_ptr<const Json> mcp_servers;  // the section; null when absent
   std::shared_ptr<const Json> hooks;        // null when absent
-  std::vector<std::string> ignored;    // other top-level sections (only read at user level)
+  std::vector<std::string> ignored;         // other top-level sections (only read at user level)
 
   // True when it declares something that runs code (and so needs trust).
   bool RunsCode() const { return mcp_servers != nullptr || hooks != nullptr; }

@@ -31,8 +31,8 @@ enum class CommandPolicySetup : unsigned char {
 };
 
 struct RuntimeOptions {
-  std::string config_path;        // empty: $TALARIA_HOME/config.yaml (may be absent); else must exist
-  Registry* registry = nullptr;   // null: Registry::Global()
+  std::string config_path;  // empty: $TALARIA_HOME/config.yaml (may be absent); else must exist
+  Registry* registry = nullptr;  // null: Registry::Global()
   bool install_command_hooks = true;
   CommandPolicySetup command_policy = CommandPolicySetup::kGuarded;
 };

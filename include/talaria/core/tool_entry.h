@@ -74,7 +74,7 @@ class SchemaSource {
   SchemaSource() = default;
   SchemaSource(std::string_view json_text) : text_(json_text) {}  // NOLINT: implicit by design
   SchemaSource(const char* json_text) : text_(json_text) {}       // NOLINT
-  SchemaSource(const Json& dom) : dom_(&dom) {}                    // NOLINT
+  SchemaSource(const Json& dom) : dom_(&dom) {}                   // NOLINT
 
   const Json* dom() const { return dom_; }
   std::string_view text() const { return text_; }
@@ -96,8 +96,8 @@ struct ToolSpec {
   AsyncHandler async_handler;  // set instead of `handler` for async tools
   CheckFn check_fn;
   std::vector<std::string> requires_env;
-  std::string description;  // defaults to the schema's description
-  std::string emoji;        // defaults to kDefaultEmoji
+  std::string description;        // defaults to the schema's description
+  std::string emoji;              // defaults to kDefaultEmoji
   int64_t max_result_chars = -1;  // -1: the default (100,000)
   ParallelClass parallel = ParallelClass::kNever;
   std::vector<std::string> path_args;  // argument names carrying paths (kPathScoped)
@@ -148,7 +148,7 @@ class ToolEntry {
   const std::shared_ptr<const CheckFn>& check_fn() const;
   const std::vector<std::string>& requires_env() const;
   const std::vector<std::string>& path_args() const;
-  ArgNormalizer normalize_args() const;  // null when the tool has none
+  ArgNormalizer normalize_args() const;    // null when the tool has none
   const std::string& command_arg() const;  // empty when the tool runs no commands
   CommandTextFn command_text() const;      // null when the value is judged as it is
   CallOwner owner() const {

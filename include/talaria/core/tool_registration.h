@@ -23,4 +23,4 @@ struct ToolRegistrar {
 }  // namespace talaria::internal
 
 #define TALARIA_TOOL(ident, spec_expr) \
-  static const ::talaria::internal::ToolRegistrar talaria_tool_registrar_##ident{spec_expr}
+  static const ::talaria::internal::ToolRegistrar talaria_tool_registrar_##ident { spec_expr }

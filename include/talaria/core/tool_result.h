@@ -29,7 +29,8 @@ std::ostream& operator<<(std::ostream& os, CallStatus status);
 
 // Error texts reaching the model are bounded (the original's _MAX_TOOL_ERROR_CHARS).
 inline constexpr size_t kMaxToolErrorChars = 2048;
-inline constexpr std::string_view kTruncationMarker = "\xE2\x80\xA6 [truncated]";  // "… [truncated]"
+inline constexpr std::string_view kTruncationMarker =
+    "\xE2\x80\xA6 [truncated]";  // "… [truncated]"
 
 // Cuts `message` to kMaxToolErrorChars (at a UTF-8 boundary) and appends the marker.
 std::string BoundErrorMessage(std::string_view message);

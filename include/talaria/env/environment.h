@@ -84,7 +84,7 @@ struct SandboxOptions {
   LocalOptions local;
   std::vector<std::string> writable;  // absolute directories
   bool network = false;
-  std::string bwrap = "bwrap";        // the program (looked up in PATH)
+  std::string bwrap = "bwrap";  // the program (looked up in PATH)
   // Hidden inside the sandbox: talaria's own state and the user's credential stores under
   // `home` (~/.ssh, ~/.aws, ~/.gnupg, ~/.kube, ~/.docker, ~/.config/gh, ~/.netrc,
   // ~/.git-credentials and the like; see CredentialStores). Empty: not hidden.
@@ -107,12 +107,12 @@ Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options);
 struct SshOptions {
   std::string host;
   int port = 22;
-  std::string user;                         // empty: ssh's default
-  std::string identity_file;                // -i; empty: ssh's default keys
-  std::string known_hosts_file;             // UserKnownHostsFile; empty: ssh's default
-  std::string initial_cwd;                  // remote directory; empty: the remote home
-  std::string control_dir;                  // ControlPath sockets; empty: $TALARIA_HOME/ssh
-  std::vector<std::string> extra_options;   // more "-o Key=Value" options
+  std::string user;                        // empty: ssh's default
+  std::string identity_file;               // -i; empty: ssh's default keys
+  std::string known_hosts_file;            // UserKnownHostsFile; empty: ssh's default
+  std::string initial_cwd;                 // remote directory; empty: the remote home
+  std::string control_dir;                 // ControlPath sockets; empty: $TALARIA_HOME/ssh
+  std::vector<std::string> extra_options;  // more "-o Key=Value" options
   std::chrono::seconds connect_timeout{10};
 };
 // Connects (and checks the connection) before returning. Errors: NotFound (no ssh client),
@@ -124,9 +124,9 @@ Result<std::shared_ptr<Environment>> OpenSsh(SshOptions options);
 // /tmp /var/tmp /run, cpu/memory limits), the workspace bind-mounted, kept for the session.
 struct DockerOptions {
   std::string image = "debian:12-slim";
-  std::vector<std::string> mounts;          // "host_dir:container_dir" bind mounts
-  std::string initial_cwd = "/workspace";   // inside the container
-  std::vector<std::string> forward_env;     // variable names passed through (none by default)
+  std::vector<std::string> mounts;         // "host_dir:container_dir" bind mounts
+  std::string initial_cwd = "/workspace";  // inside the container
+  std::vector<std::string> forward_env;    // variable names passed through (none by default)
   double cpus = 1;
   int64_t memory_mb = 5120;
   std::string docker = "docker";

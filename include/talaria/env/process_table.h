@@ -21,9 +21,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <functional>
-#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,9 +63,9 @@ struct WatchRequest {
 
 struct ProcessNotice {
   enum class Kind : unsigned char {
-    kCompleted,       // exited by itself: exit_code and output (the tail) are set
-    kMatched,         // output lines contained a watch pattern: output holds those lines
-    kWatchDisabled,   // the watch was too noisy and now waits for completion instead
+    kCompleted,      // exited by itself: exit_code and output (the tail) are set
+    kMatched,        // output lines contained a watch pattern: output holds those lines
+    kWatchDisabled,  // the watch was too noisy and now waits for completion instead
   };
   Kind kind = Kind::kCompleted;
   std::string id;
@@ -82,7 +82,7 @@ struct ProcessSnapshot {
   std::optional<int> exit_code;  // once exited: the code, or 128 + signal
   double uptime_seconds = 0;     // until now, or until it exited
   bool pty = false;
-  std::string output;            // the kept window (only when asked for)
+  std::string output;  // the kept window (only when asked for)
   size_t output_total_bytes = 0;
 };
 
@@ -94,7 +94,8 @@ class ProcessTable {
   ProcessTable& operator=(const ProcessTable&) = delete;
 
   // Takes ownership of `child`. Errors: ResourceExhausted when max_processes are all running.
-  Result<std::string> Add(StartedProcess child, std::string command, bool pty, WatchRequest watch = {});
+  Result<std::string> Add(StartedProcess child, std::string command, bool pty,
+                          WatchRequest watch = {});
 
   // The queued notices, oldest first; the queue is empty afterwards.
   std::vector<ProcessNotice> TakeNotices();
@@ -110,7 +111,8 @@ class ProcessTable {
   Result<ProcessSnapshot> Get(std::string_view id, bool with_output) const;
   // Waits until the process exits, `timeout` passes or `cancel` is requested; the snapshot says
   // which (running = still running).
-  Result<ProcessSnapshot> Wait(std::string_view id, std::chrono::milliseconds timeout, std::stop_token cancel);
+  Result<ProcessSnapshot> Wait(std::string_view id, std::chrono::milliseconds timeout,
+                               std::stop_token cancel);
   // Writes to its stdin (its terminal with pty). Errors: FailedPrecondition when stdin is
   // closed or the process has exited; InvalidArgument when the write would leave an unfinished
   // line of over 64 KiB.
@@ -144,11 +146,11 @@ class ProcessTable {
   const ProcessTableOptions options_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  EntryMap entries_;  // Guarded by mu_.
-  std::deque<ProcessNotice> notices_;  // Guarded by mu_.
-  std::atomic<size_t> queued_{0};      // notices_.size(), readable without mu_
+  EntryMap entries_;                        // Guarded by mu_.
+  std::deque<ProcessNotice> notices_;       // Guarded by mu_.
+  std::atomic<size_t> queued_{0};           // notices_.size(), readable without mu_
   std::unique_ptr<NoticeBreaker> breaker_;  // Guarded by mu_.
-  std::function<void()> listener_;  // Guarded by mu_.
+  std::function<void()> listener_;          // Guarded by mu_.
 };
 
 }  // namespace talaria::env

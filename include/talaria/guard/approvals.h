@@ -78,8 +78,9 @@ class Approvals {
   const ApprovalSettings settings_;
   const std::shared_ptr<ApprovalPrompter> prompter_;
   mutable std::mutex mu_;
-  std::set<std::string, std::less<>> permanent_;                                   // Guarded by mu_.
-  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> session_;  // Guarded by mu_.
+  std::set<std::string, std::less<>> permanent_;  // Guarded by mu_.
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>>
+      session_;           // Guarded by mu_.
   std::mutex prompt_mu_;  // one question at a time
 };
 

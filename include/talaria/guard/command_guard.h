@@ -10,8 +10,9 @@
 // code (python -c, perl -e, node -e, ...) passes to os.system/subprocess/system/exec, and so
 // on. A recursive delete is judged at every directory an earlier `cd` may have moved to, and
 // with unset variables expanded empty (`rm -rf "$DIR"/` is `rm -rf /` when DIR is unset).
-// Quoted arguments of harmless commands are data: `echo "rm -rf /"` is allowed. Input that does not parse is dangerous; input past the
-// parser's limits, and raw control characters, are hardline (fail closed).
+// Quoted arguments of harmless commands are data: `echo "rm -rf /"` is allowed. Input that does not
+// parse is dangerous; input past the parser's limits, and raw control characters, are hardline
+// (fail closed).
 //
 // Reasons carry a stable `rule` id and a stable `description`; both are fit to key approvals
 // ("allow this rule for the session").

@@ -74,9 +74,9 @@ struct Redirection {
 };
 
 enum class CommandOrigin : uint8_t {
-  kTop,             // part of the command line itself (including compound bodies)
-  kCommandSubst,    // inside $( ) or backticks of the parent's words
-  kProcessSubst,    // inside <( ) or >( )
+  kTop,           // part of the command line itself (including compound bodies)
+  kCommandSubst,  // inside $( ) or backticks of the parent's words
+  kProcessSubst,  // inside <( ) or >( )
 };
 
 // One simple command. Compound commands contribute their inner simple commands; a compound's
@@ -89,13 +89,13 @@ struct SimpleCommand {
   std::vector<Redirection> redirections;
   int parent = -1;  // index of the command whose words hold this substitution, or -1
   CommandOrigin origin = CommandOrigin::kTop;
-  int pipeline = 0;           // id shared by the elements of one pipeline
-  int pipe_pos = 0;           // position within it
-  bool in_pipeline = false;   // the pipeline has two or more elements
-  bool stdin_piped = false;   // stdin comes from a pipe (directly or via an enclosing compound)
-  bool background = false;    // ended by & (directly or via an enclosing list)
-  std::string function;       // name of the innermost function definition this is part of
-  std::string segment;        // the source text of this command (for reports)
+  int pipeline = 0;          // id shared by the elements of one pipeline
+  int pipe_pos = 0;          // position within it
+  bool in_pipeline = false;  // the pipeline has two or more elements
+  bool stdin_piped = false;  // stdin comes from a pipe (directly or via an enclosing compound)
+  bool background = false;   // ended by & (directly or via an enclosing list)
+  std::string function;      // name of the innermost function definition this is part of
+  std::string segment;       // the source text of this command (for reports)
 };
 
 struct ParsedScript {

@@ -116,13 +116,13 @@ std::string_view ServerStateName(ServerState state);
 struct ServerStatus {
   std::string name;
   ServerState state = ServerState::kConnecting;
-  std::string reason;                  // why unavailable/disabled; empty when connected
-  std::string protocol_version;        // negotiated, when connected
-  std::vector<std::string> tools;      // registered names (kept while unavailable)
+  std::string reason;              // why unavailable/disabled; empty when connected
+  std::string protocol_version;    // negotiated, when connected
+  std::vector<std::string> tools;  // registered names (kept while unavailable)
   int consecutive_failures = 0;
-  bool circuit_open = false;           // waiting out ClientOptions::breaker_pause
-  uint64_t connections = 0;            // successful connects so far
-  int64_t pid = 0;                     // the server process while connected, else 0
+  bool circuit_open = false;  // waiting out ClientOptions::breaker_pause
+  uint64_t connections = 0;   // successful connects so far
+  int64_t pid = 0;            // the server process while connected, else 0
 };
 
 class McpClientManager {
@@ -158,8 +158,7 @@ class McpClientManager {
 // as long as the tools should work (typically for the process's lifetime).
 // `project`: servers from a trusted project-local config, started too; one named like a
 // user-level server is skipped (the user's own config wins) with a warning.
-Result<std::unique_ptr<McpClientManager>> StartConfiguredServers(Runtime& runtime,
-                                                                 std::vector<ServerConfig> project = {},
-                                                                 ClientOptions options = {});
+Result<std::unique_ptr<McpClientManager>> StartConfiguredServers(
+    Runtime& runtime, std::vector<ServerConfig> project = {}, ClientOptions options = {});
 
 }  // namespace talaria::mcp

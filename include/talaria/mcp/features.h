@@ -43,14 +43,15 @@ struct ResourceRequest {
 
 // Returns the MCP "contents" array ([{uri, mimeType?, text | blob}]). NotFound becomes the MCP
 // "resource not found" error (-32002), InvalidArgument -32602, anything else -32603.
-using ReadResourceFn = std::function<Result<Json>(const ResourceRequest& request, ToolContext& ctx)>;
+using ReadResourceFn =
+    std::function<Result<Json>(const ResourceRequest& request, ToolContext& ctx)>;
 // Returns the GetPromptResult object ({"messages": [...], "description"?}). `arguments` is an
 // object of strings. InvalidArgument becomes -32602, anything else -32603.
 using GetPromptFn = std::function<Result<Json>(const Json& arguments, ToolContext& ctx)>;
 // Completion candidates for one argument, given its partial `value` and the other arguments
 // already chosen (an object of strings). At most 100 are sent.
-using CompleteFn = std::function<std::vector<std::string>(std::string_view argument, std::string_view value,
-                                                          const Json& context_arguments)>;
+using CompleteFn = std::function<std::vector<std::string>(
+    std::string_view argument, std::string_view value, const Json& context_arguments)>;
 
 // [{uri, mimeType, text}] and [{uri, mimeType, blob}] (blob: base64 of `bytes`).
 Json TextContents(std::string_view uri, std::string_view mime_type, std::string_view text);
@@ -102,8 +103,8 @@ struct FeatureSnapshot {
 
   // The resource serving `uri` (a fixed URI first, then the first matching template) and the
   // template's variables; null when none.
-  std::shared_ptr<const ResourceDef> FindResource(std::string_view uri,
-                                                  std::map<std::string, std::string>* variables) const;
+  std::shared_ptr<const ResourceDef> FindResource(
+      std::string_view uri, std::map<std::string, std::string>* variables) const;
   std::shared_ptr<const PromptDef> FindPrompt(std::string_view name) const;
   std::shared_ptr<const ResourceDef> FindTemplate(std::string_view uri_template) const;
 };
@@ -142,7 +143,8 @@ class ServerFeatures {
   std::shared_ptr<const FeatureSnapshot> snapshot_;  // Guarded by mu_.
   std::mutex listeners_mu_;
   int next_listener_ = 1;  // Guarded by listeners_mu_.
-  std::map<int, std::shared_ptr<std::function<void(const FeatureEvent&)>>> listeners_;  // Guarded by listeners_mu_.
+  std::map<int, std::shared_ptr<std::function<void(const FeatureEvent&)>>>
+      listeners_;  // Guarded by listeners_mu_.
 };
 
 }  // namespace talaria::mcp

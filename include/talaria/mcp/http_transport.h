@@ -28,7 +28,8 @@
 // get 413; malformed JSON gets 400 with a JSON-RPC -32700 error body.
 //
 //   auto http = talaria::mcp::HttpTransport::Start(options, [&](talaria::mcp::RoutedSink sink) {
-//     return talaria::mcp::McpServer::Create(dispatcher, toolsets, server_options, std::move(sink));
+//     return talaria::mcp::McpServer::Create(dispatcher, toolsets, server_options,
+//     std::move(sink));
 //   });
 //   std::fprintf(stderr, "%s\n", (*http)->url().c_str());
 //   ...  // until a signal
@@ -79,7 +80,7 @@ struct HttpTransportOptions {
   std::vector<std::string> allowed_origins;
   // Host header values accepted besides the bound address and loopback names ("myhost:8765").
   std::vector<std::string> allowed_hosts;
-  MessageLimits limits;  // limits.max_bytes caps request bodies (413 beyond)
+  MessageLimits limits;      // limits.max_bytes caps request bodies (413 beyond)
   size_t max_sessions = 64;  // initialize beyond this gets 503 (idle sessions expire first)
   // Per client address, likewise. On loopback every client shares one address; reached over a
   // network, it keeps one host from taking every session.
@@ -114,7 +115,8 @@ class HttpTransport {
   // programs that never serve HTTP never load the HTTP and TLS libraries.
   // Errors: InvalidArgument (bad options; non-loopback host without a bearer token),
   // Unavailable (the address cannot be bound, or the HTTP module cannot be loaded).
-  static Result<std::unique_ptr<HttpTransport>> Start(HttpTransportOptions options, ServerFactory factory);
+  static Result<std::unique_ptr<HttpTransport>> Start(HttpTransportOptions options,
+                                                      ServerFactory factory);
   // Implementations stop serving first.
   virtual ~HttpTransport() = default;
   HttpTransport(const HttpTransport&) = delete;

@@ -45,7 +45,7 @@ enum class MessageKind : unsigned char {
 // One decoded message. The parsed document is shared, so copies are cheap.
 struct Message {
   MessageKind kind = MessageKind::kRequest;
-  std::string method;              // empty for responses
+  std::string method;               // empty for responses
   std::shared_ptr<const Json> doc;  // the whole message object; never null after decoding
 
   // The id (string or integer); null for notifications.
@@ -73,10 +73,11 @@ struct Decoded {
 };
 
 // Decodes one JSON-RPC message (a single object; an array is a batch, refused here with
-// kInvalidRequest: DecodeBatch decodes one where protocol 2025-03-26 allows it). Errors: kInvalidRequest for text over
-// limits.max_bytes (not read at all); kParseError for invalid UTF-8, excessive nesting or a
-// syntax error; kInvalidRequest for a wrong shape (jsonrpc not "2.0", id neither string nor
-// integer, method not a string, params neither object nor array, both result and error, ...).
+// kInvalidRequest: DecodeBatch decodes one where protocol 2025-03-26 allows it). Errors:
+// kInvalidRequest for text over limits.max_bytes (not read at all); kParseError for invalid UTF-8,
+// excessive nesting or a syntax error; kInvalidRequest for a wrong shape (jsonrpc not "2.0", id
+// neither string nor integer, method not a string, params neither object nor array, both result and
+// error, ...).
 Decoded DecodeMessage(std::string_view text, const MessageLimits& limits = {});
 
 // Whether `text` is a JSON array (its first non-blank character is '['): a JSON-RPC batch.
@@ -108,7 +109,8 @@ std::string EncodeBatchRefusal(std::string_view text, const MessageLimits& limit
 // Compact one-line encodings (no trailing newline); strings with invalid UTF-8 are replaced.
 std::string EncodeResult(const Json& id, const Json& result);
 // `id` null: "id": null. `data` null: no data member.
-std::string EncodeError(const Json* id, int code, std::string_view message, const Json* data = nullptr);
+std::string EncodeError(const Json* id, int code, std::string_view message,
+                        const Json* data = nullptr);
 std::string EncodeNotification(std::string_view method, const Json& params);
 // A request the server sends to the client (elicitation/create, sampling/createMessage, ...).
 std::string EncodeRequest(const Json& id, std::string_view method, const Json& params);

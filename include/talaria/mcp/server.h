@@ -155,7 +155,7 @@ class McpServer {
   Json client_capabilities() const;
 
   size_t calls_in_flight() const;
-  bool initialized() const;  // notifications/initialized received
+  bool initialized() const;              // notifications/initialized received
   std::string protocol_version() const;  // negotiated; empty before initialize
 
  private:

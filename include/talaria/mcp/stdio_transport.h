@@ -4,7 +4,8 @@
 //   std::stop_source stop;
 //   talaria::mcp::FdLineWriter out(STDOUT_FILENO, stop);
 //   auto server = talaria::mcp::McpServer::Create(dispatcher, toolsets, options,
-//                                                 [&out](std::string_view line) { out.Write(line); });
+//                                                 [&out](std::string_view line) { out.Write(line);
+//                                                 });
 //   talaria::mcp::ServeLines(**server, {.stop = stop.get_token()});  // until EOF or stop
 //   (*server)->Shutdown(std::chrono::seconds(5));
 //
@@ -58,8 +59,8 @@ class FdLineWriter {
   std::stop_source on_broken_;
   std::mutex mu_;
   std::condition_variable drained_;
-  std::string queued_;     // Guarded by mu_. Lines not yet handed to write().
-  bool writing_ = false;   // Guarded by mu_. A Write is writing queued_ out.
+  std::string queued_;    // Guarded by mu_. Lines not yet handed to write().
+  bool writing_ = false;  // Guarded by mu_. A Write is writing queued_ out.
   std::atomic<bool> broken_{false};
 };
 

@@ -12,7 +12,8 @@
 //
 //   talaria::tools::CodeExecutionOptions options;          // or CodeExecutionOptionsFromConfig
 //   talaria::tools::EnableCodeExecution(dispatcher, options);
-//   dispatcher.Dispatch("execute_code", R"({"code": "from hermes_tools import terminal\n..."})", ctx);
+//   dispatcher.Dispatch("execute_code", R"({"code": "from hermes_tools import terminal\n..."})",
+//   ctx);
 //
 // execute_code is not self-registering like the other tools: its scripts call back into one
 // particular dispatcher, so the front end that owns the dispatcher enables it.
@@ -58,16 +59,16 @@ struct CodeExecutionOptions {
   bool network = false;  // bwrap: keep the host network (off: the RPC socket is the only way out)
   std::chrono::seconds timeout = kDefaultCodeTimeout;
   int max_tool_calls = kDefaultMaxToolCalls;
-  size_t max_stdout_bytes = 50'000;   // kept as 40 % head / 60 % tail
+  size_t max_stdout_bytes = 50'000;  // kept as 40 % head / 60 % tail
   size_t max_stderr_bytes = 10'000;
   size_t max_spill_bytes = size_t{5} << 20;  // the full stdout's spill file is cut here
   ScriptApprovals approvals = ScriptApprovals::kInherit;
   // Resource limits the interpreter puts on itself before the script's first line runs, soft and
   // hard alike (the sandbox holds no capability to raise them), inherited by whatever it starts.
   // 0: no limit. CPU time is capped at the timeout and core dumps are off, always.
-  uint64_t max_memory_bytes = uint64_t{1} << 30;   // address space (RLIMIT_AS)
-  uint64_t max_file_bytes = uint64_t{256} << 20;   // any one file written (RLIMIT_FSIZE)
-  uint64_t max_open_files = 256;                   // descriptors (RLIMIT_NOFILE)
+  uint64_t max_memory_bytes = uint64_t{1} << 30;  // address space (RLIMIT_AS)
+  uint64_t max_file_bytes = uint64_t{256} << 20;  // any one file written (RLIMIT_FSIZE)
+  uint64_t max_open_files = 256;                  // descriptors (RLIMIT_NOFILE)
   // Tasks (processes and threads) the script may have at once: a pids cgroup where this machine
   // lets talaria make one, else RLIMIT_NPROC counted from the user's current tasks (which the
   // kernel does not enforce for root; the result's isolation_note then says so). Must be > 0.
@@ -110,6 +111,7 @@ void DisableCodeExecution(Dispatcher& dispatcher);
 //     pids_cgroup: auto        # auto | off | /sys/fs/cgroup/<a delegated cgroup>
 //     tmp_size_mb: 64          # the script's private /tmp (bwrap)
 // Errors: InvalidArgument naming the bad key.
-Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config, CodeExecutionOptions base = {});
+Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config,
+                                                            CodeExecutionOptions base = {});
 
 }  // namespace talaria::tools

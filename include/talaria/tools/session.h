@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "talaria/base/status.h"
+#include "talaria/confinement/workspace.h"
 #include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
-#include "talaria/confinement/workspace.h"
 
 namespace talaria {
 namespace safety {
@@ -47,7 +47,7 @@ struct TerminalSettings {
   std::string backend = "auto";
   // The sandbox's network; unset: on for auto, off for an explicit bwrap.
   std::optional<bool> network;
-  uint64_t tmp_size_mb = 512;  // the sandbox's private /tmp
+  uint64_t tmp_size_mb = 512;   // the sandbox's private /tmp
   std::string bwrap = "bwrap";  // the sandbox's program (looked up in PATH)
   std::string ssh_host;
   int ssh_port = 22;
@@ -81,8 +81,8 @@ struct SessionOptions {
   ReadGuards read_guards = ReadGuards::kOn;
 };
 
-// The `terminal` and `files` sections of `config` (defaults when absent); SessionOptions.env_passthrough is
-// filled from it too. Errors: InvalidArgument naming the bad key.
+// The `terminal` and `files` sections of `config` (defaults when absent);
+// SessionOptions.env_passthrough is filled from it too. Errors: InvalidArgument naming the bad key.
 Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOptions base = {});
 
 class Session {

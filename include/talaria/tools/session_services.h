@@ -18,10 +18,10 @@
 namespace talaria::tools {
 
 struct SessionServices final : CallServices {
-  std::shared_ptr<safety::Workspace> workspace;  // file tools resolve every path through it
+  std::shared_ptr<safety::Workspace> workspace;       // file tools resolve every path through it
   std::shared_ptr<const safety::AuditLog> audit_log;  // null: mutations are not audited
-  std::shared_ptr<env::Environment> environment;  // where commands run; null: no terminal
-  std::shared_ptr<env::ProcessTable> processes;   // the session's background processes
+  std::shared_ptr<env::Environment> environment;      // where commands run; null: no terminal
+  std::shared_ptr<env::ProcessTable> processes;       // the session's background processes
 
   std::string cwd() const override { return workspace ? workspace->cwd() : std::string(); }
 };

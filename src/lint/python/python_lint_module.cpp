@@ -170,7 +170,7 @@ void TakeCompileError(talaria_pylint_issue& issue) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int talaria_pylint_start(char* error,
-                                                                          unsigned long size) {
+                                                                           unsigned long size) {
   const std::string& failure = StartOnce();
   if (failure.empty()) return 0;
   CopyText(failure, error, size);

@@ -1,8 +1,8 @@
 #include "mcp/http/client_http.h"
 
 #include <algorithm>
-#include <iterator>
 #include <condition_variable>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -19,13 +19,20 @@ namespace {
 // httplib's error names ("Connection") read like a cut-off message in a warning.
 std::string DescribeHttpError(httplib::Error error) {
   switch (error) {
-    case httplib::Error::Connection: return "the connection failed (the name does not resolve or nothing listens)";
-    case httplib::Error::ConnectionTimeout: return "connecting timed out";
-    case httplib::Error::SSLConnection: return "the TLS handshake failed";
-    case httplib::Error::SSLServerVerification: return "the server's TLS certificate was not accepted";
-    case httplib::Error::Read: return "reading the response failed";
-    case httplib::Error::Write: return "sending the request failed";
-    default: return "HTTP client error " + httplib::to_string(error);
+    case httplib::Error::Connection:
+      return "the connection failed (the name does not resolve or nothing listens)";
+    case httplib::Error::ConnectionTimeout:
+      return "connecting timed out";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed";
+    case httplib::Error::SSLServerVerification:
+      return "the server's TLS certificate was not accepted";
+    case httplib::Error::Read:
+      return "reading the response failed";
+    case httplib::Error::Write:
+      return "sending the request failed";
+    default:
+      return "HTTP client error " + httplib::to_string(error);
   }
 }
 
@@ -91,7 +98,8 @@ std::string DescribeRefusal(int status, const std::string& body) {
     }
   }
   std::string snippet = body.substr(0, kErrorBodySnippet);
-  std::replace_if(snippet.begin(), snippet.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      snippet.begin(), snippet.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   if (!snippet.empty()) {
     out += ": ";
     out += snippet;
@@ -130,7 +138,8 @@ std::unique_ptr<httplib::Client> HttpConnection::TakeClient() {
   {
     std::lock_guard lock(idle_mu_);
     const auto cutoff = Clock::now() - kMaxIdle;
-    const auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const IdleClient& c) { return c.since >= cutoff; });
+    const auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                                    [&](const IdleClient& c) { return c.since >= cutoff; });
     std::move(idle_.begin(), fresh, std::back_inserter(stale));
     idle_.erase(idle_.begin(), fresh);
     if (!idle_.empty()) {
@@ -144,7 +153,8 @@ std::unique_ptr<httplib::Client> HttpConnection::TakeClient() {
 
 void HttpConnection::KeepClient(std::unique_ptr<httplib::Client> client) {
   std::lock_guard lock(idle_mu_);
-  if (!idle_closed_ && idle_.size() < kMaxIdleClients) idle_.push_back(IdleClient{std::move(client), Clock::now()});
+  if (!idle_closed_ && idle_.size() < kMaxIdleClients)
+    idle_.push_back(IdleClient{std::move(client), Clock::now()});
 }
 
 bool HttpConnection::closed() const {
@@ -174,7 +184,8 @@ void HttpConnection::MarkClosed(std::string why) {
 bool HttpConnection::HandleIncoming(const Message& message, Exchange* exchange) {
   switch (message.kind) {
     case MessageKind::kResponse:
-      if (exchange != nullptr && exchange->expect_id != nullptr && message.id() == *exchange->expect_id) {
+      if (exchange != nullptr && exchange->expect_id != nullptr &&
+          message.id() == *exchange->expect_id) {
         exchange->response = *message.doc;
         return true;
       }
@@ -198,8 +209,8 @@ bool HttpConnection::HandleIncoming(const Message& message, Exchange* exchange) 
   return false;
 }
 
-Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id, TimePoint deadline,
-                                  const std::stop_token& cancel) {
+Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id,
+                                  TimePoint deadline, const std::stop_token& cancel) {
   std::string session_id;
   std::string version;
   {
@@ -210,11 +221,14 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
   }
   std::unique_ptr<httplib::Client> kept = TakeClient();
   httplib::Client& client = *kept;
-  if (!client.is_valid()) return Err(InvalidArgumentError("cannot use the server URL " + display_url_));
+  if (!client.is_valid())
+    return Err(InvalidArgumentError("cannot use the server URL " + display_url_));
   // The socket's own read timeout is a backstop a little past the deadline: the watchdog ends the
   // request at the deadline and says why.
-  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()) + 1s;
-  Configure(client, url_, deadline, std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24)),
+  const auto left =
+      std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()) + 1s;
+  Configure(client, url_, deadline,
+            std::clamp<std::chrono::microseconds>(left, 1ms, std::chrono::hours(24)),
             /*keep_alive=*/true);
 
   httplib::Request req;
@@ -246,7 +260,8 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
         if (event.type != "message" || event.data.empty()) return true;
         Decoded decoded = DecodeMessage(event.data, MessageLimits{cap});
         if (!decoded.ok()) {
-          LogWarn("mcp client: ignoring a malformed event from " + display_url_ + ": " + decoded.error.message);
+          LogWarn("mcp client: ignoring a malformed event from " + display_url_ + ": " +
+                  decoded.error.message);
           return true;
         }
         found = HandleIncoming(*decoded.message, &ex);
@@ -272,13 +287,15 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
   (void)client.send(req, res, error);
   const Stopped stopped = watchdog.Finish();
   // Only a connection whose answer was read to its end is fit for the next request.
-  if (stopped == Stopped::kNo && error == httplib::Error::Success && !ex.too_big) KeepClient(std::move(kept));
+  if (stopped == Stopped::kNo && error == httplib::Error::Success && !ex.too_big)
+    KeepClient(std::move(kept));
 
   // Only initialize's answer names the session (sent while we have none); later answers may
   // repeat it.
   if (session_id.empty() && !ex.session_id.empty() && ex.status / 100 == 2) {
     if (!ValidSessionId(ex.session_id)) {
-      return Err(UnavailableError("the server sent a malformed " + std::string(kSessionHeader) + " header"));
+      return Err(UnavailableError("the server sent a malformed " + std::string(kSessionHeader) +
+                                  " header"));
     }
     std::lock_guard lock(mu_);
     session_id_ = ex.session_id;
@@ -292,10 +309,14 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
     return Err(DeadlineExceededError("the request timed out"));
   }
   switch (stopped) {
-    case Stopped::kDeadline: return Err(DeadlineExceededError("the request timed out"));
-    case Stopped::kCancelled: return Err(CancelledError("the request was cancelled"));
-    case Stopped::kClosed: return Err(UnavailableError("the server connection is closed"));
-    case Stopped::kNo: break;
+    case Stopped::kDeadline:
+      return Err(DeadlineExceededError("the request timed out"));
+    case Stopped::kCancelled:
+      return Err(CancelledError("the request was cancelled"));
+    case Stopped::kClosed:
+      return Err(UnavailableError("the server connection is closed"));
+    case Stopped::kNo:
+      break;
   }
   if (ex.status == 0) {
     std::string what = "cannot reach " + display_url_ + ": " + DescribeHttpError(error);
@@ -309,17 +330,23 @@ Result<Json> HttpConnection::Post(const std::string& body, const Json* expect_id
     MarkClosed("the server ended the session (HTTP 404)");
     return Err(UnavailableError("the server ended the session (HTTP 404)"));
   }
-  if (ex.status / 100 != 2) return Err(FailedPreconditionError(DescribeRefusal(ex.status, ex.body)));
+  if (ex.status / 100 != 2)
+    return Err(FailedPreconditionError(DescribeRefusal(ex.status, ex.body)));
   if (error != httplib::Error::Success && error != httplib::Error::Canceled) {
-    return Err(UnavailableError("reading the answer from " + display_url_ + " failed: " + httplib::to_string(error)));
+    return Err(UnavailableError("reading the answer from " + display_url_ +
+                                " failed: " + httplib::to_string(error)));
   }
   if (expect_id == nullptr) return Json();  // a notification or response: 202 (or any 2xx)
-  if (ex.event_stream) return Err(UnavailableError("the server's event stream ended without the response"));
-  if (ex.status == 202 || ex.body.empty()) return Err(UnavailableError("the server accepted the request but sent no response"));
+  if (ex.event_stream)
+    return Err(UnavailableError("the server's event stream ended without the response"));
+  if (ex.status == 202 || ex.body.empty())
+    return Err(UnavailableError("the server accepted the request but sent no response"));
   Decoded decoded = DecodeMessage(ex.body, MessageLimits{cap});
-  if (!decoded.ok()) return Err(UnavailableError("the server's answer is not JSON-RPC: " + decoded.error.message));
+  if (!decoded.ok())
+    return Err(UnavailableError("the server's answer is not JSON-RPC: " + decoded.error.message));
   if (!HandleIncoming(*decoded.message, &ex)) {
-    return Err(UnavailableError("the server's answer holds no response to request " + expect_id->dump()));
+    return Err(
+        UnavailableError("the server's answer holds no response to request " + expect_id->dump()));
   }
   return std::move(*ex.response);
 }
@@ -338,9 +365,10 @@ Result<Json> HttpConnection::Call(std::string_view method, Json params, TimePoin
   if (!answer) {
     const StatusCode code = answer.error().code();
     if ((code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled) && !initialize) {
-      (void)Notify("notifications/cancelled",
-                   Json{{"requestId", id},
-                        {"reason", code == StatusCode::kDeadlineExceeded ? "timed out" : "cancelled"}});
+      (void)Notify(
+          "notifications/cancelled",
+          Json{{"requestId", id},
+               {"reason", code == StatusCode::kDeadlineExceeded ? "timed out" : "cancelled"}});
     }
     return Err(answer.error());
   }
@@ -357,7 +385,8 @@ Result<Json> HttpConnection::Call(std::string_view method, Json params, TimePoin
 }
 
 Status HttpConnection::Notify(std::string_view method, const Json& params) {
-  auto sent = Post(EncodeNotification(method, params), nullptr, Clock::now() + kSideRequestTimeout, {});
+  auto sent =
+      Post(EncodeNotification(method, params), nullptr, Clock::now() + kSideRequestTimeout, {});
   if (!sent) return sent.error();
   return {};
 }
@@ -429,17 +458,20 @@ void HttpConnection::StreamLoop(const std::stop_token& stop) {
       MarkClosed("the server ended the session (HTTP 404)");
       return;
     }
-    if (status == 0 && (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout)) {
+    if (status == 0 &&
+        (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout)) {
       MarkClosed("lost the connection to " + display_url_ + ": " + httplib::to_string(error));
       return;
     }
     if (overflow) {
-      LogWarn("mcp client: " + display_url_ + " sent an event over the size limit; dropping its event stream");
+      LogWarn("mcp client: " + display_url_ +
+              " sent an event over the size limit; dropping its event stream");
       parser = SseParser(options_.max_message_bytes);
     }
     if (status != 200 || !is_stream || overflow) {
       if (++failures >= kMaxStreamFailures) {
-        LogWarn("mcp client: giving up the event stream of " + display_url_ + " (HTTP " + std::to_string(status) + ")");
+        LogWarn("mcp client: giving up the event stream of " + display_url_ + " (HTTP " +
+                std::to_string(status) + ")");
         return;
       }
     }

@@ -17,11 +17,11 @@
 // Each POST has an httplib client to itself, stopped (the connection's RequestWatch sees to
 // it) when the call's deadline passes, its cancel token fires or the connection closes, so a
 // server that hangs or drips bytes never holds a call past its deadline. Bodies and events over
-// max_message_bytes fail the request. A client whose POST ended cleanly (the whole answer read, nothing stopped) is
-// kept with its connection open for the next POST, so calls to a remote https server do not
-// pay a TCP and TLS handshake each; a stopped or cut-short one is dropped with its socket.
-// Thread-safety: thread-safe; requests run concurrently. Callbacks run on request threads or
-// the event-stream thread and must not block on Call().
+// max_message_bytes fail the request. A client whose POST ended cleanly (the whole answer read,
+// nothing stopped) is kept with its connection open for the next POST, so calls to a remote https
+// server do not pay a TCP and TLS handshake each; a stopped or cut-short one is dropped with its
+// socket. Thread-safety: thread-safe; requests run concurrently. Callbacks run on request threads
+// or the event-stream thread and must not block on Call().
 #pragma once
 
 #include <atomic>
@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "mcp/client_connection.h"
+#include "mcp/http/request_watch.h"
 #include "mcp/http_module.h"
 #include "mcp/server_url.h"
-#include "mcp/http/request_watch.h"
 #include "talaria/mcp/jsonrpc.h"
 
 namespace httplib {
@@ -92,11 +92,11 @@ class HttpConnection final : public Connection {
   RequestWatch watch_{close_source_.get_token()};
 
   mutable std::mutex mu_;
-  std::string session_id_;         // Guarded by mu_.
-  std::string protocol_version_;   // Guarded by mu_. Empty before initialize.
-  bool closed_ = false;            // Guarded by mu_.
-  bool closed_notified_ = false;   // Guarded by mu_.
-  std::string close_reason_;       // Guarded by mu_.
+  std::string session_id_;        // Guarded by mu_.
+  std::string protocol_version_;  // Guarded by mu_. Empty before initialize.
+  bool closed_ = false;           // Guarded by mu_.
+  bool closed_notified_ = false;  // Guarded by mu_.
+  std::string close_reason_;      // Guarded by mu_.
 
   struct IdleClient {
     std::unique_ptr<httplib::Client> client;

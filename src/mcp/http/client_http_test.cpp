@@ -5,8 +5,8 @@
 #include "mcp/http/request_watch.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <httplib.h>
+#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -27,8 +27,8 @@ namespace talaria::mcp::client_internal {
 namespace {
 
 using namespace std::chrono_literals;
-using talaria::mcp::client_testing::FastRetries;
 using talaria::mcp::client_testing::Dispatched;
+using talaria::mcp::client_testing::FastRetries;
 using talaria::mcp::client_testing::WaitUntil;
 using Clock = std::chrono::steady_clock;
 using talaria::test_support::ThreadIds;
@@ -46,8 +46,9 @@ std::vector<SseEvent> FeedAll(SseParser& parser, const std::vector<std::string>&
 
 TEST(SseParser, SplitsEventsAcrossChunksAndLineEndings) {
   SseParser parser(1024);
-  auto events = FeedAll(parser, {"id: 1\r", "\ndata: {\"a\":", "1}\r\n\r", "\n: keep-alive\n\n",
-                                 "event: other\ndata: x\ndata:y\n\nretry: 1500\nid: 7\ndata:  z\r\r"});
+  auto events =
+      FeedAll(parser, {"id: 1\r", "\ndata: {\"a\":", "1}\r\n\r", "\n: keep-alive\n\n",
+                       "event: other\ndata: x\ndata:y\n\nretry: 1500\nid: 7\ndata:  z\r\r"});
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].data, "{\"a\":1}");
   EXPECT_EQ(events[0].type, "message");
@@ -67,7 +68,8 @@ TEST(SseParser, RefusesAnEndlessLineOrEvent) {
   EXPECT_FALSE(line.Feed("\n\n", [](const SseEvent&) { return true; }));  // stays failed
   SseParser event(100);
   bool ok = true;
-  for (int i = 0; i < 20 && ok; ++i) ok = event.Feed("data: 0123456789\n", [](const SseEvent&) { return true; });
+  for (int i = 0; i < 20 && ok; ++i)
+    ok = event.Feed("data: 0123456789\n", [](const SseEvent&) { return true; });
   EXPECT_FALSE(ok);
 }
 
@@ -115,8 +117,10 @@ class ScriptedServer {
   ScriptedServer() {
     server_.set_tcp_nodelay(true);
     server_.set_keep_alive_max_count(1000);  // httplib's default closes after 5 requests
-    server_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
-    server_.Get("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Get(req, res); });
+    server_.Post("/mcp",
+                 [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
+    server_.Get("/mcp",
+                [this](const httplib::Request& req, httplib::Response& res) { Get(req, res); });
     server_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response&) {
       deleted_session = req.get_header_value("Mcp-Session-Id");
     });
@@ -151,7 +155,9 @@ class ScriptedServer {
   std::string last_authorization;
 
  private:
-  static std::string Sse(const nlohmann::json& message) { return "data: " + message.dump() + "\n\n"; }
+  static std::string Sse(const nlohmann::json& message) {
+    return "data: " + message.dump() + "\n\n";
+  }
 
   void Post(const httplib::Request& req, httplib::Response& res) {
     {
@@ -184,8 +190,9 @@ class ScriptedServer {
     }
     const auto id = msg["id"];
     auto reply = [&](nlohmann::json result) {
-      res.set_content(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}.dump(),
-                      "application/json");
+      res.set_content(
+          nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}.dump(),
+          "application/json");
     };
     if (method == "initialize") {
       res.set_header("Mcp-Session-Id", "session-1");
@@ -197,10 +204,12 @@ class ScriptedServer {
     if (method == "ping") return reply(nlohmann::json::object());
     if (method == "tools/list") {
       nlohmann::json tools = nlohmann::json::array();
-      for (const char* name : {"echo", "sse", "hang", "drip", "huge", "badjson", "wrongid", "error", "expire"}) {
+      for (const char* name :
+           {"echo", "sse", "hang", "drip", "huge", "badjson", "wrongid", "error", "expire"}) {
         tools.push_back({{"name", name}, {"inputSchema", {{"type", "object"}}}});
       }
-      if (tools_version > 1) tools.push_back({{"name", "added" + std::to_string(tools_version.load())}});
+      if (tools_version > 1)
+        tools.push_back({{"name", "added" + std::to_string(tools_version.load())}});
       return reply({{"tools", tools}});
     }
     const std::string tool = msg["params"].value("name", "");
@@ -211,8 +220,10 @@ class ScriptedServer {
     if (tool == "echo") return reply(text("echo " + msg["params"]["arguments"].dump()));
     if (tool == "error") {
       res.status = 500;
-      res.set_content("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"boom for Bearer sekrit-token-99\"}}",
-                      "application/json");
+      res.set_content(
+          "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"boom for "
+          "Bearer sekrit-token-99\"}}",
+          "application/json");
       return;
     }
     if (tool == "expire") {
@@ -221,34 +232,38 @@ class ScriptedServer {
       return;
     }
     if (tool == "wrongid") {
-      res.set_content(nlohmann::json{{"jsonrpc", "2.0"}, {"id", 999999}, {"result", text("no")}}.dump(),
-                      "application/json");
+      res.set_content(
+          nlohmann::json{{"jsonrpc", "2.0"}, {"id", 999999}, {"result", text("no")}}.dump(),
+          "application/json");
       return;
     }
-    res.set_chunked_content_provider("text/event-stream", [this, tool, id, text](size_t, httplib::DataSink& sink) {
-      auto write = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
-      if (tool == "sse") {
-        write(Sse({{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", {{"level", "info"}, {"data", "hi"}}}}));
-        write(Sse({{"jsonrpc", "2.0"}, {"id", "srv-1"}, {"method", "ping"}}));
-        write(": comment\n\n");
-        write(Sse({{"jsonrpc", "2.0"}, {"id", id}, {"result", text("streamed")}}));
-      } else if (tool == "huge") {
-        write("data: \"");
-        const std::string block(64 * 1024, 'A');
-        for (int i = 0; i < 4096 && !stopping_ && sink.is_writable(); ++i) {
-          if (!write(block)) break;
-        }
-      } else if (tool == "badjson") {
-        write("data: {not json\n\n");
-      } else {  // hang, drip
-        while (!stopping_ && sink.is_writable()) {
-          if (tool == "drip" && !write(": tick\n\n")) break;
-          std::this_thread::sleep_for(50ms);
-        }
-      }
-      sink.done();
-      return true;
-    });
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, tool, id, text](size_t, httplib::DataSink& sink) {
+          auto write = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
+          if (tool == "sse") {
+            write(Sse({{"jsonrpc", "2.0"},
+                       {"method", "notifications/message"},
+                       {"params", {{"level", "info"}, {"data", "hi"}}}}));
+            write(Sse({{"jsonrpc", "2.0"}, {"id", "srv-1"}, {"method", "ping"}}));
+            write(": comment\n\n");
+            write(Sse({{"jsonrpc", "2.0"}, {"id", id}, {"result", text("streamed")}}));
+          } else if (tool == "huge") {
+            write("data: \"");
+            const std::string block(64 * 1024, 'A');
+            for (int i = 0; i < 4096 && !stopping_ && sink.is_writable(); ++i) {
+              if (!write(block)) break;
+            }
+          } else if (tool == "badjson") {
+            write("data: {not json\n\n");
+          } else {  // hang, drip
+            while (!stopping_ && sink.is_writable()) {
+              if (tool == "drip" && !write(": tick\n\n")) break;
+              std::this_thread::sleep_for(50ms);
+            }
+          }
+          sink.done();
+          return true;
+        });
   }
 
   void Get(const httplib::Request& req, httplib::Response& res) {
@@ -289,7 +304,8 @@ struct Opened {
   std::atomic<int> closed{0};
 };
 
-std::unique_ptr<Opened> OpenAndInitialize(ScriptedServer& server, size_t max_bytes = kDefaultMaxMessageBytes) {
+std::unique_ptr<Opened> OpenAndInitialize(ScriptedServer& server,
+                                          size_t max_bytes = kDefaultMaxMessageBytes) {
   auto out = std::make_unique<Opened>();
   HttpConnectionOptions options;
   options.url = server.url();
@@ -304,16 +320,17 @@ std::unique_ptr<Opened> OpenAndInitialize(ScriptedServer& server, size_t max_byt
   auto conn = HttpConnection::Open(options, callbacks);
   EXPECT_TRUE(conn) << conn.error().ToString();
   out->conn = std::move(*conn);
-  auto init = out->conn->Call("initialize", Json{{"protocolVersion", "2025-06-18"}}, Clock::now() + 5s);
+  auto init =
+      out->conn->Call("initialize", Json{{"protocolVersion", "2025-06-18"}}, Clock::now() + 5s);
   EXPECT_TRUE(init) << init.error().ToString();
   EXPECT_TRUE(out->conn->Notify("notifications/initialized", Json()).ok());
   return out;
 }
 
-Result<Json> CallTool(HttpConnection& conn, const std::string& tool, std::chrono::milliseconds timeout,
-                      std::stop_token cancel = {}) {
-  return conn.Call("tools/call", Json{{"name", tool}, {"arguments", Json::object()}}, Clock::now() + timeout,
-                   std::move(cancel));
+Result<Json> CallTool(HttpConnection& conn, const std::string& tool,
+                      std::chrono::milliseconds timeout, std::stop_token cancel = {}) {
+  return conn.Call("tools/call", Json{{"name", tool}, {"arguments", Json::object()}},
+                   Clock::now() + timeout, std::move(cancel));
 }
 
 TEST(HttpConnection, JsonAndStreamedAnswersWithSessionHeaders) {
@@ -329,7 +346,8 @@ TEST(HttpConnection, JsonAndStreamedAnswersWithSessionHeaders) {
   EXPECT_EQ(server.pings_answered.load(), 1);  // the server's ping inside the stream was answered
   {
     std::lock_guard lock(opened->mu);
-    EXPECT_NE(std::find(opened->notifications.begin(), opened->notifications.end(), "notifications/message"),
+    EXPECT_NE(std::find(opened->notifications.begin(), opened->notifications.end(),
+                        "notifications/message"),
               opened->notifications.end());
   }
   opened->conn->Close(500ms);
@@ -349,7 +367,9 @@ TEST(HttpConnection, ReusesItsConnectionUntilARequestIsCutShort) {
     ports = server.post_ports;
   }
   ASSERT_EQ(ports.size(), 7u);  // initialize, notifications/initialized, five calls
-  for (int port : ports) EXPECT_EQ(port, ports[0]) << "a POST opened a connection of its own: " << testing::PrintToString(ports);
+  for (int port : ports)
+    EXPECT_EQ(port, ports[0]) << "a POST opened a connection of its own: "
+                              << testing::PrintToString(ports);
 
   ASSERT_FALSE(CallTool(*opened->conn, "hang", 200ms));
   ASSERT_TRUE(CallTool(*opened->conn, "echo", 5s));
@@ -366,7 +386,8 @@ TEST(HttpConnection, HangingServerHonoursDeadlineAndCancel) {
   for (const char* tool : {"hang", "drip"}) {
     auto r = CallTool(*opened->conn, tool, 300ms);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code(), StatusCode::kDeadlineExceeded) << tool << ": " << r.error().ToString();
+    EXPECT_EQ(r.error().code(), StatusCode::kDeadlineExceeded)
+        << tool << ": " << r.error().ToString();
   }
   // Cancels once the server holds the request; only the cancel ends it before its 20 s.
   std::stop_source cancel;
@@ -442,25 +463,30 @@ TEST(RequestWatch, AStopThatWaitsHoldsUpNoOtherRequest) {
   std::stop_source cancel;
   std::atomic<bool> silent_ended{false};
   std::jthread request([&] {
-    RequestWatch::Watched watched = watch.Watch(silent, Clock::time_point::max(), cancel.get_token());
+    RequestWatch::Watched watched =
+        watch.Watch(silent, Clock::time_point::max(), cancel.get_token());
     (void)silent.Get("/");
     EXPECT_EQ(watched.Finish(), Stopped::kCancelled);
     silent_ended = true;
   });
   // Inside the handshake once the connect waits in the listener's backlog.
-  ASSERT_TRUE(WaitUntil([&] {
-    pollfd p{listener.fd.get(), POLLIN, 0};
-    return ::poll(&p, 1, 0) == 1;
-  }, 10s));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        pollfd p{listener.fd.get(), POLLIN, 0};
+        return ::poll(&p, 1, 0) == 1;
+      },
+      10s));
   const std::set<std::string> before = ThreadIds();
   cancel.request_stop();  // its stop() now waits for the handshake to give up (3 s)
   // The stop runs on a thread of its own, started now: wait until it sleeps in that stop().
-  ASSERT_TRUE(WaitUntil([&] {
-    for (const std::string& id : ThreadIds()) {
-      if (!before.contains(id) && test_support::ThreadAsleep(std::stoi(id))) return true;
-    }
-    return false;
-  }, 10s));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const std::string& id : ThreadIds()) {
+          if (!before.contains(id) && test_support::ThreadAsleep(std::stoi(id))) return true;
+        }
+        return false;
+      },
+      10s));
 
   httplib::Client other("http://127.0.0.1:1");
   {
@@ -481,11 +507,13 @@ TEST(HttpConnection, HostileAnswersFailTheCallNotTheClient) {
 
   auto bad = CallTool(*opened->conn, "badjson", 5s);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message().find("ended without the response"), std::string::npos) << bad.error().ToString();
+  EXPECT_NE(bad.error().message().find("ended without the response"), std::string::npos)
+      << bad.error().ToString();
 
   auto wrong = CallTool(*opened->conn, "wrongid", 5s);
   ASSERT_FALSE(wrong);
-  EXPECT_NE(wrong.error().message().find("no response to request"), std::string::npos) << wrong.error().ToString();
+  EXPECT_NE(wrong.error().message().find("no response to request"), std::string::npos)
+      << wrong.error().ToString();
 
   auto error = CallTool(*opened->conn, "error", 5s);
   ASSERT_FALSE(error);
@@ -524,7 +552,8 @@ TEST(HttpConnection, RefusedConnectionClosesIt) {
   EXPECT_EQ(closed.load(), 1);
 }
 
-ToolResult RunTool(Registry& registry, const std::string& name, std::chrono::milliseconds timeout = 5s) {
+ToolResult RunTool(Registry& registry, const std::string& name,
+                   std::chrono::milliseconds timeout = 5s) {
   auto entry = registry.GetEntry(name);
   if (!entry) return ToolResult::Error("no tool " + name);
   ToolContext ctx;
@@ -541,7 +570,8 @@ TEST(McpHttpClient, FollowsListChangedOnTheEventStream) {
   config.headers = {{"Authorization", "Bearer sekrit-token-99"}};
   auto manager = McpClientManager::Start(registry, {config}, FastRetries());
   ASSERT_TRUE(manager->WaitForInitialConnections(5s));
-  ASSERT_EQ(manager->StatusOf("scripted")->state, ServerState::kConnected) << manager->StatusOf("scripted")->reason;
+  ASSERT_EQ(manager->StatusOf("scripted")->state, ServerState::kConnected)
+      << manager->StatusOf("scripted")->reason;
   EXPECT_EQ(manager->StatusOf("scripted")->protocol_version, "2025-06-18");
   EXPECT_EQ(server.last_authorization, "Bearer sekrit-token-99");
   EXPECT_TRUE(registry.GetEntry("mcp_scripted_echo"));
@@ -554,7 +584,8 @@ TEST(McpHttpClient, FollowsListChangedOnTheEventStream) {
   ToolResult error = Dispatched(registry, "mcp_scripted_error", Json::object());
   EXPECT_EQ(error.status, CallStatus::kError);
   EXPECT_EQ(error.text.find("sekrit-token-99"), std::string::npos) << error.text;
-  EXPECT_EQ(error.text.rfind("<untrusted_tool_result source=\"mcp_scripted_error\">", 0), 0u) << error.text;
+  EXPECT_EQ(error.text.rfind("<untrusted_tool_result source=\"mcp_scripted_error\">", 0), 0u)
+      << error.text;
 
   ToolResult hang = RunTool(registry, "mcp_scripted_hang", 300ms);
   EXPECT_EQ(hang.status, CallStatus::kTimedOut) << hang.text;

@@ -81,27 +81,48 @@ std::string HttpResponse::get_header_value(std::string_view name) const {
 
 std::string_view StatusReason(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -109,9 +130,10 @@ namespace {
 
 // Headers a request may carry once: a second Host or Origin is how request smuggling and
 // origin confusion start, a second Content-Length how bodies get split differently by a proxy.
-constexpr std::string_view kSingletonHeaders[] = {"host", "origin", "content-length", "transfer-encoding",
-                                                  "authorization", "mcp-session-id", "mcp-protocol-version",
-                                                  "content-type", "expect", "connection"};
+constexpr std::string_view kSingletonHeaders[] = {
+    "host",          "origin",         "content-length",       "transfer-encoding",
+    "authorization", "mcp-session-id", "mcp-protocol-version", "content-type",
+    "expect",        "connection"};
 // What a refused connection may still send us, read and dropped so the refusal is not lost to
 // a reset, before the connection is closed.
 constexpr size_t kMaxDrainBytes = size_t{1} << 20;
@@ -137,7 +159,9 @@ std::string_view TrimOws(std::string_view s) { return Trim(s, kLineSpace); }
 
 // Parses a request head (without its final blank line) strictly.
 tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const HttpServerOptions& o) {
-  auto bad = [](std::string message) { return tl::unexpected(HttpError{400, "Bad Request: " + std::move(message)}); };
+  auto bad = [](std::string message) {
+    return tl::unexpected(HttpError{400, "Bad Request: " + std::move(message)});
+  };
   size_t eol = head.find("\r\n");
   const std::string_view line = head.substr(0, eol);
   head = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
@@ -150,7 +174,8 @@ tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const Http
   const std::string_view method = line.substr(0, sp1);
   const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   const std::string_view version = line.substr(sp2 + 1);
-  if (method.empty() || !std::all_of(method.begin(), method.end(), IsTokenChar)) return bad("malformed method");
+  if (method.empty() || !std::all_of(method.begin(), method.end(), IsTokenChar))
+    return bad("malformed method");
   if (target.empty() || target.front() != '/' ||
       std::any_of(target.begin(), target.end(), [](char c) { return c <= 0x20 || c == 0x7f; })) {
     return bad("malformed request target");
@@ -174,7 +199,8 @@ tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const Http
       return tl::unexpected(HttpError{431, "Request Header Fields Too Large: more than " +
                                                std::to_string(o.max_headers) + " headers"});
     }
-    if (h.empty() || h.front() == ' ' || h.front() == '\t') return bad("folded or empty header line");
+    if (h.empty() || h.front() == ' ' || h.front() == '\t')
+      return bad("folded or empty header line");
     const size_t colon = h.find(':');
     if (colon == std::string_view::npos || colon == 0) return bad("header line without a name");
     const std::string_view name = h.substr(0, colon);
@@ -187,13 +213,15 @@ tl::expected<HttpRequest, HttpError> ParseHead(std::string_view head, const Http
       return bad("control character in header " + std::string(name));
     }
     const std::string lower = AsciiLower(name);
-    if (std::find(std::begin(kSingletonHeaders), std::end(kSingletonHeaders), lower) != std::end(kSingletonHeaders) &&
+    if (std::find(std::begin(kSingletonHeaders), std::end(kSingletonHeaders), lower) !=
+            std::end(kSingletonHeaders) &&
         req.has_header(lower)) {
       return bad("duplicate " + std::string(name) + " header");
     }
     req.headers.push_back({std::string(name), std::string(value)});
   }
-  if (req.minor_version == 1 && !req.has_header("Host")) return bad("HTTP/1.1 request without Host");
+  if (req.minor_version == 1 && !req.has_header("Host"))
+    return bad("HTTP/1.1 request without Host");
   return req;
 }
 
@@ -228,7 +256,8 @@ class ConnectionCounts {
   bool HasRoom(const std::string& peer, const HttpServerOptions& o) {
     std::lock_guard lock(mu_);
     auto it = per_address_.find(peer);
-    return total_ < o.max_connections && (it == per_address_.end() || it->second < o.max_connections_per_address);
+    return total_ < o.max_connections &&
+           (it == per_address_.end() || it->second < o.max_connections_per_address);
   }
   void Add(const std::string& peer) {
     std::lock_guard lock(mu_);
@@ -321,10 +350,13 @@ std::string PeerAddress(const sockaddr_storage& ss) {
   return "unknown";
 }
 
-std::string SerializeHead(const HttpResponse& res, bool keep_alive, bool chunked, int minor_version) {
-  std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " + std::string(StatusReason(res.status)) + "\r\n";
+std::string SerializeHead(const HttpResponse& res, bool keep_alive, bool chunked,
+                          int minor_version) {
+  std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " +
+                    std::string(StatusReason(res.status)) + "\r\n";
   for (const HttpHeader& h : res.headers) {
-    if (EqualsIgnoringAsciiCase(h.name, "Content-Length") || EqualsIgnoringAsciiCase(h.name, "Connection") ||
+    if (EqualsIgnoringAsciiCase(h.name, "Content-Length") ||
+        EqualsIgnoringAsciiCase(h.name, "Connection") ||
         EqualsIgnoringAsciiCase(h.name, "Transfer-Encoding")) {
       continue;
     }
@@ -348,7 +380,8 @@ std::string SerializeHead(const HttpResponse& res, bool keep_alive, bool chunked
 HttpResponse ErrorResponse(int status, std::string_view message) {
   HttpResponse res;
   res.status = status;
-  res.set_content(EncodeError(nullptr, status == 413 ? kInvalidRequest : -32000, message), "application/json");
+  res.set_content(EncodeError(nullptr, status == 413 ? kInvalidRequest : -32000, message),
+                  "application/json");
   return res;
 }
 
@@ -357,7 +390,8 @@ class ServerImpl;
 // The chunked (or, for HTTP/1.0, raw) body of a streamed response.
 class ConnSink final : public StreamSink {
  public:
-  ConnSink(ServerImpl& server, int fd, bool chunked) : server_(server), fd_(fd), chunked_(chunked) {}
+  ConnSink(ServerImpl& server, int fd, bool chunked)
+      : server_(server), fd_(fd), chunked_(chunked) {}
   bool write(const char* data, size_t size) override;
   void done() override;
   bool finished() const { return finished_; }
@@ -401,8 +435,8 @@ class ServerImpl final : public HttpServer {
   void WakeGate();
 
   const HttpServerOptions options_;
-  HeadScreen screen_;    // set once by Run, before any thread starts
-  HttpHandler handler_;  // set once by Run
+  HeadScreen screen_;        // set once by Run, before any thread starts
+  HttpHandler handler_;      // set once by Run
   ConnectionCounts counts_;  // before every Conn holder: they report to it as they go
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;
@@ -415,7 +449,7 @@ class ServerImpl final : public HttpServer {
 
   std::mutex mu_;
   std::condition_variable work_cv_;
-  std::deque<std::unique_ptr<Conn>> work_;        // Guarded by mu_. Complete requests.
+  std::deque<std::unique_ptr<Conn>> work_;       // Guarded by mu_. Complete requests.
   std::vector<std::unique_ptr<Conn>> returned_;  // Guarded by mu_. Kept alive, back to the gate.
 
   std::vector<std::jthread> workers_;
@@ -464,7 +498,8 @@ Status ServerImpl::Bind() {
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(found, &::freeaddrinfo);
   std::string last_error = "no address";
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+    UniqueFd fd(
+        ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
     if (fd.get() < 0) {
       last_error = std::strerror(errno);
       continue;
@@ -485,7 +520,8 @@ Status ServerImpl::Bind() {
                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     listen_fd_ = std::move(fd);
     wake_fd_ = UniqueFd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    if (wake_fd_.get() < 0) return UnavailableError(std::string("eventfd: ") + std::strerror(errno));
+    if (wake_fd_.get() < 0)
+      return UnavailableError(std::string("eventfd: ") + std::strerror(errno));
     return Status::Ok();
   }
   return UnavailableError("cannot listen on " + options_.host + ":" + port + ": " + last_error);
@@ -494,7 +530,8 @@ Status ServerImpl::Bind() {
 void ServerImpl::Run(HeadScreen screen, HttpHandler handler) {
   screen_ = std::move(screen);
   handler_ = std::move(handler);
-  for (size_t i = 0; i < options_.worker_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (size_t i = 0; i < options_.worker_threads; ++i)
+    workers_.emplace_back([this] { WorkerLoop(); });
   gate_ = std::jthread([this] { GateLoop(); });
 }
 
@@ -515,7 +552,8 @@ void ServerImpl::GateLoop() {
       fds.push_back({c->fd.get(), POLLIN, 0});
       next_deadline = std::min(next_deadline, c->deadline);
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
     const int timeout = static_cast<int>(std::clamp<int64_t>(wait.count() + 1, 0, 1000));
     const int ready = ::poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) {
@@ -532,7 +570,8 @@ void ServerImpl::GateLoop() {
         ReadFrom(*conns[i]);
         if (conns[i]->open) Advance(conns[i]);
         // Half-closed with no complete request: nothing more can come.
-        if (conns[i] && conns[i]->peer_closed && conns[i]->phase != Phase::kDrain) conns[i]->Close();
+        if (conns[i] && conns[i]->peer_closed && conns[i]->phase != Phase::kDrain)
+          conns[i]->Close();
       }
     }
     if ((fds[1].revents & POLLIN) != 0) {
@@ -569,10 +608,12 @@ void ServerImpl::Accept(std::vector<std::unique_ptr<Conn>>& conns) {
   for (int i = 0; i < 64; ++i) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    UniqueFd fd(::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    UniqueFd fd(::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&ss), &len,
+                          SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (fd.get() < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) LogWarn(std::string("mcp http: accept: ") + std::strerror(errno));
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        LogWarn(std::string("mcp http: accept: ") + std::strerror(errno));
       return;
     }
     const int one = 1;
@@ -584,7 +625,8 @@ void ServerImpl::Accept(std::vector<std::unique_ptr<Conn>>& conns) {
       Conn* victim = nullptr;
       for (int pass = 0; pass < 2 && victim == nullptr; ++pass) {
         for (auto& c : conns) {
-          if (!c || !c->open || c->phase != Phase::kHead || (pass == 0 && c->peer != peer)) continue;
+          if (!c || !c->open || c->phase != Phase::kHead || (pass == 0 && c->peer != peer))
+            continue;
           if (victim == nullptr || c->serial < victim->serial) victim = c.get();
         }
       }
@@ -592,7 +634,8 @@ void ServerImpl::Accept(std::vector<std::unique_ptr<Conn>>& conns) {
       if (!counts_.HasRoom(peer, options_)) {
         static constexpr std::string_view kBusy =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        [[maybe_unused]] const ssize_t n = ::send(fd.get(), kBusy.data(), kBusy.size(), MSG_NOSIGNAL);
+        [[maybe_unused]] const ssize_t n =
+            ::send(fd.get(), kBusy.data(), kBusy.size(), MSG_NOSIGNAL);
         continue;
       }
     }
@@ -644,11 +687,13 @@ void ServerImpl::Advance(std::unique_ptr<Conn>& slot) {
     const size_t end = c.in.find("\r\n\r\n", c.scan);
     if (end == std::string::npos) {
       if (c.in.size() > options_.max_head_bytes) {
-        return Refuse(c, ErrorResponse(431, "Request Header Fields Too Large: the head exceeds " +
-                                                std::to_string(options_.max_head_bytes) + " bytes"));
+        return Refuse(c,
+                      ErrorResponse(431, "Request Header Fields Too Large: the head exceeds " +
+                                             std::to_string(options_.max_head_bytes) + " bytes"));
       }
       size_t lines = 0;
-      for (size_t at = c.in.find("\r\n"); at != std::string::npos; at = c.in.find("\r\n", at + 2)) ++lines;
+      for (size_t at = c.in.find("\r\n"); at != std::string::npos; at = c.in.find("\r\n", at + 2))
+        ++lines;
       if (lines > options_.max_headers + 1) {
         return Refuse(c, ErrorResponse(431, "Request Header Fields Too Large: more than " +
                                                 std::to_string(options_.max_headers) + " headers"));
@@ -669,10 +714,14 @@ void ServerImpl::Advance(std::unique_ptr<Conn>& slot) {
     const bool has_length = c.request.has_header("Content-Length");
     if (c.request.has_header("Transfer-Encoding")) {
       if (has_length || c.request.minor_version == 0) {
-        return Refuse(c, ErrorResponse(400, "Bad Request: Transfer-Encoding with Content-Length or HTTP/1.0"));
+        return Refuse(
+            c,
+            ErrorResponse(400, "Bad Request: Transfer-Encoding with Content-Length or HTTP/1.0"));
       }
       if (!EqualsIgnoringAsciiCase(c.request.get_header_value("Transfer-Encoding"), "chunked")) {
-        return Refuse(c, ErrorResponse(501, "Not Implemented: only the chunked transfer coding is supported"));
+        return Refuse(
+            c,
+            ErrorResponse(501, "Not Implemented: only the chunked transfer coding is supported"));
       }
       c.chunked = true;
     } else if (has_length) {
@@ -691,9 +740,11 @@ void ServerImpl::Advance(std::unique_ptr<Conn>& slot) {
       return Refuse(c, ErrorResponse(413, "Payload Too Large: the message exceeds the size limit"));
     }
     if ((c.chunked || c.content_length > 0) && c.request.minor_version == 1 &&
-        EqualsIgnoringAsciiCase(c.request.get_header_value("Expect"), "100-continue") && c.in.empty()) {
+        EqualsIgnoringAsciiCase(c.request.get_header_value("Expect"), "100-continue") &&
+        c.in.empty()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      [[maybe_unused]] const ssize_t n = ::send(c.fd.get(), kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
+      [[maybe_unused]] const ssize_t n =
+          ::send(c.fd.get(), kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
     }
     c.phase = Phase::kBody;
     c.deadline = Clock::now() + options_.body_timeout;
@@ -702,7 +753,8 @@ void ServerImpl::Advance(std::unique_ptr<Conn>& slot) {
   if (c.chunked) {
     auto decoded = DecodeChunked(c);
     if (!decoded) return;
-    if (!*decoded) return Refuse(c, ErrorResponse(decoded->error().status, decoded->error().message));
+    if (!*decoded)
+      return Refuse(c, ErrorResponse(decoded->error().status, decoded->error().message));
     return Dispatch(slot);
   }
   if (c.in.size() < c.content_length) return;
@@ -713,7 +765,8 @@ void ServerImpl::Advance(std::unique_ptr<Conn>& slot) {
 
 std::optional<tl::expected<void, HttpError>> ServerImpl::DecodeChunked(Conn& c) {
   auto bad = [](std::string m) {
-    return std::optional<tl::expected<void, HttpError>>(tl::unexpected(HttpError{400, "Bad Request: " + std::move(m)}));
+    return std::optional<tl::expected<void, HttpError>>(
+        tl::unexpected(HttpError{400, "Bad Request: " + std::move(m)}));
   };
   for (;;) {
     switch (c.chunk_phase) {
@@ -728,7 +781,8 @@ std::optional<tl::expected<void, HttpError>> ServerImpl::DecodeChunked(Conn& c) 
         line = TrimOws(line);
         size_t size = 0;
         const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
-        if (line.empty() || line.size() > 15 || ec != std::errc() || ptr != line.data() + line.size()) {
+        if (line.empty() || line.size() > 15 || ec != std::errc() ||
+            ptr != line.data() + line.size()) {
           return bad("malformed chunk size");
         }
         c.in.erase(0, eol + 2);
@@ -736,7 +790,8 @@ std::optional<tl::expected<void, HttpError>> ServerImpl::DecodeChunked(Conn& c) 
           c.chunk_phase = ChunkPhase::kTrailers;
         } else {
           if (c.request.body.size() + size > options_.max_body_bytes) {
-            return tl::unexpected(HttpError{413, "Payload Too Large: the message exceeds the size limit"});
+            return tl::unexpected(
+                HttpError{413, "Payload Too Large: the message exceeds the size limit"});
           }
           c.chunk_left = size;
           c.chunk_phase = ChunkPhase::kData;
@@ -829,7 +884,8 @@ bool ServerImpl::WriteAll(int fd, std::string_view data) {
     if (Clock::now() >= stall_until) return false;
     pollfd p{fd, POLLOUT, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(kWriteSlice.count()));
-    if (ready > 0 && (p.revents & (POLLERR | POLLHUP)) != 0 && (p.revents & POLLOUT) == 0) return false;
+    if (ready > 0 && (p.revents & (POLLERR | POLLHUP)) != 0 && (p.revents & POLLOUT) == 0)
+      return false;
   }
   return true;
 }
@@ -899,9 +955,10 @@ void ServerImpl::Stop() {
 }  // namespace
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Bind(HttpServerOptions options) {
-  if (options.worker_threads == 0 || options.max_connections_per_address == 0 || options.max_connections == 0 ||
-      options.max_headers == 0 || options.max_head_bytes < 64) {
-    return Err(InvalidArgumentError("worker_threads, connection caps and head limits must be positive"));
+  if (options.worker_threads == 0 || options.max_connections_per_address == 0 ||
+      options.max_connections == 0 || options.max_headers == 0 || options.max_head_bytes < 64) {
+    return Err(
+        InvalidArgumentError("worker_threads, connection caps and head limits must be positive"));
   }
   auto server = std::make_unique<ServerImpl>(std::move(options));
   TALARIA_RETURN_IF_ERROR(server->Bind());

@@ -36,15 +36,15 @@
 namespace talaria::mcp::http_internal {
 
 struct HttpHeader {
-  std::string name;  // as sent
+  std::string name;   // as sent
   std::string value;  // surrounding blanks removed
 };
 
 // A parsed request. Header names compare case-insensitively.
 struct HttpRequest {
   std::string method;
-  std::string target;  // as sent
-  std::string path;    // target without its query
+  std::string target;     // as sent
+  std::string path;       // target without its query
   int minor_version = 1;  // HTTP/1.<minor_version>
   std::vector<HttpHeader> headers;
   std::string body;
@@ -76,7 +76,8 @@ struct HttpResponse {
 
   void set_header(std::string_view name, std::string_view value);
   void set_content(std::string content, std::string_view content_type);
-  void set_chunked_content_provider(std::string_view content_type, std::function<bool(StreamSink&)> provider,
+  void set_chunked_content_provider(std::string_view content_type,
+                                    std::function<bool(StreamSink&)> provider,
                                     std::function<void()> on_end);
   bool has_header(std::string_view name) const;
   std::string get_header_value(std::string_view name) const;
@@ -93,8 +94,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds body_timeout{30'000};
   // A response write that makes no progress for this long ends the connection.
   std::chrono::milliseconds write_timeout{30'000};
-  size_t max_head_bytes = 16 * 1024;  // beyond: 431
-  size_t max_headers = 100;           // beyond: 431
+  size_t max_head_bytes = 16 * 1024;         // beyond: 431
+  size_t max_headers = 100;                  // beyond: 431
   size_t max_body_bytes = size_t{16} << 20;  // beyond: 413
   size_t max_connections_per_address = 64;
   size_t max_connections = 1024;

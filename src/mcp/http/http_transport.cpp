@@ -17,10 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/base/ascii.h"
-#include "talaria/mcp/http_transport.h"
-#include "talaria/base/log.h"
 #include "mcp/http/http_server.h"
+#include "talaria/base/ascii.h"
+#include "talaria/base/log.h"
+#include "talaria/mcp/http_transport.h"
 
 namespace talaria::mcp {
 namespace {
@@ -146,7 +146,7 @@ struct Pending {
   // The client accepts an event stream: messages related to the request (progress, log
   // messages, requests to the client) travel on it, ahead of the response.
   bool events_ok = false;
-  std::deque<std::string> events;       // Guarded by Session::mu. Related messages before the response.
+  std::deque<std::string> events;  // Guarded by Session::mu. Related messages before the response.
   std::optional<std::string> response;  // Guarded by Session::mu.
 };
 
@@ -198,7 +198,8 @@ struct Session {
 
   void Forget(const std::shared_ptr<Pending>& p) {
     std::lock_guard lock(mu);
-    if (auto it = pending.find(p->id_key); it != pending.end() && it->second == p) pending.erase(it);
+    if (auto it = pending.find(p->id_key); it != pending.end() && it->second == p)
+      pending.erase(it);
   }
 
   // Serves one message; false once the session has ended.
@@ -256,12 +257,13 @@ struct Session {
   }
 
   const std::string id;
-  std::string peer;  // the client address that created it
+  std::string peer;                           // the client address that created it
   std::chrono::milliseconds idle_timeout{0};  // ended after this long unused
 
   std::mutex mu;
   std::condition_variable cv;  // a response, event or queued message arrived; or the end
-  std::map<std::string, std::shared_ptr<Pending>, std::less<>> pending;  // Guarded by mu. By the id's JSON.
+  std::map<std::string, std::shared_ptr<Pending>, std::less<>>
+      pending;                     // Guarded by mu. By the id's JSON.
   std::deque<std::string> queued;  // Guarded by mu. For the GET stream.
   size_t queued_bytes = 0;         // Guarded by mu.
   bool stream_open = false;        // Guarded by mu. A GET stream is attached.
@@ -273,9 +275,9 @@ struct Session {
   std::unique_ptr<McpServer> server;
 };
 
-
 struct TransportImpl {
-  TransportImpl(HttpTransportOptions o, ServerFactory f) : options(std::move(o)), factory(std::move(f)) {}
+  TransportImpl(HttpTransportOptions o, ServerFactory f)
+      : options(std::move(o)), factory(std::move(f)) {}
 
   // Run by the server's gate right after the headers, before any body byte is read: Host,
   // Origin, CORS preflight, authentication, path and method. A response refuses the request.
@@ -299,7 +301,8 @@ struct TransportImpl {
   // `id`: the request's (null for a batch), for the error when no answer comes in time.
   void Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
               const Accepts& accepts, HttpResponse& res);
-  void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, HttpResponse& res);
+  void AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
+                    HttpResponse& res);
   // Room for a new session of `peer`: ends expired idle sessions first. False when the server
   // or the address is still at its cap.
   bool MakeRoom(const std::string& peer);
@@ -316,13 +319,13 @@ struct TransportImpl {
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> next_batch{1};  // batch answers route to "batch:<n>", which no id dumps to
 
-  std::mutex stop_mu;  // Stop() runs once
+  std::mutex stop_mu;    // Stop() runs once
   bool stopped = false;  // Guarded by stop_mu.
 
   mutable std::mutex mu;
-  std::condition_variable_any reap_cv;  // with mu; Stop wakes the reaper
+  std::condition_variable_any reap_cv;                       // with mu; Stop wakes the reaper
   std::map<std::string, std::shared_ptr<Session>> sessions;  // Guarded by mu.
-  std::jthread reaper;  // last: stopped first
+  std::jthread reaper;                                       // last: stopped first
 };
 
 bool TransportImpl::HostAllowed(const HttpRequest& req) const {
@@ -343,7 +346,8 @@ bool TransportImpl::Authorized(const HttpRequest& req) const {
   if (options.bearer_token.empty()) return true;
   if (!req.has_header("Authorization")) return false;
   const std::string value = req.get_header_value("Authorization");
-  if (value.size() < 7 || AsciiLower(std::string_view(value).substr(0, 7)) != "bearer ") return false;
+  if (value.size() < 7 || AsciiLower(std::string_view(value).substr(0, 7)) != "bearer ")
+    return false;
   std::string_view token(value);
   token.remove_prefix(7);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
@@ -372,8 +376,9 @@ std::optional<HttpResponse> TransportImpl::Screen(const HttpRequest& req) const 
     res.status = 204;
     AddCorsHeaders(req, res);
     res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-    res.set_header("Access-Control-Allow-Headers",
-                   "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID");
+    res.set_header(
+        "Access-Control-Allow-Headers",
+        "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID");
     res.set_header("Access-Control-Max-Age", "600");
     return res;
   }
@@ -426,12 +431,14 @@ bool TransportImpl::CheckVersion(const HttpRequest& req, HttpResponse& res) cons
   std::string list;
   for (std::string_view v : supported) list += (list.empty() ? "" : ", ") + std::string(v);
   Refuse(res, 400, kBadRequest,
-         "Bad Request: unsupported MCP-Protocol-Version \"" + version + "\" (supported: " + list + ")");
+         "Bad Request: unsupported MCP-Protocol-Version \"" + version + "\" (supported: " + list +
+             ")");
   return false;
 }
 
 void TransportImpl::Post(const HttpRequest& req, HttpResponse& res) {
-  if (req.has_header("Content-Type") && !AsciiLower(req.get_header_value("Content-Type")).starts_with("application/json")) {
+  if (req.has_header("Content-Type") &&
+      !AsciiLower(req.get_header_value("Content-Type")).starts_with("application/json")) {
     Refuse(res, 415, kBadRequest, "Unsupported Media Type: the body must be application/json");
     return;
   }
@@ -444,7 +451,8 @@ void TransportImpl::Post(const HttpRequest& req, HttpResponse& res) {
   const Decoded decoded = DecodeMessage(req.body, options.limits);
   if (!decoded.ok()) {
     res.status = 400;
-    res.set_content(EncodeError(decoded.error.id.get(), decoded.error.code, decoded.error.message), "application/json");
+    res.set_content(EncodeError(decoded.error.id.get(), decoded.error.code, decoded.error.message),
+                    "application/json");
     return;
   }
   const Message& m = *decoded.message;
@@ -460,9 +468,10 @@ void TransportImpl::Post(const HttpRequest& req, HttpResponse& res) {
   std::shared_ptr<Pending> p = session->Expect(DumpJson(m.id()), accepts.sse);
   if (!p) {
     res.status = 400;
-    res.set_content(EncodeError(&m.id(), kInvalidRequest,
-                                "Invalid Request: request id " + DumpJson(m.id()) + " is already in use"),
-                    "application/json");
+    res.set_content(
+        EncodeError(&m.id(), kInvalidRequest,
+                    "Invalid Request: request id " + DumpJson(m.id()) + " is already in use"),
+        "application/json");
     return;
   }
   if (!session->Handle(m)) {
@@ -472,8 +481,7 @@ void TransportImpl::Post(const HttpRequest& req, HttpResponse& res) {
   Answer(std::move(session), std::move(p), m.id(), accepts, res);
 }
 
-void TransportImpl::PostBatch(const HttpRequest& req, const Accepts& accepts,
-                                    HttpResponse& res) {
+void TransportImpl::PostBatch(const HttpRequest& req, const Accepts& accepts, HttpResponse& res) {
   std::shared_ptr<Session> session = FindSession(req, res);
   if (!session || !CheckVersion(req, res)) return;
   session->Touch();
@@ -498,14 +506,15 @@ void TransportImpl::PostBatch(const HttpRequest& req, const Accepts& accepts,
   Answer(std::move(session), std::move(p), Json(), accepts, res);
 }
 
-void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p, const Json& id,
-                                 const Accepts& accepts, HttpResponse& res) {
+void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
+                           const Json& id, const Accepts& accepts, HttpResponse& res) {
   // The choice between a JSON body and an event stream waits for the first thing to send: a
   // response alone goes as JSON (when accepted); a related message first (progress, a log line,
   // an elicitation request) opens the stream, which carries the response last.
   const auto deadline = Clock::now() + options.request_timeout;
   std::unique_lock lock(session->mu);
-  while (!p->response && p->events.empty() && !session->ended && !stopping && Clock::now() < deadline) {
+  while (!p->response && p->events.empty() && !session->ended && !stopping &&
+         Clock::now() < deadline) {
     session->cv.wait_for(lock, kWaitSlice);
   }
   const bool stream = !p->events.empty() || (p->response && !accepts.json);
@@ -520,15 +529,17 @@ void TransportImpl::Answer(std::shared_ptr<Session> session, std::shared_ptr<Pen
   const bool ended = session->ended;
   lock.unlock();
   session->Forget(p);
-  if (ended) return Refuse(res, 404, kSessionNotFound, "Session not found: it ended before the response");
+  if (ended)
+    return Refuse(res, 404, kSessionNotFound, "Session not found: it ended before the response");
   if (stopping) return Refuse(res, 503, kBadRequest, "Service Unavailable: the server is stopping");
   res.status = 504;
-  res.set_content(EncodeError(&id, kInternalError, "Internal error: no response within the request timeout"),
-                  "application/json");
+  res.set_content(
+      EncodeError(&id, kInternalError, "Internal error: no response within the request timeout"),
+      "application/json");
 }
 
 void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_ptr<Pending> p,
-                                       HttpResponse& res) {
+                                 HttpResponse& res) {
   res.set_header("Cache-Control", "no-cache");
   auto last_write = std::make_shared<Clock::time_point>(Clock::now());
   res.set_chunked_content_provider(
@@ -561,8 +572,9 @@ void TransportImpl::AnswerStream(std::shared_ptr<Session> session, std::shared_p
 void TransportImpl::Initialize(const HttpRequest& req, HttpResponse& res, const Message& m) {
   if (!MakeRoom(req.peer)) {
     Refuse(res, 503, kBadRequest,
-           "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) + " in all, " +
-               std::to_string(options.max_sessions_per_address) + " per client address)");
+           "Service Unavailable: too many sessions (" + std::to_string(options.max_sessions) +
+               " in all, " + std::to_string(options.max_sessions_per_address) +
+               " per client address)");
     return;
   }
   auto id = NewSessionId();
@@ -575,16 +587,17 @@ void TransportImpl::Initialize(const HttpRequest& req, HttpResponse& res, const 
   auto session = std::make_shared<Session>(std::move(*id));
   session->peer = req.peer;
   // Without a token anyone who can connect may open sessions: theirs expire in minutes.
-  session->idle_timeout =
-      options.bearer_token.empty() ? options.anonymous_session_idle_timeout : options.session_idle_timeout;
+  session->idle_timeout = options.bearer_token.empty() ? options.anonymous_session_idle_timeout
+                                                       : options.session_idle_timeout;
   auto server = factory([raw = session.get()](std::string_view line, const Routing& routing) {
     raw->Route(line, routing);
   });
   if (!server) {
     LogError("mcp http: cannot start a session: " + server.error().message());
     res.status = 500;
-    res.set_content(EncodeError(&m.id(), kInternalError, "Internal error: " + server.error().message()),
-                    "application/json");
+    res.set_content(
+        EncodeError(&m.id(), kInternalError, "Internal error: " + server.error().message()),
+        "application/json");
     return;
   }
   session->server = std::move(*server);
@@ -605,8 +618,9 @@ void TransportImpl::Initialize(const HttpRequest& req, HttpResponse& res, const 
     session->End(0ms);
     if (!answer) {
       res.status = 500;
-      res.set_content(EncodeError(&m.id(), kInternalError, "Internal error: initialize was not answered"),
-                      "application/json");
+      res.set_content(
+          EncodeError(&m.id(), kInternalError, "Internal error: initialize was not answered"),
+          "application/json");
       return;
     }
     res.set_content(*answer, "application/json");  // the JSON-RPC error, no session
@@ -651,8 +665,9 @@ void TransportImpl::Get(const HttpRequest& req, HttpResponse& res) {
         bool finish = false;
         {
           std::unique_lock lock(session->mu);
-          session->cv.wait_for(lock, kWaitSlice,
-                               [&] { return !session->queued.empty() || session->ended || stopping; });
+          session->cv.wait_for(lock, kWaitSlice, [&] {
+            return !session->queued.empty() || session->ended || stopping;
+          });
           out.swap(session->queued);
           session->queued_bytes = 0;
           finish = session->ended || stopping;
@@ -673,7 +688,8 @@ void TransportImpl::Delete(const HttpRequest& req, HttpResponse& res) {
   {
     std::lock_guard lock(mu);
     auto it = sessions.find(session->id);
-    if (it == sessions.end() || it->second != session) return Refuse(res, 404, kSessionNotFound, "Session not found");
+    if (it == sessions.end() || it->second != session)
+      return Refuse(res, 404, kSessionNotFound, "Session not found");
     sessions.erase(it);
   }
   session->End(options.shutdown_grace);
@@ -683,8 +699,10 @@ void TransportImpl::Delete(const HttpRequest& req, HttpResponse& res) {
 bool TransportImpl::MakeRoom(const std::string& peer) {
   ReapIdle();
   std::lock_guard lock(mu);
-  const size_t of_peer = static_cast<size_t>(
-      std::count_if(sessions.begin(), sessions.end(), [&](const auto& entry) { return entry.second->peer == peer; }));
+  const size_t of_peer =
+      static_cast<size_t>(std::count_if(sessions.begin(), sessions.end(), [&](const auto& entry) {
+        return entry.second->peer == peer;
+      }));
   return sessions.size() < options.max_sessions && of_peer < options.max_sessions_per_address;
 }
 
@@ -736,7 +754,6 @@ void TransportImpl::Stop() {
   for (auto& s : all) s->End(options.shutdown_grace);
 }
 
-
 // The HttpTransport the module hands out.
 class StreamableHttpTransport final : public HttpTransport {
  public:
@@ -745,7 +762,8 @@ class StreamableHttpTransport final : public HttpTransport {
 
   int port() const override { return impl_->port; }
   std::string url() const override {
-    return "http://" + Bracketed(impl_->options.host) + ":" + std::to_string(impl_->port) + std::string(kEndpoint);
+    return "http://" + Bracketed(impl_->options.host) + ":" + std::to_string(impl_->port) +
+           std::string(kEndpoint);
   }
   size_t session_count() const override {
     std::lock_guard lock(impl_->mu);
@@ -759,22 +777,26 @@ class StreamableHttpTransport final : public HttpTransport {
 
 }  // namespace
 
-Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions options, ServerFactory factory) {
+Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions options,
+                                                          ServerFactory factory) {
   if (!factory) return Err(InvalidArgumentError("no server factory"));
   if (options.host.empty()) return Err(InvalidArgumentError("no host to bind"));
-  if (options.port < 0 || options.port > 65535) return Err(InvalidArgumentError("port out of range"));
-  if (options.worker_threads == 0 || options.max_sessions == 0 || options.max_sessions_per_address == 0 ||
-      options.max_connections_per_address == 0) {
-    return Err(InvalidArgumentError(
-        "worker_threads, max_sessions, max_sessions_per_address and max_connections_per_address must be at least 1"));
+  if (options.port < 0 || options.port > 65535)
+    return Err(InvalidArgumentError("port out of range"));
+  if (options.worker_threads == 0 || options.max_sessions == 0 ||
+      options.max_sessions_per_address == 0 || options.max_connections_per_address == 0) {
+    return Err(
+        InvalidArgumentError("worker_threads, max_sessions, max_sessions_per_address and "
+                             "max_connections_per_address must be at least 1"));
   }
   if (options.reap_interval <= std::chrono::milliseconds::zero()) {
     return Err(InvalidArgumentError("reap_interval must be positive"));
   }
   if (!IsLoopbackHost(options.host) && options.bearer_token.empty()) {
-    return Err(InvalidArgumentError("refusing to serve on " + options.host +
-                                    ", which is not a loopback address, without a bearer token (--token): "
-                                    "anyone who can reach it could run tools"));
+    return Err(
+        InvalidArgumentError("refusing to serve on " + options.host +
+                             ", which is not a loopback address, without a bearer token (--token): "
+                             "anyone who can reach it could run tools"));
   }
   auto impl = std::make_unique<TransportImpl>(std::move(options), std::move(factory));
   TransportImpl* raw = impl.get();
@@ -794,7 +816,8 @@ Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions o
   const std::string port = std::to_string(impl->port);
   std::vector<std::string> own_hosts = {"localhost", "127.0.0.1", "[::1]"};
   const std::string bound_name = AsciiLower(Bracketed(o.host));
-  if (std::find(own_hosts.begin(), own_hosts.end(), bound_name) == own_hosts.end()) own_hosts.push_back(bound_name);
+  if (std::find(own_hosts.begin(), own_hosts.end(), bound_name) == own_hosts.end())
+    own_hosts.push_back(bound_name);
   for (const std::string& name : own_hosts) {
     impl->allowed_hosts.push_back(name + ":" + port);
     if (impl->port == 80) impl->allowed_hosts.push_back(name);
@@ -802,7 +825,8 @@ Result<std::unique_ptr<HttpTransport>> StartHttpTransport(HttpTransportOptions o
     impl->allowed_origins.push_back("http://" + name + ":" + port);
   }
   for (const std::string& h : o.allowed_hosts) impl->allowed_hosts.push_back(AsciiLower(h));
-  for (const std::string& origin : o.allowed_origins) impl->allowed_origins.push_back(AsciiLower(origin));
+  for (const std::string& origin : o.allowed_origins)
+    impl->allowed_origins.push_back(AsciiLower(origin));
   impl->http->Run([raw](const HttpRequest& req) { return raw->Screen(req); },
                   [raw](const HttpRequest& req, HttpResponse& res) { raw->Handle(req, res); });
   impl->reaper = std::jthread([raw](std::stop_token stop) {

@@ -37,7 +37,8 @@ RequestWatch::Watched RequestWatch::Watch(httplib::Client& client, Clock::time_p
     std::lock_guard lock(mu_);
     entries_.push_back(entry.get());
     ++pokes_;  // its deadline may come before the one the thread sleeps towards
-    if (!thread_.joinable()) thread_ = std::jthread([this](const std::stop_token& stop) { Loop(stop); });
+    if (!thread_.joinable())
+      thread_ = std::jthread([this](const std::stop_token& stop) { Loop(stop); });
   }
   cv_.notify_all();
   // Registered after the entry is listed: a token that fired already runs the wake at once.
@@ -102,7 +103,8 @@ void RequestWatch::Loop(const std::stop_token& stop) {
       }
     }
     // A far deadline is slept towards in steps: the clock arithmetic must not overflow.
-    if (wake_at != Clock::time_point::max()) wake_at = std::min(wake_at, now + std::chrono::hours(1));
+    if (wake_at != Clock::time_point::max())
+      wake_at = std::min(wake_at, now + std::chrono::hours(1));
     const uint64_t seen = pokes_;
     const auto poked = [&] { return pokes_ != seen; };
     if (wake_at == Clock::time_point::max()) {

@@ -14,7 +14,8 @@ ToolSpec AgentLoopToolSpec(const AgentLoopTool& tool) {
   spec.annotations = tool.annotations;
   spec.owner = CallOwner::kAgentLoop;
   spec.aliases = tool.aliases;
-  spec.handler = [message = spec.name + " must be handled by the agent loop"](const Json&, ToolContext&) {
+  spec.handler = [message = spec.name + " must be handled by the agent loop"](const Json&,
+                                                                              ToolContext&) {
     return ToolResult::Error(message, CallStatus::kError, "agent_loop_tool");
   };
   return spec;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "talaria/core/schema_validator.h"
 #include "talaria/core/registry.h"
+#include "talaria/core/schema_validator.h"
 #include "talaria/core/tool_context.h"
 
 namespace talaria {

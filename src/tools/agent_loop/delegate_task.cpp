@@ -75,10 +75,10 @@ constexpr std::string_view kSchema = R"json({
 
 // Children act on the world: a barrier in a batch, and not read-only.
 TALARIA_TOOL(DelegateTask, talaria::tools::AgentLoopToolSpec({
-                          .name = "delegate_task",
-                          .toolset = "delegation",
-                          .schema = kSchema,
-                          .emoji = "\xF0\x9F\x94\x80",  // "🔀"
-                          .parallel = talaria::ParallelClass::kNever,
-                          .annotations = {},
-                      }));
+                               .name = "delegate_task",
+                               .toolset = "delegation",
+                               .schema = kSchema,
+                               .emoji = "\xF0\x9F\x94\x80",  // "🔀"
+                               .parallel = talaria::ParallelClass::kNever,
+                               .annotations = {},
+                           }));

@@ -66,10 +66,10 @@ constexpr std::string_view kSchema = R"json({
 
 // Writes files shared across sessions: a barrier in a batch, and not read-only.
 TALARIA_TOOL(Memory, talaria::tools::AgentLoopToolSpec({
-                          .name = "memory",
-                          .toolset = "memory",
-                          .schema = kSchema,
-                          .emoji = "\xF0\x9F\xA7\xA0",  // "🧠"
-                          .parallel = talaria::ParallelClass::kNever,
-                          .annotations = {},
-                      }));
+                         .name = "memory",
+                         .toolset = "memory",
+                         .schema = kSchema,
+                         .emoji = "\xF0\x9F\xA7\xA0",  // "🧠"
+                         .parallel = talaria::ParallelClass::kNever,
+                         .annotations = {},
+                     }));

@@ -67,10 +67,10 @@ constexpr std::string_view kSchema = R"json({
 
 // Only reads the session database: may run beside other calls of the same turn.
 TALARIA_TOOL(SessionSearch, talaria::tools::AgentLoopToolSpec({
-                          .name = "session_search",
-                          .toolset = "session_search",
-                          .schema = kSchema,
-                          .emoji = "\xF0\x9F\x94\x8E",  // "🔎"
-                          .parallel = talaria::ParallelClass::kSafe,
-                          .annotations = {.read_only = true, .idempotent = true},
-                      }));
+                                .name = "session_search",
+                                .toolset = "session_search",
+                                .schema = kSchema,
+                                .emoji = "\xF0\x9F\x94\x8E",  // "🔎"
+                                .parallel = talaria::ParallelClass::kSafe,
+                                .annotations = {.read_only = true, .idempotent = true},
+                            }));

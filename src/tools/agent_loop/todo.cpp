@@ -55,11 +55,11 @@ constexpr std::string_view kSchema = R"json({
 
 // Writes agent state: a barrier in a batch, and not read-only.
 TALARIA_TOOL(Todo, talaria::tools::AgentLoopToolSpec({
-                          .name = "todo",
-                          .toolset = "todo",
-                          .schema = kSchema,
-                          .emoji = "\xF0\x9F\x93\x8B",  // "📋"
-                          .parallel = talaria::ParallelClass::kNever,
-                          .annotations = {},
-                          .aliases = {"todo_list"},
-                      }));
+                       .name = "todo",
+                       .toolset = "todo",
+                       .schema = kSchema,
+                       .emoji = "\xF0\x9F\x93\x8B",  // "📋"
+                       .parallel = talaria::ParallelClass::kNever,
+                       .annotations = {},
+                       .aliases = {"todo_list"},
+                   }));

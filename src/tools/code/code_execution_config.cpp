@@ -4,10 +4,12 @@
 
 namespace talaria::tools {
 
-Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config, CodeExecutionOptions base) {
+Result<CodeExecutionOptions> CodeExecutionOptionsFromConfig(const Config& config,
+                                                            CodeExecutionOptions base) {
   const ConfigSection c = TALARIA_TRY(ConfigSection::Of(config, "code_execution"));
   TALARIA_RETURN_IF_ERROR(c.ReadString("python", base.python));
-  if (base.python.empty() || base.python.front() != '/') return Err(c.Bad("python", "an absolute path"));
+  if (base.python.empty() || base.python.front() != '/')
+    return Err(c.Bad("python", "an absolute path"));
   TALARIA_RETURN_IF_ERROR(c.ReadString("remote_python", base.remote_python));
   if (base.remote_python.empty()) return Err(c.Bad("remote_python", "an interpreter name or path"));
   std::string sandbox;

@@ -15,19 +15,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/audit/audit_log.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/json.h"
 #include "talaria/base/log.h"
+#include "talaria/base/sha256.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/base/unique_fd.h"
-#include "talaria/audit/audit_log.h"
-#include "talaria/base/sha256.h"
 #include "talaria/core/budget.h"
 #include "talaria/tools/session_services.h"
-#include "tools/code/script_call_screen.h"
 #include "tools/code/interpreter.h"
 #include "tools/code/pids_cgroup.h"
 #include "tools/code/rpc_server.h"
+#include "tools/code/script_call_screen.h"
 #include "tools/code/script_run.h"
 #include "tools/code/stub_module.h"
 #include "tools/terminal/terminal_output.h"
@@ -53,8 +53,8 @@ class WorkDir {
     }
     tmpl += "/talaria-exec-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      return Err(InternalError("execute_code: cannot create a working directory under " + parent + ": " +
-                               std::strerror(errno)));
+      return Err(InternalError("execute_code: cannot create a working directory under " + parent +
+                               ": " + std::strerror(errno)));
     }
     return WorkDir(std::move(tmpl));
   }
@@ -74,7 +74,8 @@ class WorkDir {
 
 Status WriteNewFile(const std::string& path, std::string_view content) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return InternalError("execute_code: cannot create " + path + ": " + std::strerror(errno));
+  if (!fd)
+    return InternalError("execute_code: cannot create " + path + ": " + std::strerror(errno));
   return WriteAll(fd.get(), content).WithContext("execute_code: writing " + path);
 }
 
@@ -92,14 +93,17 @@ ToolResult ErrorResult(std::string message, Clock::time_point started, int calls
 }
 
 // The original's hints for the commonest script mistakes.
-std::optional<std::string> FailureHint(std::string_view stderr_text, const std::vector<std::string>& allowed) {
+std::optional<std::string> FailureHint(std::string_view stderr_text,
+                                       const std::vector<std::string>& allowed) {
   for (const std::string& tool : allowed) {
-    if (stderr_text.find("NameError: name '" + tool + "' is not defined") != std::string_view::npos) {
+    if (stderr_text.find("NameError: name '" + tool + "' is not defined") !=
+        std::string_view::npos) {
       return "Import the tools first: from hermes_tools import " + tool;
     }
   }
   if (stderr_text.find("ModuleNotFoundError") != std::string_view::npos) {
-    return "Only the Python standard library and hermes_tools are available; third-party modules are not installed "
+    return "Only the Python standard library and hermes_tools are available; third-party modules "
+           "are not installed "
            "in the sandbox.";
   }
   if (stderr_text.find("TypeError: string indices must be integers") != std::string_view::npos) {
@@ -116,8 +120,9 @@ std::chrono::milliseconds Left(Clock::time_point deadline) {
 
 }  // namespace
 
-CodeRunner::CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions options, std::vector<std::string> allowed,
-                       std::string stub_source, safety::GuardOptions guard)
+CodeRunner::CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions options,
+                       std::vector<std::string> allowed, std::string stub_source,
+                       safety::GuardOptions guard)
     : dispatcher_(dispatcher),
       options_(std::move(options)),
       allowed_(std::move(allowed)),
@@ -148,7 +153,8 @@ void AuditScript(const ToolContext& ctx, const std::string& code, bool remote) {
 ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   const auto started = Clock::now();
   const std::string code = args.value("code", std::string());
-  if (code.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorResult("No code provided.", started);
+  if (code.find_first_not_of(" \t\r\n") == std::string::npos)
+    return ErrorResult("No code provided.", started);
   // A session whose terminal is a remote machine runs its scripts there too, over the exec
   // channel; its tools still run here, through the dispatcher.
   const bool remote = EnvironmentOf(ctx) && EnvironmentOf(ctx)->RunsScriptsRemotely();
@@ -163,8 +169,8 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   UniqueFd host_end(pair[0]);
   UniqueFd script_end(pair[1]);
 
-  const Clock::time_point deadline =
-      std::min(ctx.deadline, started + std::chrono::duration_cast<Clock::duration>(options_.timeout));
+  const Clock::time_point deadline = std::min(
+      ctx.deadline, started + std::chrono::duration_cast<Clock::duration>(options_.timeout));
   // Script calls stop when the caller cancels or when this execution ends (whichever first).
   std::stop_source calls_stop;
   std::stop_callback forward(ctx.cancel, [&calls_stop] { calls_stop.request_stop(); });
@@ -173,9 +179,13 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   screen_options.max_tool_calls = options_.max_tool_calls;
   screen_options.approvals = options_.approvals;
   screen_options.guard = guard_;
-  ScriptCallScreen gate(dispatcher_, ctx, std::move(screen_options), calls_stop.get_token(), deadline);
+  ScriptCallScreen gate(dispatcher_, ctx, std::move(screen_options), calls_stop.get_token(),
+                        deadline);
   auto server = RpcServer::Start(
-      std::move(host_end), [&gate](const std::string& tool, Json call_args) { return gate.Call(tool, std::move(call_args)); },
+      std::move(host_end),
+      [&gate](const std::string& tool, Json call_args) {
+        return gate.Call(tool, std::move(call_args));
+      },
       deadline + kServerSlack);
   if (!server) return ErrorResult(server.error().message(), started);
 
@@ -189,15 +199,18 @@ ToolResult CodeRunner::Run(const Json& args, ToolContext& ctx) const {
   return Conclude(*ran, rpc, calls, started, deadline, ctx);
 }
 
-Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_end, RpcServer& server,
-                                       Clock::time_point deadline, ToolContext& ctx) const {
+Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_end,
+                                       RpcServer& server, Clock::time_point deadline,
+                                       ToolContext& ctx) const {
   auto work = WorkDir::Create(options_.temp_dir);
   if (!work) return Err(work.error());
   const std::string& dir = work->path();
   const std::string script = dir + "/script.py";
   const std::string hermes_module = HermesToolsModule();
   const std::pair<std::string, std::string_view> files[] = {
-      {script, code}, {dir + "/talaria_tools.py", stub_source_}, {dir + "/hermes_tools.py", hermes_module}};
+      {script, code},
+      {dir + "/talaria_tools.py", stub_source_},
+      {dir + "/hermes_tools.py", hermes_module}};
   for (const auto& [name, content] : files) TALARIA_RETURN_IF_ERROR(WriteNewFile(name, content));
   // The cgroup outlives the interpreter: its destructor kills whatever the script left in it.
   std::optional<PidsCgroup> cgroup;
@@ -246,13 +259,16 @@ Result<ScriptRun> CodeRunner::RunLocal(const std::string& code, UniqueFd script_
   return run;
 }
 
-Result<ScriptRun> CodeRunner::RunRemote(const std::string& code, UniqueFd script_end, RpcServer& server,
-                                        Clock::time_point deadline, ToolContext& ctx) const {
+Result<ScriptRun> CodeRunner::RunRemote(const std::string& code, UniqueFd script_end,
+                                        RpcServer& server, Clock::time_point deadline,
+                                        ToolContext& ctx) const {
   // The frames reach the server written by this process (the relay loop), not by the remote
   // interpreter: the exec channel of the session's own connection is the boundary here.
   server.ExpectChild(::getpid());
   RemoteScript script;
-  script.files = {{"script.py", code}, {"talaria_tools.py", stub_source_}, {"hermes_tools.py", HermesToolsModule()}};
+  script.files = {{"script.py", code},
+                  {"talaria_tools.py", stub_source_},
+                  {"hermes_tools.py", HermesToolsModule()}};
   script.program = RemoteInterpreterProgram(options_);
   script.python = options_.remote_python;
   script.rpc_fd = script_end.get();
@@ -266,8 +282,9 @@ Result<ScriptRun> CodeRunner::RunRemote(const std::string& code, UniqueFd script
   return run;
 }
 
-ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc, int calls, Clock::time_point started,
-                                Clock::time_point deadline, ToolContext& ctx) const {
+ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc, int calls,
+                                Clock::time_point started, Clock::time_point deadline,
+                                ToolContext& ctx) const {
   Json body = Json::object();
   std::string status = "success";
   if (ran.timed_out) {
@@ -281,7 +298,8 @@ ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc,
   std::string output = CleanOutput(ran.stdout_text);
   if (ran.timed_out) {
     const auto limit = std::chrono::duration_cast<std::chrono::seconds>(deadline - started).count();
-    output += "\n\xE2\x8F\xB0 Script timed out after " + std::to_string(limit) + "s and was killed.";  // "⏰"
+    output += "\n\xE2\x8F\xB0 Script timed out after " + std::to_string(limit) +
+              "s and was killed.";  // "⏰"
   } else if (ran.cancelled) {
     output += "\n[execution interrupted: the script was killed]";
   }
@@ -300,7 +318,8 @@ ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc,
   if (truncated) {
     std::string spill_name = ctx.call_id.empty() ? std::string("execute_code") : ctx.call_id;
     spill_name += "-stdout";
-    if (auto path = WriteSpillFile(dispatcher_.options().budget, spill_name, CleanOutput(ran.stdout_spill))) {
+    if (auto path = WriteSpillFile(dispatcher_.options().budget, spill_name,
+                                   CleanOutput(ran.stdout_spill))) {
       body["stdout_spill_path"] = *path;
     }
   }
@@ -325,8 +344,12 @@ ToolResult CodeRunner::Conclude(const ScriptRun& ran, const RpcServerStats& rpc,
   ToolResult result;
   result.text = DumpJson(body);
   if (status == "success") return result;
-  result.status = status == "timeout" ? CallStatus::kTimedOut : status == "interrupted" ? CallStatus::kCancelled : CallStatus::kError;
-  result.error_type = status == "timeout" ? "timeout" : status == "interrupted" ? "cancelled" : "script_error";
+  result.status = status == "timeout"       ? CallStatus::kTimedOut
+                  : status == "interrupted" ? CallStatus::kCancelled
+                                            : CallStatus::kError;
+  result.error_type = status == "timeout"       ? "timeout"
+                      : status == "interrupted" ? "cancelled"
+                                                : "script_error";
   return result;
 }
 

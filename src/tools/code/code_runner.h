@@ -24,8 +24,8 @@ struct ScriptRun;
 class CodeRunner {
  public:
   // `allowed`: the tools scripts may call (sorted); `stub_source`: talaria_tools.py for them.
-  CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions options, std::vector<std::string> allowed,
-             std::string stub_source, safety::GuardOptions guard);
+  CodeRunner(const Dispatcher& dispatcher, CodeExecutionOptions options,
+             std::vector<std::string> allowed, std::string stub_source, safety::GuardOptions guard);
 
   ToolResult Run(const Json& args, ToolContext& ctx) const;
 
@@ -39,8 +39,9 @@ class CodeRunner {
   Result<ScriptRun> RunRemote(const std::string& code, UniqueFd script_end, RpcServer& server,
                               Clock::time_point deadline, ToolContext& ctx) const;
   // The result in the original's shape.
-  ToolResult Conclude(const ScriptRun& ran, const RpcServerStats& rpc, int calls, Clock::time_point started,
-                      Clock::time_point deadline, ToolContext& ctx) const;
+  ToolResult Conclude(const ScriptRun& ran, const RpcServerStats& rpc, int calls,
+                      Clock::time_point started, Clock::time_point deadline,
+                      ToolContext& ctx) const;
 
   const Dispatcher& dispatcher_;
   const CodeExecutionOptions options_;

@@ -32,7 +32,8 @@ class ExecuteCodeRemoteTest : public ExecuteCodeTest {
     EnsureServices(ctx_).environment = *ssh;
   }
   void TearDown() override {
-    EnsureServices(ctx_).environment.reset();  // before sshd: the session's end reaches the remote side
+    EnsureServices(ctx_)
+        .environment.reset();  // before sshd: the session's end reaches the remote side
     sshd_.reset();
     ExecuteCodeTest::TearDown();
   }
@@ -80,8 +81,10 @@ print(sorted(got.values()))
 }
 
 TEST_F(ExecuteCodeRemoteTest, FailuresKeepStderrTheExitCodeAndTheLimits) {
-  Json r = Run("import sys, resource\nprint('out')\n"
-               "print('soft as', resource.getrlimit(resource.RLIMIT_AS)[0] == 1 << 30, file=sys.stderr)\nsys.exit(3)");
+  Json r =
+      Run("import sys, resource\nprint('out')\n"
+          "print('soft as', resource.getrlimit(resource.RLIMIT_AS)[0] == 1 << 30, "
+          "file=sys.stderr)\nsys.exit(3)");
   EXPECT_EQ(r["status"], "error") << last_.text;
   EXPECT_EQ(r["exit_code"], 3);
   EXPECT_EQ(r["output"], "out\n");
@@ -98,15 +101,17 @@ TEST_F(ExecuteCodeRemoteTest, TimeoutKillsTheRemoteInterpreterAndWhatItStarted) 
   CodeExecutionOptions options;
   options.timeout = std::chrono::seconds(2);
   Enable(options);
-  Json r = Run("import os, subprocess, time\n"
-               "child = subprocess.Popen(['sleep', '600'])\n"
-               "print(os.getpid(), child.pid, flush=True)\ntime.sleep(60)");
+  Json r =
+      Run("import os, subprocess, time\n"
+          "child = subprocess.Popen(['sleep', '600'])\n"
+          "print(os.getpid(), child.pid, flush=True)\ntime.sleep(60)");
   EXPECT_EQ(r["status"], "timeout") << last_.text;
   const std::string output = r["output"].get<std::string>();
   const pid_t interpreter = std::stoi(output);
   const pid_t sleeper = std::stoi(output.substr(output.find(' ') + 1));
-  EXPECT_TRUE(test_support::WaitUntil([&] { return !ProcessAlive(interpreter) && !ProcessAlive(sleeper); },
-                                      std::chrono::seconds(10), std::chrono::milliseconds(20)))
+  EXPECT_TRUE(
+      test_support::WaitUntil([&] { return !ProcessAlive(interpreter) && !ProcessAlive(sleeper); },
+                              std::chrono::seconds(10), std::chrono::milliseconds(20)))
       << "the remote interpreter or its child outlived the timeout";
 }
 
@@ -116,8 +121,10 @@ TEST_F(ExecuteCodeRemoteTest, AMissingRemoteInterpreterIsAClearError) {
   Enable(options);
   Json r = Run("print(1)");
   EXPECT_EQ(r["status"], "error") << last_.text;
-  EXPECT_NE(r["error"].get<std::string>().find("without reporting an exit"), std::string::npos) << last_.text;
-  EXPECT_NE(r["error"].get<std::string>().find("/nonexistent/python3"), std::string::npos) << last_.text;
+  EXPECT_NE(r["error"].get<std::string>().find("without reporting an exit"), std::string::npos)
+      << last_.text;
+  EXPECT_NE(r["error"].get<std::string>().find("/nonexistent/python3"), std::string::npos)
+      << last_.text;
 }
 
 }  // namespace

@@ -151,9 +151,12 @@ attempt("init_module", 175, 0, 0, b"")
 attempt("kexec_load", 246, 0, 0, 0, 0)
 )py";
 constexpr std::string_view kAllRefused =
-    "mount EPERM\numount2 EPERM\npivot_root EPERM\nunshare_user EPERM\nunshare_mount EPERM\nsetns EPERM\n"
-    "clone_newuser EPERM\nptrace EPERM\nprocess_vm_readv EPERM\nkeyctl EPERM\nadd_key EPERM\nbpf EPERM\n"
-    "perf_event_open EPERM\nuserfaultfd EPERM\nopen_by_handle_at EPERM\ninit_module EPERM\nkexec_load EPERM\n";
+    "mount EPERM\numount2 EPERM\npivot_root EPERM\nunshare_user EPERM\nunshare_mount EPERM\nsetns "
+    "EPERM\n"
+    "clone_newuser EPERM\nptrace EPERM\nprocess_vm_readv EPERM\nkeyctl EPERM\nadd_key EPERM\nbpf "
+    "EPERM\n"
+    "perf_event_open EPERM\nuserfaultfd EPERM\nopen_by_handle_at EPERM\ninit_module "
+    "EPERM\nkexec_load EPERM\n";
 
 TEST_F(ExecuteCodeTest, SeccompRefusesKernelAttackSurface) {
   TALARIA_SKIP_WITHOUT_BWRAP();

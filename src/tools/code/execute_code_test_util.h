@@ -53,24 +53,29 @@ inline void RegisterFakeWebTools() {
   ToolSpec search;
   search.name = "web_search";
   search.toolset = "web";
-  search.schema = R"json({"name":"web_search","description":"Search the web.","parameters":{"type":"object",
+  search.schema =
+      R"json({"name":"web_search","description":"Search the web.","parameters":{"type":"object",
     "properties":{"query":{"type":"string"},"limit":{"type":"integer","default":5}},"required":["query"]}})json";
   search.handler = [](const Json& args, ToolContext&) {
     const std::string query = args["query"].get<std::string>();
     if (query.rfind("slow:", 0) == 0) WaitForSlowSearches(std::atoi(query.c_str() + 5));
-    Json body = {{"success", true}, {"data", {{"web", Json::array({{{"title", query}, {"url", "https://example.invalid/"}}})}}},
-                 {"limit", args.value("limit", 0)}};
+    Json body = {
+        {"success", true},
+        {"data", {{"web", Json::array({{{"title", query}, {"url", "https://example.invalid/"}}})}}},
+        {"limit", args.value("limit", 0)}};
     return ToolResult::FromJson(body);
   };
   ASSERT_TRUE(Registry::Global().Register(std::move(search)).ok());
   ToolSpec extract;
   extract.name = "web_extract";
   extract.toolset = "web";
-  extract.schema = R"json({"name":"web_extract","description":"Extract pages.","parameters":{"type":"object",
+  extract.schema =
+      R"json({"name":"web_extract","description":"Extract pages.","parameters":{"type":"object",
     "properties":{"urls":{"type":"array","items":{"type":"string"}},"char_limit":{"type":"integer"}},"required":["urls"]}})json";
   extract.handler = [](const Json& args, ToolContext&) {
     Json results = Json::array();
-    for (const auto& u : args["urls"]) results.push_back({{"url", u}, {"title", "t"}, {"content", "page " + u.get<std::string>()}});
+    for (const auto& u : args["urls"])
+      results.push_back({{"url", u}, {"title", "t"}, {"content", "page " + u.get<std::string>()}});
     return ToolResult::FromJson(Json{{"results", results}});
   };
   ASSERT_TRUE(Registry::Global().Register(std::move(extract)).ok());
@@ -124,7 +129,9 @@ class ExecuteCodeTest : public ::testing::Test {
   void Write(const std::string& rel, const std::string& content) const {
     std::ofstream(root_ + "/" + rel, std::ios::binary | std::ios::trunc) << content;
   }
-  static std::string ReadAbsolute(const std::string& path) { return test_support::ReadWholeFile(path); }
+  static std::string ReadAbsolute(const std::string& path) {
+    return test_support::ReadWholeFile(path);
+  }
 
   test_support::TempDir base_;  // removed with the fixture
   std::string root_;

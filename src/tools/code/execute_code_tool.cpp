@@ -19,27 +19,35 @@ namespace {
 
 constexpr std::string_view kToolName = "execute_code";
 
-std::string Description(const std::vector<code::StubTool>& stubs, const CodeExecutionOptions& options) {
+std::string Description(const std::vector<code::StubTool>& stubs,
+                        const CodeExecutionOptions& options) {
   std::string text =
-      "Run a Python script that calls tools programmatically. Use it when you need three or more tool calls with "
-      "logic between them, to filter or reduce large tool outputs before they reach your context, or for loops and "
-      "conditional branching. Only what the script prints comes back to you; tool results stay inside the "
-      "script.\n\nImport the tools with `from hermes_tools import ...` (also available as `talaria_tools`):\n";
+      "Run a Python script that calls tools programmatically. Use it when you need three or more "
+      "tool calls with "
+      "logic between them, to filter or reduce large tool outputs before they reach your context, "
+      "or for loops and "
+      "conditional branching. Only what the script prints comes back to you; tool results stay "
+      "inside the "
+      "script.\n\nImport the tools with `from hermes_tools import ...` (also available as "
+      "`talaria_tools`):\n";
   for (const code::StubTool& tool : stubs) {
     text += "  ";
     text += code::AdvertisedSignature(tool.name, tool.schema_params);
     text += "\n";
   }
   text +=
-      "Each returns the tool's JSON result parsed into a dict. Helpers: json_parse(text), shell_quote(s), "
+      "Each returns the tool's JSON result parsed into a dict. Helpers: json_parse(text), "
+      "shell_quote(s), "
       "retry(fn, max_attempts=3, delay=2).\n\nLimits: ";
   text += std::to_string(options.timeout.count());
   text += " s, ";
   text += std::to_string(options.max_tool_calls);
   text += " tool calls, ";
   text += std::to_string(options.max_stdout_bytes);
-  text += " bytes of stdout (head and tail kept). The script runs with the Python standard library only, in a "
-          "private temporary directory";
+  text +=
+      " bytes of stdout (head and tail kept). The script runs with the Python standard library "
+      "only, in a "
+      "private temporary directory";
   text += options.network ? "" : " without network access";
   text += "; reach project files through the tools.";
   return text;
@@ -53,11 +61,14 @@ Json Schema(const std::vector<code::StubTool>& stubs, const CodeExecutionOptions
   params["type"] = "object";
   Json props = Json::object();
   props["code"] = {{"type", "string"},
-                   {"description", "Python source. Import tools with `from hermes_tools import ...`; print() what "
-                                   "you want to see."}};
-  props["reset"] = {{"type", "boolean"},
-                    {"default", false},
-                    {"description", "Discard interpreter state first (every call starts fresh, so this is a no-op)."}};
+                   {"description",
+                    "Python source. Import tools with `from hermes_tools import ...`; print() what "
+                    "you want to see."}};
+  props["reset"] = {
+      {"type", "boolean"},
+      {"default", false},
+      {"description",
+       "Discard interpreter state first (every call starts fresh, so this is a no-op)."}};
   params["properties"] = std::move(props);
   params["required"] = Json::array({"code"});
   schema["parameters"] = std::move(params);
@@ -83,7 +94,8 @@ const std::vector<std::string>& SandboxToolNames() { return code::StubbedToolNam
 
 Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options) {
   if (options.python.empty() || options.python.front() != '/') {
-    return InvalidArgumentError("code_execution.python must be an absolute path, not '" + options.python + "'");
+    return InvalidArgumentError("code_execution.python must be an absolute path, not '" +
+                                options.python + "'");
   }
   Registry& registry = dispatcher.registry();
   const auto registered = [&](const std::string& name) {
@@ -93,7 +105,8 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
   std::vector<std::string> allowed;
   for (const std::string& name : SandboxToolNames()) {
     const auto& enabled = options.enabled_tools;
-    if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), name) == enabled.end()) continue;
+    if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), name) == enabled.end())
+      continue;
     if (registered(name)) allowed.push_back(name);
   }
   // As in the original: a session enabling none of the seven gets all of them.
@@ -102,7 +115,9 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
       if (registered(name)) allowed.push_back(name);
     }
   }
-  if (allowed.empty()) return FailedPreconditionError("execute_code: none of the tools scripts may call is registered");
+  if (allowed.empty())
+    return FailedPreconditionError(
+        "execute_code: none of the tools scripts may call is registered");
 
   std::vector<code::StubTool> stubs;
   for (const std::string& name : allowed) {
@@ -113,8 +128,8 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
   guard.home = ShellHome();
   guard.talaria_home = TalariaHome();
   const Json schema = Schema(stubs, options);
-  auto runner = std::make_shared<const code::CodeRunner>(dispatcher, options, allowed, code::TalariaToolsModule(stubs),
-                                                         std::move(guard));
+  auto runner = std::make_shared<const code::CodeRunner>(
+      dispatcher, options, allowed, code::TalariaToolsModule(stubs), std::move(guard));
   ToolSpec spec;
   spec.name = std::string(kToolName);
   spec.toolset = "code_execution";
@@ -128,6 +143,8 @@ Status EnableCodeExecution(Dispatcher& dispatcher, CodeExecutionOptions options)
   return registry.Register(std::move(spec));
 }
 
-void DisableCodeExecution(Dispatcher& dispatcher) { (void)dispatcher.registry().Deregister(kToolName); }
+void DisableCodeExecution(Dispatcher& dispatcher) {
+  (void)dispatcher.registry().Deregister(kToolName);
+}
 
 }  // namespace talaria::tools

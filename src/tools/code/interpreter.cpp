@@ -80,7 +80,8 @@ std::string NprocProgram(uint64_t allowance) {
       "    for _p in _o.listdir('/proc'):\n"
       "        if _p.isdigit():\n"
       "            try:\n"
-      "                if _o.stat('/proc/' + _p).st_uid == _u: _n += len(_o.listdir('/proc/' + _p + '/task'))\n"
+      "                if _o.stat('/proc/' + _p).st_uid == _u: _n += len(_o.listdir('/proc/' + _p "
+      "+ '/task'))\n"
       "            except OSError: pass\n"
       "    return _n\n"
       "_cap(_r.RLIMIT_NPROC, _tasks() + ";
@@ -146,13 +147,16 @@ std::vector<std::string> FilesIn(const std::string& dir) {
 
 }  // namespace
 
-Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, const std::string& work_dir,
-                                        const std::string& script, const ProcessLimit& limit) {
+Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options,
+                                        const std::string& work_dir, const std::string& script,
+                                        const ProcessLimit& limit) {
   if (options.python.empty() || options.python.front() != '/') {
-    return Err(InvalidArgumentError("code_execution.python must be an absolute path, not '" + options.python + "'"));
+    return Err(InvalidArgumentError("code_execution.python must be an absolute path, not '" +
+                                    options.python + "'"));
   }
   if (::access(options.python.c_str(), X_OK) != 0) {
-    return Err(NotFoundError("the Python interpreter '" + options.python + "' is missing or not executable"));
+    return Err(NotFoundError("the Python interpreter '" + options.python +
+                             "' is missing or not executable"));
   }
   InterpreterPlan plan;
   std::vector<std::string> notes;
@@ -183,7 +187,8 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
       plan.isolation = Isolation::kBwrap;
     } else if (options.sandbox == CodeSandbox::kBwrap) {
       return Err(FailedPreconditionError(
-          "execute_code needs a sandbox and bubblewrap is unusable here (" + bwrap_status.message() +
+          "execute_code needs a sandbox and bubblewrap is unusable here (" +
+          bwrap_status.message() +
           "); install bubblewrap, or set code_execution.sandbox: landlock or none"));
     }
   }
@@ -195,7 +200,9 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
         why += bwrap_status.message();
         why += ")";
       }
-      why += " nor Landlock is usable here; set code_execution.sandbox: none to run scripts without isolation";
+      why +=
+          " nor Landlock is usable here; set code_execution.sandbox: none to run scripts without "
+          "isolation";
       return Err(FailedPreconditionError(std::move(why)));
     }
     // Landlock cannot hold back the network the way a namespace does, so `network: true` only
@@ -208,8 +215,9 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
     }
     program = ConfineProgram(work_dir, filter) + program;
     plan.isolation = Isolation::kLandlock;
-    notes.push_back("landlock: the working directory is on the host's file system, bounded per file "
-                    "(max_file_mb), not in total; no private /tmp");
+    notes.push_back(
+        "landlock: the working directory is on the host's file system, bounded per file "
+        "(max_file_mb), not in total; no private /tmp");
   }
   uint64_t nproc_allowance = 0;
   if (limit.cgroup_procs.empty()) {
@@ -218,16 +226,22 @@ Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, con
       notes.push_back("process limit does not hold: no pids cgroup (" + limit.no_cgroup_reason +
                       ") and the kernel does not enforce RLIMIT_NPROC for root");
     } else {
-      notes.push_back("tasks bounded by RLIMIT_NPROC, counted per user (no pids cgroup: " + limit.no_cgroup_reason +
-                      ")");
+      notes.push_back("tasks bounded by RLIMIT_NPROC, counted per user (no pids cgroup: " +
+                      limit.no_cgroup_reason + ")");
     }
   }
   program = LimitsProgram(options, nproc_allowance) + program;
-  plan.argv.insert(plan.argv.end(), {options.python, "-I", "-S", "-c", std::move(program), script, work_dir});
+  plan.argv.insert(plan.argv.end(),
+                   {options.python, "-I", "-S", "-c", std::move(program), script, work_dir});
   if (!limit.cgroup_procs.empty() || !plan.stdin_data.empty()) {
-    std::vector<std::string> wrapped = {"/bin/sh", "-c", std::string(kWrapper), "talaria-sandbox", limit.cgroup_procs,
+    std::vector<std::string> wrapped = {"/bin/sh",
+                                        "-c",
+                                        std::string(kWrapper),
+                                        "talaria-sandbox",
+                                        limit.cgroup_procs,
                                         plan.stdin_data.empty() ? "" : "seccomp"};
-    wrapped.insert(wrapped.end(), std::make_move_iterator(plan.argv.begin()), std::make_move_iterator(plan.argv.end()));
+    wrapped.insert(wrapped.end(), std::make_move_iterator(plan.argv.begin()),
+                   std::make_move_iterator(plan.argv.end()));
     plan.argv = std::move(wrapped);
   }
   plan.env = ScrubbedEnvironment(work_dir);

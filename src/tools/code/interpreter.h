@@ -48,8 +48,9 @@ struct ProcessLimit {
 // The plan for running `script` (inside `work_dir`, which also holds the stub modules).
 // Errors: FailedPrecondition when the configured sandbox cannot be had here (the message says
 // how to opt out), NotFound when the interpreter is missing.
-Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options, const std::string& work_dir,
-                                        const std::string& script, const ProcessLimit& limit);
+Result<InterpreterPlan> PlanInterpreter(const CodeExecutionOptions& options,
+                                        const std::string& work_dir, const std::string& script,
+                                        const ProcessLimit& limit);
 
 // The program a remote interpreter runs (`python -c`): the resource limits, then the bootstrap.
 // No confinement: the remote machine is the session's own, as its terminal is.

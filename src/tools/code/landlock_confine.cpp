@@ -12,7 +12,8 @@ namespace {
 
 // x86_64 syscall numbers and ABI constants; the program refuses other architectures (the seccomp
 // filter kills a process whose arch does not match, so a mismatch fails closed).
-constexpr std::string_view kConfine = R"py(import ctypes as _ct, os as _os, struct as _st, sys as _sys
+constexpr std::string_view kConfine =
+    R"py(import ctypes as _ct, os as _os, struct as _st, sys as _sys
 def _confine(work_dir, seccomp_program):
     libc = _ct.CDLL(None, use_errno=True)
     libc.syscall.restype = _ct.c_long

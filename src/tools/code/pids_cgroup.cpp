@@ -33,7 +33,8 @@ std::vector<std::string> Split(std::string_view text, char sep) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = text.find(sep, start);
-    parts.emplace_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    parts.emplace_back(
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -52,7 +53,8 @@ Status WriteSmallFile(const std::string& path, std::string_view text) {
   if (!fd) return UnavailableError("cannot open " + path + ": " + std::strerror(errno));
   const ssize_t n = ::write(fd.get(), text.data(), text.size());
   if (n != static_cast<ssize_t>(text.size())) {
-    return UnavailableError("cannot write '" + std::string(text) + "' to " + path + ": " + std::strerror(errno));
+    return UnavailableError("cannot write '" + std::string(text) + "' to " + path + ": " +
+                            std::strerror(errno));
   }
   return {};
 }
@@ -126,8 +128,8 @@ Status CheckV2(const std::string& dir) {
   if (HasWord(ReadSmallFile(dir + "/cgroup.subtree_control"), "pids")) return {};
   Status enabled = WriteSmallFile(dir + "/cgroup.subtree_control", "+pids");
   if (!enabled.ok()) {
-    return UnavailableError("cgroup v2 " + dir + " does not delegate the pids controller (" + enabled.message() +
-                            ")");
+    return UnavailableError("cgroup v2 " + dir + " does not delegate the pids controller (" +
+                            enabled.message() + ")");
   }
   return {};
 }
@@ -141,7 +143,8 @@ void SweepStale(const std::string& dir) {
     const std::string_view name(e->d_name);
     if (!name.starts_with(kPrefix)) continue;
     const long owner = std::strtol(std::string(name.substr(kPrefix.size())).c_str(), nullptr, 10);
-    if (owner > 0 && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH) stale.emplace_back(name);
+    if (owner > 0 && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH)
+      stale.emplace_back(name);
   }
   ::closedir(d);
   for (const std::string& name : stale) ::rmdir((dir + "/" + name).c_str());
@@ -181,14 +184,16 @@ Result<PidsCgroup> PidsCgroup::Create(const std::string& parent, uint64_t max_ta
   if (parent == "auto") {
     dir = TALARIA_TRY(DiscoverPidsCgroupParent());
   } else if (parent.empty() || parent.front() != '/') {
-    return Err(InvalidArgumentError("code_execution.pids_cgroup must be auto, off or an absolute path"));
+    return Err(
+        InvalidArgumentError("code_execution.pids_cgroup must be auto, off or an absolute path"));
   } else {
     dir = parent;
     struct stat st {};
     if (::stat((dir + "/cgroup.procs").c_str(), &st) != 0) {
       return Err(UnavailableError(dir + " is not a cgroup directory"));
     }
-    if (::stat((dir + "/cgroup.controllers").c_str(), &st) == 0) TALARIA_RETURN_IF_ERROR(CheckV2(dir));
+    if (::stat((dir + "/cgroup.controllers").c_str(), &st) == 0)
+      TALARIA_RETURN_IF_ERROR(CheckV2(dir));
   }
   static std::atomic<uint64_t> counter{0};
   std::string path = dir + "/";
@@ -211,7 +216,8 @@ PidsCgroup::~PidsCgroup() {
   const auto until = std::chrono::steady_clock::now() + kDrainWait;
   for (;;) {
     if (::rmdir(path_.c_str()) == 0 || errno != EBUSY) return;
-    if (std::chrono::steady_clock::now() >= until) return;  // FIXME: a cgroup that would not empty is left behind
+    if (std::chrono::steady_clock::now() >= until)
+      return;  // FIXME: a cgroup that would not empty is left behind
     if (has_kill) {
       (void)WriteSmallFile(kill_file, "1");
     } else {

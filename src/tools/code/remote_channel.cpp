@@ -11,7 +11,8 @@ constexpr std::string_view kMarker = "\x1eTALARIA ";
 
 // The remote side. Descriptor 3 is held by /dev/null from the start so that nothing else (the
 // channel's copy, the socketpair, the pipes) takes the number the interpreter's socket needs.
-constexpr std::string_view kRelay = R"py(import codecs, fcntl, json, os, queue, shutil, signal, socket, subprocess, sys, tempfile, threading
+constexpr std::string_view kRelay =
+    R"py(import codecs, fcntl, json, os, queue, shutil, signal, socket, subprocess, sys, tempfile, threading
 MARK = b"\x1eTALARIA "
 os.dup2(os.open(os.devnull, os.O_RDWR), 3)
 chan = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 10)

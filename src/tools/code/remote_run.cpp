@@ -47,10 +47,13 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
   write_wait.deadline = script.deadline;
   write_wait.stop = script.cancel;
   write_wait.slice = kSlice;
-  const auto write_within = [&](int fd, std::string_view data) { return WriteAllUntil(fd, data, write_wait).ok(); };
+  const auto write_within = [&](int fd, std::string_view data) {
+    return WriteAllUntil(fd, data, write_wait).ok();
+  };
   StartOptions start;
   start.stdin_pipe = true;
-  StartedProcess channel = TALARIA_TRY(environment.Start(RemoteRelayCommand(script.python), {}, start));
+  StartedProcess channel =
+      TALARIA_TRY(environment.Start(RemoteRelayCommand(script.python), {}, start));
   // Our ends never block the loop: reads drain what is there, writes wait in poll.
   for (int fd : {channel.input.get(), script.rpc_fd}) {
     if (fd >= 0) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -77,7 +80,8 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
     if (auto it = message.find("stdout"); it != message.end() && it->is_string()) {
       const std::string& text = it->get_ref<const std::string&>();
       out.Append(text);
-      if (spill.size() < script.max_spill_bytes) spill.append(text.substr(0, script.max_spill_bytes - spill.size()));
+      if (spill.size() < script.max_spill_bytes)
+        spill.append(text.substr(0, script.max_spill_bytes - spill.size()));
     } else if (auto e = message.find("stderr"); e != message.end() && e->is_string()) {
       err.Append(e->get_ref<const std::string&>());
     } else if (auto r = message.find("rpc"); r != message.end() && r->is_string()) {
@@ -113,7 +117,8 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
     pollfd fds[3] = {{output_open ? channel.output.get() : -1, POLLIN, 0},
                      {script.rpc_fd, POLLIN, 0},
                      {exited ? -1 : channel.pidfd.get(), POLLIN, 0}};
-    const int timeout = std::min(PollTimeoutMs(now, script.deadline), static_cast<int>(kSlice.count()));
+    const int timeout =
+        std::min(PollTimeoutMs(now, script.deadline), static_cast<int>(kSlice.count()));
     if (::poll(fds, 3, timeout) < 0 && errno != EINTR) {
       keep_diagnostic(std::string("execute_code: poll: ") + std::strerror(errno));
       break;  // the cleanup below still ends and reaps the channel
@@ -161,7 +166,8 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
   // Ends the channel whatever happened; on the remote side the relay then kills the
   // interpreter's process group (end of its stdin).
   channel.input.reset();
-  TerminateProcessGroup(channel.pid, channel.pidfd.get(), exited ? std::chrono::milliseconds(0) : kKillGrace);
+  TerminateProcessGroup(channel.pid, channel.pidfd.get(),
+                        exited ? std::chrono::milliseconds(0) : kKillGrace);
   siginfo_t info{};
   while (::waitid(P_PID, static_cast<id_t>(channel.pid), &info, WEXITED) != 0 && errno == EINTR) {
   }

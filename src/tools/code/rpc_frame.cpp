@@ -21,7 +21,8 @@ Result<std::optional<std::string>> FrameReader::Next() {
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
   const size_t n = (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | size_t{p[3]};
   if (n > kMaxFrameBytes) {
-    return Err(InvalidArgumentError("execute_code RPC: frame of " + std::to_string(n) + " bytes exceeds the limit of " +
+    return Err(InvalidArgumentError("execute_code RPC: frame of " + std::to_string(n) +
+                                    " bytes exceeds the limit of " +
                                     std::to_string(kMaxFrameBytes)));
   }
   if (pending() < kFrameHeaderBytes + n) return std::optional<std::string>();

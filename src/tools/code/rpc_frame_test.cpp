@@ -6,7 +6,8 @@ namespace talaria::tools::code {
 namespace {
 
 TEST(RpcFrame, RoundTripsFramesSplitAnywhere) {
-  const std::string stream = EncodeFrame(R"({"id":1})") + EncodeFrame("") + EncodeFrame(std::string(70'000, 'x'));
+  const std::string stream =
+      EncodeFrame(R"({"id":1})") + EncodeFrame("") + EncodeFrame(std::string(70'000, 'x'));
   for (size_t piece : {size_t{1}, size_t{3}, size_t{4096}, stream.size()}) {
     FrameReader reader;
     std::vector<std::string> got;

@@ -64,24 +64,32 @@ bool IsSelfOrDescendant(pid_t pid, pid_t ancestor) {
 
 }  // namespace
 
-Result<std::unique_ptr<RpcServer>> RpcServer::Start(UniqueFd socket, RpcHandler handler, Clock::time_point deadline) {
+Result<std::unique_ptr<RpcServer>> RpcServer::Start(UniqueFd socket, RpcHandler handler,
+                                                    Clock::time_point deadline) {
   const int one = 1;
   if (::setsockopt(socket.get(), SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
-    return Err(InternalError(std::string("execute_code RPC: SO_PASSCRED: ") + std::strerror(errno)));
+    return Err(
+        InternalError(std::string("execute_code RPC: SO_PASSCRED: ") + std::strerror(errno)));
   }
   const int flags = ::fcntl(socket.get(), F_GETFL);
   if (flags < 0 || ::fcntl(socket.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
     return Err(InternalError(std::string("execute_code RPC: O_NONBLOCK: ") + std::strerror(errno)));
   }
   UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!wake) return Err(InternalError(std::string("execute_code RPC: eventfd: ") + std::strerror(errno)));
-  std::unique_ptr<RpcServer> server(new RpcServer(std::move(socket), std::move(wake), std::move(handler), deadline));
-  server->reader_ = std::jthread([s = server.get()](std::stop_token stop) { s->ReadLoop(std::move(stop)); });
+  if (!wake)
+    return Err(InternalError(std::string("execute_code RPC: eventfd: ") + std::strerror(errno)));
+  std::unique_ptr<RpcServer> server(
+      new RpcServer(std::move(socket), std::move(wake), std::move(handler), deadline));
+  server->reader_ =
+      std::jthread([s = server.get()](std::stop_token stop) { s->ReadLoop(std::move(stop)); });
   return server;
 }
 
 RpcServer::RpcServer(UniqueFd socket, UniqueFd wake, RpcHandler handler, Clock::time_point deadline)
-    : socket_(std::move(socket)), wake_(std::move(wake)), handler_(std::move(handler)), deadline_(deadline) {}
+    : socket_(std::move(socket)),
+      wake_(std::move(wake)),
+      handler_(std::move(handler)),
+      deadline_(deadline) {}
 
 RpcServer::~RpcServer() { Stop(); }
 
@@ -113,7 +121,9 @@ void RpcServer::Reject(std::string why) {
   if (stats_.rejection.empty()) stats_.rejection = std::move(why);
 }
 
-bool RpcServer::IsAuthorised(pid_t sender) const { return interpreter_ != 0 && sender == interpreter_; }
+bool RpcServer::IsAuthorised(pid_t sender) const {
+  return interpreter_ != 0 && sender == interpreter_;
+}
 
 namespace {
 
@@ -166,7 +176,8 @@ void RpcServer::ReadLoop(std::stop_token stop) {
       const std::string_view bytes(chunk.data(), static_cast<size_t>(n));
       if (interpreter_ != 0) {
         if (!IsAuthorised(sender)) {
-          Reject("data from process " + std::to_string(sender) + ", which is not the script's interpreter");
+          Reject("data from process " + std::to_string(sender) +
+                 ", which is not the script's interpreter");
           continue;
         }
         reading.interpreter.Feed(bytes);
@@ -178,7 +189,8 @@ void RpcServer::ReadLoop(std::stop_token stop) {
   }
 }
 
-bool RpcServer::Authenticate(pid_t sender, std::string_view bytes, Reading& reading, const std::stop_token& stop) {
+bool RpcServer::Authenticate(pid_t sender, std::string_view bytes, Reading& reading,
+                             const std::stop_token& stop) {
   if (reading.pre_auth.size() >= kMaxPreAuthSenders && reading.pre_auth.count(sender) == 0) {
     Reject("too many processes writing to the RPC socket before the interpreter's hello");
     return false;
@@ -202,7 +214,8 @@ bool RpcServer::Authenticate(pid_t sender, std::string_view bytes, Reading& read
     child = child_.load(std::memory_order_acquire);
   }
   if (!is_hello || sender <= 0 || child <= 0 || !IsSelfOrDescendant(sender, child)) {
-    Reject("the first frame did not come from the script's interpreter (pid " + std::to_string(sender) + ")");
+    Reject("the first frame did not come from the script's interpreter (pid " +
+           std::to_string(sender) + ")");
     reading.pre_auth.erase(sender);
     return false;
   }

@@ -43,10 +43,10 @@ inline constexpr int kMaxConcurrentCalls = 8;
 using RpcHandler = std::function<std::string(const std::string& tool, Json args)>;
 
 struct RpcServerStats {
-  int64_t requests = 0;           // request frames answered (refusals included)
-  int64_t rejected_frames = 0;    // frames from an unauthenticated sender, or malformed
-  std::string rejection;          // the first reason, for the result's warning
-  bool authenticated = false;     // a valid hello arrived
+  int64_t requests = 0;         // request frames answered (refusals included)
+  int64_t rejected_frames = 0;  // frames from an unauthenticated sender, or malformed
+  std::string rejection;        // the first reason, for the result's warning
+  bool authenticated = false;   // a valid hello arrived
 };
 
 class RpcServer {
@@ -54,7 +54,7 @@ class RpcServer {
   // Starts serving `socket` (the parent end; made non-blocking with SO_PASSCRED here). The reader
   // stops at `deadline` at the latest. Errors: Internal when the socket cannot be set up.
   static Result<std::unique_ptr<RpcServer>> Start(UniqueFd socket, RpcHandler handler,
-                                                   std::chrono::steady_clock::time_point deadline);
+                                                  std::chrono::steady_clock::time_point deadline);
   ~RpcServer();
   RpcServer(const RpcServer&) = delete;
   RpcServer& operator=(const RpcServer&) = delete;
@@ -73,17 +73,19 @@ class RpcServer {
     Json args;
   };
 
-  RpcServer(UniqueFd socket, UniqueFd wake, RpcHandler handler, std::chrono::steady_clock::time_point deadline);
+  RpcServer(UniqueFd socket, UniqueFd wake, RpcHandler handler,
+            std::chrono::steady_clock::time_point deadline);
   // What the reader keeps between datagrams.
   struct Reading {
-    FrameReader interpreter;                 // the authenticated interpreter's byte stream
-    std::map<pid_t, FrameReader> pre_auth;   // by sender, until the hello is verified
+    FrameReader interpreter;                // the authenticated interpreter's byte stream
+    std::map<pid_t, FrameReader> pre_auth;  // by sender, until the hello is verified
   };
 
   void ReadLoop(std::stop_token stop);
   // Takes `bytes` from `sender` before any hello was verified; true once `sender` proved to be
   // the interpreter (its frames after the hello are then in reading.interpreter).
-  bool Authenticate(pid_t sender, std::string_view bytes, Reading& reading, const std::stop_token& stop);
+  bool Authenticate(pid_t sender, std::string_view bytes, Reading& reading,
+                    const std::stop_token& stop);
   // Serves every whole frame `frames` holds; false after an oversized one (the reader stops).
   bool ServeFrames(FrameReader& frames);
   void WorkLoop(std::stop_token stop);
@@ -103,10 +105,10 @@ class RpcServer {
 
   mutable std::mutex mu_;
   std::condition_variable_any work_cv_;
-  std::deque<Request> queue_;    // Guarded by mu_.
-  int idle_workers_ = 0;         // Guarded by mu_.
+  std::deque<Request> queue_;          // Guarded by mu_.
+  int idle_workers_ = 0;               // Guarded by mu_.
   std::vector<std::jthread> workers_;  // Guarded by mu_ (grown by the reader).
-  RpcServerStats stats_;         // Guarded by mu_.
+  RpcServerStats stats_;               // Guarded by mu_.
   std::stop_source workers_stop_;
 
   std::mutex send_mu_;  // one response frame at a time on the socket

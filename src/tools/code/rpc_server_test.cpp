@@ -37,7 +37,8 @@ class RpcServerTest : public ::testing::Test {
   }
   void Send(const std::string& payload) {
     const std::string frame = EncodeFrame(payload);
-    ASSERT_EQ(::write(client_.get(), frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+    ASSERT_EQ(::write(client_.get(), frame.data(), frame.size()),
+              static_cast<ssize_t>(frame.size()));
   }
   // The next response, or nullopt when none arrives within `wait`.
   std::optional<Json> Receive(std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
@@ -45,7 +46,8 @@ class RpcServerTest : public ::testing::Test {
     for (;;) {
       auto frame = reader_.Next();
       if (frame && *frame) return Json::parse(**frame);
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count();
       if (left <= 0) return std::nullopt;
       pollfd p{client_.get(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left)) <= 0) return std::nullopt;
@@ -97,15 +99,16 @@ TEST_F(RpcServerTest, RefusesAHelloFromOutsideTheChildsTree) {
   server_->Stop();
   EXPECT_FALSE(server_->stats().authenticated);
   EXPECT_GE(server_->stats().rejected_frames, 1);
-  EXPECT_NE(server_->stats().rejection.find("did not come from the script's interpreter"), std::string::npos);
+  EXPECT_NE(server_->stats().rejection.find("did not come from the script's interpreter"),
+            std::string::npos);
 }
 
 TEST_F(RpcServerTest, MalformedRequestsAreRejectedOrAnsweredWithAnError) {
   Start(::getpid());
   Send(R"({"hello": 1})");
   Send("not json");
-  Send(R"({"tool": "fast"})");   // no id: nothing to answer to
-  Send(R"({"id": 5})");          // no tool: answered with an error
+  Send(R"({"tool": "fast"})");  // no id: nothing to answer to
+  Send(R"({"id": 5})");         // no tool: answered with an error
   auto r = Receive();
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)["id"], 5);

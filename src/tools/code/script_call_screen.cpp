@@ -12,8 +12,14 @@ namespace {
 
 // terminal from a script runs in the foreground only, as in the original (a background process
 // would outlive the script that is supposed to collect its output).
-constexpr std::array<std::string_view, 8> kTerminalStripped = {
-    "background", "pty", "notify", "notify_on_complete", "watch_patterns", "heartbeat", "persist_on_release", "check_interval"};
+constexpr std::array<std::string_view, 8> kTerminalStripped = {"background",
+                                                               "pty",
+                                                               "notify",
+                                                               "notify_on_complete",
+                                                               "watch_patterns",
+                                                               "heartbeat",
+                                                               "persist_on_release",
+                                                               "check_interval"};
 
 std::string ErrorText(const std::string& message) {
   Json body = Json::object();
@@ -23,10 +29,12 @@ std::string ErrorText(const std::string& message) {
 
 // Under code_execution.approvals: deny, a terminal command the guard would ask about is refused
 // before it reaches the dispatcher: nobody is there to approve it.
-std::optional<std::string> RefusalWithoutApprover(const Json& args, const safety::GuardOptions& guard) {
+std::optional<std::string> RefusalWithoutApprover(const Json& args,
+                                                  const safety::GuardOptions& guard) {
   auto command = args.find("command");
   if (command == args.end() || !command->is_string()) return std::nullopt;  // the tool reports it
-  const safety::GuardVerdict verdict = safety::JudgeCommand(command->get_ref<const std::string&>(), guard);
+  const safety::GuardVerdict verdict =
+      safety::JudgeCommand(command->get_ref<const std::string&>(), guard);
   if (verdict.decision == safety::GuardDecision::kAllow) return std::nullopt;
   std::string message = "Command refused: it needs approval, and scripts run without it";
   message += " (code_execution.approvals: deny)";
@@ -39,7 +47,8 @@ std::optional<std::string> RefusalWithoutApprover(const Json& args, const safety
 
 }  // namespace
 
-std::string ToolNotAvailableMessage(const std::string& tool, const std::vector<std::string>& allowed) {
+std::string ToolNotAvailableMessage(const std::string& tool,
+                                    const std::vector<std::string>& allowed) {
   std::string message = "Tool '";
   message += tool;
   message += "' is not available in execute_code. Available: ";
@@ -57,8 +66,9 @@ std::string CallLimitMessage(int limit) {
   return message;
 }
 
-ScriptCallScreen::ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base, ScreenOptions options, std::stop_token cancel,
-                   ToolContext::Deadline deadline)
+ScriptCallScreen::ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base,
+                                   ScreenOptions options, std::stop_token cancel,
+                                   ToolContext::Deadline deadline)
     : dispatcher_(dispatcher), base_(base), options_(std::move(options)) {
   base_.cancel = std::move(cancel);
   base_.deadline = deadline;

@@ -31,8 +31,8 @@ class ScriptCallScreen {
  public:
   // `base` is the execute_code call's context (session, workspace, environment); each script call
   // gets a copy with `cancel`, `deadline` and its own call id.
-  ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base, ScreenOptions options, std::stop_token cancel,
-           ToolContext::Deadline deadline);
+  ScriptCallScreen(const Dispatcher& dispatcher, const ToolContext& base, ScreenOptions options,
+                   std::stop_token cancel, ToolContext::Deadline deadline);
 
   // Runs one call from the script; returns the result text the script receives.
   std::string Call(const std::string& tool, Json args);
@@ -46,7 +46,8 @@ class ScriptCallScreen {
 };
 
 // "Tool 'x' is not available in execute_code. Available: a, b, c"
-std::string ToolNotAvailableMessage(const std::string& tool, const std::vector<std::string>& allowed);
+std::string ToolNotAvailableMessage(const std::string& tool,
+                                    const std::vector<std::string>& allowed);
 // "Tool call limit reached (50). No more tool calls allowed in this execution."
 std::string CallLimitMessage(int limit);
 

@@ -22,15 +22,16 @@ struct ScriptRun {
   int exit_code = 0;
   bool timed_out = false;
   bool cancelled = false;
-  std::string isolation;          // the result's "isolation"
-  std::string isolation_note;     // the result's "isolation_note": what of the sandbox is missing
+  std::string isolation;       // the result's "isolation"
+  std::string isolation_note;  // the result's "isolation_note": what of the sandbox is missing
 };
 
 struct RemoteScript {
   std::map<std::string, std::string> files;  // script.py and the stub modules, by file name
   std::string program;                       // the interpreter's bootstrap (limits first)
   std::string python = "python3";            // the remote interpreter
-  int rpc_fd = -1;  // our end of the local socketpair the RpcServer serves (frames relayed both ways)
+  int rpc_fd =
+      -1;  // our end of the local socketpair the RpcServer serves (frames relayed both ways)
   std::chrono::steady_clock::time_point deadline;
   std::stop_token cancel;
   size_t max_stdout_bytes = 50'000;

@@ -56,7 +56,8 @@ const Signature* Find(std::string_view tool) {
 }
 
 // The transport and helpers; tool stubs are appended after it.
-constexpr std::string_view kModuleHead = R"py("""Tools of the talaria session running this script (execute_code).
+constexpr std::string_view kModuleHead =
+    R"py("""Tools of the talaria session running this script (execute_code).
 
 Each function sends one request over the socket this interpreter inherited as descriptor 3 and
 returns the tool's result, parsed from JSON when it is JSON. Calls go through talaria's
@@ -235,14 +236,16 @@ std::string StubSignature(const std::string& tool) {
   return text;
 }
 
-std::string AdvertisedSignature(const std::string& tool, const std::vector<std::string>& schema_params) {
+std::string AdvertisedSignature(const std::string& tool,
+                                const std::vector<std::string>& schema_params) {
   const Signature* sig = Find(tool);
   if (sig == nullptr) return {};
   std::string text(sig->tool);
   text += "(";
   bool first = true;
   for (const Param& param : sig->params) {
-    if (std::find(schema_params.begin(), schema_params.end(), param.name) == schema_params.end()) continue;
+    if (std::find(schema_params.begin(), schema_params.end(), param.name) == schema_params.end())
+      continue;
     if (!first) text += ", ";
     first = false;
     text += param.name;
@@ -272,7 +275,9 @@ std::string TalariaToolsModule(const std::vector<StubTool>& tools) {
     for (const Param& p : sig->params) {
       // Parameters the registered schema does not know (cross_profile here) are accepted for
       // compatibility and not sent: validation would reject them.
-      if (std::find(tool.schema_params.begin(), tool.schema_params.end(), p.name) == tool.schema_params.end()) continue;
+      if (std::find(tool.schema_params.begin(), tool.schema_params.end(), p.name) ==
+          tool.schema_params.end())
+        continue;
       if (!first) source += ", ";
       first = false;
       source += p.name;
@@ -290,7 +295,8 @@ std::string TalariaToolsModule(const std::vector<StubTool>& tools) {
 }
 
 std::string HermesToolsModule() {
-  return "\"\"\"The original's name for talaria_tools: scripts written for it run unchanged.\"\"\"\n"
+  return "\"\"\"The original's name for talaria_tools: scripts written for it run "
+         "unchanged.\"\"\"\n"
          "from talaria_tools import *  # noqa: F401,F403\n"
          "from talaria_tools import __all__  # noqa: F401\n";
 }

@@ -28,7 +28,8 @@ const std::vector<std::string>& StubbedToolNames();
 std::string StubSignature(const std::string& tool);
 // The same, as the model is told it: only the parameters `schema_params` (the registered tool's
 // schema) has. The stub still accepts the original's others, for scripts written for it.
-std::string AdvertisedSignature(const std::string& tool, const std::vector<std::string>& schema_params);
+std::string AdvertisedSignature(const std::string& tool,
+                                const std::vector<std::string>& schema_params);
 
 // talaria_tools.py for `tools` (each must be a stubbed tool).
 std::string TalariaToolsModule(const std::vector<StubTool>& tools);

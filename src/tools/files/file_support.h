@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "talaria/base/status.h"
+#include "talaria/confinement/workspace.h"
 #include "talaria/core/tool_context.h"
 #include "talaria/core/tool_result.h"
-#include "talaria/confinement/workspace.h"
 #include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
@@ -23,8 +23,8 @@ ToolResult ErrorFromStatus(const Status& status);
 
 // Appends one audit record for a mutation, when the context carries an audit log. Failures to
 // audit are logged, never turned into tool failures (the write already landed).
-void AuditMutation(const ToolContext& ctx, std::string_view tool, std::string_view path, size_t bytes,
-                   const std::optional<std::string>& before, const std::optional<std::string>& after,
-                   std::string_view outcome);
+void AuditMutation(const ToolContext& ctx, std::string_view tool, std::string_view path,
+                   size_t bytes, const std::optional<std::string>& before,
+                   const std::optional<std::string>& after, std::string_view outcome);
 
 }  // namespace talaria::tools

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/core/dispatcher.h"
 #include "talaria/audit/audit_log.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/core/dispatcher.h"
 #include "talaria/tools/session_services.h"
 #include "tools/files/file_tracker.h"
 
@@ -69,7 +69,8 @@ class FileToolTest : public ::testing::Test {
   }
   bool Exists(const std::string& rel) const {
     std::error_code ec;
-    return std::filesystem::exists(std::filesystem::symlink_status(std::filesystem::path(root_) / rel, ec));
+    return std::filesystem::exists(
+        std::filesystem::symlink_status(std::filesystem::path(root_) / rel, ec));
   }
   // Every regular file under the root, path -> content.
   std::map<std::string, std::string> Snapshot() const {

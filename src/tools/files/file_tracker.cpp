@@ -62,7 +62,8 @@ void FileTracker::NoteWrite(std::string_view task, std::string_view path, uint64
   Task& t = TaskFor(task);
   std::string prefix(path);
   prefix += '\0';
-  for (auto it = t.regions.lower_bound(prefix); it != t.regions.end() && it->first.starts_with(prefix);) {
+  for (auto it = t.regions.lower_bound(prefix);
+       it != t.regions.end() && it->first.starts_with(prefix);) {
     it = t.regions.erase(it);
   }
   t.seen[std::string(path)] = cookie;
@@ -92,7 +93,8 @@ void FileTracker::ClearPatchMisses(std::string_view task, std::string_view path)
   std::lock_guard lock(mu_);
   auto t = tasks_.find(task);
   if (t == tasks_.end()) return;
-  if (auto it = t->second.patch_misses.find(path); it != t->second.patch_misses.end()) t->second.patch_misses.erase(it);
+  if (auto it = t->second.patch_misses.find(path); it != t->second.patch_misses.end())
+    t->second.patch_misses.erase(it);
 }
 
 void FileTracker::NotifyOtherToolCall(std::string_view task_id) {
@@ -112,6 +114,8 @@ void FileTracker::ForgetReads() {
   }
 }
 
-FileTracker* TrackerOf(const ToolContext& ctx) { return dynamic_cast<FileTracker*>(ctx.read_tracker.get()); }
+FileTracker* TrackerOf(const ToolContext& ctx) {
+  return dynamic_cast<FileTracker*>(ctx.read_tracker.get());
+}
 
 }  // namespace talaria::tools

@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "talaria/core/tool_context.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/core/tool_context.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {
@@ -27,9 +27,9 @@ namespace talaria::tools {
 class FileTracker final : public ReadLoopObserver {
  public:
   struct ReadVerdict {
-    int consecutive = 1;        // how many times in a row this exact read was made
-    bool unchanged = false;     // same region read before and the file has not changed
-    int unchanged_stubs = 0;    // stubs already returned for this region (incl. this one)
+    int consecutive = 1;      // how many times in a row this exact read was made
+    bool unchanged = false;   // same region read before and the file has not changed
+    int unchanged_stubs = 0;  // stubs already returned for this region (incl. this one)
   };
 
   explicit FileTracker(ReadGuards guards = ReadGuards::kOn) : guards_(guards) {}
@@ -72,8 +72,8 @@ class FileTracker final : public ReadLoopObserver {
     std::string last_key;
     int streak = 0;
     std::map<std::string, Region, std::less<>> regions;    // path + '\0' + window
-    std::map<std::string, uint64_t, std::less<>> seen;      // path -> cookie
-    std::map<std::string, int, std::less<>> patch_misses;   // path -> consecutive misses
+    std::map<std::string, uint64_t, std::less<>> seen;     // path -> cookie
+    std::map<std::string, int, std::less<>> patch_misses;  // path -> consecutive misses
   };
   Task& TaskFor(std::string_view task);
   int Bump(Task& t, std::string_view key);

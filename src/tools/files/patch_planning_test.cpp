@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
 #include "talaria/core/batch_planner.h"
 #include "talaria/core/registry.h"
-#include "support/temp_dir.h"
 
 namespace talaria::tools {
 namespace {
@@ -33,7 +33,8 @@ std::string Describe(const std::vector<PlannedSegment>& segments) {
   for (const PlannedSegment& s : segments) {
     if (!out.empty()) out += ' ';
     out += s.parallel ? 'P' : 'S';
-    for (size_t k = 0; k < s.calls.size(); ++k) out += (k > 0 ? "," : "") + std::to_string(s.calls[k]);
+    for (size_t k = 0; k < s.calls.size(); ++k)
+      out += (k > 0 ? "," : "") + std::to_string(s.calls[k]);
   }
   return out;
 }
@@ -127,19 +128,23 @@ TEST(PatchPlanning, ScopesPatchCallsFromTheirModeAndV4aHeaders) {
        "S0,1"},
       {"replace mode on another file", {Read("a.txt"), {"patch", R"({"path":"b"})"}}, "P0,1"},
       {"update header",
-       {Read("a.txt"), PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch\n")},
+       {Read("a.txt"),
+        PatchText("*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch\n")},
        "S0,1"},
       {"add header",
-       {Read("new/n.txt"), PatchText("*** Begin Patch\n*** Add File: new/n.txt\n+y\n*** End Patch\n")},
+       {Read("new/n.txt"),
+        PatchText("*** Begin Patch\n*** Add File: new/n.txt\n+y\n*** End Patch\n")},
        "S0,1"},
       {"delete header",
        {PatchText("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n"), Read("a.txt")},
        "S0,1"},
       {"move source",
-       {Read("a.txt"), PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
+       {Read("a.txt"),
+        PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
        "S0,1"},
       {"move destination",
-       {Read("b.txt"), PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
+       {Read("b.txt"),
+        PatchText("*** Begin Patch\n*** Move File: a.txt -> b.txt\n*** End Patch\n")},
        "S0,1"},
       {"a patch of other files runs beside reads",
        {Read("z.txt"),
@@ -147,7 +152,9 @@ TEST(PatchPlanning, ScopesPatchCallsFromTheirModeAndV4aHeaders) {
                   "*** Move File: m -> n\n*** End Patch\n"),
         Read("y.txt")},
        "P0,1,2"},
-      {"in patch mode `path` is not a scope", {Read("a.txt"), {"patch", patch_mode_with_path}}, "P0,1"},
+      {"in patch mode `path` is not a scope",
+       {Read("a.txt"), {"patch", patch_mode_with_path}},
+       "P0,1"},
       {"two patches of different files",
        {PatchText("*** Delete File: p\n"), PatchText("*** Delete File: q\n")},
        "P0,1"},

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "talaria/core/tool_registration.h"
-#include "talaria/lint/lint.h"
 #include "talaria/base/sha256.h"
-#include "tools/files/file_support.h"
-#include "tools/files/file_tracker.h"
+#include "talaria/core/tool_registration.h"
 #include "talaria/editing/fuzzy_match.h"
 #include "talaria/editing/unified_diff.h"
 #include "talaria/editing/v4a.h"
+#include "talaria/lint/lint.h"
+#include "tools/files/file_support.h"
+#include "tools/files/file_tracker.h"
 
 namespace talaria::tools {
 // The editing engines this tool is a thin front for.
@@ -180,11 +180,14 @@ std::optional<std::string> StringArg(const Json& args, const char* name) {
 // first, then (from the 3rd, as the original) a firm redirect away from guessing.
 std::string MissHint(int misses, std::string_view display) {
   if (misses < 3) {
-    return "Re-read the file with read_file and copy old_string exactly (or use write_file to rewrite "
+    return "Re-read the file with read_file and copy old_string exactly (or use write_file to "
+           "rewrite "
            "the file).";
   }
-  return "This is failure #" + std::to_string(misses) + " in a row to find old_string in " + std::string(display) +
-         ". Stop retrying with remembered text: read the exact region again with read_file, copy a longer, "
+  return "This is failure #" + std::to_string(misses) + " in a row to find old_string in " +
+         std::string(display) +
+         ". Stop retrying with remembered text: read the exact region again with read_file, copy a "
+         "longer, "
          "unique anchor verbatim (whitespace included), or rewrite the whole file with write_file.";
 }
 
@@ -226,7 +229,8 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
       const int misses = tracker != nullptr ? tracker->RecordPatchMiss(ctx.task_id, display) : 1;
       hint = MissHint(misses, display);
     }
-    return Failure(outcome.error().message(), std::string(StatusCodeName(outcome.error().code())), hint);
+    return Failure(outcome.error().message(), std::string(StatusCodeName(outcome.error().code())),
+                   hint);
   }
   if (tracker != nullptr) tracker->ClearPatchMisses(ctx.task_id, display);
   if (outcome->no_change) {
@@ -254,7 +258,8 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
   }
   AuditMutation(ctx, kTool, written->resolved_path, written->bytes_written, ShaOf(before),
                 ShaOf(after), "ok");
-  if (tracker != nullptr) tracker->NoteWrite(ctx.task_id, display, FileTracker::Cookie(written->after));
+  if (tracker != nullptr)
+    tracker->NoteWrite(ctx.task_id, display, FileTracker::Cookie(written->after));
   if (Status s = VerifyWritten(ws, *path, after); !s.ok()) return FailureFromStatus(s);
 
   Json body = Json::object();

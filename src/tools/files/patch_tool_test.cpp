@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string>
 
-#include "talaria/core/dispatcher.h"
-#include "talaria/core/registry.h"
 #include "talaria/audit/audit_log.h"
 #include "talaria/confinement/workspace.h"
+#include "talaria/core/dispatcher.h"
+#include "talaria/core/registry.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
@@ -358,17 +358,21 @@ TEST_F(PatchTool, RepeatedMissesOnOnePathEscalateTheHintUntilASuccess) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     Json r = Replace("a.py", "z = 3", "z = 4");
     ASSERT_EQ(r["success"], false);
-    EXPECT_EQ(r["error"].get<std::string>().rfind("Could not find a match for old_string", 0), 0u) << r.dump();
+    EXPECT_EQ(r["error"].get<std::string>().rfind("Could not find a match for old_string", 0), 0u)
+        << r.dump();
     EXPECT_EQ(r["_hint"].get<std::string>().find("failure #"), std::string::npos) << attempt;
   }
   // Another path has its own count.
-  EXPECT_EQ(Replace("b.py", "nope", "x")["_hint"].get<std::string>().find("failure #"), std::string::npos);
+  EXPECT_EQ(Replace("b.py", "nope", "x")["_hint"].get<std::string>().find("failure #"),
+            std::string::npos);
   Json third = Replace("a.py", "z = 3", "z = 4");
-  EXPECT_NE(third["_hint"].get<std::string>().find("failure #3 in a row"), std::string::npos) << third.dump();
+  EXPECT_NE(third["_hint"].get<std::string>().find("failure #3 in a row"), std::string::npos)
+      << third.dump();
   EXPECT_NE(third["_hint"].get<std::string>().find("write_file"), std::string::npos);
   // A success on the path resets the streak.
   ASSERT_EQ(Replace("a.py", "x = 1", "x = 2")["success"], true);
-  EXPECT_EQ(Replace("a.py", "z = 3", "z = 4")["_hint"].get<std::string>().find("failure #"), std::string::npos);
+  EXPECT_EQ(Replace("a.py", "z = 3", "z = 4")["_hint"].get<std::string>().find("failure #"),
+            std::string::npos);
 }
 
 }  // namespace

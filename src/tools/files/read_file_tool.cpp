@@ -78,14 +78,17 @@ class WindowCollector {
  public:
   // `file_size` (as opened) sizes the content up front when the window starts at the top: the
   // file's bytes plus a gutter of a few bytes a line, instead of growing by doubling and copying.
-  WindowCollector(int64_t offset, int64_t limit, uint64_t file_size) : first_(offset), last_(offset + limit - 1) {
-    if (offset == 1 && file_size <= kReserveUpTo) w_.content.reserve(file_size + file_size / 8 + 64);
+  WindowCollector(int64_t offset, int64_t limit, uint64_t file_size)
+      : first_(offset), last_(offset + limit - 1) {
+    if (offset == 1 && file_size <= kReserveUpTo)
+      w_.content.reserve(file_size + file_size / 8 + 64);
   }
   void Feed(std::string_view chunk) {
     size_t start = 0;
     while (start < chunk.size()) {
       const size_t nl = chunk.find('\n', start);
-      const std::string_view piece = chunk.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      const std::string_view piece =
+          chunk.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
       if (nl != std::string_view::npos && !open_line_) {
         EndLine(piece);  // a whole line inside the chunk: numbered straight from it, no copy
         start = nl + 1;
@@ -153,34 +156,39 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   FileTracker::ReadVerdict verdict;
   if (tracker != nullptr) {
     verdict = tracker->RecordRead(ctx.task_id, resolved.display,
-                                  std::to_string(offset) + ":" + std::to_string(limit), FileTracker::Cookie(info));
+                                  std::to_string(offset) + ":" + std::to_string(limit),
+                                  FileTracker::Cookie(info));
     if (verdict.consecutive >= 4) {
       Json body = Json::object();
-      body["error"] = "BLOCKED: You have read this exact file region " + std::to_string(verdict.consecutive) +
-                      " times in a row. The content has not changed. Use the content you already have, "
-                      "or read a different region.";
+      body["error"] =
+          "BLOCKED: You have read this exact file region " + std::to_string(verdict.consecutive) +
+          " times in a row. The content has not changed. Use the content you already have, "
+          "or read a different region.";
       body["already_read"] = verdict.consecutive;
       return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "read_loop");
     }
     if (verdict.unchanged && verdict.unchanged_stubs > 2) {
-      return ToolResult::Error("BLOCKED: " + resolved.display +
-                                   " has not changed since you last read it, and you were already told twice. "
-                                   "Use the content from the earlier read.",
-                               CallStatus::kError, "read_loop");
+      return ToolResult::Error(
+          "BLOCKED: " + resolved.display +
+              " has not changed since you last read it, and you were already told twice. "
+              "Use the content from the earlier read.",
+          CallStatus::kError, "read_loop");
     }
   }
   auto with_warning = [&](Json body) {
     if (verdict.consecutive == 3) {
-      body["_warning"] = "You have read this exact file region 3 times in a row. If you need it again, "
-                         "use the content you already have.";
+      body["_warning"] =
+          "You have read this exact file region 3 times in a row. If you need it again, "
+          "use the content you already have.";
     }
     return body;
   };
   if (verdict.unchanged) {
     Json body = Json::object();
     body["status"] = "unchanged";
-    body["message"] = "File unchanged since last read. The content from the earlier read_file result is still "
-                      "current; refer to it instead of re-reading.";
+    body["message"] =
+        "File unchanged since last read. The content from the earlier read_file result is still "
+        "current; refer to it instead of re-reading.";
     body["path"] = resolved.display;
     body["dedup"] = true;
     body["content_returned"] = false;
@@ -199,14 +207,16 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   const std::string_view head(head_buffer.get(), static_cast<size_t>(got));
   const TextEncoding encoding = DetectEncoding(head);
   if (auto kind = DescribeBinary(head, encoding)) {
-    return ToolResult::Error(BinaryFileMessage(*kind, info.size), CallStatus::kError, "binary_file");
+    return ToolResult::Error(BinaryFileMessage(*kind, info.size), CallStatus::kError,
+                             "binary_file");
   }
 
   WindowCollector collector(offset, limit, info.size);
   if (encoding == TextEncoding::kUtf16Le || encoding == TextEncoding::kUtf16Be) {
     auto bytes = ws->ReadAll(path, kMaxUtf16Bytes);
     if (!bytes) return ErrorFromStatus(bytes.error());
-    collector.Feed(Utf16ToUtf8(std::string_view(*bytes).substr(2), encoding == TextEncoding::kUtf16Be));
+    collector.Feed(
+        Utf16ToUtf8(std::string_view(*bytes).substr(2), encoding == TextEncoding::kUtf16Be));
   } else {
     const size_t bom = encoding == TextEncoding::kUtf8Bom ? 3 : 0;
     collector.Feed(head.substr(std::min(bom, head.size())));
@@ -218,7 +228,8 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
     const auto buffer = std::make_unique_for_overwrite<char[]>(buffer_size);
     off_t pos = static_cast<off_t>(head.size());
     while (more) {
-      if (ctx.cancelled()) return ToolResult::Error("read_file cancelled", CallStatus::kCancelled, "cancelled");
+      if (ctx.cancelled())
+        return ToolResult::Error("read_file cancelled", CallStatus::kCancelled, "cancelled");
       const ssize_t n = ::pread(fd->get(), buffer.get(), buffer_size, pos);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ToolResult::Error("Read failed: " + std::string(std::strerror(errno)));
@@ -230,11 +241,13 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
   Window w = collector.Finish();
 
   // A content of no more bytes than the limit has no more characters either: not counted.
-  const size_t chars = w.content.size() <= kSafetyLimitChars ? 0 : static_cast<size_t>(CountChars(w.content));
+  const size_t chars =
+      w.content.size() <= kSafetyLimitChars ? 0 : static_cast<size_t>(CountChars(w.content));
   if (chars > kSafetyLimitChars) {
     Json body = Json::object();
     body["error"] = "Read produced " + std::to_string(chars) +
-                    " characters which exceeds the safety limit (100,000 chars). Use offset and limit to read a "
+                    " characters which exceeds the safety limit (100,000 chars). Use offset and "
+                    "limit to read a "
                     "smaller range.";
     body["path"] = resolved.display;
     body["total_lines"] = w.total_lines;
@@ -253,13 +266,14 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
                    std::to_string(w.total_lines) + " lines).";
   } else if (w.shown_to < w.total_lines) {
     body["truncated"] = true;
-    body["hint"] = "Use offset=" + std::to_string(w.shown_to + 1) + " to continue reading (showing " +
-                   std::to_string(w.shown_from) + "-" + std::to_string(w.shown_to) + " of " +
-                   std::to_string(w.total_lines) + " lines)";
+    body["hint"] = "Use offset=" + std::to_string(w.shown_to + 1) +
+                   " to continue reading (showing " + std::to_string(w.shown_from) + "-" +
+                   std::to_string(w.shown_to) + " of " + std::to_string(w.total_lines) + " lines)";
   }
   if (info.size > kLargeFileBytes && limit > 200) {
-    body["_hint"] = "This file is large (" + HumanBytes(info.size) +
-                    "); locate the part you need with search_files, then read it with offset and limit.";
+    body["_hint"] =
+        "This file is large (" + HumanBytes(info.size) +
+        "); locate the part you need with search_files, then read it with offset and limit.";
   }
   return ToolResult::FromJson(with_warning(std::move(body)));
 }

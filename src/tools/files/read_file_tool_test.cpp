@@ -75,7 +75,8 @@ TEST_F(ReadFileTool, FilesAroundTheFirstReadBlockReadWhole) {
     while (text.size() < size) {
       ++line;
       // 97-character lines never align with the block edge.
-      std::string row = "row" + std::to_string(line) + std::string(90, static_cast<char>('a' + line % 26));
+      std::string row =
+          "row" + std::to_string(line) + std::string(90, static_cast<char>('a' + line % 26));
       row.resize(std::min(row.size(), size - text.size()));
       text += row;
       if (!expected.empty()) expected += '\n';
@@ -140,12 +141,13 @@ TEST_F(ReadFileTool, LinesAroundTheClipLengthAreClippedByCharacters) {
   std::string e2000;
   for (int i = 0; i < 2000; ++i) e2000 += "\xC3\xA9";  // 2,000 characters in 4,000 bytes
   const std::string huge(70'000, 'y');                 // past the 8 KiB head and a 64 KiB block
-  Write("edge.txt", x2000 + "\n" + x2000 + "x\n" + x2000 + "\r\n" + e2000 + "\n" + e2000 + "z\n" + huge + "\nend");
+  Write("edge.txt", x2000 + "\n" + x2000 + "x\n" + x2000 + "\r\n" + e2000 + "\n" + e2000 + "z\n" +
+                        huge + "\nend");
   Json r = Read({{"path", "edge.txt"}});
   ASSERT_TRUE(r.contains("content")) << r.dump().substr(0, 300);
-  const std::string expected = "1|" + x2000 + "\n2|" + x2000 + "... [truncated]\n3|" + x2000 + "\n4|" + e2000 +
-                               "\n5|" + e2000 + "... [truncated]\n6|" + std::string(2000, 'y') +
-                               "... [truncated]\n7|end";
+  const std::string expected = "1|" + x2000 + "\n2|" + x2000 + "... [truncated]\n3|" + x2000 +
+                               "\n4|" + e2000 + "\n5|" + e2000 + "... [truncated]\n6|" +
+                               std::string(2000, 'y') + "... [truncated]\n7|end";
   EXPECT_EQ(r["content"], expected);
   EXPECT_EQ(r["total_lines"], 7);
 }
@@ -228,7 +230,8 @@ TEST_F(ReadFileTool, AfterTwoStubsTheReReadIsBlockedUntilAWriteToThatPath) {
   ASSERT_TRUE(blocked.contains("error")) << blocked.dump();
   EXPECT_EQ(blocked["error"].get<std::string>().rfind("BLOCKED", 0), 0u);
   // This session's own write to the path resets its dedup state.
-  ASSERT_TRUE(Call("write_file", {{"path", "a.txt"}, {"content", "new\n"}}).contains("bytes_written"));
+  ASSERT_TRUE(
+      Call("write_file", {{"path", "a.txt"}, {"content", "new\n"}}).contains("bytes_written"));
   Json fresh = Read({{"path", "a.txt"}});
   EXPECT_EQ(fresh["content"], "1|new") << fresh.dump();
 }
@@ -248,7 +251,9 @@ TEST_F(ReadFileTool, ThirdConsecutiveReadWarnsFourthIsBlockedOtherToolResets) {
   EXPECT_NE(third["_warning"].get<std::string>().find("3 times"), std::string::npos);
   Json fourth = read_changed();
   ASSERT_TRUE(fourth.contains("error")) << fourth.dump();
-  EXPECT_EQ(fourth["error"].get<std::string>().rfind("BLOCKED: You have read this exact file region 4 times", 0), 0u);
+  EXPECT_EQ(fourth["error"].get<std::string>().rfind(
+                "BLOCKED: You have read this exact file region 4 times", 0),
+            0u);
   EXPECT_EQ(fourth["already_read"], 4);
   EXPECT_FALSE(last_.ok());
 
@@ -289,8 +294,9 @@ TEST_F(ReadFileTool, ReadsOutsideTheRootAndSensitiveFilesAreRefused) {
   std::ofstream(base_ + "/secret.txt") << "top secret\n";
   fs::create_symlink(base_ + "/secret.txt", root_ + "/link.txt");
   Write(".env", "API_KEY=hunter2\n");
-  const std::vector<std::string> paths = {"../secret.txt", base_ + "/secret.txt", "link.txt",
-                                         ".env",          "/dev/zero",           "/proc/self/environ"};
+  const std::vector<std::string> paths = {"../secret.txt", base_ + "/secret.txt",
+                                          "link.txt",      ".env",
+                                          "/dev/zero",     "/proc/self/environ"};
   for (const std::string& path : paths) {
     const std::string text = CallRaw("read_file", {{"path", path}}).text;
     EXPECT_FALSE(last_.ok()) << path;

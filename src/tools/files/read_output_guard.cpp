@@ -18,7 +18,8 @@ bool LooksLikeReadFileOutput(std::string_view content) {
     ++lines;
     size_t i = 0;
     int64_t n = 0;
-    while (i < line.size() && i < 10 && std::isdigit(static_cast<unsigned char>(line[i]))) n = n * 10 + (line[i++] - '0');
+    while (i < line.size() && i < 10 && std::isdigit(static_cast<unsigned char>(line[i])))
+      n = n * 10 + (line[i++] - '0');
     if (i == 0 || i >= line.size() || line[i] != '|') continue;
     ++numbered;
     if (previous >= 0 && n == previous + 1) ++consecutive;

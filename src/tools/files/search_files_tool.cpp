@@ -10,12 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "talaria/core/tool_registration.h"
 #include "talaria/confinement/workspace.h"
-#include "tools/files/file_support.h"
-#include "tools/files/file_tracker.h"
+#include "talaria/core/tool_registration.h"
 #include "talaria/search/line_matcher.h"
 #include "talaria/search/search_engine.h"
+#include "tools/files/file_support.h"
+#include "tools/files/file_tracker.h"
 
 namespace talaria::tools {
 // The search engines this tool is a thin front for.

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "talaria/confinement/workspace.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
-#include "talaria/confinement/workspace.h"
 #include "talaria/tools/session_services.h"
 #include "tools/files/file_tool_fixture.h"
 
@@ -141,7 +141,8 @@ TEST_F(SearchFilesTool, FileSearchWithAliasesAndBareNames) {
   EXPECT_EQ(find.text, R"({"total_count":2,"files":["src/app_config.py","src/config.py"]})");
   Write("src/hit.txt", "needle\n");
   auto grep = Call({{"pattern", "needle"}, {"target", "grep"}, {"path", "src"}});
-  EXPECT_EQ(grep.text, R"({"total_count":1,"matches":[{"path":"src/hit.txt","line":1,"content":"needle"}]})");
+  EXPECT_EQ(grep.text,
+            R"({"total_count":1,"matches":[{"path":"src/hit.txt","line":1,"content":"needle"}]})");
   // Anything else is still refused by the enum.
   auto other = Call({{"pattern", "x"}, {"target", "everything"}});
   EXPECT_FALSE(other.ok());
@@ -243,7 +244,8 @@ TEST_F(SearchFilesTool, TempFilesOfAtomicWritesAreNeverResults) {
   Write("a.txt", "needle\n");
   Write(".a.txt.talaria-tmp-0123456789abcdef", "needle half-written\n");
   auto content = Call({{"pattern", "needle"}});
-  EXPECT_EQ(content.text, R"({"total_count":1,"matches":[{"path":"./a.txt","line":1,"content":"needle"}]})");
+  EXPECT_EQ(content.text,
+            R"({"total_count":1,"matches":[{"path":"./a.txt","line":1,"content":"needle"}]})");
   auto files = Call({{"pattern", "*a.txt*"}, {"target", "files"}});
   EXPECT_EQ(files.text, R"({"total_count":1,"files":["./a.txt"]})");
 }

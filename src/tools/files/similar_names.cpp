@@ -22,13 +22,17 @@ double NameSimilarity(std::string_view a, std::string_view b) {
     }
     std::swap(prev, cur);
   }
-  return 1.0 - static_cast<double>(prev[b.size()]) / static_cast<double>(std::max(a.size(), b.size()));
+  return 1.0 -
+         static_cast<double>(prev[b.size()]) / static_cast<double>(std::max(a.size(), b.size()));
 }
 
-std::vector<std::string> SimilarFiles(const safety::Workspace& ws, std::string_view path, size_t max) {
+std::vector<std::string> SimilarFiles(const safety::Workspace& ws, std::string_view path,
+                                      size_t max) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string_view::npos ? "." : std::string(path.substr(0, slash == 0 ? 1 : slash));
-  const std::string prefix = slash == std::string_view::npos ? "" : std::string(path.substr(0, slash + 1));
+  const std::string dir =
+      slash == std::string_view::npos ? "." : std::string(path.substr(0, slash == 0 ? 1 : slash));
+  const std::string prefix =
+      slash == std::string_view::npos ? "" : std::string(path.substr(0, slash + 1));
   const std::string_view wanted = slash == std::string_view::npos ? path : path.substr(slash + 1);
   auto fd = ws.OpenDir(dir);
   if (!fd) return {};
@@ -47,7 +51,8 @@ std::vector<std::string> SimilarFiles(const safety::Workspace& ws, std::string_v
     std::string_view name = e->d_name;
     if (name == "." || name == "..") continue;
     double score = NameSimilarity(wanted, name);
-    if (!wanted.empty() && (name.find(wanted) != std::string_view::npos || wanted.find(name) != std::string_view::npos)) {
+    if (!wanted.empty() && (name.find(wanted) != std::string_view::npos ||
+                            wanted.find(name) != std::string_view::npos)) {
       score = std::max(score, 0.6);
     }
     if (score >= 0.5) scored.emplace_back(score, std::string(name));

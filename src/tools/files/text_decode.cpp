@@ -20,10 +20,14 @@ constexpr std::array<Magic, 14> kMagics = {{
     {"GIF89a", "GIF image data"},
     {"%PDF-", "PDF document"},
     {"PK\x03\x04", "Zip archive data"},
-    {"\x7F" "ELF", "ELF executable"},
+    {"\x7F"
+     "ELF",
+     "ELF executable"},
     {"\x1F\x8B", "gzip compressed data"},
     {"BZh", "bzip2 compressed data"},
-    {"\xFD" "7zXZ", "XZ compressed data"},
+    {"\xFD"
+     "7zXZ",
+     "XZ compressed data"},
     {"7z\xBC\xAF\x27\x1C", "7-zip archive data"},
     {"SQLite format 3", "SQLite database"},
     {std::string_view("\0asm", 4), "WebAssembly binary"},  // a literal would stop at the NUL
@@ -87,7 +91,8 @@ std::string HumanBytes(size_t size) {
 }
 
 std::string BinaryFileMessage(std::string_view kind, size_t size) {
-  return "Binary file (" + std::string(kind) + ", " + HumanBytes(size) + ") \xE2\x80\x94 cannot display as text.";
+  return "Binary file (" + std::string(kind) + ", " + HumanBytes(size) +
+         ") \xE2\x80\x94 cannot display as text.";
 }
 
 std::string Utf16ToUtf8(std::string_view bytes, bool big_endian) {

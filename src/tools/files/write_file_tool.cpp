@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/sha256.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/lint/lint.h"
-#include "talaria/base/sha256.h"
 #include "tools/files/file_support.h"
 #include "tools/files/file_tracker.h"
 #include "tools/files/read_output_guard.h"
@@ -56,10 +56,10 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   std::string content = args["content"].get<std::string>();
 
   if (LooksLikeReadFileOutput(content)) {
-    return ToolResult::Error(
-        "Refusing to write " + path +
-        ": the content looks like read_file output (it carries the 'N|' line-number gutter). Write the "
-        "file's real content, without the line numbers.");
+    return ToolResult::Error("Refusing to write " + path +
+                             ": the content looks like read_file output (it carries the 'N|' "
+                             "line-number gutter). Write the "
+                             "file's real content, without the line numbers.");
   }
   if (Status s = CheckSyntaxBeforeWrite(path, content); !s.ok()) return ErrorFromStatus(s);
   if (Status s = ws->CheckWritable(path); !s.ok()) return ErrorFromStatus(s);
@@ -71,7 +71,8 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   // The old content, when readable: its conventions are kept and the lint delta needs it.
   safety::FileInfo before_info;
   std::optional<std::string> old;
-  if (auto existing = ws->ReadAll(path, kMaxExistingBytes, &before_info)) old = std::move(*existing);
+  if (auto existing = ws->ReadAll(path, kMaxExistingBytes, &before_info))
+    old = std::move(*existing);
   if (old) {
     if (UsesCrlf(*old) && !UsesCrlf(content)) content = ToCrlf(content);
     if (old->starts_with(kBom) && !content.starts_with(kBom)) content.insert(0, kBom);
@@ -81,7 +82,8 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   if (FileTracker* tracker = TrackerOf(ctx); tracker != nullptr && old) {
     auto seen = tracker->LastSeen(ctx.task_id, resolved->display);
     if (seen && *seen != FileTracker::Cookie(before_info)) {
-      warning = resolved->display + " was modified since you last read it; the write replaced those changes.";
+      warning = resolved->display +
+                " was modified since you last read it; the write replaced those changes.";
     }
   }
 
@@ -93,8 +95,10 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
                   "error: " + std::string(StatusCodeName(written.error().code())));
     return ErrorFromStatus(written.error());
   }
-  AuditMutation(ctx, "write_file", written->resolved_path, written->bytes_written, sha_before, sha_after, "ok");
-  if (FileTracker* tracker = TrackerOf(ctx)) tracker->NoteWrite(ctx.task_id, resolved->display, FileTracker::Cookie(written->after));
+  AuditMutation(ctx, "write_file", written->resolved_path, written->bytes_written, sha_before,
+                sha_after, "ok");
+  if (FileTracker* tracker = TrackerOf(ctx))
+    tracker->NoteWrite(ctx.task_id, resolved->display, FileTracker::Cookie(written->after));
 
   Json body = Json::object();
   body["bytes_written"] = written->bytes_written;
@@ -107,7 +111,8 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
     }
     body["verified"] = true;
   }
-  body["lint"] = LintDelta(path, old ? std::optional<std::string_view>(*old) : std::nullopt, content).ToJson();
+  body["lint"] =
+      LintDelta(path, old ? std::optional<std::string_view>(*old) : std::nullopt, content).ToJson();
   body["resolved_path"] = written->resolved_path;
   body["files_modified"] = Json::array({written->resolved_path});
   if (!warning.empty()) body["_warning"] = warning;

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "talaria/base/sha256.h"
 #include "talaria/core/registry.h"
 #include "talaria/lint/lint.h"
-#include "talaria/base/sha256.h"
 #include "tools/files/file_tool_fixture.h"
 
 namespace talaria::tools {
@@ -38,7 +38,8 @@ TEST_F(WriteFileTool, IsRegisteredDestructiveInTheFileToolset) {
   EXPECT_TRUE(entry->annotations().destructive);
   EXPECT_FALSE(entry->annotations().read_only);
   EXPECT_EQ(entry->path_access(), PathAccess::kWrite);
-  EXPECT_EQ(Json::parse(entry->schema_text())["parameters"]["required"], Json::array({"path", "content"}));
+  EXPECT_EQ(Json::parse(entry->schema_text())["parameters"]["required"],
+            Json::array({"path", "content"}));
 }
 
 TEST_F(WriteFileTool, CreatesParentsWritesAndVerifies) {
@@ -104,7 +105,8 @@ TEST_F(WriteFileTool, WarnsWhenTheFileChangedSinceThisSessionReadIt) {
   Write("a.txt", "v2 from someone else\n");
   Json r = WriteTool("a.txt", "mine\n");
   ASSERT_TRUE(r.contains("_warning")) << r.dump();
-  EXPECT_NE(r["_warning"].get<std::string>().find("modified since you last read it"), std::string::npos);
+  EXPECT_NE(r["_warning"].get<std::string>().find("modified since you last read it"),
+            std::string::npos);
   EXPECT_EQ(Read("a.txt"), "mine\n");
   // Our own write is what we last saw: writing again does not warn.
   r = WriteTool("a.txt", "mine again\n");
@@ -150,9 +152,10 @@ TEST_F(WriteFileTool, NothingLandsOutsideTheRootOrInProtectedFiles) {
   fs::create_symlink(base_ + "/outside/target.txt", root_ + "/linkfile.txt");
   fs::create_symlink(base_ + "/outside/dangling.txt", root_ + "/dangling.txt");
   Write(".git/config", "[core]\n");
-  const std::vector<std::string> paths = {"../escape.txt",  base_ + "/escape.txt", "linkdir/evil.txt",
-                                         "linkfile.txt",   "dangling.txt",        ".git/config",
-                                         ".git/hooks/pre-commit", std::string("a\0b", 3), std::string(5000, 'a')};
+  const std::vector<std::string> paths = {
+      "../escape.txt",         base_ + "/escape.txt",  "linkdir/evil.txt",
+      "linkfile.txt",          "dangling.txt",         ".git/config",
+      ".git/hooks/pre-commit", std::string("a\0b", 3), std::string(5000, 'a')};
   for (const std::string& path : paths) {
     Json r = WriteTool(path, "pwned\n");
     EXPECT_TRUE(r.contains("error")) << path.substr(0, 80) << ": " << r.dump();

@@ -9,7 +9,9 @@ namespace {
 std::string Outcome(const env::ProcessNotice& notice) {
   const int code = notice.exit_code.value_or(-1);
   if (code == 0) return "completed normally (exit code 0)";
-  if (code > 128) return "was terminated by signal " + std::to_string(code - 128) + " (exit code " + std::to_string(code) + ")";
+  if (code > 128)
+    return "was terminated by signal " + std::to_string(code - 128) + " (exit code " +
+           std::to_string(code) + ")";
   return "failed (exit code " + std::to_string(code) + ")";
 }
 
@@ -31,7 +33,8 @@ std::string FormatProcessNotice(const env::ProcessNotice& notice) {
       break;
     case Kind::kWatchDisabled:
       text += "Background process " + notice.id +
-              " matched its watch patterns too often: pattern notices are off, and you will be notified when it "
+              " matched its watch patterns too often: pattern notices are off, and you will be "
+              "notified when it "
               "completes.";
       break;
   }
@@ -40,17 +43,18 @@ std::string FormatProcessNotice(const env::ProcessNotice& notice) {
 }
 
 void AttachProcessNotices(Dispatcher& dispatcher) {
-  dispatcher.hooks().AddTransformResult([](const PostToolEvent& event) -> std::optional<std::string> {
-    if (ProcessesOf(event.ctx) == nullptr) return std::nullopt;
-    std::vector<env::ProcessNotice> notices = ProcessesOf(event.ctx)->TakeNotices();
-    if (notices.empty()) return std::nullopt;
-    std::string text = event.result.text;
-    for (const auto& notice : notices) {
-      text += "\n\n";
-      text += FormatProcessNotice(notice);
-    }
-    return text;
-  });
+  dispatcher.hooks().AddTransformResult(
+      [](const PostToolEvent& event) -> std::optional<std::string> {
+        if (ProcessesOf(event.ctx) == nullptr) return std::nullopt;
+        std::vector<env::ProcessNotice> notices = ProcessesOf(event.ctx)->TakeNotices();
+        if (notices.empty()) return std::nullopt;
+        std::string text = event.result.text;
+        for (const auto& notice : notices) {
+          text += "\n\n";
+          text += FormatProcessNotice(notice);
+        }
+        return text;
+      });
 }
 
 }  // namespace talaria::tools

@@ -75,7 +75,8 @@ ToolResult Log(const env::ProcessSnapshot& s, const Json& args) {
   }
   const auto total = static_cast<int64_t>(lines.size());
   const int64_t limit = args.value("limit", kDefaultLogLines);
-  int64_t offset = args.contains("offset") ? args["offset"].get<int64_t>() : std::max<int64_t>(0, total - limit);
+  int64_t offset =
+      args.contains("offset") ? args["offset"].get<int64_t>() : std::max<int64_t>(0, total - limit);
   offset = std::min(offset, total);
   const int64_t end = std::min(total, offset + limit);
   std::string shown;
@@ -89,7 +90,8 @@ ToolResult Log(const env::ProcessSnapshot& s, const Json& args) {
   body["showing"] = std::to_string(end - offset) + " lines";
   if (s.output_total_bytes > s.output.size()) {
     body["note"] = "Only the last " + std::to_string(s.output.size()) + " bytes of " +
-                   std::to_string(s.output_total_bytes) + " are kept; line numbers count from there.";
+                   std::to_string(s.output_total_bytes) +
+                   " are kept; line numbers count from there.";
   }
   return ToolResult::FromJson(body);
 }
@@ -116,7 +118,8 @@ bool HasHistoryExpansion(std::string_view data) {
 }
 
 ToolResult Process(const Json& args, ToolContext& ctx) {
-  if (ProcessesOf(ctx) == nullptr) return Failure("background processes are not available in this session");
+  if (ProcessesOf(ctx) == nullptr)
+    return Failure("background processes are not available in this session");
   env::ProcessTable& table = *ProcessesOf(ctx);
   const std::string action = args["action"].get<std::string>();
   if (action == "list") {
@@ -156,7 +159,8 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
     Json body = Describe(*s);
     body["status"] = !s->running ? "exited" : ctx.cancelled() ? "interrupted" : "timeout";
     body["output"] = Tail(CleanOutput(s->output), 4 * kPreviewChars);
-    if (requested > kMaxWaitS) body["note"] = "timeout clamped to " + std::to_string(kMaxWaitS) + " seconds";
+    if (requested > kMaxWaitS)
+      body["note"] = "timeout clamped to " + std::to_string(kMaxWaitS) + " seconds";
     return ToolResult::FromJson(body);
   }
   if (action == "kill") {
@@ -170,9 +174,11 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
     if (!args.contains("data")) return Failure("data is required for action '" + action + "'");
     std::string data = args["data"].get<std::string>();
     if (HasHistoryExpansion(data)) {
-      return Failure("history expansion (`!!`, `!n`, `!word`, `^old^new`) is not accepted in process input: an "
-                     "interactive shell would expand it after the command guard judged the text; write the "
-                     "command out in full");
+      return Failure(
+          "history expansion (`!!`, `!n`, `!word`, `^old^new`) is not accepted in process input: "
+          "an "
+          "interactive shell would expand it after the command guard judged the text; write the "
+          "command out in full");
     }
     if (action == "submit") data += '\n';
     if (Status s = table.Write(*id, data); !s.ok()) return Failure(s.message());
@@ -189,7 +195,8 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
     body["status"] = "stdin_closed";
     return ToolResult::FromJson(body);
   }
-  return Failure("unknown action '" + action + "'; valid actions: list, poll, log, wait, kill, write, submit, close");
+  return Failure("unknown action '" + action +
+                 "'; valid actions: list, poll, log, wait, kill, write, submit, close");
 }
 
 // A shell reading the process's stdin acts on whole lines: `r` then `m -rf DIR\n` is one

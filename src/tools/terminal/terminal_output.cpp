@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "talaria/guard/shell_parser.h"
-#include "talaria/guard/command_guard.h"
 #include "talaria/base/redact.h"
+#include "talaria/guard/command_guard.h"
+#include "talaria/guard/shell_parser.h"
 
 namespace talaria::tools {
 namespace {
@@ -74,13 +74,18 @@ std::string StripAnsi(std::string_view text) {
       if (kind == '[') {  // CSI: parameters and intermediates, then one final byte @..~
         size_t j = i + 2;
         while (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x20 &&
-               static_cast<unsigned char>(text[j]) <= 0x3F) ++j;
+               static_cast<unsigned char>(text[j]) <= 0x3F)
+          ++j;
         while (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x20 &&
-               static_cast<unsigned char>(text[j]) <= 0x2F) ++j;
+               static_cast<unsigned char>(text[j]) <= 0x2F)
+          ++j;
         i = j;  // the final byte (or the end)
-      } else if (kind == ']' || kind == 'P' || kind == '_' || kind == '^') {  // OSC/DCS: up to BEL or ESC '\'
+      } else if (kind == ']' || kind == 'P' || kind == '_' ||
+                 kind == '^') {  // OSC/DCS: up to BEL or ESC '\'
         size_t j = i + 2;
-        while (j < text.size() && text[j] != '\x07' && !(text[j] == '\x1B' && j + 1 < text.size() && text[j + 1] == '\\')) ++j;
+        while (j < text.size() && text[j] != '\x07' &&
+               !(text[j] == '\x1B' && j + 1 < text.size() && text[j + 1] == '\\'))
+          ++j;
         i = j < text.size() && text[j] == '\x1B' ? j + 1 : j;
       } else {
         i += 1;  // two-byte escape such as ESC ( B or ESC =
@@ -101,7 +106,8 @@ std::optional<std::string> ExitCodeMeaning(std::string_view command, int exit_co
   if (exit_code == 0) return std::nullopt;
   const std::string program = LastProgram(command);
   for (const Meaning& m : kMeanings) {
-    if (m.code == exit_code && (m.program.empty() || m.program == program)) return std::string(m.text);
+    if (m.code == exit_code && (m.program.empty() || m.program == program))
+      return std::string(m.text);
   }
   return std::nullopt;
 }

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/subprocess.h"
+#include "talaria/confinement/workspace.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
-#include "talaria/confinement/workspace.h"
 #include "talaria/tools/session_services.h"
 #include "tools/terminal/terminal_output.h"
 
@@ -69,11 +69,13 @@ void FollowShellCwd(const ToolContext& ctx) {
 env::CommandOptions OptionsFor(const Json& args, const ToolContext& ctx, int64_t timeout_s) {
   env::CommandOptions options;
   std::string workdir = args.value("workdir", std::string());
-  if (!workdir.empty() && workdir.front() != '/') workdir = EnvironmentOf(ctx)->cwd() + "/" + workdir;
+  if (!workdir.empty() && workdir.front() != '/')
+    workdir = EnvironmentOf(ctx)->cwd() + "/" + workdir;
   options.workdir = std::move(workdir);
   auto timeout = std::chrono::milliseconds(timeout_s * 1000);
   if (ctx.deadline != ToolContext::Deadline::max()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        ctx.deadline - std::chrono::steady_clock::now());
     timeout = std::max(std::chrono::milliseconds(1), std::min(timeout, left));
   }
   options.timeout = timeout;
@@ -83,7 +85,8 @@ env::CommandOptions OptionsFor(const Json& args, const ToolContext& ctx, int64_t
 }
 
 ToolResult RunBackground(const std::string& command, const Json& args, ToolContext& ctx) {
-  if (ProcessesOf(ctx) == nullptr) return FailureResult("background processes are not available in this session");
+  if (ProcessesOf(ctx) == nullptr)
+    return FailureResult("background processes are not available in this session");
   const bool pty = args.value("pty", false);
   env::CommandOptions options = OptionsFor(args, ctx, kDefaultTimeoutS);
   auto child = EnvironmentOf(ctx)->Start(command, options, {.stdin_pipe = !pty, .pty = pty});
@@ -104,11 +107,14 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
   body["exit_code"] = 0;
   body["error"] = nullptr;
   if (notifies) {
-    body["note"] = "You will be told with a later tool result when it completes or prints a watched pattern; no "
-                   "need to poll.";
+    body["note"] =
+        "You will be told with a later tool result when it completes or prints a watched pattern; "
+        "no "
+        "need to poll.";
   } else {
     body["hint"] = "Check on it with process(action=\"poll\", session_id=\"" + *id +
-                   "\"); wait for it with action=\"wait\". Start long jobs with notify_on_complete=true to be told "
+                   "\"); wait for it with action=\"wait\". Start long jobs with "
+                   "notify_on_complete=true to be told "
                    "when they finish instead of polling.";
   }
   return ToolResult::FromJson(body);
@@ -116,9 +122,11 @@ ToolResult RunBackground(const std::string& command, const Json& args, ToolConte
 
 // A foreground command on a pseudo-terminal runs through the process table (which owns the
 // terminal's master side) and is removed from it when done.
-Result<env::CommandOutcome> RunOnPty(const std::string& command, const env::CommandOptions& options, ToolContext& ctx) {
+Result<env::CommandOutcome> RunOnPty(const std::string& command, const env::CommandOptions& options,
+                                     ToolContext& ctx) {
   env::ProcessTable table({.max_processes = 1, .max_output_bytes = 4 * kMaxOutputChars});
-  auto child = TALARIA_TRY(EnvironmentOf(ctx)->Start(command, options, {.stdin_pipe = false, .pty = true}));
+  auto child =
+      TALARIA_TRY(EnvironmentOf(ctx)->Start(command, options, {.stdin_pipe = false, .pty = true}));
   const std::string id = TALARIA_TRY(table.Add(std::move(child), command, true));
   env::ProcessSnapshot snap = TALARIA_TRY(table.Wait(id, options.timeout, options.cancel));
   env::CommandOutcome out;
@@ -127,35 +135,44 @@ Result<env::CommandOutcome> RunOnPty(const std::string& command, const env::Comm
     out.cancelled = !out.timed_out;
     snap = TALARIA_TRY(table.Kill(id));
   }
-  out.exit_code = out.timed_out ? kExitCodeTimedOut : out.cancelled ? kExitCodeCancelled : snap.exit_code.value_or(-1);
+  out.exit_code = out.timed_out   ? kExitCodeTimedOut
+                  : out.cancelled ? kExitCodeCancelled
+                                  : snap.exit_code.value_or(-1);
   out.output = TruncateHeadTail(snap.output, options.max_output_bytes);
   out.output_total_bytes = snap.output_total_bytes;
   return out;
 }
 
 ToolResult Terminal(const Json& args, ToolContext& ctx) {
-  if (EnvironmentOf(ctx) == nullptr) return FailureResult("no terminal environment is attached to this session");
+  if (EnvironmentOf(ctx) == nullptr)
+    return FailureResult("no terminal environment is attached to this session");
   const std::string command = args["command"].get<std::string>();
-  if (command.find_first_not_of(" \t\r\n") == std::string::npos) return FailureResult("command is empty");
+  if (command.find_first_not_of(" \t\r\n") == std::string::npos)
+    return FailureResult("command is empty");
   const bool background = args.value("background", false);
   const int64_t timeout_s = args.value("timeout", kDefaultTimeoutS);
   const std::string workdir = args.value("workdir", std::string());
   if (!workdir.empty() && !SafeWorkdir(workdir)) {
-    Json body = Failure("Blocked: workdir contains disallowed character(s); use letters, digits and / _ - . ~ only");
+    Json body = Failure(
+        "Blocked: workdir contains disallowed character(s); use letters, digits and / _ - . ~ "
+        "only");
     body["status"] = "blocked";
     return ToolResult::ErrorJson(std::move(body), CallStatus::kBlocked, "workdir_blocked");
   }
   if (args.value("notify_on_complete", false) && args.contains("watch_patterns")) {
-    return FailureResult("notify_on_complete and watch_patterns cannot be used together; choose one");
+    return FailureResult(
+        "notify_on_complete and watch_patterns cannot be used together; choose one");
   }
   if (background) return RunBackground(command, args, ctx);
   if (timeout_s > kMaxForegroundTimeoutS) {
-    return FailureResult("timeout " + std::to_string(timeout_s) + " exceeds the foreground maximum of " +
-                         std::to_string(kMaxForegroundTimeoutS) + " seconds; run it with background=true instead");
+    return FailureResult(
+        "timeout " + std::to_string(timeout_s) + " exceeds the foreground maximum of " +
+        std::to_string(kMaxForegroundTimeoutS) + " seconds; run it with background=true instead");
   }
 
   const env::CommandOptions options = OptionsFor(args, ctx, timeout_s);
-  auto outcome = args.value("pty", false) ? RunOnPty(command, options, ctx) : EnvironmentOf(ctx)->Run(command, options);
+  auto outcome = args.value("pty", false) ? RunOnPty(command, options, ctx)
+                                          : EnvironmentOf(ctx)->Run(command, options);
   FollowShellCwd(ctx);
   if (!outcome) return FailureResult("Command execution failed: " + outcome.error().message());
 
@@ -163,7 +180,8 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
   body["output"] = CleanOutput(outcome->output);
   body["exit_code"] = outcome->exit_code;
   if (outcome->timed_out) {
-    body["error"] = "Command timed out after " + std::to_string(options.timeout.count() / 1000) + " seconds";
+    body["error"] =
+        "Command timed out after " + std::to_string(options.timeout.count() / 1000) + " seconds";
     return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "timeout");
   }
   if (outcome->cancelled) {
@@ -171,7 +189,8 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
     return ToolResult::ErrorJson(std::move(body), CallStatus::kCancelled, "cancelled");
   }
   body["error"] = nullptr;
-  if (auto meaning = ExitCodeMeaning(command, outcome->exit_code)) body["exit_code_meaning"] = *meaning;
+  if (auto meaning = ExitCodeMeaning(command, outcome->exit_code))
+    body["exit_code_meaning"] = *meaning;
   return ToolResult::FromJson(body);
 }
 

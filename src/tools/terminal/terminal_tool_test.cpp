@@ -13,11 +13,11 @@
 #include "support/bwrap_support.h"
 #include "support/env_helpers.h"
 #include "support/wait_until.h"
+#include "talaria/audit/audit_log.h"
+#include "talaria/core/config.h"
 #include "talaria/core/dispatcher.h"
 #include "talaria/core/registry.h"
 #include "talaria/env/environment.h"
-#include "talaria/audit/audit_log.h"
-#include "talaria/core/config.h"
 #include "talaria/tools/command_policy.h"
 #include "talaria/tools/process_notices.h"
 #include "talaria/tools/session.h"
@@ -31,7 +31,8 @@ using namespace std::chrono_literals;
 class TerminalTool : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "talaria-terminal-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "talaria-terminal-XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     root_ = std::filesystem::canonical(tmpl).string();
     SessionOptions options;
@@ -67,7 +68,8 @@ TEST_F(TerminalTool, AreRegisteredInTheTerminalToolset) {
     EXPECT_EQ(entry->toolset(), "terminal");
     EXPECT_EQ(entry->parallel(), ParallelClass::kNever);
   }
-  const Json params = Json::parse(Registry::Global().GetEntry("terminal")->schema_text())["parameters"];
+  const Json params =
+      Json::parse(Registry::Global().GetEntry("terminal")->schema_text())["parameters"];
   EXPECT_EQ(params["required"], Json::array({"command"}));
   std::vector<std::string> names;
   for (const auto& [name, _] : params["properties"].items()) names.push_back(name);
@@ -107,7 +109,8 @@ TEST_F(TerminalTool, CancellationKillsTheCommand) {
   ctx_.cancel = stop.get_token();
   // Cancels once the command runs; only the cancel ends it before its 30 s.
   std::thread canceller([&] {
-    test_support::WaitUntil([] { return test_support::ProcessRunning("^sleep 30[.]4321"); }, 10s, 10ms);
+    test_support::WaitUntil([] { return test_support::ProcessRunning("^sleep 30[.]4321"); }, 10s,
+                            10ms);
     stop.request_stop();
   });
   Json r = Run("sleep 30.4321");
@@ -127,7 +130,8 @@ TEST_F(TerminalTool, RefusesLongForegroundTimeoutsAndOddWorkdirs) {
 }
 
 TEST_F(TerminalTool, OutputIsBoundedStrippedAndRedacted) {
-  Json r = Run("printf '\\033[31mred\\033[0m\\n'; echo OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz");
+  Json r = Run(
+      "printf '\\033[31mred\\033[0m\\n'; echo OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz");
   EXPECT_EQ(r["output"], "red\nOPENAI_API_KEY=[REDACTED]\n");
   r = Run("echo BEGIN; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo END");
   const std::string out = r["output"];
@@ -138,15 +142,17 @@ TEST_F(TerminalTool, OutputIsBoundedStrippedAndRedacted) {
 }
 
 TEST_F(TerminalTool, PtyGivesTheCommandATerminal) {
-  Json r = Call("terminal", {{"command", "[ -t 1 ] && echo on-a-tty || echo no-tty"}, {"pty", true}});
+  Json r =
+      Call("terminal", {{"command", "[ -t 1 ] && echo on-a-tty || echo no-tty"}, {"pty", true}});
   EXPECT_NE(r["output"].get<std::string>().find("on-a-tty"), std::string::npos) << r.dump();
   r = Run("[ -t 1 ] && echo on-a-tty || echo no-tty");
   EXPECT_EQ(r["output"], "no-tty\n");
 }
 
 TEST_F(TerminalTool, BackgroundProcessesAreManagedWithTheProcessTool) {
-  Json started = Call("terminal", {{"command", "echo ready; while read -r l; do echo \"echo:$l\"; done"},
-                                   {"background", true}});
+  Json started =
+      Call("terminal", {{"command", "echo ready; while read -r l; do echo \"echo:$l\"; done"},
+                        {"background", true}});
   ASSERT_EQ(started["output"], "Background process started") << started.dump();
   const std::string id = started["session_id"];
   EXPECT_EQ(id.rfind("proc_", 0), 0u);
@@ -156,23 +162,28 @@ TEST_F(TerminalTool, BackgroundProcessesAreManagedWithTheProcessTool) {
   ASSERT_EQ(list["processes"].size(), 1u);
   EXPECT_EQ(list["processes"][0]["status"], "running");
 
-  EXPECT_EQ(Call("process", {{"action", "submit"}, {"session_id", prefix}, {"data", "ping"}})["status"], "ok");
+  EXPECT_EQ(
+      Call("process", {{"action", "submit"}, {"session_id", prefix}, {"data", "ping"}})["status"],
+      "ok");
   Json poll;
   for (int i = 0; i < 200; ++i) {
-    poll = Call("process_manage", {{"action", "poll"}, {"session_id", id}});  // the newer name works too
+    poll = Call("process_manage",
+                {{"action", "poll"}, {"session_id", id}});  // the newer name works too
     if (poll["output_preview"].get<std::string>().find("echo:ping") != std::string::npos) break;
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_EQ(poll["output_preview"], "ready\necho:ping\n");
   EXPECT_EQ(poll["status"], "running");
 
-  Json log = Call("process", {{"action", "log"}, {"session_id", prefix}, {"offset", 1}, {"limit", 5}});
+  Json log =
+      Call("process", {{"action", "log"}, {"session_id", prefix}, {"offset", 1}, {"limit", 5}});
   EXPECT_EQ(log["output"], "echo:ping\n");
   EXPECT_EQ(log["total_lines"], 2);
 
   Json waited = Call("process", {{"action", "wait"}, {"session_id", prefix}, {"timeout", 1}});
   EXPECT_EQ(waited["status"], "timeout");
-  EXPECT_EQ(Call("process", {{"action", "close"}, {"session_id", prefix}})["status"], "stdin_closed");
+  EXPECT_EQ(Call("process", {{"action", "close"}, {"session_id", prefix}})["status"],
+            "stdin_closed");
   waited = Call("process", {{"action", "wait"}, {"session_id", prefix}, {"timeout", 10}});
   EXPECT_EQ(waited["status"], "exited");
   EXPECT_EQ(waited["exit_code"], 0);
@@ -185,13 +196,21 @@ TEST_F(TerminalTool, CompletionNoticesRideOnTheNextToolResult) {
   AttachProcessNotices(dispatcher_);
   // A notice may already ride on the very next result (even the start's own, if the process is
   // that quick), so every text from the start on is collected.
-  std::string seen = dispatcher_.Dispatch(
-      "terminal", R"({"command": "echo built ok; exit 2", "background": true, "notify_on_complete": true})", ctx_).text;
+  std::string seen =
+      dispatcher_
+          .Dispatch(
+              "terminal",
+              R"({"command": "echo built ok; exit 2", "background": true, "notify_on_complete": true})",
+              ctx_)
+          .text;
   Json started = ResultJson(seen);
   ASSERT_TRUE(started.contains("session_id")) << seen;
   const std::string id = started["session_id"];
   EXPECT_TRUE(started.contains("note"));
-  seen += dispatcher_.Dispatch("process", R"({"action": "wait", "timeout": 10, "session_id": ")" + id + R"("})", ctx_).text;
+  seen += dispatcher_
+              .Dispatch("process",
+                        R"({"action": "wait", "timeout": 10, "session_id": ")" + id + R"("})", ctx_)
+              .text;
   // The notice is queued once the output closes, just after the exit.
   for (int i = 0; i < 200 && seen.find("IMPORTANT") == std::string::npos; ++i) {
     std::this_thread::sleep_for(10ms);
@@ -200,16 +219,21 @@ TEST_F(TerminalTool, CompletionNoticesRideOnTheNextToolResult) {
   const std::string expected = "[IMPORTANT: Background process " + id + " failed (exit code 2).";
   EXPECT_NE(seen.find(expected), std::string::npos) << seen;
   EXPECT_NE(seen.find("built ok"), std::string::npos) << seen;
-  EXPECT_EQ(seen.find("IMPORTANT"), seen.rfind("IMPORTANT")) << "a notice is delivered once: " << seen;
-  EXPECT_EQ(dispatcher_.Dispatch("terminal", R"({"command": "true"})", ctx_).text.find("IMPORTANT"), std::string::npos);
+  EXPECT_EQ(seen.find("IMPORTANT"), seen.rfind("IMPORTANT"))
+      << "a notice is delivered once: " << seen;
+  EXPECT_EQ(dispatcher_.Dispatch("terminal", R"({"command": "true"})", ctx_).text.find("IMPORTANT"),
+            std::string::npos);
 }
 
 TEST_F(TerminalTool, WatchPatternMatchesRideOnTheNextToolResult) {
   AttachProcessNotices(dispatcher_);
-  std::string seen = dispatcher_.Dispatch(
-      "terminal",
-      R"({"command": "echo 'listening on 127.0.0.1:9'; sleep 30", "background": true, "watch_patterns": ["listening"]})",
-      ctx_).text;
+  std::string seen =
+      dispatcher_
+          .Dispatch(
+              "terminal",
+              R"({"command": "echo 'listening on 127.0.0.1:9'; sleep 30", "background": true, "watch_patterns": ["listening"]})",
+              ctx_)
+          .text;
   Json started = ResultJson(seen);
   ASSERT_TRUE(started.contains("session_id")) << seen;
   for (int i = 0; i < 500 && seen.find("watch patterns") == std::string::npos; ++i) {
@@ -254,7 +278,8 @@ TEST_F(TerminalTool, TheDefaultBackendFallsBackToLocalWhereNamespacesAreRefused)
   options.terminal.backend = "bwrap";
   auto strict = Session::Open(options);
   ASSERT_FALSE(strict);
-  EXPECT_NE(strict.error().message().find("namespace"), std::string::npos) << strict.error().ToString();
+  EXPECT_NE(strict.error().message().find("namespace"), std::string::npos)
+      << strict.error().ToString();
 }
 
 // The policy stage with the real guard: the command never runs when refused.
@@ -327,9 +352,11 @@ TEST_F(GuardedTerminal, InputToABackgroundShellIsJudgedLikeACommand) {
   Json started = Call("terminal", {{"command", "bash"}, {"background", true}});
   ASSERT_TRUE(last_.ok()) << started.dump();
   const std::string id = started["session_id"];
-  Json r = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "touch ran; rm -rf /"}});
+  Json r =
+      Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "touch ran; rm -rf /"}});
   EXPECT_EQ(last_.status, CallStatus::kBlocked) << r.dump();
-  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo fine"}}).contains("bytes_written"));
+  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo fine"}})
+                  .contains("bytes_written"));
   Call("process", {{"action", "kill"}, {"session_id", id}});
   EXPECT_FALSE(Marker());
 }
@@ -342,14 +369,18 @@ TEST_F(GuardedTerminal, HistoryExpansionIsNotWrittenToABackgroundShell) {
   Json started = Call("terminal", {{"command", "bash -i"}, {"background", true}, {"pty", true}});
   ASSERT_TRUE(last_.ok()) << started.dump();
   const std::string id = started["session_id"];
-  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo hi"}}).contains("bytes_written"));
-  for (const std::string attack : {"!!:s/echo hi/rm -rf victim/", "^echo hi^rm -rf victim", "!echo:s/hi/x/"}) {
+  EXPECT_TRUE(Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "echo hi"}})
+                  .contains("bytes_written"));
+  for (const std::string attack :
+       {"!!:s/echo hi/rm -rf victim/", "^echo hi^rm -rf victim", "!echo:s/hi/x/"}) {
     Json r = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", attack}});
     EXPECT_FALSE(last_.ok()) << attack << ": " << r.dump();
     EXPECT_NE(r.dump().find("history expansion"), std::string::npos) << r.dump();
   }
   // Ordinary text with `!` stays writable.
-  Json fine = Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "[ ! -d none ] && echo 'ok!' && test 1 != 2 && exit"}});
+  Json fine = Call("process", {{"action", "submit"},
+                               {"session_id", id},
+                               {"data", "[ ! -d none ] && echo 'ok!' && test 1 != 2 && exit"}});
   EXPECT_TRUE(last_.ok()) << fine.dump();
   Call("process", {{"action", "wait"}, {"session_id", id}, {"timeout", 30}});
   EXPECT_TRUE(std::filesystem::exists(root_ + "/victim"));
@@ -370,7 +401,9 @@ TEST_F(GuardedTerminal, AShellLineSplitAcrossWritesIsJudgedWhole) {
         Call("process", {{"action", "submit"}, {"session_id", id}, {"data", "m -rf victim"}});
     EXPECT_EQ(last_.status, CallStatus::kBlocked) << second.dump();
     // Finished lines are forgotten: the next line is judged on its own.
-    Json fine = Call("process", {{"action", "write"}, {"session_id", id}, {"data", "\necho ok > done-" + std::to_string(pty) + "\nexit\n"}});
+    Json fine = Call("process", {{"action", "write"},
+                                 {"session_id", id},
+                                 {"data", "\necho ok > done-" + std::to_string(pty) + "\nexit\n"}});
     EXPECT_TRUE(last_.ok()) << fine.dump();
     Call("process", {{"action", "wait"}, {"session_id", id}, {"timeout", 30}});
     EXPECT_TRUE(std::filesystem::exists(root_ + "/victim/inner")) << "pty=" << pty;
