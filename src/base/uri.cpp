@@ -1,23 +1,15 @@
 #include "talaria/base/uri.h"
 
+#include "talaria/base/strings.h"
+
 namespace talaria {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string PercentDecode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    const int hi = s[i] == '%' && i + 2 < s.size() ? HexValue(s[i + 1]) : -1;
-    const int lo = hi >= 0 ? HexValue(s[i + 2]) : -1;
+    const int hi = s[i] == '%' && i + 2 < s.size() ? HexDigitValue(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? HexDigitValue(s[i + 2]) : -1;
     if (lo >= 0) {
       out += static_cast<char>(hi * 16 + lo);
       i += 2;

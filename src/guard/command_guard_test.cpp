@@ -370,6 +370,7 @@ TEST(CommandGuard, PermissionsAndDiskNeedApproval) {
       {"chmod 666 file", kApprove, "world_writable"},
       {"chmod o+w file", kApprove, "world_writable"},
       {"chmod a+rw file", kApprove, "world_writable"},
+      {"chmod o-r+w file", kApprove, "world_writable"},  // a second action in one clause
       {"chmod --recursive 0777 dir", kApprove, "world_writable"},
       {"chown -R root:root /srv/app", kApprove, "chown_root_recursive"},
       {"sudo chown --recursive root dir", kApprove, "chown_root_recursive"},

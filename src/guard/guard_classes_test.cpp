@@ -490,6 +490,8 @@ TEST(GuardClasses, PrivilegeChangesNeedApproval) {
       {"chmod 4755 x", kApprove},
       {"sudo chmod +s /usr/bin/find", kApprove},
       {"chmod g+s,u+s x", kApprove},
+      {"chmod u-x+s x", kApprove},  // a second action in one clause
+      {"chmod u=rwxs x", kApprove},
       {"install -m 4755 x /tmp/x", kApprove},
       {"setcap cap_setuid+ep ./python3", kApprove},
       {"useradd -o -u 0 x", kApprove},
@@ -510,6 +512,7 @@ TEST(GuardClasses, PrivilegeChangesNeedApproval) {
       {"docker run -v ~/.ssh:/root/.ssh alpine", kApprove},
       {"chmod 755 script.sh", kAllow},
       {"chmod g+w file", kAllow},
+      {"chmod u+x-s file", kAllow},  // removing setuid grants nothing
       {"docker run --rm -v \"$PWD\":/src -w /src gcc make", kAllow},
       {"docker run -v ./data:/data alpine ls", kAllow},
       {"iptables -L", kAllow},

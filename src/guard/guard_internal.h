@@ -244,4 +244,28 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool ShortFlagsContain(std::string_view arg, char flag);
 bool IsOption(std::string_view arg);
 
+// chmod modes (also install -m): whether `mode` is octal digits, and each action of a symbolic
+// mode as who, operator ('+', '-' or '='), permissions: "u-x+s,o=w" is (u,-,x) (u,+,s) (o,=,w).
+inline bool IsOctalMode(std::string_view mode) {
+  return !mode.empty() && mode.find_first_not_of("01234567") == std::string_view::npos;
+}
+template <class Action>  // void(std::string_view who, char op, std::string_view perms)
+void ForEachModeAction(std::string_view mode, Action&& action) {
+  size_t start = 0;
+  while (start <= mode.size()) {
+    size_t end = mode.find(',', start);
+    if (end == std::string_view::npos) end = mode.size();
+    const std::string_view clause = mode.substr(start, end - start);
+    size_t op = clause.find_first_of("+-=");
+    const std::string_view who = clause.substr(0, op);
+    while (op != std::string_view::npos) {
+      const size_t next = clause.find_first_of("+-=", op + 1);
+      action(who, clause[op],
+             clause.substr(op + 1, next == std::string_view::npos ? next : next - op - 1));
+      op = next;
+    }
+    start = end + 1;
+  }
+}
+
 }  // namespace talaria::safety::guard

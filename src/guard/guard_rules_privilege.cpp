@@ -17,22 +17,17 @@ void Privilege(Judge& judge, std::string_view rule, std::string_view description
 
 // chmod u+s, g+s, +s, 4755, 2755, 06755 (and install -m of such a mode).
 bool ModeSetsId(std::string_view m) {
-  if (!m.empty() && m.find_first_not_of("01234567") == std::string_view::npos) {
+  if (IsOctalMode(m)) {
     if (m.size() < 4) return false;
     const char special = m[m.size() - 4];
     return special == '2' || special == '4' || special == '6' || special == '3' || special == '5' ||
            special == '7';
   }
-  size_t start = 0;
-  while (start <= m.size()) {
-    size_t end = m.find(',', start);
-    if (end == std::string_view::npos) end = m.size();
-    const std::string_view clause = m.substr(start, end - start);
-    const size_t op = clause.find_first_of("+=");
-    if (op != std::string_view::npos && clause.find('s', op) != std::string_view::npos) return true;
-    start = end + 1;
-  }
-  return false;
+  bool sets_id = false;
+  ForEachModeAction(m, [&](std::string_view, char op, std::string_view perms) {
+    if (op != '-' && perms.find('s') != std::string_view::npos) sets_id = true;
+  });
+  return sets_id;
 }
 
 constexpr std::array<std::string_view, 14> kPrivilegedGroups = {

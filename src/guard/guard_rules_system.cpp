@@ -124,26 +124,16 @@ void JudgeChmod(Judge& judge, const CommandView& v) {
   if (mode == nullptr) return;
   const std::string_view m = mode->text;
   bool world_writable = false;
-  if (!m.empty() && m.find_first_not_of("01234567") == std::string_view::npos) {
+  if (IsOctalMode(m)) {
     const long bits = std::strtol(std::string(m).c_str(), nullptr, 8);
     world_writable = (bits & 02) != 0;
   } else {
-    size_t start = 0;
-    while (start <= m.size()) {
-      size_t end = m.find(',', start);
-      if (end == std::string_view::npos) end = m.size();
-      const std::string_view clause = m.substr(start, end - start);
-      const size_t op = clause.find_first_of("+=");
-      if (op != std::string_view::npos) {
-        const std::string_view who = clause.substr(0, op);
-        const std::string_view perms = clause.substr(op + 1);
-        if ((who.find_first_of("oa") != std::string_view::npos) &&
-            perms.find('w') != std::string_view::npos) {
-          world_writable = true;
-        }
+    ForEachModeAction(m, [&](std::string_view who, char op, std::string_view perms) {
+      if (op != '-' && who.find_first_of("oa") != std::string_view::npos &&
+          perms.find('w') != std::string_view::npos) {
+        world_writable = true;
       }
-      start = end + 1;
-    }
+    });
   }
   if (world_writable) {
     judge.Add("world_writable", "world-writable permissions (chmod 777, 666, o+w, a+w)",

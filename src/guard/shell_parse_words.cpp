@@ -10,18 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "talaria/base/strings.h"
 #include "talaria/base/utf8.h"
 
 namespace talaria::safety::shell_internal {
 
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Brace expansion over the unquoted brace characters at `marks` (positions in `text`).
 // Returns false when the result would exceed `cap` words.
@@ -292,8 +286,8 @@ bool Parser::LexAnsiC(WordBuilder& b) {
         const int max_digits = e == 'x' ? 2 : (e == 'u' ? 4 : 8);
         uint32_t v = 0;
         int n = 0;
-        while (n < max_digits && !AtEnd() && HexValue(Peek()) >= 0) {
-          v = v * 16 + static_cast<uint32_t>(HexValue(Peek()));
+        while (n < max_digits && !AtEnd() && HexDigitValue(Peek()) >= 0) {
+          v = v * 16 + static_cast<uint32_t>(HexDigitValue(Peek()));
           ++pos_;
           ++n;
         }

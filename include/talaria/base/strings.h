@@ -25,6 +25,14 @@ inline bool IsBlank(std::string_view s, std::string_view chars = kAsciiSpace) {
   return s.find_first_not_of(chars) == std::string_view::npos;
 }
 
+// The value of a hexadecimal digit, -1 for any other byte.
+inline int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // The items with `separator` between them.
 inline std::string Join(std::span<const std::string> items, std::string_view separator) {
   std::string out;
