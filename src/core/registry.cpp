@@ -65,10 +65,6 @@ std::optional<uint32_t> RegistrySnapshot::RankOfName(std::string_view name) cons
 }
 
 std::vector<uint32_t> RegistrySnapshot::RanksOf(std::span<const std::string> names) const {
-  {
-    std::lock_guard lock(last_query_mu_);
-    if (std::equal(names.begin(), names.end(), last_names_.begin(), last_names_.end())) return last_ranks_;
-  }
   // Sorting small integers (each entry's rank in the sorted view) is far cheaper than sorting
   // by name.
   std::vector<uint32_t> ranks;
@@ -78,9 +74,6 @@ std::vector<uint32_t> RegistrySnapshot::RanksOf(std::span<const std::string> nam
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::lock_guard lock(last_query_mu_);
-  last_names_.assign(names.begin(), names.end());
-  last_ranks_ = ranks;
   return ranks;
 }
 
@@ -471,9 +464,8 @@ void Registry::InvalidateAvailabilityCache() {
   check_cache_.clear();
 }
 
-std::string Registry::GetDefinitions(std::span<const std::string> names) const {
+std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std::string> names) const {
   auto snapshot = Snapshot();
-  std::vector<uint32_t> ranks = snapshot->RanksOf(names);
   const auto& sorted = snapshot->Sorted();
   // One probe per distinct check_fn per call, as the original does.
   std::vector<std::pair<const CheckFn*, bool>> probed;
@@ -491,21 +483,62 @@ std::string Registry::GetDefinitions(std::span<const std::string> names) const {
     probed.emplace_back(fn.get(), ok);
     return ok;
   };
-  std::erase_if(ranks, [&](uint32_t r) { return !available(*sorted[r]); });
+
+  using Query = RegistrySnapshot::DefinitionsQuery;
+  std::shared_ptr<const Query> last = snapshot->last_definitions.load();
+  const bool same_names =
+      last != nullptr && std::equal(names.begin(), names.end(), last->names.begin(), last->names.end());
+  if (same_names) {
+    // The tools without requires_env or check_fn are always available; judge the others now.
+    bool same_availability = true;
+    for (size_t i = 0; i < last->conditional.size() && same_availability; ++i) {
+      same_availability = available(*sorted[last->conditional[i]]) == last->available[i];
+    }
+    if (same_availability) return last->text;
+  }
+
+  auto query = std::make_shared<Query>();
+  if (same_names) {
+    query->names = last->names;
+    query->ranks = last->ranks;
+    query->conditional = last->conditional;
+  } else {
+    query->names.assign(names.begin(), names.end());
+    query->ranks = snapshot->RanksOf(names);
+    for (uint32_t r : query->ranks) {
+      if (!sorted[r]->requires_env().empty() || sorted[r]->check_fn()) query->conditional.push_back(r);
+    }
+  }
+  query->available.reserve(query->conditional.size());
+  for (uint32_t r : query->conditional) query->available.push_back(available(*sorted[r]));
+
+  // Both lists ascend: walk them together to skip the unavailable ranks.
+  std::vector<uint32_t> shown;
+  shown.reserve(query->ranks.size());
+  size_t c = 0;
+  for (uint32_t r : query->ranks) {
+    while (c < query->conditional.size() && query->conditional[c] < r) ++c;
+    if (c < query->conditional.size() && query->conditional[c] == r && !query->available[c]) continue;
+    shown.push_back(r);
+  }
   static constexpr std::string_view kPrefix = "{\"type\":\"function\",\"function\":";
   size_t bytes = 2;
-  for (uint32_t r : ranks) bytes += kPrefix.size() + sorted[r]->schema_text().size() + 2;
+  for (uint32_t r : shown) bytes += kPrefix.size() + sorted[r]->schema_text().size() + 2;
   std::string out;
   out.reserve(bytes);
   out += '[';
-  for (size_t i = 0; i < ranks.size(); ++i) {
+  for (size_t i = 0; i < shown.size(); ++i) {
     if (i > 0) out += ',';
     out += kPrefix;
-    out += sorted[ranks[i]]->schema_text();
+    out += sorted[shown[i]]->schema_text();
     out += '}';
   }
   out += ']';
-  return out;
+  query->text = std::make_shared<const std::string>(std::move(out));
+  std::shared_ptr<const std::string> text = query->text;
+  // Last writer wins; a racing caller's text is as correct as ours, only not remembered.
+  snapshot->last_definitions.store(std::move(query));
+  return text;
 }
 
 int Registry::AddListener(std::function<void(const RegistryChange&)> listener) {

@@ -1,5 +1,6 @@
 #include "talaria/core/registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdlib>
@@ -311,7 +312,7 @@ TEST(Registry, DefinitionsAreSortedSkipUnknownAndUnavailable) {
   hidden.check_fn = [] { return false; };
   ASSERT_TRUE(r.Register(std::move(hidden)).ok());
   const std::vector<std::string> names{"tool_2", "nosuch", "tool_10", "hidden", "tool_1", "tool_2"};
-  auto defs = ParseJson(r.GetDefinitions(names));
+  auto defs = ParseJson(*r.GetDefinitions(names));
   ASSERT_TRUE(defs);
   ASSERT_EQ(defs->size(), 3u);
   EXPECT_EQ((*defs)[0]["function"]["name"], "tool_1");
@@ -321,7 +322,7 @@ TEST(Registry, DefinitionsAreSortedSkipUnknownAndUnavailable) {
   EXPECT_EQ((*defs)[0]["function"]["parameters"]["type"], "object");
 }
 
-// GetDefinitions remembers the last list of names per snapshot: a different list, a change of
+// GetDefinitions remembers the last list of names and its text per snapshot: a different list, a change of
 // availability and a new registration must all show.
 TEST(Registry, RepeatedDefinitionQueriesFollowNamesAvailabilityAndRegistrations) {
   Registry r;
@@ -333,7 +334,7 @@ TEST(Registry, RepeatedDefinitionQueriesFollowNamesAvailabilityAndRegistrations)
   ASSERT_TRUE(r.Register(MakeSpec("b", "set")).ok());
   auto names_of = [&](const std::vector<std::string>& query) {
     std::vector<std::string> out;
-    const auto defs = ParseJson(r.GetDefinitions(query));
+    const auto defs = ParseJson(*r.GetDefinitions(query));
     for (const auto& d : *defs) out.push_back(d["function"]["name"]);
     return out;
   };
@@ -348,6 +349,107 @@ TEST(Registry, RepeatedDefinitionQueriesFollowNamesAvailabilityAndRegistrations)
   visible = false;
   r.InvalidateAvailabilityCache();
   EXPECT_EQ(names_of({"flaky", "a"}), std::vector<std::string>{"a"});
+}
+
+std::vector<std::string> DefinitionNames(const std::string& text) {
+  std::vector<std::string> out;
+  const auto parsed = ParseJson(text);  // named: *ParseJson(text) in the loop would dangle
+  for (const auto& d : *parsed) out.push_back(d["function"]["name"]);
+  return out;
+}
+
+// The text is shared while nothing changes, and a new one as soon as something does.
+TEST(Registry, DefinitionsTextIsSharedUntilTheRegistryChanges) {
+  Registry r;
+  ASSERT_TRUE(r.Register(MakeSpec("a", "set")).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("b", "set")).ok());
+  const std::vector<std::string> names{"a", "b", "c"};
+  const auto first = r.GetDefinitions(names);
+  EXPECT_EQ(r.GetDefinitions(names), first) << "same generation, same availability: same text";
+  ASSERT_TRUE(r.Register(MakeSpec("c", "set")).ok());
+  const auto after_register = r.GetDefinitions(names);
+  EXPECT_NE(after_register, first);
+  EXPECT_EQ(DefinitionNames(*after_register), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(DefinitionNames(*first), (std::vector<std::string>{"a", "b"})) << "old text unchanged";
+  ASSERT_TRUE(r.Deregister("a"));
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"b", "c"}));
+  r.RegisterToolsetAlias("s", "set");  // a new generation that changes no tool
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST(Registry, DefinitionsFollowAvailabilityOnEveryCall) {
+  Registry r;
+  std::atomic<bool> visible{true};
+  ToolSpec checked = MakeSpec("checked", "set");
+  checked.check_fn = [&visible] { return visible.load(); };
+  ASSERT_TRUE(r.Register(std::move(checked)).ok());
+  ToolSpec needs_env = MakeSpec("needs_env", "set");
+  needs_env.requires_env = {"TALARIA_TEST_DEFS_VAR"};
+  ASSERT_TRUE(r.Register(std::move(needs_env)).ok());
+  ASSERT_TRUE(r.Register(MakeSpec("plain", "set")).ok());
+  const std::vector<std::string> names{"plain", "needs_env", "checked"};
+  ::unsetenv("TALARIA_TEST_DEFS_VAR");
+  const auto without_env = r.GetDefinitions(names);
+  EXPECT_EQ(DefinitionNames(*without_env), (std::vector<std::string>{"checked", "plain"}));
+  EXPECT_EQ(r.GetDefinitions(names), without_env);
+  ::setenv("TALARIA_TEST_DEFS_VAR", "1", 1);
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)),
+            (std::vector<std::string>{"checked", "needs_env", "plain"}))
+      << "an environment variable set later shows on the next call";
+  ::setenv("TALARIA_TEST_DEFS_VAR", "", 1);
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"checked", "plain"}))
+      << "an empty variable counts as unset";
+  visible = false;
+  r.InvalidateAvailabilityCache();
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), std::vector<std::string>{"plain"})
+      << "a tool whose check fails drops out immediately";
+  visible = true;
+  r.InvalidateAvailabilityCache();
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"checked", "plain"}));
+  ::unsetenv("TALARIA_TEST_DEFS_VAR");
+}
+
+// Many threads asking for different lists against a churning registry each get the text of
+// their own list (run under TSan to check the cache's publication).
+TEST(Registry, ConcurrentDefinitionQueriesGetTheirOwnText) {
+  Registry r;
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());
+  constexpr int kReaders = 4;
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  std::barrier start(kReaders + 1);
+  std::vector<std::jthread> threads;
+  for (int t = 0; t < kReaders; ++t) {
+    threads.emplace_back([&, t] {
+      // Reader t asks for the tools i with i % kReaders == t, alternating with all of them.
+      std::vector<std::string> mine;
+      std::vector<std::string> all;
+      for (int i = 0; i < 50; ++i) {
+        all.push_back("tool_" + std::to_string(i));
+        if (i % kReaders == t) mine.push_back(all.back());
+      }
+      std::sort(mine.begin(), mine.end());
+      std::vector<std::string> all_sorted = all;
+      std::sort(all_sorted.begin(), all_sorted.end());
+      start.arrive_and_wait();
+      for (int k = 0; k < 300; ++k) {
+        const bool ask_mine = k % 2 == 0;
+        const auto text = r.GetDefinitions(ask_mine ? mine : all);
+        if (DefinitionNames(*text) != (ask_mine ? mine : all_sorted)) ++wrong;
+      }
+    });
+  }
+  std::jthread writer([&] {
+    start.arrive_and_wait();
+    while (!done) {
+      ASSERT_TRUE(r.Register(MakeSpec("churn_tool", "bench")).ok());
+      ASSERT_TRUE(r.Deregister("churn_tool"));
+    }
+  });
+  for (auto& t : threads) t.join();
+  done = true;
+  writer.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(Registry, ReadersNeverMissEntriesWhileAWriterChurns) {

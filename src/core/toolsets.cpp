@@ -321,7 +321,7 @@ Result<std::shared_ptr<const std::string>> Toolsets::Definitions(
     if (it != m->definitions.end() && now - it->second.made < kCheckCacheTtl) return it->second.text;
   }
   ToolList names = TALARIA_TRY(ResolveSelection(enabled, disabled));
-  auto text = std::make_shared<const std::string>(registry_.GetDefinitions(*names));
+  std::shared_ptr<const std::string> text = registry_.GetDefinitions(*names);
   std::lock_guard lock(m->mu);
   m->definitions[key] = Memo::Defs{text, now};
   return text;

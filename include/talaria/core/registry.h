@@ -68,16 +68,26 @@ struct RegistrySnapshot {
   // Position of the tool named `name` in Sorted(); nullopt when it is not registered. One hash
   // lookup: GetDefinitions maps names to ranks without a second lookup per tool.
   std::optional<uint32_t> RankOfName(std::string_view name) const;
-  // The distinct ranks of the registered ones among `names`, ascending. The last query is
-  // remembered: a front end asks for the same tool list every turn, and comparing the names
-  // costs a fraction of looking each one up.
+  // The distinct ranks of the registered ones among `names`, ascending.
   std::vector<uint32_t> RanksOf(std::span<const std::string> names) const;
+
+  // The last definitions query and its text (Registry::GetDefinitions). A front end asks for
+  // the same tool list every turn; the text is a function of the snapshot (fixed), the names
+  // and the availability of the few tools that have a requires_env or check_fn, so only those
+  // are judged again on a hit. Immutable once published; replaced whole.
+  struct DefinitionsQuery {
+    std::vector<std::string> names;          // as asked
+    std::vector<uint32_t> conditional;       // ranks among them with requires_env or check_fn
+    std::vector<bool> available;             // per `conditional`, when `text` was built
+    std::vector<uint32_t> ranks;             // distinct registered ones, ascending
+    std::shared_ptr<const std::string> text;
+  };
+  // Published with atomic<shared_ptr>: readers take the spinlock only for the pointer copy, so
+  // concurrent callers compare names in parallel (a mutex held across that would serialize).
+  mutable std::atomic<std::shared_ptr<const DefinitionsQuery>> last_definitions;
 
  private:
   void BuildSortedView() const;
-  mutable std::mutex last_query_mu_;
-  mutable std::vector<std::string> last_names_;  // Guarded by last_query_mu_.
-  mutable std::vector<uint32_t> last_ranks_;     // Guarded by last_query_mu_.
   mutable std::once_flag sorted_once_;
   mutable std::vector<const ToolEntry*> sorted_;
   mutable std::unordered_map<std::string_view, uint32_t, StringHash, std::equal_to<>> rank_;
@@ -160,8 +170,10 @@ class Registry {
 
   // OpenAI function definitions for `names` as a JSON array text:
   // [{"type":"function","function":{...schema, "name": <registered name>}}, ...], sorted by
-  // name; unknown and unavailable tools skipped (each check_fn probed once per call).
-  std::string GetDefinitions(std::span<const std::string> names) const;
+  // name; unknown and unavailable tools skipped (availability judged on every call, each
+  // check_fn probed once per call). The text is shared and immutable: repeating a query on the
+  // same generation while the same tools are available returns the same text without copying.
+  std::shared_ptr<const std::string> GetDefinitions(std::span<const std::string> names) const;
 
   // Returns an id for RemoveListener.
   int AddListener(std::function<void(const RegistryChange&)> listener);
