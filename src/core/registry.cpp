@@ -29,8 +29,9 @@ RegistrySnapshot::RegistrySnapshot(const RegistrySnapshot& other)
       tool_aliases(other.tool_aliases) {}
 
 const std::shared_ptr<const ToolEntry>* RegistrySnapshot::FindShared(std::string_view name) const {
-  const Shard& shard = *shards[ShardOf(name)];
-  auto it = shard.find(name);
+  const HashedName key{name, StringHash{}(name)};
+  const Shard& shard = *shards[ShardOf(key)];
+  auto it = shard.find(key);
   return it == shard.end() ? nullptr : &it->second;
 }
 
@@ -316,16 +317,24 @@ thread_local SnapshotCache t_snapshot_cache;
 
 }  // namespace
 
-std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
+const RegistrySnapshot& Registry::CachedSnapshot() const {
   SnapshotCache& cache = t_snapshot_cache;
-  if (cache.registry_id == id_ && cache.generation == generation_.load(std::memory_order_acquire)) {
-    return cache.snapshot;
+  if (cache.registry_id != id_ || cache.generation != generation_.load(std::memory_order_acquire)) {
+    auto snapshot = current_.load();
+    cache.registry_id = id_;
+    cache.generation = snapshot->generation;
+    cache.snapshot = std::move(snapshot);
   }
-  auto snapshot = current_.load();
-  cache.registry_id = id_;
-  cache.generation = snapshot->generation;
-  cache.snapshot = snapshot;
-  return snapshot;
+  return *cache.snapshot;
+}
+
+std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
+  CachedSnapshot();
+  return t_snapshot_cache.snapshot;
+}
+
+const ToolEntry* Registry::PeekEntry(std::string_view name) const {
+  return CachedSnapshot().Find(name);
 }
 
 std::shared_ptr<const ToolEntry> Registry::GetEntry(std::string_view name) const {

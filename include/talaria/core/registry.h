@@ -28,9 +28,23 @@
 
 namespace talaria {
 
+// A name with its StringHash, so one hash picks the shard and the bucket within it.
+struct HashedName {
+  std::string_view name;
+  size_t hash;
+};
+
 struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  size_t operator()(const HashedName& h) const noexcept { return h.hash; }
+};
+
+struct StringEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(std::string_view a, const HashedName& b) const noexcept { return a == b.name; }
+  bool operator()(const HashedName& a, std::string_view b) const noexcept { return a.name == b; }
 };
 
 // One published state of the registry. Immutable once published.
@@ -41,7 +55,7 @@ struct RegistrySnapshot {
   static constexpr size_t kShards = 64;
   // Keys view the entry's own name.
   using Shard = std::unordered_map<std::string_view, std::shared_ptr<const ToolEntry>, StringHash,
-                                   std::equal_to<>>;
+                                   StringEqual>;
 
   RegistrySnapshot();
   // Copies everything but the lazily sorted view (for the next writer's copy).
@@ -49,6 +63,7 @@ struct RegistrySnapshot {
   RegistrySnapshot& operator=(const RegistrySnapshot&) = delete;
 
   static size_t ShardOf(std::string_view name) { return StringHash{}(name) % kShards; }
+  static size_t ShardOf(const HashedName& name) { return name.hash % kShards; }
 
   uint64_t generation = 0;
   size_t size = 0;
@@ -150,6 +165,10 @@ class Registry {
 
   // Null when unknown. The returned pointer keeps its snapshot alive.
   std::shared_ptr<const ToolEntry> GetEntry(std::string_view name) const;
+  // GetEntry without the shared_ptr (two atomic refcount operations) for a hot path. The entry
+  // lives in the calling thread's cached snapshot: the pointer is valid until this thread's
+  // next call into any Registry, which may move that cache on. Do not keep it across one.
+  const ToolEntry* PeekEntry(std::string_view name) const;
   // The tool a model means by `name`: the tool of that name, else the one that declares it as
   // an alias (ToolSpec::aliases). Null when neither.
   std::shared_ptr<const ToolEntry> Resolve(std::string_view name) const;
@@ -197,6 +216,8 @@ class Registry {
   void Publish(std::shared_ptr<RegistrySnapshot> next, RegistryChange change,
                std::unique_lock<std::mutex> lock);
   bool RunCheck(const std::shared_ptr<const CheckFn>& fn) const;
+  // The calling thread's cached current snapshot (see Snapshot()); no refcount taken.
+  const RegistrySnapshot& CachedSnapshot() const;
 
   Clock& clock_;
   const uint64_t id_;  // distinguishes registries in per-thread snapshot caches
