@@ -254,56 +254,92 @@ Result<std::vector<std::string>> ReadStringList(const Json& section, const char*
 
 // One candidate's pre-scan, done before any decision about it: a cached verdict (one fstatat)
 // or a fresh scan (openat + fstat + pread + close). Relative to the directory's descriptor, so
-// no path is walked again per file.
+// no path is walked again per file. The probe also builds the candidate's report as far as the
+// scan alone decides it (path, name, scan fields, reason): those strings are made in the probe
+// threads, and the sequential decisions afterwards only override them.
 struct Probe {
   const std::string* file = nullptr;  // the name inside the directory
-  std::string path;
-  std::string name;
-  CandidateKind kind = CandidateKind::kSharedObject;
+  CandidateReport c;
   bool disabled = false;
   bool cached = false;
   struct stat st {};
   ScanVerdict verdict;
 };
 
-void ProbeOne(int dir_fd, const VerdictCache& cache, Probe& p) {
-  if (p.disabled || p.kind == CandidateKind::kScript) return;  // manifests: LoadScript
+// What ProbeOne needs besides the probe: the same for every candidate of one directory.
+struct ProbeContext {
+  int dir_fd = -1;
+  const std::string* prefix = nullptr;  // the directory with a trailing '/'
+  const VerdictCache* cache = nullptr;
+  const DiscoveryOptions* options = nullptr;
+};
+
+void Name(const ProbeContext& ctx, Probe& p) {
+  const std::string& file = *p.file;
+  p.c.path.reserve(ctx.prefix->size() + file.size());
+  p.c.path.append(*ctx.prefix).append(file);
+  ManifestFormat format;
+  std::string_view stem;
+  if (ManifestFormatOf(file, format, stem)) {
+    p.c.kind = CandidateKind::kScript;
+    p.c.name = std::string(stem);
+  } else {
+    p.c.name = file.substr(0, file.size() - kSuffix.size());
+  }
+  p.disabled = Listed(ctx.options->disabled, p.c.name);
+}
+
+void ProbeOne(const ProbeContext& ctx, Probe& p) {
+  Name(ctx, p);
+  if (p.disabled || p.c.kind == CandidateKind::kScript) return;  // manifests: LoadScript
   const char* file = p.file->c_str();
-  if (cache.Contains(p.path) && ::fstatat(dir_fd, file, &p.st, 0) == 0 && S_ISREG(p.st.st_mode)) {
-    if (auto v = cache.Find(p.path, KeyOf(p.st))) {
+  const VerdictCache& cache = *ctx.cache;
+  if (cache.Contains(p.c.path) && ::fstatat(ctx.dir_fd, file, &p.st, 0) == 0 &&
+      S_ISREG(p.st.st_mode)) {
+    if (auto v = cache.Find(p.c.path, KeyOf(p.st))) {
       p.verdict = std::move(*v);
       p.cached = true;
-      return;
     }
   }
-  UniqueFd fd(::openat(dir_fd, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!fd) {
-    p.verdict =
-        ScanVerdict{ScanOutcome::kIoError, std::string("cannot open: ") + std::strerror(errno), 0};
-  } else if (::fstat(fd.get(), &p.st) != 0 || !S_ISREG(p.st.st_mode)) {
-    p.verdict = ScanVerdict{ScanOutcome::kIoError, "not a regular file", 0};
-  } else {
-    p.verdict = ScanPluginFd(fd.get(), static_cast<uint64_t>(p.st.st_size));
+  if (!p.cached) {
+    UniqueFd fd(::openat(ctx.dir_fd, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (!fd) {
+      p.verdict = ScanVerdict{ScanOutcome::kIoError,
+                              std::string("cannot open: ") + std::strerror(errno), 0};
+    } else if (::fstat(fd.get(), &p.st) != 0 || !S_ISREG(p.st.st_mode)) {
+      p.verdict = ScanVerdict{ScanOutcome::kIoError, "not a regular file", 0};
+    } else {
+      p.verdict = ScanPluginFd(fd.get(), static_cast<uint64_t>(p.st.st_size));
+    }
+  }
+  p.c.scan = p.verdict.outcome;
+  p.c.scan_cached = p.cached;
+  p.c.interface_version = p.verdict.interface_version;
+  if (!p.verdict.accepted()) {
+    p.c.reason.reserve(10 + p.verdict.reason.size());
+    p.c.reason.append("pre-scan: ").append(p.verdict.reason);
+  } else if (ctx.options->mode == LoadMode::kScanOnly) {
+    p.c.reason = "not loaded (scan only)";
   }
 }
 
 // Probes every candidate; a large directory is spread over a few threads (the work is system
 // calls, and a pre-scan neither runs nor maps anything). Each probe touches only its own slot
 // and reads the cache, which nobody writes meanwhile.
-void ProbeAll(int dir_fd, const VerdictCache& cache, std::vector<Probe>& probes) {
+void ProbeAll(const ProbeContext& ctx, std::vector<Probe>& probes) {
   constexpr size_t kPerThreadMinimum = 64;
   constexpr size_t kChunk = 16;
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads = std::min<size_t>({hw, 4, probes.size() / kPerThreadMinimum});
   if (threads <= 1) {
-    for (Probe& p : probes) ProbeOne(dir_fd, cache, p);
+    for (Probe& p : probes) ProbeOne(ctx, p);
     return;
   }
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t begin; (begin = next.fetch_add(kChunk)) < probes.size();) {
       const size_t end = std::min(begin + kChunk, probes.size());
-      for (size_t i = begin; i < end; ++i) ProbeOne(dir_fd, cache, probes[i]);
+      for (size_t i = begin; i < end; ++i) ProbeOne(ctx, probes[i]);
     }
   };
   std::vector<std::jthread> helpers;
@@ -452,29 +488,15 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
 
     const std::string prefix = dir == "/" ? dir : dir + "/";
     std::vector<Probe> probes(files.size());
-    for (size_t i = 0; i < files.size(); ++i) {
-      probes[i].file = &files[i];
-      probes[i].path = prefix + files[i];
-      ManifestFormat format;
-      std::string_view stem;
-      if (ManifestFormatOf(files[i], format, stem)) {
-        probes[i].kind = CandidateKind::kScript;
-        probes[i].name = std::string(stem);
-      } else {
-        probes[i].name = files[i].substr(0, files[i].size() - kSuffix.size());
-      }
-      probes[i].disabled = Listed(options.disabled, probes[i].name);
-    }
-    ProbeAll(::dirfd(d), cache, probes);  // reads only; the decisions below are sequential
+    for (size_t i = 0; i < files.size(); ++i) probes[i].file = &files[i];
+    // Reads only; the decisions below are sequential.
+    ProbeAll(ProbeContext{::dirfd(d), &prefix, &cache, &options}, probes);
     ::closedir(d);
 
     std::set<std::string, std::less<>> seen;
     report.candidates.reserve(report.candidates.size() + probes.size());
     for (Probe& p : probes) {
-      CandidateReport c;
-      c.path = std::move(p.path);
-      c.name = std::move(p.name);
-      c.kind = p.kind;
+      CandidateReport& c = p.c;  // path, name, kind, and for a scanned file its scan fields
       if (remember) seen.insert(c.path);
       if (p.disabled) {
         c.reason = "disabled in config (plugins.disabled)";
@@ -482,33 +504,30 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
         continue;
       }
       // An I/O error says nothing lasting about the file: it is not remembered.
-      if (remember && p.kind == CandidateKind::kSharedObject && !p.cached &&
+      if (remember && p.c.kind == CandidateKind::kSharedObject && !p.cached &&
           p.verdict.outcome != ScanOutcome::kIoError) {
         cache.Put(c.path, KeyOf(p.st), p.verdict);
       }
       if (auto first = names.find(c.name); first != names.end()) {
+        c.scan = ScanOutcome::kIoError;  // as if never scanned: the name decides
+        c.scan_cached = false;
+        c.interface_version = 0;
         c.reason = "a plugin of the same name comes first: " + first->second;
         report.candidates.push_back(std::move(c));
         continue;
       }
-      if (p.kind == CandidateKind::kScript) {  // the manifest is its own pre-scan
+      if (c.kind == CandidateKind::kScript) {  // the manifest is its own pre-scan
         LoadScript(c, options);
         if (c.scan == ScanOutcome::kAccepted) names.emplace(c.name, c.path);
         report.candidates.push_back(std::move(c));
         continue;
       }
-      c.scan = p.verdict.outcome;
-      c.scan_cached = p.cached;
-      c.interface_version = p.verdict.interface_version;
-      if (!p.verdict.accepted()) {
-        c.reason = "pre-scan: " + p.verdict.reason;
+      if (!p.verdict.accepted()) {  // the probe wrote the reason
         report.candidates.push_back(std::move(c));
         continue;
       }
       names.emplace(c.name, c.path);
-      if (options.mode == LoadMode::kScanOnly) {
-        c.reason = "not loaded (scan only)";
-      } else {
+      if (options.mode != LoadMode::kScanOnly) {
         pending.push_back(PendingLoad{report.candidates.size(), p.st});
       }
       report.candidates.push_back(std::move(c));

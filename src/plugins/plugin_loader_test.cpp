@@ -247,6 +247,9 @@ TEST_F(PluginLoaderTest, DisabledAndDuplicateNamesAreSkipped) {
   EXPECT_EQ(report.candidates[0].verdict, Verdict::kLoaded);
   EXPECT_EQ(report.candidates[2].verdict, Verdict::kSkipped);
   EXPECT_NE(report.candidates[2].reason.find("same name comes first"), std::string::npos);
+  // The name decided, not the scan: the shadowed candidate reports none.
+  EXPECT_EQ(report.candidates[2].scan, ScanOutcome::kIoError);
+  EXPECT_EQ(report.candidates[2].interface_version, 0u);
 }
 
 TEST_F(PluginLoaderTest, RescanDoesNotRunLoadedPluginsAgain) {
