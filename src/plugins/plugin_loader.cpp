@@ -272,7 +272,24 @@ struct ProbeContext {
   const std::string* prefix = nullptr;  // the directory with a trailing '/'
   const VerdictCache* cache = nullptr;
   const DiscoveryOptions* options = nullptr;
+  // Whether to open with O_NOATIME: a pre-scan is not a use of the file, and on a file written
+  // since it was last read (a fresh install, every update) the atime update costs an inode write
+  // and a journal entry per file. Only the owner (or CAP_FOWNER) may ask for it; the first EPERM
+  // turns it off for the rest of the directory, so files owned by others cost one extra open at
+  // most once per directory and thread race.
+  std::atomic<bool>* noatime = nullptr;
 };
+
+// openat for a pre-scan (see ProbeContext::noatime).
+int OpenForScan(const ProbeContext& ctx, const char* file) {
+  constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  if (ctx.noatime->load(std::memory_order_relaxed)) {
+    const int fd = ::openat(ctx.dir_fd, file, kFlags | O_NOATIME);
+    if (fd >= 0 || errno != EPERM) return fd;
+    ctx.noatime->store(false, std::memory_order_relaxed);
+  }
+  return ::openat(ctx.dir_fd, file, kFlags);
+}
 
 void Name(const ProbeContext& ctx, Probe& p) {
   const std::string& file = *p.file;
@@ -302,7 +319,7 @@ void ProbeOne(const ProbeContext& ctx, Probe& p) {
     }
   }
   if (!p.cached) {
-    UniqueFd fd(::openat(ctx.dir_fd, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    UniqueFd fd(OpenForScan(ctx, file));
     if (!fd) {
       p.verdict = ScanVerdict{ScanOutcome::kIoError,
                               std::string("cannot open: ") + std::strerror(errno), 0};
@@ -490,7 +507,8 @@ DiscoveryReport PluginLoader::Discover(const DiscoveryOptions& options) {
     std::vector<Probe> probes(files.size());
     for (size_t i = 0; i < files.size(); ++i) probes[i].file = &files[i];
     // Reads only; the decisions below are sequential.
-    ProbeAll(ProbeContext{::dirfd(d), &prefix, &cache, &options}, probes);
+    std::atomic<bool> noatime{true};
+    ProbeAll(ProbeContext{::dirfd(d), &prefix, &cache, &options, &noatime}, probes);
     ::closedir(d);
 
     std::set<std::string, std::less<>> seen;

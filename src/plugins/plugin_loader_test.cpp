@@ -1,6 +1,7 @@
 #include "talaria/plugins/plugin_loader.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -250,6 +251,68 @@ TEST_F(PluginLoaderTest, DisabledAndDuplicateNamesAreSkipped) {
   // The name decided, not the scan: the shadowed candidate reports none.
   EXPECT_EQ(report.candidates[2].scan, ScanOutcome::kIoError);
   EXPECT_EQ(report.candidates[2].interface_version, 0u);
+}
+
+// Enough candidates for the pre-scan to run on several threads.
+void FillForThreadedScan(const fs::path& dir) {
+  for (int i = 0; i < 160; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "bench_mod_%04d.so", i);
+    if (i % 2 == 0)
+      CopyPlugin("bench_mod_plugin", (dir / name).string());
+    else
+      WriteText((dir / name).string(), "plain text, not a library\n");
+  }
+}
+
+bool ScanVerdictsAreRight(const DiscoveryReport& report) {
+  if (report.candidates.size() != 160) return false;
+  for (size_t i = 0; i < report.candidates.size(); ++i) {
+    const CandidateReport& c = report.candidates[i];
+    const bool plugin = i % 2 == 0;
+    if (c.scan != (plugin ? ScanOutcome::kAccepted : ScanOutcome::kNotElf)) return false;
+    if (c.reason != (plugin ? "not loaded (scan only)" : "pre-scan: not an ELF file (no ELF magic)"))
+      return false;
+  }
+  return true;
+}
+
+TEST_F(PluginLoaderTest, PreScanDoesNotUpdateAccessTimes) {
+  FillForThreadedScan(dir_.path());
+  // An access time older than the modification: a relatime mount would update it on a read.
+  const struct timespec times[2] = {{1'000'000, 0}, {0, UTIME_OMIT}};
+  for (const auto& entry : fs::directory_iterator(dir_.path()))
+    ASSERT_EQ(::utimensat(AT_FDCWD, entry.path().c_str(), times, 0), 0);
+  DiscoveryOptions options;
+  options.mode = LoadMode::kScanOnly;
+  ASSERT_TRUE(ScanVerdictsAreRight(Discover(options)));
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
+    struct stat st {};
+    ASSERT_EQ(::stat(entry.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_atim.tv_sec, 1'000'000) << entry.path();
+  }
+}
+
+// O_NOATIME is refused (EPERM) on files somebody else owns; the scan then opens them plainly.
+TEST_F(PluginLoaderTest, PreScanReadsFilesOwnedBySomebodyElse) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create files another user can read";
+  FillForThreadedScan(dir_.path());
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    Registry registry;
+    PluginLoader loader(registry);
+    DiscoveryOptions options;
+    options.dirs = {dir_.path()};
+    options.mode = LoadMode::kScanOnly;
+    ::_exit(ScanVerdictsAreRight(loader.Discover(options)) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_F(PluginLoaderTest, RescanDoesNotRunLoadedPluginsAgain) {
