@@ -157,13 +157,14 @@ class Source {
   uint64_t size_;
 };
 
-// Reads through a descriptor. The first page is read with one pread up front: it holds the ELF
-// header and program headers and, in a typical shared object, .dynsym and .dynstr too. Anything
-// else (the section headers at the end, the version's value in .data) is read where it lies, so
-// a scan copies a few KiB out of the page cache however large the file is.
+// Reads through a descriptor. The first 2 KiB are read with one pread up front: they hold the ELF
+// header and program headers and, in a typical small plugin, .gnu.hash, .dynsym and .dynstr too
+// (a whole page would mostly copy code nobody looks at: copying out of the page cache is most of
+// a scan's time). Anything else (larger tables, the section headers at the end, the version's
+// value in .data) is read where it lies, so a scan copies a few KiB however large the file is.
 class FdSource final : public Source {
  public:
-  static constexpr uint64_t kPrefixBytes = 4096;
+  static constexpr uint64_t kPrefixBytes = 2048;
 
   FdSource(int fd, uint64_t size) : Source(size), fd_(fd) {
     prefix_size_ = std::min(size, kPrefixBytes);

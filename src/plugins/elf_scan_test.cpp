@@ -89,16 +89,17 @@ TEST(ElfScan, RejectsTruncatedElfAtEveryInterestingLength) {
   }
 }
 
-// A file scan reads the first page up front and everything else where it lies; an image scan
+// A file scan reads the first 2 KiB up front and everything else where it lies; an image scan
 // sees all bytes at once. Both must reach the same verdict for the same bytes, whichever side
-// of the first page's end a table or the file's end falls on.
+// of the prefix's (or a page's) end a table or the file's end falls on.
 TEST(ElfScan, FileScanMatchesImageScanAroundTheFirstPage) {
   const auto full = ReadBytes(TestPlugin("example_plugin"));
   ASSERT_GT(full.size(), 8192u);
   TempDir dir;
   const std::string path = dir / "cut.so";
-  for (size_t len : {size_t{0}, size_t{63}, size_t{64}, size_t{1000}, size_t{4095}, size_t{4096},
-                     size_t{4097}, size_t{8191}, size_t{8192}, full.size() - 1, full.size()}) {
+  for (size_t len : {size_t{0}, size_t{63}, size_t{64}, size_t{1000}, size_t{2047}, size_t{2048},
+                     size_t{2049}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{8191},
+                     size_t{8192}, full.size() - 1, full.size()}) {
     const std::vector<unsigned char> cut(full.begin(),
                                          full.begin() + static_cast<std::ptrdiff_t>(len));
     testing::WriteBytes(path, cut);
@@ -109,7 +110,7 @@ TEST(ElfScan, FileScanMatchesImageScanAroundTheFirstPage) {
   }
 }
 
-// Damaged plugins scanned from a file (first page up front, the rest read where it lies) and
+// Damaged plugins scanned from a file (first 2 KiB up front, the rest read where it lies) and
 // from memory: the same verdict and reason every time, and never a crash (ASan run).
 TEST(ElfScan, FileAndImageAgreeOnMutatedPlugins) {
   const auto good = ReadBytes(TestPlugin("example_plugin"));
