@@ -373,27 +373,41 @@ class Scanner {
     const uint64_t bytes = count * sizeof(Shdr);
     if (!src_.Contains(eh_.e_shoff, bytes))
       return Malformed(PastEnd("section header table", eh_.e_shoff, bytes));
+    // The table is read a few entries at a time up to the first SHT_DYNSYM, which linkers put
+    // among the first sections: the whole table (2-3 KiB at the end of the file) would mostly be
+    // copied for nothing. The range check above still covers all of it.
+    constexpr uint64_t kChunk = 8;
     std::pmr::vector<Shdr> shdrs(&arena_);
-    if (!src_.ReadArray(eh_.e_shoff, count, shdrs)) return Malformed("cannot read section headers");
-    for (const Shdr& sh : shdrs) {
-      if (sh.sh_type != SHT_DYNSYM) continue;
-      if (sh.sh_entsize != sizeof(Sym))
-        return Malformed(".dynsym entry size " + std::to_string(sh.sh_entsize));
-      if (sh.sh_size % sizeof(Sym) != 0)
-        return Malformed(".dynsym size is not a whole number of entries");
-      if (!src_.Contains(sh.sh_offset, sh.sh_size))
-        return Malformed(PastEnd(".dynsym", sh.sh_offset, sh.sh_size));
-      if (sh.sh_link == 0 || sh.sh_link >= count)
-        return Malformed(".dynsym links to no string table");
-      const Shdr& str = shdrs[sh.sh_link];
-      if (str.sh_type != SHT_STRTAB) return Malformed(".dynsym's string table is not SHT_STRTAB");
-      if (!src_.Contains(str.sh_offset, str.sh_size))
-        return Malformed(PastEnd(".dynstr", str.sh_offset, str.sh_size));
-      if (auto v =
-              ReadTables(sh.sh_offset, sh.sh_size / sizeof(Sym), str.sh_offset, str.sh_size, out))
-        return v;
-      found = true;
-      return std::nullopt;
+    for (uint64_t first = 0; first < count; first += kChunk) {
+      const uint64_t n = std::min(kChunk, count - first);
+      if (!src_.ReadArray(eh_.e_shoff + first * sizeof(Shdr), n, shdrs))
+        return Malformed("cannot read section headers");
+      for (const Shdr& sh : shdrs) {
+        if (sh.sh_type != SHT_DYNSYM) continue;
+        if (sh.sh_entsize != sizeof(Sym))
+          return Malformed(".dynsym entry size " + std::to_string(sh.sh_entsize));
+        if (sh.sh_size % sizeof(Sym) != 0)
+          return Malformed(".dynsym size is not a whole number of entries");
+        if (!src_.Contains(sh.sh_offset, sh.sh_size))
+          return Malformed(PastEnd(".dynsym", sh.sh_offset, sh.sh_size));
+        if (sh.sh_link == 0 || sh.sh_link >= count)
+          return Malformed(".dynsym links to no string table");
+        Shdr str;
+        if (sh.sh_link >= first && sh.sh_link < first + n) {
+          str = shdrs[sh.sh_link - first];
+        } else if (!src_.Read(eh_.e_shoff + sh.sh_link * sizeof(Shdr), &str, sizeof str)) {
+          return Malformed("cannot read section headers");
+        }
+        if (str.sh_type != SHT_STRTAB)
+          return Malformed(".dynsym's string table is not SHT_STRTAB");
+        if (!src_.Contains(str.sh_offset, str.sh_size))
+          return Malformed(PastEnd(".dynstr", str.sh_offset, str.sh_size));
+        if (auto v = ReadTables(sh.sh_offset, sh.sh_size / sizeof(Sym), str.sh_offset,
+                                str.sh_size, out))
+          return v;
+        found = true;
+        return std::nullopt;
+      }
     }
     return std::nullopt;
   }

@@ -154,6 +154,47 @@ TEST(ElfScan, FindsSectionHeadersFarBeyondTheFirstPage) {
   EXPECT_EQ(v.interface_version, TALARIA_PLUGIN_INTERFACE_VERSION);
 }
 
+// The section headers are read a few at a time up to the first SHT_DYNSYM. Moved to a later
+// chunk (its string table left in the first), .dynsym is still found and its link followed; a
+// link to a section that is no string table is still refused. From a file and from memory alike.
+TEST(ElfScan, FindsDynsymAndItsStringTableInDifferentSectionHeaderChunks) {
+  auto bytes = ReadBytes(TestPlugin("example_plugin"));
+  const auto shoff = ReadField<Elf64_Off>(bytes, offsetof(Elf64_Ehdr, e_shoff));
+  const auto shnum = ReadField<uint16_t>(bytes, offsetof(Elf64_Ehdr, e_shnum));
+  ASSERT_GT(shnum, 12);
+  auto at = [&](size_t i) { return static_cast<size_t>(shoff + i * sizeof(Elf64_Shdr)); };
+  size_t dynsym = 0;
+  for (size_t i = 1; i < shnum; ++i) {
+    if (ReadField<uint32_t>(bytes, at(i) + offsetof(Elf64_Shdr, sh_type)) == SHT_DYNSYM) dynsym = i;
+  }
+  ASSERT_GT(dynsym, 0u);
+  ASSERT_LT(dynsym, 8u);  // in the first chunk, as linkers place it
+  // Swap it with section 11 (the second chunk); nothing else in the scan looks at section order.
+  std::vector<unsigned char> moved = bytes;
+  std::memcpy(moved.data() + at(11), bytes.data() + at(dynsym), sizeof(Elf64_Shdr));
+  std::memcpy(moved.data() + at(dynsym), bytes.data() + at(11), sizeof(Elf64_Shdr));
+  ASSERT_NE(ReadField<uint32_t>(moved, at(dynsym) + offsetof(Elf64_Shdr, sh_type)), SHT_DYNSYM);
+
+  TempDir dir;
+  const std::string path = dir / "moved.so";
+  testing::WriteBytes(path, moved);
+  for (const ScanVerdict& v : {ScanBytes(moved), ScanPluginFile(path)}) {
+    EXPECT_EQ(v.outcome, ScanOutcome::kAccepted) << v.reason;
+  }
+  // Link the moved .dynsym to section 12 (also the second chunk), then to section 1 (the
+  // first): neither is a string table.
+  for (uint32_t link : {12u, 1u}) {
+    ASSERT_NE(ReadField<uint32_t>(moved, at(link) + offsetof(Elf64_Shdr, sh_type)), SHT_STRTAB);
+    std::vector<unsigned char> bad = moved;
+    Poke<uint32_t>(bad, at(11) + offsetof(Elf64_Shdr, sh_link), link);
+    testing::WriteBytes(path, bad);
+    for (const ScanVerdict& v : {ScanBytes(bad), ScanPluginFile(path)}) {
+      EXPECT_EQ(v.outcome, ScanOutcome::kMalformed) << link;
+      EXPECT_NE(v.reason.find("not SHT_STRTAB"), std::string::npos) << v.reason;
+    }
+  }
+}
+
 TEST(ElfScan, RejectsCrafted32BitElf) {
   const ScanVerdict v = ScanBytes(Elf32Header());
   EXPECT_EQ(v.outcome, ScanOutcome::kWrongClass);
