@@ -130,7 +130,8 @@ std::optional<std::string> RunSelf(const std::vector<std::string>& args) {
   ::close(fds[1]);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
   ::close(fds[0]);
   int status = 0;
   if (rc != 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
@@ -147,13 +148,12 @@ int RunLoad(const std::string& dir, const std::string& cache, bool trial,
             std::string_view expect_trial) {
   talaria::Registry registry;
   double ms = 0;
-  const tp::DiscoveryReport report =
-      Discover(dir, cache, tp::LoadMode::kLoad, registry, ms, trial);
+  const tp::DiscoveryReport report = Discover(dir, cache, tp::LoadMode::kLoad, registry, ms, trial);
   if (report.Count(tp::Verdict::kLoaded) != kCandidates / 2 ||
       registry.ToolsOfToolset("discovery").size() != kCandidates / 2 ||
       !AllTrials(report, expect_trial)) {
-    std::fprintf(stderr, "plugin_bench: %s: expected 500 plugins loaded (trial %s)\n",
-                 dir.c_str(), std::string(expect_trial).c_str());
+    std::fprintf(stderr, "plugin_bench: %s: expected 500 plugins loaded (trial %s)\n", dir.c_str(),
+                 std::string(expect_trial).c_str());
     for (const auto& cand : report.candidates) {
       if (cand.verdict == tp::Verdict::kFailed)
         std::fprintf(stderr, "  %s: %s\n", cand.name.c_str(), cand.reason.c_str());

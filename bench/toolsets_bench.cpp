@@ -54,8 +54,8 @@ struct W3Setup {
 
 talaria::ToolList ResolveOrDie(const talaria::Toolsets& toolsets, std::string_view name) {
   auto r = toolsets.Resolve(name);
-  Check(r.has_value(), "Resolve(" + std::string(name) + ") failed: " +
-                           (r ? std::string() : r.error().message()));
+  Check(r.has_value(),
+        "Resolve(" + std::string(name) + ") failed: " + (r ? std::string() : r.error().message()));
   return *r;
 }
 

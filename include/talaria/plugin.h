@@ -84,9 +84,10 @@ extern "C" {
 #define TALARIA_PLUGIN_ERROR 1            /* generic failure */
 #define TALARIA_PLUGIN_INVALID_ARGUMENT 2 /* register_tool: bad definition or schema */
 #define TALARIA_PLUGIN_ALREADY_EXISTS 3   /* register_tool: would replace an existing tool */
-#define TALARIA_PLUGIN_UNSUPPORTED 4 /* client_request: no MCP client, or it lacks the capability \
-                                      */
-#define TALARIA_PLUGIN_CANCELLED 5   /* client_request: the call was cancelled or timed out */
+#define TALARIA_PLUGIN_UNSUPPORTED                                                              \
+  4                                /* client_request: no MCP client, or it lacks the capability \
+                                    */
+#define TALARIA_PLUGIN_CANCELLED 5 /* client_request: the call was cancelled or timed out */
 
 /* talaria_tool_def.parallel: may calls of this tool run beside others in one model turn? */
 #define TALARIA_PARALLEL_NEVER 0 /* a barrier: runs alone (the default) */

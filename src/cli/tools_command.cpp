@@ -18,7 +18,8 @@ int RunTools(Runtime& rt, const ToolsOptions& options) {
   const Status code = EnableSessionCodeExecution(rt, options.toolsets);
   // What a model may be handed: only tools a call can reach (not the agent loop's, with no loop).
   if (options.json) {
-    std::printf("%s\n", rt.registry().GetDefinitions(rt.dispatcher().RunnableTools(**selection))->c_str());
+    std::printf("%s\n",
+                rt.registry().GetDefinitions(rt.dispatcher().RunnableTools(**selection))->c_str());
     return kExitOk;
   }
   Table table({"", "tool", "toolset", "status"});

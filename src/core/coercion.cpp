@@ -14,7 +14,15 @@
 
 namespace talaria {
 
-enum class JsonType : unsigned char { kString, kInteger, kNumber, kBoolean, kNull, kArray, kObject };
+enum class JsonType : unsigned char {
+  kString,
+  kInteger,
+  kNumber,
+  kBoolean,
+  kNull,
+  kArray,
+  kObject
+};
 
 struct CoercionPlan::Node {
   std::vector<JsonType> types;  // the declared "type", in declaration order
@@ -88,7 +96,8 @@ void CompileNode(const Json& schema, Node& node, int depth) {
       add(*it);
     }
   }
-  if (auto it = schema.find("nullable"); it != schema.end() && it->is_boolean() && it->get<bool>()) {
+  if (auto it = schema.find("nullable");
+      it != schema.end() && it->is_boolean() && it->get<bool>()) {
     node.allows_null = true;
   }
   if (auto it = schema.find("required"); it != schema.end() && it->is_array() && !it->empty()) {
@@ -180,7 +189,8 @@ std::optional<double> ParseFloatLikePython(std::string_view text) {
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '_') {
-      const bool between_digits = i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+      const bool between_digits = i > 0 && i + 1 < s.size() &&
+                                  std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
                                   std::isdigit(static_cast<unsigned char>(s[i + 1]));
       if (!between_digits) return std::nullopt;
       continue;
@@ -368,7 +378,8 @@ void CoercionPlan::Coerce(Json& args) const {
 
 Json CoerceToolArgs(const Registry& registry, std::string_view tool_name, Json args) {
   // Coerce calls into no registry, so the peeked entry outlives its use.
-  if (const ToolEntry* entry = registry.PeekEntry(tool_name)) entry->compiled().coercion().Coerce(args);
+  if (const ToolEntry* entry = registry.PeekEntry(tool_name))
+    entry->compiled().coercion().Coerce(args);
   return args;
 }
 

@@ -22,63 +22,112 @@ struct Case {
 // Every rule of the seed and the newer original, and every refusal (the value is kept).
 const Case kCases[] = {
     // integer / number (seed _coerce_number)
-    {"IntegerFromString", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42"})", R"({"n":42})"},
-    {"NegativeInteger", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-7"})", R"({"n":-7})"},
-    {"IntegralFloatTextBecomesInt", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42.0"})", R"({"n":42})"},
-    {"ExponentIntegral", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1e3"})", R"({"n":1000})"},
-    {"WhitespaceAroundNumber", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"  5\n"})", R"({"n":5})"},
-    {"UnderscoreDigits", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1_000"})", R"({"n":1000})"},
-    {"IntegerRefusesFraction", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42.5"})", R"({"n":"42.5"})"},
-    {"NumberKeepsFraction", R"({"properties":{"x":{"type":"number"}}})", R"({"x":"42.5"})", R"({"x":42.5})"},
-    {"NumberIntegralBecomesInt", R"({"properties":{"x":{"type":"number"}}})", R"({"x":"3"})", R"({"x":3})"},
-    {"NotANumberKept", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"forty"})", R"({"n":"forty"})"},
-    {"HexRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"0x10"})", R"({"n":"0x10"})"},
-    {"BadUnderscoreRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1__0"})", R"({"n":"1__0"})"},
+    {"IntegerFromString", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42"})",
+     R"({"n":42})"},
+    {"NegativeInteger", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-7"})",
+     R"({"n":-7})"},
+    {"IntegralFloatTextBecomesInt", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42.0"})",
+     R"({"n":42})"},
+    {"ExponentIntegral", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1e3"})",
+     R"({"n":1000})"},
+    {"WhitespaceAroundNumber", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"  5\n"})",
+     R"({"n":5})"},
+    {"UnderscoreDigits", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1_000"})",
+     R"({"n":1000})"},
+    {"IntegerRefusesFraction", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"42.5"})",
+     R"({"n":"42.5"})"},
+    {"NumberKeepsFraction", R"({"properties":{"x":{"type":"number"}}})", R"({"x":"42.5"})",
+     R"({"x":42.5})"},
+    {"NumberIntegralBecomesInt", R"({"properties":{"x":{"type":"number"}}})", R"({"x":"3"})",
+     R"({"x":3})"},
+    {"NotANumberKept", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"forty"})",
+     R"({"n":"forty"})"},
+    {"HexRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"0x10"})",
+     R"({"n":"0x10"})"},
+    {"BadUnderscoreRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"1__0"})",
+     R"({"n":"1__0"})"},
     // the short-decimal fast path ("42") and its edges, which must match float() exactly
-    {"PlusSignInteger", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"+7"})", R"({"n":7})"},
-    {"NegativeZeroIsZero", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-0"})", R"({"n":0})"},
+    {"PlusSignInteger", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"+7"})",
+     R"({"n":7})"},
+    {"NegativeZeroIsZero", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-0"})",
+     R"({"n":0})"},
     {"LeadingZeros", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"007"})", R"({"n":7})"},
-    {"FifteenDigits", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"999999999999999"})", R"({"n":999999999999999})"},
-    {"SeventeenDigitsRoundLikeFloat", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"12345678901234567"})", R"({"n":12345678901234568})"},
-    {"LoneSignRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-"})", R"({"n":"-"})"},
-    {"EmptyStringRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":""})", R"({"n":""})"},
+    {"FifteenDigits", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"999999999999999"})",
+     R"({"n":999999999999999})"},
+    {"SeventeenDigitsRoundLikeFloat", R"({"properties":{"n":{"type":"integer"}}})",
+     R"({"n":"12345678901234567"})", R"({"n":12345678901234568})"},
+    {"LoneSignRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":"-"})",
+     R"({"n":"-"})"},
+    {"EmptyStringRefused", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":""})",
+     R"({"n":""})"},
     // boolean (seed _coerce_boolean): true/false only, case-insensitive, trimmed
     {"BoolTrue", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"true"})", R"({"b":true})"},
-    {"BoolFalseMixedCaseTrimmed", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"  FaLsE "})", R"({"b":false})"},
-    {"BoolRefusesYes", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"yes"})", R"({"b":"yes"})"},
-    {"BoolRefusesOne", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"1"})", R"({"b":"1"})"},
+    {"BoolFalseMixedCaseTrimmed", R"({"properties":{"b":{"type":"boolean"}}})",
+     R"({"b":"  FaLsE "})", R"({"b":false})"},
+    {"BoolRefusesYes", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"yes"})",
+     R"({"b":"yes"})"},
+    {"BoolRefusesOne", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"1"})",
+     R"({"b":"1"})"},
     // only strings are coerced; typed values and unknown keys are left alone
-    {"TypedValueUntouched", R"({"properties":{"n":{"type":"string"}}})", R"({"n":42})", R"({"n":42})"},
-    {"StringStaysString", R"({"properties":{"s":{"type":"string"}}})", R"({"s":"42"})", R"({"s":"42"})"},
-    {"UnknownKeyUntouched", R"({"properties":{"n":{"type":"integer"}}})", R"({"m":"42"})", R"({"m":"42"})"},
-    {"UntypedPropertyUntouched", R"({"properties":{"n":{"description":"x"}}})", R"({"n":"42"})", R"({"n":"42"})"},
+    {"TypedValueUntouched", R"({"properties":{"n":{"type":"string"}}})", R"({"n":42})",
+     R"({"n":42})"},
+    {"StringStaysString", R"({"properties":{"s":{"type":"string"}}})", R"({"s":"42"})",
+     R"({"s":"42"})"},
+    {"UnknownKeyUntouched", R"({"properties":{"n":{"type":"integer"}}})", R"({"m":"42"})",
+     R"({"m":"42"})"},
+    {"UntypedPropertyUntouched", R"({"properties":{"n":{"description":"x"}}})", R"({"n":"42"})",
+     R"({"n":"42"})"},
     // union types: tried in order, first successful coercion wins (string never "succeeds")
-    {"UnionIntegerThenBoolean", R"({"properties":{"v":{"type":["integer","boolean"]}}})", R"({"v":"true"})", R"({"v":true})"},
-    {"UnionStringFirstStillCoerces", R"({"properties":{"v":{"type":["string","integer"]}}})", R"({"v":"7"})", R"({"v":7})"},
-    {"UnionNoneApplies", R"({"properties":{"v":{"type":["integer","boolean"]}}})", R"({"v":"maybe"})", R"({"v":"maybe"})"},
+    {"UnionIntegerThenBoolean", R"({"properties":{"v":{"type":["integer","boolean"]}}})",
+     R"({"v":"true"})", R"({"v":true})"},
+    {"UnionStringFirstStillCoerces", R"({"properties":{"v":{"type":["string","integer"]}}})",
+     R"({"v":"7"})", R"({"v":7})"},
+    {"UnionNoneApplies", R"({"properties":{"v":{"type":["integer","boolean"]}}})",
+     R"({"v":"maybe"})", R"({"v":"maybe"})"},
     // null where the schema allows it
-    {"NullInTypeList", R"({"properties":{"v":{"type":["integer","null"]}}})", R"({"v":"null"})", R"({"v":null})"},
-    {"NullableTrue", R"({"properties":{"v":{"type":"string","nullable":true}}})", R"({"v":"null"})", R"({"v":null})"},
-    {"NullBranchInAnyOf", R"({"properties":{"v":{"anyOf":[{"type":"integer"},{"type":"null"}]}}})", R"({"v":"null"})", R"({"v":null})"},
-    {"NullNotAllowedKept", R"({"properties":{"v":{"type":"string"}}})", R"({"v":"null"})", R"({"v":"null"})"},
+    {"NullInTypeList", R"({"properties":{"v":{"type":["integer","null"]}}})", R"({"v":"null"})",
+     R"({"v":null})"},
+    {"NullableTrue", R"({"properties":{"v":{"type":"string","nullable":true}}})", R"({"v":"null"})",
+     R"({"v":null})"},
+    {"NullBranchInAnyOf", R"({"properties":{"v":{"anyOf":[{"type":"integer"},{"type":"null"}]}}})",
+     R"({"v":"null"})", R"({"v":null})"},
+    {"NullNotAllowedKept", R"({"properties":{"v":{"type":"string"}}})", R"({"v":"null"})",
+     R"({"v":"null"})"},
     // JSON text for array/object parameters, kept only when the parsed type matches
-    {"ArrayFromJsonText", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})", R"({"a":"[1,2]"})", R"({"a":[1,2]})"},
-    {"ObjectFromJsonText", R"({"properties":{"o":{"type":"object"}}})", R"({"o":"{\"k\":1}"})", R"({"o":{"k":1}})"},
-    {"ObjectRefusesArrayText", R"({"properties":{"o":{"type":"object"}}})", R"({"o":"[1]"})", R"({"o":"[1]"})"},
-    {"EmptyStringToEmptyObject", R"({"properties":{"o":{"type":"object"}}})", R"({"o":""})", R"({"o":{}})"},
-    {"EmptyStringKeptWhenRequired", R"({"properties":{"o":{"type":"object","required":["k"]}}})", R"({"o":""})", R"({"o":""})"},
+    {"ArrayFromJsonText", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})",
+     R"({"a":"[1,2]"})", R"({"a":[1,2]})"},
+    {"ObjectFromJsonText", R"({"properties":{"o":{"type":"object"}}})", R"({"o":"{\"k\":1}"})",
+     R"({"o":{"k":1}})"},
+    {"ObjectRefusesArrayText", R"({"properties":{"o":{"type":"object"}}})", R"({"o":"[1]"})",
+     R"({"o":"[1]"})"},
+    {"EmptyStringToEmptyObject", R"({"properties":{"o":{"type":"object"}}})", R"({"o":""})",
+     R"({"o":{}})"},
+    {"EmptyStringKeptWhenRequired", R"({"properties":{"o":{"type":"object","required":["k"]}}})",
+     R"({"o":""})", R"({"o":""})"},
     // a bare scalar for an array becomes a one-element array (and its items are coerced)
-    {"BareStringWrapped", R"({"properties":{"a":{"type":"array","items":{"type":"string"}}}})", R"({"a":"x.txt"})", R"({"a":["x.txt"]})"},
+    {"BareStringWrapped", R"({"properties":{"a":{"type":"array","items":{"type":"string"}}}})",
+     R"({"a":"x.txt"})", R"({"a":["x.txt"]})"},
     {"BareNumberWrapped", R"({"properties":{"a":{"type":"array"}}})", R"({"a":5})", R"({"a":[5]})"},
-    {"WrappedItemCoerced", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})", R"({"a":"7"})", R"({"a":[7]})"},
-    {"StringOrArrayNotWrapped", R"({"properties":{"a":{"type":["array","string"]}}})", R"({"a":"x"})", R"({"a":"x"})"},
+    {"WrappedItemCoerced", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})",
+     R"({"a":"7"})", R"({"a":[7]})"},
+    {"StringOrArrayNotWrapped", R"({"properties":{"a":{"type":["array","string"]}}})",
+     R"({"a":"x"})", R"({"a":"x"})"},
     // recursion into items, properties and anyOf/oneOf/allOf
-    {"ItemsRecursion", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})", R"({"a":["1","2","x"]})", R"({"a":[1,2,"x"]})"},
-    {"NestedProperties", R"({"properties":{"o":{"type":"object","properties":{"n":{"type":"integer"}}}}})", R"({"o":{"n":"3"}})", R"({"o":{"n":3}})"},
-    {"ParsedTextRecursesIntoItems", R"({"properties":{"a":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}}})", R"({"a":"[{\"n\":\"4\"}]"})", R"({"a":[{"n":4}]})"},
-    {"OneOfBranchProperties", R"({"properties":{"o":{"oneOf":[{"type":"object","properties":{"b":{"type":"boolean"}}}]}}})", R"({"o":{"b":"TRUE"}})", R"({"o":{"b":true}})"},
-    {"AllOfBranchProperties", R"({"allOf":[{"properties":{"n":{"type":"integer"}}}]})", R"({"n":"9"})", R"({"n":9})"},
-    {"AnyOfStringValue", R"({"properties":{"v":{"anyOf":[{"type":"integer"},{"type":"string"}]}}})", R"({"v":"12"})", R"({"v":12})"},
+    {"ItemsRecursion", R"({"properties":{"a":{"type":"array","items":{"type":"integer"}}}})",
+     R"({"a":["1","2","x"]})", R"({"a":[1,2,"x"]})"},
+    {"NestedProperties",
+     R"({"properties":{"o":{"type":"object","properties":{"n":{"type":"integer"}}}}})",
+     R"({"o":{"n":"3"}})", R"({"o":{"n":3}})"},
+    {"ParsedTextRecursesIntoItems",
+     R"({"properties":{"a":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}}})",
+     R"({"a":"[{\"n\":\"4\"}]"})", R"({"a":[{"n":4}]})"},
+    {"OneOfBranchProperties",
+     R"({"properties":{"o":{"oneOf":[{"type":"object","properties":{"b":{"type":"boolean"}}}]}}})",
+     R"({"o":{"b":"TRUE"}})", R"({"o":{"b":true}})"},
+    {"AllOfBranchProperties", R"({"allOf":[{"properties":{"n":{"type":"integer"}}}]})",
+     R"({"n":"9"})", R"({"n":9})"},
+    {"AnyOfStringValue", R"({"properties":{"v":{"anyOf":[{"type":"integer"},{"type":"string"}]}}})",
+     R"({"v":"12"})", R"({"v":12})"},
 };
 
 class CoercionTable : public ::testing::TestWithParam<Case> {};
@@ -113,7 +162,8 @@ TEST(Coercion, InfinityAndNanBecomeFloats) {
 // both the short-decimal fast path and the general parse.
 TEST(Coercion, IntegralTextBecomesAnIntegerNotAFloat) {
   CoercionPlan plan = CoercionPlan::Compile(J(R"({"properties":{"n":{"type":"integer"}}})"));
-  for (const char* text : {"42", "-0", "+7", "999999999999999", "1234567890123456", "42.0", " 5 "}) {
+  for (const char* text :
+       {"42", "-0", "+7", "999999999999999", "1234567890123456", "42.0", " 5 "}) {
     Json args = Json::object({{"n", text}});
     plan.Coerce(args);
     EXPECT_TRUE(args["n"].is_number_integer()) << text << " -> " << args.dump();
@@ -142,7 +192,8 @@ TEST(Coercion, HostileSchemasAndDeepValuesDoNotCrash) {
   for (int i = 0; i < 200; ++i) deep_value = "[" + deep_value + "]";
   Json args = J(R"({"a":)" + deep_value + "}");
   plan.Coerce(args);  // must terminate without blowing the stack
-  CoercionPlan weird = CoercionPlan::Compile(J(R"({"properties":{"n":{"type":5,"items":"x","anyOf":7}}})"));
+  CoercionPlan weird =
+      CoercionPlan::Compile(J(R"({"properties":{"n":{"type":5,"items":"x","anyOf":7}}})"));
   Json a2 = J(R"({"n":"3"})");
   weird.Coerce(a2);
   EXPECT_EQ(a2, J(R"({"n":"3"})"));

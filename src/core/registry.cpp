@@ -165,7 +165,8 @@ Result<std::shared_ptr<const ToolEntry>> Registry::BuildEntry(ToolSpec spec) {
   }
   text.shrink_to_fit();  // dump() grows by doubling; entries live long, keep them tight
   spec.schema = SchemaSource();
-  return std::shared_ptr<const ToolEntry>(std::make_shared<ToolEntry>(std::move(spec), std::move(text)));
+  return std::shared_ptr<const ToolEntry>(
+      std::make_shared<ToolEntry>(std::move(spec), std::move(text)));
 }
 
 Status Registry::Insert(RegistrySnapshot& next, std::shared_ptr<const ToolEntry> entry,
@@ -473,7 +474,8 @@ void Registry::InvalidateAvailabilityCache() {
   check_cache_.clear();
 }
 
-std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std::string> names) const {
+std::shared_ptr<const std::string> Registry::GetDefinitions(
+    std::span<const std::string> names) const {
   auto snapshot = Snapshot();
   const auto& sorted = snapshot->Sorted();
   // One probe per distinct check_fn per call, as the original does.
@@ -495,8 +497,8 @@ std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std:
 
   using Query = RegistrySnapshot::DefinitionsQuery;
   std::shared_ptr<const Query> last = snapshot->last_definitions.load();
-  const bool same_names =
-      last != nullptr && std::equal(names.begin(), names.end(), last->names.begin(), last->names.end());
+  const bool same_names = last != nullptr && std::equal(names.begin(), names.end(),
+                                                        last->names.begin(), last->names.end());
   if (same_names) {
     // The tools without requires_env or check_fn are always available; judge the others now.
     bool same_availability = true;
@@ -515,7 +517,8 @@ std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std:
     query->names.assign(names.begin(), names.end());
     query->ranks = snapshot->RanksOf(names);
     for (uint32_t r : query->ranks) {
-      if (!sorted[r]->requires_env().empty() || sorted[r]->check_fn()) query->conditional.push_back(r);
+      if (!sorted[r]->requires_env().empty() || sorted[r]->check_fn())
+        query->conditional.push_back(r);
     }
   }
   query->available.reserve(query->conditional.size());
@@ -527,7 +530,8 @@ std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std:
   size_t c = 0;
   for (uint32_t r : query->ranks) {
     while (c < query->conditional.size() && query->conditional[c] < r) ++c;
-    if (c < query->conditional.size() && query->conditional[c] == r && !query->available[c]) continue;
+    if (c < query->conditional.size() && query->conditional[c] == r && !query->available[c])
+      continue;
     shown.push_back(r);
   }
   static constexpr std::string_view kPrefix = "{\"type\":\"function\",\"function\":";
@@ -553,7 +557,8 @@ std::shared_ptr<const std::string> Registry::GetDefinitions(std::span<const std:
 int Registry::AddListener(std::function<void(const RegistryChange&)> listener) {
   std::lock_guard lock(listeners_mu_);
   const int id = next_listener_id_++;
-  listeners_.emplace(id, std::make_shared<std::function<void(const RegistryChange&)>>(std::move(listener)));
+  listeners_.emplace(
+      id, std::make_shared<std::function<void(const RegistryChange&)>>(std::move(listener)));
   return id;
 }
 

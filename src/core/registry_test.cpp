@@ -307,7 +307,8 @@ TEST(Registry, RequiresEnvMakesAToolUnavailableWhileUnset) {
 
 TEST(Registry, DefinitionsAreSortedSkipUnknownAndUnavailable) {
   Registry r;
-  for (const char* name : {"tool_10", "tool_2", "tool_1"}) ASSERT_TRUE(r.Register(MakeSpec(name, "set")).ok());
+  for (const char* name : {"tool_10", "tool_2", "tool_1"})
+    ASSERT_TRUE(r.Register(MakeSpec(name, "set")).ok());
   ToolSpec hidden = MakeSpec("hidden", "set");
   hidden.check_fn = [] { return false; };
   ASSERT_TRUE(r.Register(std::move(hidden)).ok());
@@ -322,8 +323,8 @@ TEST(Registry, DefinitionsAreSortedSkipUnknownAndUnavailable) {
   EXPECT_EQ((*defs)[0]["function"]["parameters"]["type"], "object");
 }
 
-// GetDefinitions remembers the last list of names and its text per snapshot: a different list, a change of
-// availability and a new registration must all show.
+// GetDefinitions remembers the last list of names and its text per snapshot: a different list, a
+// change of availability and a new registration must all show.
 TEST(Registry, RepeatedDefinitionQueriesFollowNamesAvailabilityAndRegistrations) {
   Registry r;
   bool visible = true;
@@ -397,7 +398,8 @@ TEST(Registry, DefinitionsFollowAvailabilityOnEveryCall) {
             (std::vector<std::string>{"checked", "needs_env", "plain"}))
       << "an environment variable set later shows on the next call";
   ::setenv("TALARIA_TEST_DEFS_VAR", "", 1);
-  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"checked", "plain"}))
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)),
+            (std::vector<std::string>{"checked", "plain"}))
       << "an empty variable counts as unset";
   visible = false;
   r.InvalidateAvailabilityCache();
@@ -405,7 +407,8 @@ TEST(Registry, DefinitionsFollowAvailabilityOnEveryCall) {
       << "a tool whose check fails drops out immediately";
   visible = true;
   r.InvalidateAvailabilityCache();
-  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)), (std::vector<std::string>{"checked", "plain"}));
+  EXPECT_EQ(DefinitionNames(*r.GetDefinitions(names)),
+            (std::vector<std::string>{"checked", "plain"}));
   ::unsetenv("TALARIA_TEST_DEFS_VAR");
 }
 
@@ -413,7 +416,8 @@ TEST(Registry, DefinitionsFollowAvailabilityOnEveryCall) {
 // their own list (run under TSan to check the cache's publication).
 TEST(Registry, ConcurrentDefinitionQueriesGetTheirOwnText) {
   Registry r;
-  for (int i = 0; i < 50; ++i) ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());
+  for (int i = 0; i < 50; ++i)
+    ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());
   constexpr int kReaders = 4;
   std::atomic<bool> done{false};
   std::atomic<int> wrong{0};
@@ -454,7 +458,8 @@ TEST(Registry, ConcurrentDefinitionQueriesGetTheirOwnText) {
 
 TEST(Registry, ReadersNeverMissEntriesWhileAWriterChurns) {
   Registry r;
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());
+  for (int i = 0; i < 200; ++i)
+    ASSERT_TRUE(r.Register(MakeSpec("tool_" + std::to_string(i), "bench")).ok());
   constexpr int kReaders = 4;
   std::atomic<bool> done{false};
   std::atomic<int> misses{0};

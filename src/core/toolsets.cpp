@@ -21,7 +21,8 @@ struct Toolsets::Table {
 
   explicit Table(std::vector<ToolsetDef> d) : defs(std::move(d)) {
     for (size_t i = 0; i < defs.size(); ++i) index[defs[i].name] = i;
-    for (const auto& def : defs) universe.insert(universe.end(), def.tools.begin(), def.tools.end());
+    for (const auto& def : defs)
+      universe.insert(universe.end(), def.tools.begin(), def.tools.end());
     std::sort(universe.begin(), universe.end());
     universe.erase(std::unique(universe.begin(), universe.end()), universe.end());
     for (uint32_t i = 0; i < universe.size(); ++i) universe_id.emplace(universe[i], i);
@@ -47,7 +48,8 @@ namespace {
 // The tools collected by one resolution: table tools as bits, registry-only names aside.
 class ToolAccumulator {
  public:
-  explicit ToolAccumulator(const Toolsets::Table& table) : table_(table), bits_((table.universe.size() + 63) / 64) {}
+  explicit ToolAccumulator(const Toolsets::Table& table)
+      : table_(table), bits_((table.universe.size() + 63) / 64) {}
   void AddId(uint32_t id) { bits_[id / 64] |= uint64_t{1} << (id % 64); }
   void AddName(std::string_view name) {
     auto it = table_.universe_id.find(name);
@@ -67,7 +69,8 @@ class ToolAccumulator {
     auto extra = extra_.begin();
     for (size_t word = 0; word < bits_.size(); ++word) {
       for (uint64_t w = bits_[word]; w != 0; w &= w - 1) {
-        std::string_view name = table_.universe[word * 64 + static_cast<size_t>(__builtin_ctzll(w))];
+        std::string_view name =
+            table_.universe[word * 64 + static_cast<size_t>(__builtin_ctzll(w))];
         for (; extra != extra_.end() && *extra < name; ++extra) out->emplace_back(*extra);
         out->emplace_back(name);
       }
@@ -135,7 +138,8 @@ std::shared_ptr<const Toolsets::Table> Toolsets::table() const {
 void Toolsets::Define(ToolsetDef def) {
   std::lock_guard lock(mu_);
   std::vector<ToolsetDef> defs = table_->defs;
-  auto it = std::find_if(defs.begin(), defs.end(), [&](const ToolsetDef& d) { return d.name == def.name; });
+  auto it = std::find_if(defs.begin(), defs.end(),
+                         [&](const ToolsetDef& d) { return d.name == def.name; });
   if (it != defs.end()) {
     *it = std::move(def);
   } else {
@@ -171,7 +175,8 @@ std::shared_ptr<Toolsets::Memo> Toolsets::memo() const {
   return memo_;
 }
 
-std::shared_ptr<const Toolsets::RegistryIndex> Toolsets::BuildIndex(const RegistrySnapshot& snapshot) {
+std::shared_ptr<const Toolsets::RegistryIndex> Toolsets::BuildIndex(
+    const RegistrySnapshot& snapshot) {
   auto index = std::make_shared<Toolsets::RegistryIndex>();
   for (const ToolEntry* e : snapshot.Sorted()) index->by_toolset[e->toolset()].push_back(e->name());
   index->aliases.insert(snapshot.toolset_aliases.begin(), snapshot.toolset_aliases.end());
@@ -204,9 +209,11 @@ std::optional<ToolsetDef> Toolsets::Find(std::string_view name) const {
   auto m = memo();
   if (const auto* tools = m->index->ToolsOf(name)) {
     std::string n(name);
-    return ToolsetDef{n, (n.starts_with("mcp-") ? "Tools of MCP server " + n.substr(4)
-                                                 : "Tools registered by " + n),
-                      *tools, {}};
+    return ToolsetDef{
+        n,
+        (n.starts_with("mcp-") ? "Tools of MCP server " + n.substr(4) : "Tools registered by " + n),
+        *tools,
+        {}};
   }
   return std::nullopt;
 }
@@ -226,8 +233,8 @@ Result<ToolList> Toolsets::ResolveUncached(std::string_view name, const Table& t
     for (const auto& [toolset, list] : index.by_toolset) add_registry_tools(toolset);
     return tools.Finish();
   }
-  const bool known = table.Find(name) != nullptr || index.ToolsOf(name) != nullptr ||
-                     index.aliases.contains(name);
+  const bool known =
+      table.Find(name) != nullptr || index.ToolsOf(name) != nullptr || index.aliases.contains(name);
   if (!known) {
     std::string msg = "unknown toolset '" + std::string(name) + "'; valid toolsets: all";
     for (const auto& n : Names()) msg += ", " + n;
@@ -287,7 +294,8 @@ Result<ToolList> Toolsets::Resolve(std::string_view name) const {
 Result<ToolList> Toolsets::ResolveSelection(std::span<const std::string> enabled,
                                             std::span<const std::string> disabled) const {
   std::vector<std::string> all_names{"all"};
-  std::span<const std::string> include = enabled.empty() ? std::span<const std::string>(all_names) : enabled;
+  std::span<const std::string> include =
+      enabled.empty() ? std::span<const std::string>(all_names) : enabled;
   std::unordered_set<std::string_view> picked;
   std::vector<ToolList> keep_alive;
   for (const auto& name : include) {
@@ -318,7 +326,8 @@ Result<std::shared_ptr<const std::string>> Toolsets::Definitions(
     std::lock_guard lock(m->mu);
     auto it = m->definitions.find(key);
     // Availability checks are cached for kCheckCacheTtl; cached definitions live no longer.
-    if (it != m->definitions.end() && now - it->second.made < kCheckCacheTtl) return it->second.text;
+    if (it != m->definitions.end() && now - it->second.made < kCheckCacheTtl)
+      return it->second.text;
   }
   ToolList names = TALARIA_TRY(ResolveSelection(enabled, disabled));
   std::shared_ptr<const std::string> text = registry_.GetDefinitions(*names);

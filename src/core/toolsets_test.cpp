@@ -125,7 +125,8 @@ TEST(Toolsets, DefinitionsCoverTheSelectionsRegisteredTools) {
   auto again = ts.Definitions(enabled, {});
   EXPECT_EQ(again->get(), defs->get()) << "memoized";
   ASSERT_TRUE(r.Register(MakeSpec("writer", "file")).ok());
-  EXPECT_EQ(ParseJson(**ts.Definitions(enabled, {}))->size(), 2u) << "a registry change invalidates";
+  EXPECT_EQ(ParseJson(**ts.Definitions(enabled, {}))->size(), 2u)
+      << "a registry change invalidates";
 }
 
 }  // namespace

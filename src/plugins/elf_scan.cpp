@@ -398,12 +398,11 @@ class Scanner {
         } else if (!src_.Read(eh_.e_shoff + sh.sh_link * sizeof(Shdr), &str, sizeof str)) {
           return Malformed("cannot read section headers");
         }
-        if (str.sh_type != SHT_STRTAB)
-          return Malformed(".dynsym's string table is not SHT_STRTAB");
+        if (str.sh_type != SHT_STRTAB) return Malformed(".dynsym's string table is not SHT_STRTAB");
         if (!src_.Contains(str.sh_offset, str.sh_size))
           return Malformed(PastEnd(".dynstr", str.sh_offset, str.sh_size));
-        if (auto v = ReadTables(sh.sh_offset, sh.sh_size / sizeof(Sym), str.sh_offset,
-                                str.sh_size, out))
+        if (auto v =
+                ReadTables(sh.sh_offset, sh.sh_size / sizeof(Sym), str.sh_offset, str.sh_size, out))
           return v;
         found = true;
         return std::nullopt;
@@ -601,10 +600,12 @@ class Scanner {
 };
 
 constexpr std::string_view kOutcomeNames[] = {
-    "accepted",          "not_elf",   "wrong_class",    "wrong_byte_order", "wrong_machine",
-    "not_shared_object", "malformed", "no_entry_point", "no_version",       "incompatible_version",
-    "io_error",
-    "command_refused",
+    "accepted",      "not_elf",
+    "wrong_class",   "wrong_byte_order",
+    "wrong_machine", "not_shared_object",
+    "malformed",     "no_entry_point",
+    "no_version",    "incompatible_version",
+    "io_error",      "command_refused",
 };
 
 }  // namespace

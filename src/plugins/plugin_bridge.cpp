@@ -91,18 +91,21 @@ int CallClientRequest(void* context, const char* method, const char* params_json
     auto* state = static_cast<CallState*>(context);
     if (method == nullptr) return reply(TALARIA_PLUGIN_ERROR, "no method");
     ClientChannel* client = ClientOf(context);
-    if (auto why = WhyClientCannotAnswer(client, method)) return reply(TALARIA_PLUGIN_UNSUPPORTED, *why);
+    if (auto why = WhyClientCannotAnswer(client, method))
+      return reply(TALARIA_PLUGIN_UNSUPPORTED, *why);
     Json params = Json::object();
     if (params_json != nullptr) {
       auto parsed = ParseJson(params_json);
-      if (!parsed || !parsed->is_object()) return reply(TALARIA_PLUGIN_ERROR, "params must be a JSON object");
+      if (!parsed || !parsed->is_object())
+        return reply(TALARIA_PLUGIN_ERROR, "params must be a JSON object");
       params = std::move(*parsed);
     }
     Result<Json> answer = client->Request(method, params, state->ctx->cancel, state->ctx->deadline);
     if (answer) return reply(TALARIA_PLUGIN_OK, DumpJson(*answer));
     const StatusCode code = answer.error().code();
     const bool stopped = code == StatusCode::kCancelled || code == StatusCode::kDeadlineExceeded;
-    return reply(stopped ? TALARIA_PLUGIN_CANCELLED : TALARIA_PLUGIN_ERROR, answer.error().message());
+    return reply(stopped ? TALARIA_PLUGIN_CANCELLED : TALARIA_PLUGIN_ERROR,
+                 answer.error().message());
   } catch (...) {
     return TALARIA_PLUGIN_ERROR;
   }
@@ -115,7 +118,8 @@ struct Outcome {
   CallState state;
 };
 
-Outcome Invoke(talaria_tool_handler fn, void* user_data, const std::string& args, ToolContext& ctx) {
+Outcome Invoke(talaria_tool_handler fn, void* user_data, const std::string& args,
+               ToolContext& ctx) {
   Outcome out;
   out.state.ctx = &ctx;
   talaria_call call{};
@@ -146,7 +150,8 @@ bool IsErrorObject(const std::string& text) {
 Status FailureOf(const Outcome& o, const std::string& what) {
   if (o.threw) return InternalError(what + " threw an exception");
   if (o.state.result == "not found") return NotFoundError(what + ": not found");
-  if (o.state.result.empty()) return InternalError(what + " failed (code " + std::to_string(o.rc) + ")");
+  if (o.state.result.empty())
+    return InternalError(what + " failed (code " + std::to_string(o.rc) + ")");
   return InternalError(o.state.result);
 }
 
@@ -174,7 +179,6 @@ mcp::CompleteFn CompletionsFrom(const Json& descriptor) {
   };
 }
 
-
 }  // namespace
 
 SyncHandler AdaptToolHandler(talaria_tool_handler fn, void* user_data, std::string tool) {
@@ -191,13 +195,15 @@ SyncHandler AdaptToolHandler(talaria_tool_handler fn, void* user_data, std::stri
     } else if (o.rc == TALARIA_PLUGIN_OK) {
       r = ToolResult::Text(std::move(o.state.result));
     } else if (o.state.result.empty()) {
-      r = ToolResult::Error("plugin tool '" + tool + "' failed (code " + std::to_string(o.rc) + ")");
+      r = ToolResult::Error("plugin tool '" + tool + "' failed (code " + std::to_string(o.rc) +
+                            ")");
     } else {
       r = ToolResult::Error(o.state.result);
     }
     if (o.state.content) {
       auto blocks = ParseJson(*o.state.content);
-      if (blocks && blocks->is_array()) r.content = std::make_shared<const Json>(std::move(*blocks));
+      if (blocks && blocks->is_array())
+        r.content = std::make_shared<const Json>(std::move(*blocks));
     }
     return r;
   };
@@ -208,7 +214,8 @@ Result<mcp::ResourceDef> AdaptResource(const talaria_resource_def& def, const st
     return Err(InvalidArgumentError("a resource needs resource_json and a read handler"));
   }
   auto descriptor = ParseJson(def.resource_json);
-  if (!descriptor || !descriptor->is_object()) return Err(InvalidArgumentError("resource_json is not a JSON object"));
+  if (!descriptor || !descriptor->is_object())
+    return Err(InvalidArgumentError("resource_json is not a JSON object"));
   mcp::ResourceDef r;
   r.uri = JsonStringField(*descriptor, "uri");
   r.uri_template = JsonStringField(*descriptor, "uriTemplate");
@@ -218,9 +225,10 @@ Result<mcp::ResourceDef> AdaptResource(const talaria_resource_def& def, const st
   r.mime_type = JsonStringField(*descriptor, "mimeType");
   r.toolset = def.toolset != nullptr ? def.toolset : "";
   r.complete = CompletionsFrom(*descriptor);
-  const std::string what = "plugin " + plugin + ": resource " + (r.uri.empty() ? r.uri_template : r.uri);
+  const std::string what =
+      "plugin " + plugin + ": resource " + (r.uri.empty() ? r.uri_template : r.uri);
   r.read = [fn = def.read, user = def.user_data, what](const mcp::ResourceRequest& request,
-                                                      ToolContext& ctx) -> Result<Json> {
+                                                       ToolContext& ctx) -> Result<Json> {
     Json args = Json::object();
     args["uri"] = request.uri;
     Json vars = Json::object();
@@ -229,7 +237,8 @@ Result<mcp::ResourceDef> AdaptResource(const talaria_resource_def& def, const st
     Outcome o = Invoke(fn, user, DumpJson(args), ctx);
     if (o.threw || o.rc != TALARIA_PLUGIN_OK) return Err(FailureOf(o, what));
     auto contents = ParseJson(o.state.result);
-    if (!contents || !contents->is_array()) return Err(InternalError(what + " returned no JSON array of contents"));
+    if (!contents || !contents->is_array())
+      return Err(InternalError(what + " returned no JSON array of contents"));
     return std::move(*contents);
   };
   return r;
@@ -240,7 +249,8 @@ Result<mcp::PromptDef> AdaptPrompt(const talaria_prompt_def& def, const std::str
     return Err(InvalidArgumentError("a prompt needs prompt_json and a get handler"));
   }
   auto descriptor = ParseJson(def.prompt_json);
-  if (!descriptor || !descriptor->is_object()) return Err(InvalidArgumentError("prompt_json is not a JSON object"));
+  if (!descriptor || !descriptor->is_object())
+    return Err(InvalidArgumentError("prompt_json is not a JSON object"));
   mcp::PromptDef p;
   p.name = JsonStringField(*descriptor, "name");
   p.title = JsonStringField(*descriptor, "title");
@@ -260,11 +270,13 @@ Result<mcp::PromptDef> AdaptPrompt(const talaria_prompt_def& def, const std::str
   }
   p.complete = CompletionsFrom(*descriptor);
   const std::string what = "plugin " + plugin + ": prompt " + p.name;
-  p.get = [fn = def.get, user = def.user_data, what](const Json& arguments, ToolContext& ctx) -> Result<Json> {
+  p.get = [fn = def.get, user = def.user_data, what](const Json& arguments,
+                                                     ToolContext& ctx) -> Result<Json> {
     Outcome o = Invoke(fn, user, DumpJson(arguments), ctx);
     if (o.threw || o.rc != TALARIA_PLUGIN_OK) return Err(FailureOf(o, what));
     auto result = ParseJson(o.state.result);
-    if (!result || !result->is_object()) return Err(InternalError(what + " returned no JSON object"));
+    if (!result || !result->is_object())
+      return Err(InternalError(what + " returned no JSON object"));
     return std::move(*result);
   };
   return p;

@@ -76,7 +76,7 @@ struct Staging {
   std::vector<ToolSpec> specs;
   std::set<std::string, std::less<>> staged;
   std::vector<std::string> refused;
-  std::string error;  // from set_error
+  std::string error;            // from set_error
   bool serve_features = false;  // a ServerFeatures takes resources and prompts
   std::vector<mcp::ResourceDef> resources;
   std::vector<mcp::PromptDef> prompts;
@@ -191,7 +191,8 @@ int RegisterFeature(void* context, const Def* def, const char* kind, Adapt adapt
       return Refuse(*s, kind, TALARIA_PLUGIN_INVALID_ARGUMENT, "null or too small definition");
     }
     auto adapted = adapt(d, s->plugin_name);
-    if (!adapted) return Refuse(*s, kind, TALARIA_PLUGIN_INVALID_ARGUMENT, adapted.error().message());
+    if (!adapted)
+      return Refuse(*s, kind, TALARIA_PLUGIN_INVALID_ARGUMENT, adapted.error().message());
     if (!ValidToolsetName(adapted->toolset)) {
       return Refuse(*s, adapted->name, TALARIA_PLUGIN_INVALID_ARGUMENT, "invalid toolset name");
     }
@@ -432,11 +433,10 @@ Result<PluginConfig> ReadPluginConfig(const Config& config) {
   }
   if (auto t = it->find("trial_timeout_s"); t != it->end() && !t->is_null()) {
     if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 3600) {
-      return Err(InvalidArgumentError(
-          "plugins.trial_timeout_s must be a number of seconds in (0, 3600]"));
+      return Err(
+          InvalidArgumentError("plugins.trial_timeout_s must be a number of seconds in (0, 3600]"));
     }
-    out.trial_timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(t->get<double>() * 1000));
+    out.trial_timeout = std::chrono::milliseconds(static_cast<int64_t>(t->get<double>() * 1000));
   }
   return out;
 }
@@ -594,8 +594,9 @@ void PluginLoader::LoadPending(DiscoveryReport& report, const std::vector<Pendin
     const std::string program =
         options.trial_executable.empty() ? FindTrialExecutable() : options.trial_executable;
     if (program.empty()) {
-      unavailable = "the plugin trial program (talaria-plugin-trial, beside libtalaria, or "
-                    "$TALARIA_PLUGIN_TRIAL) was not found";
+      unavailable =
+          "the plugin trial program (talaria-plugin-trial, beside libtalaria, or "
+          "$TALARIA_PLUGIN_TRIAL) was not found";
     } else {
       trial.emplace(program, std::move(trial_paths), options.trial_timeout);
     }
@@ -603,9 +604,9 @@ void PluginLoader::LoadPending(DiscoveryReport& report, const std::vector<Pendin
   for (size_t i = 0; i < pending.size(); ++i) {
     CandidateReport& c = report.candidates[pending[i].report_index];
     if (trial_slot[i] != kNoTrial) {
-      const TrialVerdict verdict =
-          trial ? trial->Await(trial_slot[i])
-                : TrialVerdict{TrialVerdict::Outcome::kNotRun, unavailable};
+      const TrialVerdict verdict = trial
+                                       ? trial->Await(trial_slot[i])
+                                       : TrialVerdict{TrialVerdict::Outcome::kNotRun, unavailable};
       switch (verdict.outcome) {
         case TrialVerdict::Outcome::kPassed:
           c.trial = "passed";

@@ -1,7 +1,7 @@
 #include "talaria/plugins/plugin_loader.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "plugins/plugin_test_util.h"
@@ -189,9 +189,8 @@ ToolSpec BuiltinReadFile() {
   ToolSpec spec;
   spec.name = "read_file";
   spec.toolset = "file";
-  spec.schema =
-      R"({"name":"read_file","description":"built-in",)"
-      R"("parameters":{"type":"object","properties":{}}})";
+  spec.schema = R"({"name":"read_file","description":"built-in",)"
+                R"("parameters":{"type":"object","properties":{}}})";
   spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("built-in"); };
   return spec;
 }
@@ -271,7 +270,8 @@ bool ScanVerdictsAreRight(const DiscoveryReport& report) {
     const CandidateReport& c = report.candidates[i];
     const bool plugin = i % 2 == 0;
     if (c.scan != (plugin ? ScanOutcome::kAccepted : ScanOutcome::kNotElf)) return false;
-    if (c.reason != (plugin ? "not loaded (scan only)" : "pre-scan: not an ELF file (no ELF magic)"))
+    if (c.reason !=
+        (plugin ? "not loaded (scan only)" : "pre-scan: not an ELF file (no ELF magic)"))
       return false;
   }
   return true;

@@ -85,8 +85,7 @@ void PluginTrial::Judge(size_t index, TrialVerdict verdict) {
 }
 
 void PluginTrial::JudgeRestNotRun(size_t first, const std::string& why) {
-  const std::string reason =
-      "the plugin trial process could not run (" + executable_ + "): " + why;
+  const std::string reason = "the plugin trial process could not run (" + executable_ + "): " + why;
   for (size_t i = first; i < paths_.size(); ++i)
     Judge(i, TrialVerdict{TrialVerdict::Outcome::kNotRun, reason});
 }
@@ -239,9 +238,9 @@ void PluginTrial::Pump() {
   bool exited = fds[2].revents != 0;
   if (!has_pidfd) {
     siginfo_t info{};
-    exited = ::waitid(P_PID, static_cast<id_t>(a.child.pid), &info,
-                      WEXITED | WNOHANG | WNOWAIT) == 0 &&
-             info.si_pid == a.child.pid;
+    exited =
+        ::waitid(P_PID, static_cast<id_t>(a.child.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == a.child.pid;
   }
   if (exited) Finish(/*hung=*/false);
 }

@@ -91,10 +91,10 @@ struct RegistrySnapshot {
   // and the availability of the few tools that have a requires_env or check_fn, so only those
   // are judged again on a hit. Immutable once published; replaced whole.
   struct DefinitionsQuery {
-    std::vector<std::string> names;          // as asked
-    std::vector<uint32_t> conditional;       // ranks among them with requires_env or check_fn
-    std::vector<bool> available;             // per `conditional`, when `text` was built
-    std::vector<uint32_t> ranks;             // distinct registered ones, ascending
+    std::vector<std::string> names;     // as asked
+    std::vector<uint32_t> conditional;  // ranks among them with requires_env or check_fn
+    std::vector<bool> available;        // per `conditional`, when `text` was built
+    std::vector<uint32_t> ranks;        // distinct registered ones, ascending
     std::shared_ptr<const std::string> text;
   };
   // Published with atomic<shared_ptr>: readers take the spinlock only for the pointer copy, so
@@ -220,17 +220,19 @@ class Registry {
   const RegistrySnapshot& CachedSnapshot() const;
 
   Clock& clock_;
-  const uint64_t id_;  // distinguishes registries in per-thread snapshot caches
+  const uint64_t id_;    // distinguishes registries in per-thread snapshot caches
   std::mutex write_mu_;  // serializes writers
   std::atomic<std::shared_ptr<const RegistrySnapshot>> current_;
   std::atomic<uint64_t> generation_{0};
 
   mutable std::mutex listeners_mu_;
-  int next_listener_id_ = 1;                                               // Guarded by listeners_mu_.
-  std::map<int, std::shared_ptr<std::function<void(const RegistryChange&)>>> listeners_;  // Guarded by listeners_mu_.
+  int next_listener_id_ = 1;  // Guarded by listeners_mu_.
+  std::map<int, std::shared_ptr<std::function<void(const RegistryChange&)>>>
+      listeners_;  // Guarded by listeners_mu_.
 
   mutable std::mutex check_mu_;
-  mutable std::unordered_map<const CheckFn*, CheckCacheEntry> check_cache_;  // Guarded by check_mu_.
+  mutable std::unordered_map<const CheckFn*, CheckCacheEntry>
+      check_cache_;  // Guarded by check_mu_.
 };
 
 }  // namespace talaria

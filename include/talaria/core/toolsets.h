@@ -1,10 +1,10 @@
 // Toolsets: named groups of tools that include other groups, resolved to flat tool lists.
 //
 // Three sources, merged: the static table (BuiltinToolsets(): declared by the tools module,
-// which knows the tools: basic sets, scenario sets, bundles), user toolsets from config.yaml, and registry-only toolsets (plugins,
-// mcp-<server>, and registry aliases). Resolution follows the original: a visited set makes
-// cycles and diamonds terminate without duplicates; "all" and "*" are the union of every
-// toolset. Results are memoized per (registry generation, table version).
+// which knows the tools: basic sets, scenario sets, bundles), user toolsets from config.yaml, and
+// registry-only toolsets (plugins, mcp-<server>, and registry aliases). Resolution follows the
+// original: a visited set makes cycles and diamonds terminate without duplicates; "all" and "*" are
+// the union of every toolset. Results are memoized per (registry generation, table version).
 // Thread-safety: thread-safe.
 #pragma once
 

@@ -40,8 +40,8 @@
 #include "talaria/base/status.h"
 #include "talaria/core/config.h"
 #include "talaria/core/registry.h"
-#include "talaria/plugins/elf_scan.h"
 #include "talaria/guard/command_guard.h"
+#include "talaria/plugins/elf_scan.h"
 
 namespace talaria::mcp {
 class ServerFeatures;
