@@ -35,8 +35,6 @@ int Refuse(Staging& s, std::string_view name, int code, const std::string& why) 
   return code;
 }
 
-
-
 // Copies the first `size` bytes the plugin's struct has (a smaller, older struct leaves the rest
 // zero); false when it is too small to hold `required` bytes.
 template <typename Def>

@@ -35,7 +35,6 @@
 #include "talaria/plugin.h"
 #include "talaria/plugins/script_tool.h"
 
-
 namespace talaria::plugins {
 
 PluginLoader::PluginLoader(Registry& registry, mcp::ServerFeatures* features)
