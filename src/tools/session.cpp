@@ -102,15 +102,16 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   ws.hard_link_reads = options.hard_link_reads;
   std::shared_ptr<Session> session(new Session());
   session->options_ = options;
-  session->workspace_ = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
+  SessionServices& services = *session->services_;
+  services.workspace = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>(options.read_guards);
-  session->environment_ = TALARIA_TRY(OpenEnvironment(options, *session->workspace_, ws_roots));
-  session->processes_ = std::make_shared<env::ProcessTable>();
+  services.environment = TALARIA_TRY(OpenEnvironment(options, *services.workspace, ws_roots));
+  services.processes = std::make_shared<env::ProcessTable>();
   if (options.audit) {
     auto audit = safety::AuditLog::Open(options.audit_log_path);
     if (audit) {
-      session->audit_ = std::shared_ptr<const safety::AuditLog>(std::move(*audit));
+      services.audit_log = std::shared_ptr<const safety::AuditLog>(std::move(*audit));
     } else {
       // Not fatal: the tools still work, but say loudly that mutations go unrecorded.
       LogWarn("audit log unavailable, mutations are not recorded: " + audit.error().message());
@@ -127,7 +128,7 @@ Result<std::shared_ptr<Session>> Session::Narrowed(std::vector<std::string> root
   options.audit = false;  // shares ours below
   auto narrowed = TALARIA_TRY(Open(std::move(options)));
   narrowed->tracker_ = tracker_;
-  narrowed->audit_ = audit_;
+  narrowed->services_->audit_log = services_->audit_log;
   return narrowed;
 }
 
@@ -138,12 +139,7 @@ ToolContext Session::NewContext(std::string call_id, std::string task_id) const 
   ctx.session_id = id_;
   ctx.task_id = std::move(task_id);
   ctx.call_id = std::move(call_id);
-  auto services = std::make_shared<SessionServices>();
-  services->workspace = workspace_;
-  services->audit_log = audit_;
-  services->environment = environment_;
-  services->processes = processes_;
-  ctx.services = std::move(services);
+  ctx.services = services_;  // shared by every call of the session; set up once by Open
   ctx.read_tracker = tracker_;
   return ctx;
 }

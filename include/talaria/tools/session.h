@@ -21,16 +21,7 @@
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
-
-namespace talaria {
-namespace safety {
-class AuditLog;
-}
-namespace env {
-class Environment;
-class ProcessTable;
-}  // namespace env
-}  // namespace talaria
+#include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
 
@@ -91,7 +82,7 @@ class Session {
   static Result<std::shared_ptr<Session>> Open(SessionOptions options);
 
   const std::string& id() const { return id_; }
-  const std::shared_ptr<safety::Workspace>& workspace() const { return workspace_; }
+  const std::shared_ptr<safety::Workspace>& workspace() const { return services_->workspace; }
 
   // A context for one call of this session.
   ToolContext NewContext(std::string call_id, std::string task_id = "default") const;
@@ -110,11 +101,9 @@ class Session {
   Session() = default;
   SessionOptions options_;
   std::string id_;
-  std::shared_ptr<safety::Workspace> workspace_;
+  // Workspace, audit log, environment and processes: what every call's context carries.
+  std::shared_ptr<SessionServices> services_ = std::make_shared<SessionServices>();
   std::shared_ptr<ReadLoopObserver> tracker_;
-  std::shared_ptr<const safety::AuditLog> audit_;
-  std::shared_ptr<env::Environment> environment_;
-  std::shared_ptr<env::ProcessTable> processes_;
 };
 
 inline Result<std::shared_ptr<Session>> OpenSession(SessionOptions options) {
