@@ -78,12 +78,6 @@ std::optional<std::vector<std::string>> PrepareArgs(const ToolEntry& entry, Json
   return problems;
 }
 
-std::string JoinProblems(const std::vector<std::string>& problems) {
-  std::string message;
-  for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
-  return message;
-}
-
 }  // namespace
 
 Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
@@ -135,7 +129,7 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
 
   if (auto problems = PrepareArgs(*entry, args)) {
     Json body = Json::object();
-    body["error"] = "Invalid arguments for " + std::string(name) + ": " + JoinProblems(*problems);
+    body["error"] = "Invalid arguments for " + std::string(name) + ": " + Join(*problems, "; ");
     body["problems"] = std::move(*problems);
     return ToolResult::ErrorJson(std::move(body), CallStatus::kError, "invalid_arguments");
   }
@@ -166,7 +160,7 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
       Json modified = *d.new_args;
       if (auto problems = PrepareArgs(*entry, modified)) {
         return ToolResult::Error("A pre-tool hook produced invalid arguments for " +
-                                     std::string(name) + ": " + JoinProblems(*problems),
+                                     std::string(name) + ": " + Join(*problems, "; "),
                                  CallStatus::kError, "invalid_arguments");
       }
       // What a hook changed is judged again: a hook must not smuggle a command past the policy.
