@@ -218,14 +218,9 @@ int PeelExec(Judge& /*judge*/, CommandView& v, int /*depth*/) {
   return ShiftTo(v, SkipOptions(a, 0, "a", {})) ? 1 : -1;
 }
 
-// nohup, builtin, unbuffer, catchsegv, fakeroot, torsocks, eatmydata
-int PeelNohup(Judge& /*judge*/, CommandView& v, int /*depth*/) {
-  Args& a = v.args;
-  return ShiftTo(v, SkipOptions(a, 0, "", {})) ? 1 : -1;
-}
-
-// setsid
-int PeelSetsid(Judge& /*judge*/, CommandView& v, int /*depth*/) {
+// nohup, setsid, builtin, unbuffer, catchsegv, fakeroot, torsocks, eatmydata: options take no
+// value, the operand after them runs.
+int PeelAfterOptions(Judge& /*judge*/, CommandView& v, int /*depth*/) {
   Args& a = v.args;
   return ShiftTo(v, SkipOptions(a, 0, "", {})) ? 1 : -1;
 }
@@ -561,14 +556,14 @@ constexpr Peeler kPeelers[] = {
     {"run0", PeelSudo},
     {"env", PeelEnv},
     {"exec", PeelExec},
-    {"nohup", PeelNohup},
-    {"builtin", PeelNohup},
-    {"unbuffer", PeelNohup},
-    {"catchsegv", PeelNohup},
-    {"fakeroot", PeelNohup},
-    {"torsocks", PeelNohup},
-    {"eatmydata", PeelNohup},
-    {"setsid", PeelSetsid},
+    {"nohup", PeelAfterOptions},
+    {"builtin", PeelAfterOptions},
+    {"unbuffer", PeelAfterOptions},
+    {"catchsegv", PeelAfterOptions},
+    {"fakeroot", PeelAfterOptions},
+    {"torsocks", PeelAfterOptions},
+    {"eatmydata", PeelAfterOptions},
+    {"setsid", PeelAfterOptions},
     {"command", PeelCommand},
     {"time", PeelTime},
     {"nice", PeelNice},
