@@ -1,0 +1,101 @@
+// Agent: the loop that serves a model — one session of turns, each turn "ask the model, run the
+// tools it called, answer each call, repeat until it answers without calls or the budget is
+// spent", persisted message by message in the session store.
+//
+//   auto agent = talaria::agent::Agent::Open(options, model_settings, store);
+//   talaria::agent::TurnResult r = (*agent)->RunTurn("fix the failing test", &events, stop);
+//
+// Thread-safety: one RunTurn at a time; Cancel-by-stop_token from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/agent/chat.h"
+#include "talaria/agent/model_client.h"
+#include "talaria/base/status.h"
+
+namespace talaria::store {
+class SessionStore;
+}
+
+namespace talaria::agent {
+
+struct AgentOptions {
+  std::vector<std::string> roots;     // the workspace; empty: the current directory
+  std::vector<std::string> toolsets;  // empty: the default toolsets
+  int max_iterations = 90;
+  double compression_threshold = 0.50;  // share of (context window - reserved output)
+  std::string extra_system_prompt;
+  bool load_context_files = true;  // AGENTS.md and the original's names for it
+  std::string resume_session_id;   // empty: a new session
+  std::string config_path;         // empty: $TALARIA_HOME/config.yaml
+};
+
+enum class ToolCallStatus : unsigned char { kOk, kError, kBlocked, kCancelled, kTimedOut };
+
+// What a front end is told as a turn goes on; called on the thread running the turn, except
+// the tool events, which come from the batch's worker threads (implementations must be
+// thread-safe and quick).
+class AgentEvents {
+ public:
+  virtual ~AgentEvents() = default;
+  virtual void OnTurnStarted(int /*turn*/) {}
+  virtual void OnText(std::string_view /*delta*/) {}
+  virtual void OnReasoning(std::string_view /*delta*/) {}
+  virtual void OnToolCallStarted(size_t /*index*/, std::string_view /*name*/,
+                                 std::string_view /*arguments*/) {}
+  virtual void OnToolCallFinished(size_t /*index*/, std::string_view /*name*/,
+                                  ToolCallStatus /*status*/,
+                                  std::chrono::milliseconds /*duration*/) {}
+  // Retries, compaction, guardrail stops: one line for the user.
+  virtual void OnNotice(std::string_view /*text*/) {}
+  // clarify: the user's answer, or nullopt when no user can answer (then the model is told).
+  virtual std::optional<std::string> Clarify(std::string_view /*question*/,
+                                             const std::vector<std::string>& /*choices*/) {
+    return std::nullopt;
+  }
+};
+
+enum class TurnExit : unsigned char {
+  kAnswered,         // the model answered without tool calls
+  kBudgetExhausted,  // the iteration budget ran out (the summary request's answer is the text)
+  kModelFailed,      // the endpoint failed after retries and fallbacks
+  kInterrupted,      // the stop token fired
+  kHalted,           // a loop guardrail stopped a runaway turn
+};
+
+struct TurnResult {
+  TurnExit exit = TurnExit::kAnswered;
+  std::string text;   // the final answer (or what there was)
+  std::string error;  // kModelFailed / kHalted: one line for the user
+  Usage usage;        // this turn's
+  double cost_usd = 0;
+  int api_calls = 0;
+};
+
+class Agent {
+ public:
+  // Opens or resumes the session (repairing calls a crash interrupted). Errors: NotFound for an
+  // unknown resume id, and those of the model client and the workspace.
+  static Result<std::unique_ptr<Agent>> Open(AgentOptions options, ModelSettings model,
+                                             std::shared_ptr<store::SessionStore> store);
+  virtual ~Agent() = default;
+
+  virtual const std::string& session_id() const = 0;
+  virtual TurnResult RunTurn(std::string_view user_message, AgentEvents* events,
+                             std::stop_token stop) = 0;
+  // /compact: compacts now (one summary request). Errors: those of the summary request.
+  virtual Status Compact(AgentEvents* events, std::stop_token stop) = 0;
+  virtual Usage SessionUsage() const = 0;
+  // The tool names this session offers the model.
+  virtual std::vector<std::string> ToolNames() const = 0;
+};
+
+}  // namespace talaria::agent

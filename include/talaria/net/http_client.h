@@ -1,0 +1,70 @@
+// HttpClient: outbound HTTP(S) for talaria's own requests (the model endpoint; later the web
+// tools' fetcher behind the network guard). One client keeps its connections alive between
+// requests; the response body is handed over as it arrives, so a caller can stream it.
+//
+//   auto client = talaria::net::MakeHttpClient();
+//   talaria::net::HttpRequest req{.method = "POST", .url = url, .body = body};
+//   auto head = (*client)->Send(req, [&](std::string_view chunk) { parse(chunk); return true; },
+//                               stop_token);
+//
+// The implementation (libcurl) lives in libtalaria_net.so, loaded on first use: libcurl and the
+// libraries it brings cost every start of talaria ~3 ms of dynamic loading, and most starts
+// (an MCP server, a CLI command) never make an outbound request.
+// Thread-safety: one HttpClient serves one request at a time; use one per thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "talaria/base/status.h"
+
+namespace talaria::net {
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  HeaderList headers;
+  std::string body;
+  std::chrono::milliseconds connect_timeout{30'000};
+  // The longest silence allowed while the response arrives (headers or body); 0: none.
+  std::chrono::milliseconds idle_timeout{120'000};
+  // The whole exchange; 0: none.
+  std::chrono::milliseconds total_timeout{0};
+};
+
+struct HttpResponseHead {
+  int status = 0;
+  HeaderList headers;  // names as the server sent them
+  // The first header of that name, compared case-insensitively; empty when absent.
+  std::string Header(std::string_view name) const;
+};
+
+// Receives the body as it arrives; return false to stop the transfer (Send then returns
+// Cancelled).
+using BodySink = std::function<bool(std::string_view chunk)>;
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  // Sends `request` and streams the body into `on_body` (for any status: the caller reads an
+  // error body too). Returns the status line and headers once the body is complete.
+  // Errors: InvalidArgument (bad URL), Unavailable (cannot resolve or connect, TLS failure, the
+  // connection dropped mid-body), DeadlineExceeded (idle or total timeout), Cancelled (`stop`
+  // requested or the sink returned false). The message names the host, never the headers.
+  virtual Result<HttpResponseHead> Send(const HttpRequest& request, const BodySink& on_body,
+                                        std::stop_token stop = {}) = 0;
+};
+
+// A new client. Errors: Unavailable when libtalaria_net.so cannot be loaded (the message names
+// the file and the loader's error).
+Result<std::unique_ptr<HttpClient>> MakeHttpClient();
+
+}  // namespace talaria::net

@@ -1,0 +1,144 @@
+// SessionStore: the agent's sessions and their messages in SQLite ($TALARIA_HOME/sessions.db),
+// committed as each message happens so a crash loses nothing that was shown.
+//
+//   auto store = talaria::store::SessionStore::Open(talaria::store::DefaultSessionsPath());
+//   auto session = (*store)->CreateSession({.cwd = "/srv/project", .model = "gpt-4o"});
+//   (*store)->AppendMessage(session->id, message);
+//   auto history = (*store)->LoadHistory(session->id);  // what the next request sends
+//
+// - WAL journal, a versioned schema migrated forward on open (a newer schema is refused).
+// - Compaction records: a summary plus the history that replaces everything before it, so a
+//   resumed session sees exactly the history the live one had, without summarizing again.
+// - RepairInterrupted: after a crash, every tool call without a result gets a synthetic one
+//   (persisted) saying it was interrupted, so the next request is valid for any provider.
+// - Full-text search (FTS5: unicode61 for words, trigram for CJK and substrings) over message
+//   text and tool names/arguments.
+// The store knows messages as rows (roles and tool calls as the wire spells them), not the
+// agent's types, so it depends on base only.
+// Thread-safety: thread-safe (one connection behind a mutex); several processes may open the
+// same file (WAL, busy timeout).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/json.h"
+#include "talaria/base/status.h"
+
+namespace talaria::store {
+
+// $TALARIA_HOME/sessions.db
+std::string DefaultSessionsPath();
+
+struct TokenTotals {
+  int64_t input_tokens = 0;
+  int64_t cached_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t reasoning_tokens = 0;
+  double cost_usd = 0;
+};
+
+struct NewSession {
+  std::string parent_id;  // a compacted or delegated session's origin; empty: none
+  std::string cwd;
+  std::string model;
+  std::string title;
+  std::string source = "cli";  // cli | mcp | delegate | ...
+};
+
+struct SessionRow {
+  std::string id;  // YYYYMMDD_HHMMSS_<6 hex>
+  std::string parent_id;
+  std::string cwd;
+  std::string model;
+  std::string title;
+  std::string source;
+  int64_t started_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  int64_t ended_at_ms = 0;  // 0: not ended
+  std::string end_reason;   // "completed", "interrupted", "budget", "error", ...
+  TokenTotals totals;
+  int64_t message_count = 0;
+};
+
+struct StoredMessage {
+  int64_t seq = 0;           // assigned by AppendMessage: 1, 2, ... per session
+  std::string role;          // system | user | assistant | tool
+  std::string content;
+  std::string reasoning;
+  Json tool_calls;           // assistant: [{"id", "type": "function", "function": {...}}]; or null
+  std::string tool_call_id;  // tool
+  std::string name;          // tool: the tool's name
+  TokenTotals usage;         // assistant: the usage of the request that produced it
+  int64_t created_at_ms = 0;
+};
+
+struct ListOptions {
+  std::string cwd;  // empty: every directory
+  size_t limit = 50;
+};
+
+struct SearchOptions {
+  size_t limit = 20;
+  std::string exclude_session;  // e.g. the current one
+};
+
+struct SearchHit {
+  std::string session_id;
+  int64_t seq = 0;
+  std::string role;
+  std::string snippet;  // the matching text around the hit
+  double rank = 0;      // lower is better (bm25)
+};
+
+class SessionStore {
+ public:
+  // Creates the file and its directory (0700) when missing, migrates an older schema.
+  // Errors: FailedPrecondition (a schema newer than this build), Unavailable (cannot open),
+  // Internal (corrupt file: the message says so and names the path).
+  static Result<std::unique_ptr<SessionStore>> Open(const std::string& path);
+  virtual ~SessionStore() = default;
+
+  virtual Result<SessionRow> CreateSession(const NewSession& session) = 0;
+  virtual Result<std::optional<SessionRow>> GetSession(std::string_view id) = 0;
+  // Newest first.
+  virtual Result<std::vector<SessionRow>> ListSessions(const ListOptions& options) = 0;
+  // The session most recently updated in `cwd`; nullopt when there is none.
+  virtual Result<std::optional<SessionRow>> LatestSession(std::string_view cwd) = 0;
+  virtual Status SetTitle(std::string_view id, std::string_view title) = 0;
+  virtual Status EndSession(std::string_view id, std::string_view reason) = 0;
+  // The session, its messages, compactions and state. NotFound when there is no such session.
+  virtual Status DeleteSession(std::string_view id) = 0;
+
+  // Appends and commits one message; sets message.seq and created_at_ms, adds message.usage
+  // to the session's totals. NotFound for an unknown session.
+  virtual Status AppendMessage(std::string_view session_id, StoredMessage& message) = 0;
+  // The history the next request is built from: the latest compaction's replacement history,
+  // then every message appended after it. Every message, with nothing pruned.
+  virtual Result<std::vector<StoredMessage>> LoadHistory(std::string_view session_id) = 0;
+  // Every message ever appended (compactions aside), in order: what `sessions show` prints.
+  virtual Result<std::vector<StoredMessage>> LoadTranscript(std::string_view session_id) = 0;
+  // Records a compaction in one transaction: from now on LoadHistory returns `replacement`
+  // followed by what is appended later.
+  virtual Status AppendCompaction(std::string_view session_id, std::string_view summary,
+                                  const std::vector<StoredMessage>& replacement) = 0;
+  // Appends a synthetic tool result for each tool call of the history that has none ("the
+  // call was interrupted before it finished; check its side effects before relying on them").
+  // Returns how many were added.
+  virtual Result<size_t> RepairInterrupted(std::string_view session_id) = 0;
+
+  // Small per-session state the agent keeps (the todo list, ...), replaced whole.
+  virtual Status PutState(std::string_view session_id, std::string_view key,
+                          const Json& value) = 0;
+  virtual Result<std::optional<Json>> GetState(std::string_view session_id,
+                                               std::string_view key) = 0;
+
+  virtual Result<std::vector<SearchHit>> Search(std::string_view query,
+                                                const SearchOptions& options) = 0;
+};
+
+}  // namespace talaria::store
