@@ -30,6 +30,7 @@
 #include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
 #include "talaria/mcp/stdio_transport.h"
+#include "talaria/tools/clarify.h"
 #include "talaria/tools/command_policy.h"
 #include "talaria/tools/process_notices.h"
 #include "talaria/tools/session.h"
@@ -142,6 +143,8 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   if (Status s = InstallSessionTools(rt, /*prompter=*/nullptr, exposed); !s.ok()) {
     return Fail(s.message());
   }
+  // Of the loop-owned tools, a server can run clarify: its client's user answers.
+  rt.dispatcher().SetAgentLoopRouter(tools::ClarifyThroughClient, tools::ClarifyThroughClientTakes);
   auto session_options = tools::SessionOptionsFromConfig(rt.config());
   if (!session_options) return Fail(session_options.error().message());
   auto settings = McpSettingsFromConfig(rt.config());

@@ -84,8 +84,10 @@ Dispatcher::Dispatcher(Registry& registry, DispatcherOptions options)
     : registry_(registry), options_(std::move(options)) {}
 
 Availability Dispatcher::CheckRunnable(const ToolEntry& entry) const {
-  if (entry.owner() == CallOwner::kAgentLoop && !router_)
+  if (entry.owner() == CallOwner::kAgentLoop &&
+      (!router_ || (router_takes_ && !router_takes_(entry.name())))) {
     return Availability{false, std::string(kNeedsAgentLoop)};
+  }
   return registry_.CheckAvailability(entry);
 }
 
@@ -135,7 +137,7 @@ ToolResult Dispatcher::Run(std::string_view& name, Json& args, ToolContext& ctx,
   }
 
   if (entry->owner() == CallOwner::kAgentLoop) {
-    if (router_) {
+    if (router_ && (!router_takes_ || router_takes_(name))) {
       if (auto routed = router_(name, args, ctx)) return std::move(*routed);
     }
     return ToolResult::Error(std::string(name) + " must be handled by the agent loop",

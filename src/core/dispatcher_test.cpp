@@ -325,6 +325,30 @@ TEST(Dispatcher, LoopOwnedToolsAreRunnableOnlyWithARouter) {
   EXPECT_EQ(h.dispatcher.RunnableTools(names), (std::vector<std::string>{"ask", "plain", "plan"}));
 }
 
+// A front end that runs only some loop-owned tools (an MCP server: clarify through its client)
+// offers only those, and the others still end with the "must be handled" error.
+TEST(Dispatcher, ARouterThatTakesSomeToolsMakesOnlyThoseRunnable) {
+  Harness h;
+  for (std::string_view name : kLoopOwnedNames) h.AddLoopOwned(std::string(name));
+  int routed = 0;
+  h.dispatcher.SetAgentLoopRouter(
+      [&routed](std::string_view, const Json&, ToolContext&) -> std::optional<ToolResult> {
+        ++routed;
+        return ToolResult::Text("answered");
+      },
+      [](std::string_view name) { return name == "ask"; });
+  EXPECT_TRUE(h.dispatcher.CheckRunnable(*h.registry.GetEntry("ask")).available);
+  const Availability plan = h.dispatcher.CheckRunnable(*h.registry.GetEntry("plan"));
+  EXPECT_FALSE(plan.available);
+  EXPECT_EQ(plan.reason, kNeedsAgentLoop);
+  ToolContext ctx;
+  EXPECT_EQ(h.dispatcher.Dispatch("ask", "{}", ctx).text, "answered");
+  const ToolResult refused = h.dispatcher.Dispatch("plan", "{}", ctx);
+  EXPECT_EQ(refused.status, CallStatus::kError);
+  EXPECT_NE(refused.text.find("must be handled by the agent loop"), std::string::npos);
+  EXPECT_EQ(routed, 1);
+}
+
 TEST(Dispatcher, ResolvesTheAliasesAToolDeclares) {
   Harness h;
   h.AddLoopOwned("plan", R"({"type":"object"})", {"plan_list"});

@@ -365,8 +365,14 @@ Reply McpServer::Impl::ListTools(const Json& params) {
         tools.begin(), tools.end(), after,
         [](const std::string& name, const CatalogTool& t) { return name < t.entry->name(); });
   }
+  // A tool the agent loop owns runs here only through the client's user (clarify, answered by
+  // elicitation): a client that cannot elicit is not offered it.
+  const bool can_elicit = outlet->ClientSupports("elicitation");
   Json page = Json::array();
-  for (; it != tools.end() && page.size() < options.page_size; ++it) page.push_back(it->tool);
+  for (; it != tools.end() && page.size() < options.page_size; ++it) {
+    if (it->entry->owner() == CallOwner::kAgentLoop && !can_elicit) continue;
+    page.push_back(it->tool);
+  }
   Reply r;
   r.result["tools"] = std::move(page);
   if (it != tools.end())

@@ -67,11 +67,12 @@ std::vector<ToolsetDef> BuiltinToolsetTable() {
 
       // Bundles: what a front end enables by default.
       {"talaria-cli", "The full interactive agent", CoreTools(), {}},
-      // Never the agent loop's tools (todo, memory, clarify, ...): an MCP client has no loop.
+      // Not the agent loop's state tools (todo, memory, ...): an MCP client has no loop. clarify
+      // is served: its question goes to the client's user through elicitation.
       {"talaria-mcp",
        "What `talaria mcp` serves by default",
        {"read_file", "write_file", "patch", "search_files", "terminal", "process", "execute_code",
-        "web_search", "web_extract"},
+        "web_search", "web_extract", "clarify"},
        {}},
   };
 }

@@ -457,3 +457,66 @@ TEST_F(McpStdio, ToolsetsFlagSelectsWhatIsServedAndAnUnknownOneIsAUsageError) {
 
 }  // namespace
 }  // namespace talaria
+
+namespace talaria {
+namespace {
+
+// clarify over MCP: the question reaches the client's user as elicitation/create, the answer
+// goes back to the model as {question, choices_offered, user_response}; a client that cannot
+// elicit gets a result telling the model nobody can answer.
+TEST_F(McpStdio, ClarifyAsksTheClientsUserThroughElicitation) {
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  mcp.Send(Request(1, "initialize",
+                   {{"protocolVersion", "2025-11-25"},
+                    {"capabilities", {{"elicitation", json::object()}}},
+                    {"clientInfo", {{"name", "it"}, {"version", "1"}}}}));
+  ASSERT_EQ(mcp.AnswerTo(1)["id"], 1) << mcp.Stderr();
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  mcp.Send(Request(2, "tools/list", json::object()));
+  const json list = mcp.AnswerTo(2);
+  bool listed = false;
+  for (const auto& tool : list["result"]["tools"]) listed = listed || tool["name"] == "clarify";
+  EXPECT_TRUE(listed) << list.dump();
+
+  mcp.Send(Request(
+      3, "tools/call",
+      {{"name", "clarify"},
+       {"arguments",
+        {{"question", "  Which database?  "}, {"choices", {"PostgreSQL", " ", "SQLite"}}}}}));
+  const json ask = mcp.ServerRequest("elicitation/create");
+  ASSERT_TRUE(ask.is_object()) << mcp.Stderr();
+  EXPECT_EQ(ask["params"]["message"], "Which database?");
+  const json& field = ask["params"]["requestedSchema"]["properties"]["answer"];
+  EXPECT_EQ(field["enum"], json::array({"PostgreSQL", "SQLite"})) << ask.dump();
+  mcp.Send(json{{"jsonrpc", "2.0"},
+                {"id", ask["id"]},
+                {"result", {{"action", "accept"}, {"content", {{"answer", "SQLite"}}}}}});
+  const json answered = mcp.AnswerTo(3);
+  ASSERT_FALSE(answered["result"].value("isError", false)) << answered.dump();
+  const json body = json::parse(answered["result"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(body["question"], "Which database?");
+  EXPECT_EQ(body["choices_offered"], json::array({"PostgreSQL", "SQLite"}));
+  EXPECT_EQ(body["user_response"], "SQLite");
+
+  // Declined: the model is told, and the call still succeeds.
+  mcp.Send(
+      Request(4, "tools/call", {{"name", "clarify"}, {"arguments", {{"question", "Go on?"}}}}));
+  const json ask2 = mcp.ServerRequest("elicitation/create");
+  ASSERT_TRUE(ask2.is_object());
+  mcp.Send(json{{"jsonrpc", "2.0"}, {"id", ask2["id"]}, {"result", {{"action", "decline"}}}});
+  const json declined = mcp.AnswerTo(4);
+  EXPECT_THAT(declined["result"]["content"][0]["text"].get<std::string>(), HasSubstr("declined"));
+}
+
+TEST_F(McpStdio, ClarifyWithoutElicitationTellsTheModelNobodyCanAnswer) {
+  McpProcess mcp(home_.path(), home_.path(), {"--root", root_});
+  Initialize(mcp);
+  mcp.Send(Request(2, "tools/call", {{"name", "clarify"}, {"arguments", {{"question", "Why?"}}}}));
+  const json answered = mcp.AnswerTo(2);
+  EXPECT_TRUE(answered["result"].value("isError", false)) << answered.dump();
+  EXPECT_THAT(answered["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("No user is available"));
+}
+
+}  // namespace
+}  // namespace talaria

@@ -44,6 +44,9 @@ class Policy {
 using AgentLoopRouter = std::function<std::optional<ToolResult>(
     std::string_view name, const Json& args, ToolContext& ctx)>;
 
+// Which loop-owned tools a router takes (by name); the others stay unavailable.
+using AgentLoopRouterTakes = std::function<bool(std::string_view name)>;
+
 // The reason a loop-owned tool is unavailable while no agent loop is attached.
 inline constexpr std::string_view kNeedsAgentLoop = "needs the agent loop";
 
@@ -67,10 +70,15 @@ class Dispatcher {
   void SetPolicy(std::shared_ptr<Policy> policy) { policy_ = std::move(policy); }
   // A process-wide observer, told in addition to the session's ctx.read_tracker.
   void SetReadLoopObserver(std::shared_ptr<ReadLoopObserver> o) { read_loop_ = std::move(o); }
-  void SetAgentLoopRouter(AgentLoopRouter router) { router_ = std::move(router); }
+  // `takes`: the loop-owned tools the router runs (null: all of them). A front end that can run
+  // only some (an MCP server runs clarify through its client, not todo) offers only those.
+  void SetAgentLoopRouter(AgentLoopRouter router, AgentLoopRouterTakes takes = nullptr) {
+    router_ = std::move(router);
+    router_takes_ = std::move(takes);
+  }
 
   // Whether a call of `entry` can run through this dispatcher: the registry's availability
-  // (requires_env, check_fn), and for a tool the agent loop owns, a router to take it (else
+  // (requires_env, check_fn), and for a tool the agent loop owns, a router that takes it (else
   // unavailable, reason kNeedsAgentLoop). Every list of tools offered to a model or client is
   // filtered by this, so nothing is offered that can only fail.
   Availability CheckRunnable(const ToolEntry& entry) const;
@@ -102,6 +110,7 @@ class Dispatcher {
   std::shared_ptr<Policy> policy_;
   std::shared_ptr<ReadLoopObserver> read_loop_;
   AgentLoopRouter router_;
+  AgentLoopRouterTakes router_takes_;
 };
 
 }  // namespace talaria
