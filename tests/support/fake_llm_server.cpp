@@ -52,13 +52,14 @@ struct FakeLlmServer::Impl {
 
   mutable std::mutex mu;
   std::condition_variable stop_cv;
-  bool stopping = false;                 // Guarded by mu.
-  FakeLlmScript script;                  // Guarded by mu.
-  std::vector<bool> used;                // Guarded by mu.
-  std::vector<FakeLlmRequest> requests;  // Guarded by mu.
-  std::vector<FakeLlmProblem> problems;  // Guarded by mu.
-  size_t served = 0;                     // Guarded by mu.
-  size_t exhausted = 0;                  // Guarded by mu.
+  mutable std::condition_variable request_cv;  // a request was recorded
+  bool stopping = false;                       // Guarded by mu.
+  FakeLlmScript script;                        // Guarded by mu.
+  std::vector<bool> used;                      // Guarded by mu.
+  std::vector<FakeLlmRequest> requests;        // Guarded by mu.
+  std::vector<FakeLlmProblem> problems;        // Guarded by mu.
+  size_t served = 0;                           // Guarded by mu.
+  size_t exhausted = 0;                        // Guarded by mu.
 };
 
 namespace {
@@ -161,6 +162,7 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     problems.insert(problems.end(), found.begin(), found.end());
     requests.push_back(record);
   }
+  request_cv.notify_all();
   if (log_sink) {
     FakeJson line = FakeJson::object();
     line["request"] = index;
@@ -398,6 +400,11 @@ std::string FakeLlmServer::ProblemsText() const {
   for (const auto& p : problems())
     out += "request " + std::to_string(p.request) + ": " + p.kind + ": " + p.message + "\n";
   return out;
+}
+
+bool FakeLlmServer::WaitForRequests(size_t count, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(impl_->mu);
+  return impl_->request_cv.wait_for(lock, timeout, [&] { return impl_->requests.size() >= count; });
 }
 
 size_t FakeLlmServer::turns_served() const {

@@ -17,6 +17,7 @@
 // Thread-safety: thread-safe; requests are served on the server's own threads.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -72,6 +73,9 @@ class FakeLlmServer {
   // Problems, one "request N: kind: message" line each; "" when there are none (easy to
   // EXPECT_EQ against "" with a readable failure).
   std::string ProblemsText() const;
+  // Waits until `count` requests have arrived (their answers may still be under way), at most
+  // `timeout`; true when they have. For tests that act while a response streams or stalls.
+  bool WaitForRequests(size_t count, std::chrono::milliseconds timeout) const;
   size_t turns_served() const;       // scripted turns used
   size_t turns_remaining() const;    // scripted turns not used yet
   size_t exhausted_answers() const;  // requests answered after the script ran out

@@ -402,6 +402,7 @@ TEST(FakeLlmServer, StallPausesTheStreamThenFinishes) {
   client.set_read_timeout(0, 200'000);
   auto stalled = client.Post("/v1/chat/completions", ChatBody(true), "application/json");
   EXPECT_FALSE(stalled && AssembleSse(stalled->body).done);
+  EXPECT_TRUE(server->WaitForRequests(2, 10s));
   server->Stop();  // returns instead of waiting out the 60 s stall (ctest's timeout guards it)
 }
 
