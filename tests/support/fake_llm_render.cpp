@@ -102,6 +102,14 @@ std::vector<FakeJson> CallDeltas(const FakeToolCall& call, size_t i, const FakeS
   return out;
 }
 
+// {"reasoning_content": text}, {"reasoning": text}, or the object spellings
+// {"reasoning": {"text": text}} ("reasoning.text") and {"reasoning": {"content": text}}.
+FakeJson ReasoningField(const std::string& field, const std::string& text) {
+  const size_t dot = field.find('.');
+  if (dot == std::string::npos) return {{field, text}};
+  return {{field.substr(0, dot), {{field.substr(dot + 1), text}}}};
+}
+
 std::vector<std::string> SplitRawEvents(const std::string& raw) {
   std::vector<std::string> out;
   size_t pos = 0;
@@ -149,7 +157,7 @@ std::vector<std::string> RenderStreamEvents(const FakeTurn& original,
     events.push_back(DeltaEvent(ctx, {{"role", "assistant"}, {"content", ""}}));
   }
   for (const auto& piece : SplitUtf8(turn.reasoning, s.text_piece))
-    events.push_back(DeltaEvent(ctx, {{turn.reasoning_field, piece}}));
+    events.push_back(DeltaEvent(ctx, ReasoningField(turn.reasoning_field, piece)));
   for (const auto& piece : SplitUtf8(turn.text, s.text_piece))
     events.push_back(DeltaEvent(ctx, {{"content", piece}}));
   if (!turn.tool_calls.empty()) {
@@ -217,7 +225,7 @@ std::string RenderCompletionBody(const FakeTurn& original, const FakeRenderConte
   } else {
     message["content"] = turn.text;
   }
-  if (!turn.reasoning.empty()) message[turn.reasoning_field] = turn.reasoning;
+  if (!turn.reasoning.empty()) message.update(ReasoningField(turn.reasoning_field, turn.reasoning));
   if (!turn.tool_calls.empty()) {
     FakeJson calls = FakeJson::array();
     for (const auto& c : turn.tool_calls) {

@@ -214,8 +214,9 @@ FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStream
     if (key == "reasoning") t.reasoning = GetString(value, at);
     if (key == "reasoning_field") {
       t.reasoning_field = GetString(value, at);
-      if (t.reasoning_field != "reasoning_content" && t.reasoning_field != "reasoning")
-        Fail(at, "must be reasoning_content or reasoning");
+      if (t.reasoning_field != "reasoning_content" && t.reasoning_field != "reasoning" &&
+          t.reasoning_field != "reasoning.text" && t.reasoning_field != "reasoning.content")
+        Fail(at, "must be reasoning_content, reasoning, reasoning.text or reasoning.content");
     }
     if (key == "finish_reason") t.finish_reason = GetString(value, at);
     if (key == "usage") {

@@ -87,7 +87,8 @@ struct FakeConditions {
 struct FakeTurn {
   std::string text;
   std::string reasoning;
-  std::string reasoning_field = "reasoning_content";  // or "reasoning"
+  // Or "reasoning"; "reasoning.text" / "reasoning.content": {"reasoning": {"text": ...}}.
+  std::string reasoning_field = "reasoning_content";
   std::vector<FakeToolCall> tool_calls;
   std::string finish_reason;  // default: "tool_calls" with calls, else "stop"
   std::optional<FakeJson> usage;

@@ -315,6 +315,36 @@ TEST(FakeLlmServer, ByteChunkingCutsAnywhereAndIsReproducible) {
   for (const auto& w : random_a) EXPECT_LE(w.size(), 11u);
 }
 
+TEST(FakeLlmServer, ReasoningSpellingsAndRawBodies) {
+  const std::string raw =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"recorded\"}}]}\n\n"
+      ": a comment line\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+  FakeJson script = {
+      {"turns",
+       {{{"reasoning", "r1"}, {"reasoning_field", "reasoning"}},
+        {{"reasoning", "r2"}, {"reasoning_field", "reasoning.text"}},
+        {{"raw_body", raw}, {"stream", {{"chunking", "fixed"}, {"size", 3}}}},
+        {{"raw_body", raw}, {"fault", {{"kind", "error_event"}, {"after_events", 1}}}}}}};
+  auto server = StartServer(script.dump());
+  ASSERT_NE(server, nullptr);
+  auto plain = Post(*server, ChatBody(true));
+  ASSERT_TRUE(plain);
+  EXPECT_NE(plain->body.find(R"("delta":{"reasoning":"r1"})"), std::string::npos) << plain->body;
+  auto object = Post(*server, ChatBody(false));
+  ASSERT_TRUE(object);
+  EXPECT_EQ(FakeJson::parse(object->body)["choices"][0]["message"]["reasoning"]["text"], "r2");
+  auto replay = Post(*server, ChatBody(true));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->body, raw);  // byte for byte, whatever the chunking
+  auto cut = Post(*server, ChatBody(true));
+  ASSERT_TRUE(cut);
+  const Assembled got = AssembleSse(cut->body);
+  EXPECT_EQ(got.content, "recorded");
+  EXPECT_EQ(got.errors, 1);
+  EXPECT_EQ(got.finish_reason, "");
+}
+
 TEST(FakeLlmServer, HttpFaultsThenTheNextTurn) {
   auto server = StartServer(R"({"turns": [
     {"fault": {"kind": "429", "retry_after": 2}},
