@@ -202,12 +202,15 @@ FakeConditions ParseConditions(const FakeJson& j, const std::string& where) {
   return c;
 }
 
-FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStreamShape& base) {
+// `number` names default call ids (call_<number>_<k>), unique across the script's turns so a
+// history built from them never repeats an id.
+FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStreamShape& base,
+                   const std::string& number) {
   FakeTurn t;
   t.shape = base;
   CheckKeys(j, where,
             {"text", "reasoning", "reasoning_field", "tool_calls", "finish_reason", "usage",
-             "raw_body", "stream", "fault", "expect", "match", "label"});
+             "raw_body", "stream", "fault", "expect", "match", "label", "repeat"});
   for (const auto& [key, value] : j.items()) {
     const std::string at = where + "." + key;
     if (key == "text") t.text = GetString(value, at);
@@ -237,7 +240,7 @@ FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStream
         CheckKeys(c, call_at, {"id", "name", "arguments"});
         FakeToolCall call;
         call.id = c.contains("id") ? GetString(c["id"], call_at + ".id")
-                                   : "call_" + std::to_string(i + 1);
+                                   : "call_" + number + "_" + std::to_string(i + 1);
         if (!c.contains("name")) Fail(call_at, "needs \"name\"");
         call.name = GetString(c["name"], call_at + ".name");
         if (c.contains("arguments")) {
@@ -270,8 +273,17 @@ FakeLlmScript ParseScriptOrThrow(const FakeJson& json) {
   }
   if (!turns->is_array()) Fail("script.turns", "must be an array");
   for (size_t i = 0; i < turns->size(); ++i) {
-    script.turns.push_back(
-        ParseTurn((*turns)[i], "turn " + std::to_string(i), script.default_shape));
+    const FakeJson& turn = (*turns)[i];
+    const std::string where = "turn " + std::to_string(i);
+    size_t repeat = 1;
+    if (turn.is_object() && turn.contains("repeat")) {
+      repeat = GetSize(turn["repeat"], where + ".repeat");
+      if (repeat == 0 || repeat > 100000) Fail(where + ".repeat", "must be 1..100000");
+    }
+    for (size_t k = 0; k < repeat; ++k) {
+      script.turns.push_back(
+          ParseTurn(turn, where, script.default_shape, std::to_string(script.turns.size())));
+    }
   }
   if (exhausted.is_null()) {
     // The default: a plain final answer, so a loop that asks once more than scripted ends.
@@ -283,7 +295,8 @@ FakeLlmScript ParseScriptOrThrow(const FakeJson& json) {
   } else if (exhausted.is_string() && exhausted.get<std::string>() == "error") {
     script.exhausted_turn.reset();
   } else {
-    script.exhausted_turn = ParseTurn(exhausted, "script.on_exhausted", script.default_shape);
+    script.exhausted_turn =
+        ParseTurn(exhausted, "script.on_exhausted", script.default_shape, "exhausted");
     if (script.exhausted_turn->label.empty()) script.exhausted_turn->label = "exhausted";
   }
   return script;

@@ -585,6 +585,14 @@ TEST(FakeLlmScript, RejectsBadScriptsNamingThePlace) {
   EXPECT_FALSE(ParseFakeLlmScript(R"([{"stream": {"chunking": "fixed", "size": 0}}])", &error));
   EXPECT_NE(error.find("size"), std::string::npos) << error;
   EXPECT_FALSE(ParseFakeLlmScript("not json\n", &error));
+  // repeat: copies with distinct default call ids.
+  auto repeated = ParseFakeLlmScript(
+      R"({"turns": [{"text": "a"}, {"repeat": 3, "tool_calls": [{"name": "t"}, {"name": "u"}]}]})",
+      &error);
+  ASSERT_TRUE(repeated) << error;
+  ASSERT_EQ(repeated->turns.size(), 4u);
+  EXPECT_EQ(repeated->turns[1].tool_calls[0].id, "call_1_1");
+  EXPECT_EQ(repeated->turns[3].tool_calls[1].id, "call_3_2");
   // JSON lines: one turn per line.
   auto lines = ParseFakeLlmScript("{\"text\": \"a\"}\n\n{\"text\": \"b\"}\n", &error);
   ASSERT_TRUE(lines) << error;

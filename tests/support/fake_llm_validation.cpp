@@ -369,7 +369,7 @@ std::vector<std::string> CheckConditions(
       out.push_back("tool \"" + unwanted + "\" is offered");
   }
   if (c.no_tools && *c.no_tools != names.empty())
-    out.push_back(*c.no_tools ? "tools are offered" : "no tools are offered");
+    out.emplace_back(*c.no_tools ? "tools are offered" : "no tools are offered");
   if (c.tool_choice) {
     const FakeJson got =
         body.is_object() && body.contains("tool_choice") ? body["tool_choice"] : FakeJson();
@@ -383,7 +383,7 @@ std::vector<std::string> CheckConditions(
     const bool got = body.is_object() && body.contains("stream") && body["stream"].is_boolean() &&
                      body["stream"].get<bool>();
     if (got != *c.stream)
-      out.push_back(got ? "the request streams" : "the request does not stream");
+      out.emplace_back(got ? "the request streams" : "the request does not stream");
   }
   if (c.model) {
     const std::string got = StringField(body, "model");
