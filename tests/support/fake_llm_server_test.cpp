@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "support/fake_llm_render.h"
+#include "support/temp_dir.h"
 
 extern char** environ;
 
@@ -600,12 +601,33 @@ TEST(FakeLlmScript, RejectsBadScriptsNamingThePlace) {
   EXPECT_EQ(lines->turns[1].text, "b");
 }
 
+// Reaps `pid` within 10 s; past that, kills it (by its pid) and says false.
+bool WaitForExit(pid_t pid, int* status) {
+  for (int i = 0; i < 10000; ++i) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, status, 0);
+  return false;
+}
+
+// Kills and reaps a child the test did not see exit (a failed ASSERT returns early).
+struct ChildGuard {
+  pid_t pid = 0;
+  ~ChildGuard() {
+    if (pid <= 0) return;
+    int status = 0;
+    kill(pid, SIGKILL);
+    WaitForExit(pid, &status);
+  }
+};
+
 // The program: writes its port file, serves, logs each request as a JSON line, exits 0 on
 // SIGTERM.
 TEST(FakeLlmProgram, WritesPortFileServesLogsAndExitsOnSigterm) {
-  char dir_template[] = "/tmp/talaria-fake-llm-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::filesystem::path dir = dir_template;
+  const TempDir temp;
+  const std::filesystem::path dir = temp.path();
   { std::ofstream(dir / "script.json") << R"({"turns": [{"text": "from the program"}]})"; }
   const std::string script = (dir / "script.json").string();
   const std::string port_file = (dir / "port").string();
@@ -617,6 +639,7 @@ TEST(FakeLlmProgram, WritesPortFileServesLogsAndExitsOnSigterm) {
   argv.push_back(nullptr);
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  ChildGuard guard{pid};
   int port = 0;
   for (int i = 0; i < 10000 && port == 0; ++i) {  // bounded: 10 s
     std::ifstream in(port_file);
@@ -634,16 +657,8 @@ TEST(FakeLlmProgram, WritesPortFileServesLogsAndExitsOnSigterm) {
 
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = -1;
-  bool exited = false;
-  for (int i = 0; i < 10000 && !exited; ++i) {  // bounded: 10 s
-    exited = waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited) std::this_thread::sleep_for(1ms);
-  }
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  ASSERT_TRUE(exited);
+  ASSERT_TRUE(WaitForExit(pid, &status));
+  guard.pid = 0;
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   std::ifstream in(log);
@@ -653,13 +668,11 @@ TEST(FakeLlmProgram, WritesPortFileServesLogsAndExitsOnSigterm) {
   EXPECT_EQ(entry["request"], 0);
   EXPECT_EQ(entry["turn"], 0);
   EXPECT_EQ(entry["body"]["messages"][0]["content"], "hi");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FakeLlmProgram, RefusesABadScript) {
-  char dir_template[] = "/tmp/talaria-fake-llm-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::filesystem::path dir = dir_template;
+  const TempDir temp;
+  const std::filesystem::path dir = temp.path();
   { std::ofstream(dir / "bad.json") << R"({"turns": [{"nope": 1}]})"; }
   std::vector<std::string> args = {TALARIA_FAKE_LLM_PATH, "--script", (dir / "bad.json").string()};
   std::vector<char*> argv;
@@ -668,10 +681,9 @@ TEST(FakeLlmProgram, RefusesABadScript) {
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
   int status = -1;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WaitForExit(pid, &status));  // kills it past the deadline
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
