@@ -17,6 +17,8 @@ pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
 # The MCP Streamable HTTP transport and client (and the tests' HTTP client). Debian ships it as
 # a compiled library; only libtalaria_http.so (src/mcp_http/) and tests link it.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# Outbound HTTP(S) (the model client); only the lazily loaded libtalaria_net.so links it.
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 
 add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)

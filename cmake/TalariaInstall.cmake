@@ -9,6 +9,8 @@ install(TARGETS talaria RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS talaria_python_lint LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Loaded by libtalaria from its own directory for MCP over HTTP.
 install(TARGETS talaria_http LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Loaded by libtalaria from its own directory for outbound HTTP (the model client).
+install(TARGETS talaria_net_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Run by libtalaria from its own directory to trial-load plugins (plugin_loader.h).
 install(TARGETS talaria_plugin_trial RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/talaria DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -63,6 +63,11 @@ class HttpClient {
                                         std::stop_token stop = {}) = 0;
 };
 
+// True for the Unavailable errors of Send that mean no connection was made (the host did not
+// resolve, refused, or did not answer within connect_timeout): nothing reached the server, and
+// trying the same endpoint again at once will most likely fail the same way.
+bool IsConnectFailure(const Status& status);
+
 // A new client. Errors: Unavailable when libtalaria_net.so cannot be loaded (the message names
 // the file and the loader's error).
 Result<std::unique_ptr<HttpClient>> MakeHttpClient();
