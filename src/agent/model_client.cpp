@@ -176,7 +176,7 @@ void GiveCallsIds(std::vector<ToolCall>& calls) {
   }
 }
 
-bool SleepUnlessStopped(milliseconds delay, std::stop_token stop) {
+bool SleepUnlessStopped(milliseconds delay, const std::stop_token& stop) {
   std::mutex mu;
   std::condition_variable_any cv;
   std::unique_lock lock(mu);
@@ -245,7 +245,7 @@ class HttpModelClient final : public ModelClient {
     HermesTextFilter filter(observer);
     BodyReader reader(hermes ? &filter : observer);
     auto head = http_->Send(
-        http, [&](std::string_view chunk) { return reader.Feed(chunk); }, stop);
+        http, [&](std::string_view chunk) { return reader.Feed(chunk); }, std::move(stop));
     if (!head) {
       const Status& error = head.error();
       if (!reader.failure().ok()) {
@@ -334,7 +334,7 @@ class HttpModelClient final : public ModelClient {
     GiveCallsIds(response.message.tool_calls);
     response.finish_reason = std::move(turn.finish_reason);
     response.usage = turn.usage;
-    response.model = !turn.model.empty() ? std::move(turn.model) : model.model;
+    response.model = !turn.model.empty() ? turn.model : model.model;
     return response;
   }
 

@@ -82,7 +82,10 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
       out.headers.clear();
       for (const auto& [header, header_value] : value.items()) {
         if (!header_value.is_string() && !header_value.is_number()) {
-          return Bad(name + "." + header, "must be a string");
+          std::string header_key = name;
+          header_key += '.';
+          header_key += header;
+          return Bad(header_key, "must be a string");
         }
         out.headers.emplace_back(header, header_value.is_string() ? header_value.get<std::string>()
                                                                   : DumpJson(header_value));
@@ -103,7 +106,9 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
     } else if (key == "pricing") {
       if (!value.is_object()) return Bad(name, "must be a mapping {input, cached, output}");
       for (const auto& [price, amount] : value.items()) {
-        const std::string price_key = name + "." + price;
+        std::string price_key = name;
+        price_key += '.';
+        price_key += price;
         if (price == "input") {
           TALARIA_RETURN_IF_ERROR(ReadNumber(amount, price_key, out.pricing.input_per_mtok));
         } else if (price == "cached") {

@@ -21,6 +21,10 @@
 #include <utility>
 #include <vector>
 
+// ChatRequest holds a Json by value, which needs the complete type (json_fwd.hpp is not
+// enough: the header did not compile on its own, e.g. under clang-tidy, which cannot use the PCH).
+#include <nlohmann/json.hpp>
+
 #include "talaria/agent/chat.h"
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"

@@ -264,7 +264,10 @@ class CurlHttpClient final : public HttpClient {
         return InvalidArgumentError("a request header name or value holds a line break or colon");
       }
       // "Name;" is libcurl's spelling of a header sent with an empty value.
-      if (!headers.Append(value.empty() ? name + ";" : name + ": " + value)) {
+      std::string line = name;
+      line += value.empty() ? ";" : ": ";
+      line += value;
+      if (!headers.Append(line)) {
         return InternalError("out of memory building request headers");
       }
     }
