@@ -23,8 +23,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr size_t kMaxJsonBody = size_t{64} << 20;   // a whole (non-streamed) response
-constexpr size_t kMaxErrorBody = size_t{64} << 10;  // what is kept of a stream for error text
+constexpr size_t kMaxJsonBody = size_t{64} << 20;      // a whole (non-streamed) response
+constexpr size_t kMaxStreamBytes = size_t{256} << 20;  // a whole event stream
+constexpr size_t kMaxErrorBody = size_t{64} << 10;     // what is kept of a stream for error text
 
 // Hides the Hermes <tool_call> blocks from the text the observer shows as it streams: the
 // calls are taken out of the content once it is complete.
@@ -81,6 +82,12 @@ class BodyReader final : public SseParser::Handler {
   explicit BodyReader(StreamObserver* observer) : assembler_(observer), sse_(this) {}
 
   bool Feed(std::string_view chunk) {
+    total_ += chunk.size();
+    if (total_ > kMaxStreamBytes) {
+      failure_ = ResourceExhaustedError("the model server's response is larger than " +
+                                        std::to_string(kMaxStreamBytes >> 20) + " MB");
+      return false;
+    }
     if (mode_ == Mode::kUnknown) {
       const size_t first = chunk.find_first_not_of(" \t\r\n");
       if (first == std::string_view::npos) {
@@ -130,6 +137,7 @@ class BodyReader final : public SseParser::Handler {
   }
 
   Mode mode_ = Mode::kUnknown;
+  size_t total_ = 0;
   std::string head_;
   std::string raw_;
   Status failure_;
@@ -155,7 +163,10 @@ int ErrorObjectStatus(const Json& error) {
     if (it->is_number_integer()) return static_cast<int>(it->get<int64_t>());
     if (it->is_string()) {
       const std::string& s = it->get_ref<const std::string&>();
-      if (s.size() == 3 && std::all_of(s.begin(), s.end(), ::isdigit)) return std::stoi(s);
+      if (s.size() == 3 &&
+          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return std::stoi(s);
+      }
     }
   }
   return 0;

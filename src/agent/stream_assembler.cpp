@@ -204,6 +204,14 @@ size_t StreamAssembler::OpenCall() {
 }
 
 void StreamAssembler::OnToolCallDelta(const ScannedCall& entry) {
+  if (turn_.tool_calls.size() >= kMaxToolCalls) {
+    // A hostile or broken server: the placement search must stay cheap, memory bounded.
+    if (!turn_.error) {
+      turn_.error = Json{{"message", "the response opened more than " +
+                                         std::to_string(kMaxToolCalls) + " tool calls"}};
+    }
+    return;
+  }
   const std::string& id = entry.id;
   size_t slot = 0;
   if (entry.has_index) {

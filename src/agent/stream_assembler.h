@@ -53,6 +53,9 @@ Result<AssembledTurn> ParseCompletion(std::string_view body, int choice = 0);
 
 class StreamAssembler {
  public:
+  // More calls than this in one response is an error (the turn's `error`).
+  static constexpr size_t kMaxToolCalls = 512;
+
   // `choice` is the choice index assembled (0 unless a test reads the others of an n>1
   // stream); `observer` (may be null) is told text, reasoning and new calls as they arrive.
   explicit StreamAssembler(StreamObserver* observer = nullptr, int choice = 0)

@@ -157,6 +157,19 @@ TEST(StreamAssembler, HostileShapesDoNotCrash) {
   EXPECT_GE(turn.tool_calls.size(), 1u);
 }
 
+TEST(StreamAssembler, TooManyCallsIsAnError) {
+  StreamAssembler assembler;
+  for (int i = 0; i < 600; ++i) {
+    ASSERT_TRUE(
+        assembler
+            .OnEvent("", Delta({{"tool_calls", {Call(i, "id" + std::to_string(i), "f", "{}")}}}))
+            .ok());
+  }
+  AssembledTurn turn = assembler.Finish();
+  EXPECT_EQ(turn.tool_calls.size(), StreamAssembler::kMaxToolCalls);
+  ASSERT_TRUE(turn.error.has_value());
+}
+
 TEST(StreamAssembler, ObserverSeesTextReasoningAndCallStarts) {
   struct Seen : StreamObserver {
     std::string text, reasoning, calls;

@@ -103,6 +103,8 @@ class StreamObserver {
   virtual void OnReasoning(std::string_view /*delta*/) {}
   virtual void OnToolCallStarted(size_t /*index*/, std::string_view /*name*/) {}
   // A failed attempt that will be retried after `delay` (or with the next fallback model).
+  // Text, reasoning and call starts told so far belonged to that attempt: the next one streams
+  // its answer from the start.
   virtual void OnRetry(int /*attempt*/, std::chrono::milliseconds /*delay*/,
                        std::string_view /*reason*/) {}
 };
