@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/stream_assembler.h"
+
 #include "talaria/base/strings.h"
 
 namespace talaria::agent {
@@ -13,7 +15,7 @@ constexpr std::string_view kClose = "</tool_call>";
 ToolCall CallFromBlock(std::string_view block) {
   ToolCall call;
   const std::string_view text = Trim(block);
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json parsed = ParseBoundedJson(text);
   if (parsed.is_discarded() || !parsed.is_object()) {
     call.arguments = std::string(text);
     return call;
@@ -80,7 +82,7 @@ std::string HermesCallsText(const std::vector<ToolCall>& calls) {
   std::string text;
   for (const ToolCall& call : calls) {
     if (!text.empty()) text += '\n';
-    Json args = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
+    Json args = ParseBoundedJson(call.arguments);
     Json block = {{"name", call.name}};
     block["arguments"] = args.is_discarded() ? Json(call.arguments) : std::move(args);
     text += "<tool_call>\n" + DumpJson(block) + "\n</tool_call>";

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/stream_assembler.h"
+
 #include "talaria/base/json.h"
 #include "talaria/base/strings.h"
 
@@ -53,7 +55,7 @@ bool IsRetryableStatus(int status) {
 }
 
 std::string ProviderErrorText(std::string_view body) {
-  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  Json doc = ParseBoundedJson(body);
   std::string text;
   if (!doc.is_discarded()) {
     const Json* err = &doc;
@@ -77,7 +79,10 @@ std::string ProviderErrorText(std::string_view body) {
   // One line, bounded: this goes into an error message.
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::replace(text.begin(), text.end(), '\r', ' ');
-  if (text.size() > 500) text = text.substr(0, 500) + "...";
+  if (text.size() > 500) {
+    text.resize(500);
+    text.append("...");
+  }
   return text;
 }
 

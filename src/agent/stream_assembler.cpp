@@ -39,6 +39,12 @@ const std::string* ReasoningText(const Json& value) {
 
 }  // namespace
 
+Json ParseBoundedJson(std::string_view text) {
+  auto parsed = ParseJson(text);
+  if (!parsed) return Json(Json::value_t::discarded);
+  return std::move(*parsed);
+}
+
 Usage ParseUsage(const Json& usage) {
   Usage out;
   if (!usage.is_object()) return out;
@@ -66,7 +72,7 @@ Status StreamAssembler::OnEvent(std::string_view event, std::string_view data) {
     OnScannedChunk(scanned_);
     return Status::Ok();
   }
-  Json chunk = Json::parse(data, nullptr, /*allow_exceptions=*/false);
+  Json chunk = ParseBoundedJson(data);
   if (chunk.is_discarded() || !chunk.is_object()) {
     if (event == "error") {
       // An error event whose data is plain text.
@@ -270,7 +276,7 @@ AssembledTurn StreamAssembler::Finish() {
 }
 
 Result<AssembledTurn> ParseCompletion(std::string_view body, int choice) {
-  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  Json doc = ParseBoundedJson(body);
   if (doc.is_discarded() || !doc.is_object()) {
     return Err(InvalidArgumentError("the model server's response is not a JSON object: " +
                                     std::string(body.substr(0, 200))));

@@ -87,6 +87,10 @@ class StreamAssembler {
   std::vector<std::pair<int64_t, size_t>> slot_of_index_;  // raw index -> call
 };
 
+// `text` as JSON through base's ParseJson (nesting bounded: nlohmann's copy and dump recurse),
+// or a discarded value when it does not parse.
+Json ParseBoundedJson(std::string_view text);
+
 // Reads usage from a chunk's or body's `usage` object.
 Usage ParseUsage(const Json& usage);
 

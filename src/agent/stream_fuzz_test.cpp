@@ -228,5 +228,76 @@ TEST(StreamFuzz, EverySplitOfEveryProviderStyleAssemblesTheSameCalls) {
   EXPECT_GT(splits, 3'000);
 }
 
+std::string Summary(const AssembledTurn& turn) {
+  std::string out = turn.content + "|" + turn.reasoning + "|" + turn.refusal + "|" +
+                    turn.finish_reason + "|" + turn.model + "|";
+  for (const ToolCall& call : turn.tool_calls) {
+    out += call.id + "/" + call.name + "/" + call.arguments + "|";
+  }
+  return out;
+}
+
+// The chunk scanner against the DOM on mutated chunks: wherever the DOM reads a chunk, the
+// scanner (when it accepts the chunk at all) must assemble the same.
+TEST(StreamFuzz, ChunkScannerAgreesWithTheDomOnMutatedChunks) {
+  std::mt19937 rng(7);
+  std::vector<std::string> chunks;
+  for (Style style : {Style::kIndexed, Style::kIdEveryDelta, Style::kOllama}) {
+    const std::string body = Render(MakeScript(rng), style, rng);
+    for (size_t pos = 0; pos < body.size();) {
+      const size_t end = body.find("\n\n", pos);
+      if (body.compare(pos, 6, "data: ") == 0)
+        chunks.push_back(body.substr(pos + 6, end - pos - 6));
+      pos = end + 2;
+    }
+  }
+  chunks.push_back(
+      R"({"choices":[{"index":0,"delta":{"reasoning_content":null,"reasoning":"r"}}]})");
+  chunks.push_back(R"({"model":null,"choices":[{"delta":{"content":"\u00e9\ud83d\ude00\n"}}]})");
+  const std::string alphabet = "{}[]\",:\\ 0123456789abcdeflnrstu-.\x80\xc3\xa9";
+  int compared = 0;
+  for (int round = 0; round < 20'000; ++round) {
+    std::string data = chunks[rng() % chunks.size()];
+    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0 && !data.empty(); --edits) {
+      const size_t at = rng() % data.size();
+      switch (rng() % 4) {
+        case 0:
+          data[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          data.insert(at, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 2:
+          data.erase(at, 1 + rng() % 4);
+          break;
+        default:
+          data.resize(at);
+      }
+    }
+    StreamAssembler fast;
+    StreamAssembler dom;
+    const Status dom_status = dom.OnEvent("dom-only", data);  // named: no scanner
+    const Status fast_status = fast.OnEvent("", data);
+    if (!dom_status.ok()) continue;  // the scanner may be more lenient with skipped fields
+    ASSERT_TRUE(fast_status.ok()) << data;
+    const AssembledTurn dom_turn = dom.Finish();
+    const AssembledTurn fast_turn = fast.Finish();
+    if (dom_turn.error) continue;  // the DOM took an error object; the scanner declines those
+    ASSERT_EQ(Summary(fast_turn), Summary(dom_turn)) << data;
+    ++compared;
+  }
+  EXPECT_GT(compared, 2'000);
+}
+
+TEST(StreamFuzz, DeepNestingIsRefusedNotRecursedInto) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  for (const std::string& data :
+       {"{\"error\":" + deep + "}", "{\"choices\":[{\"delta\":{\"x\":" + deep + "}}]}"}) {
+    StreamAssembler assembler;
+    EXPECT_EQ(assembler.OnEvent("", data).code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_FALSE(ParseCompletion("{\"choices\":" + deep + "}").has_value());
+}
+
 }  // namespace
 }  // namespace talaria::agent
