@@ -271,6 +271,19 @@ TEST(ModelClient, SendsNoAuthorizationWithoutAKeyAndNoToolsWhenThereAreNone) {
   EXPECT_FALSE(sent.contains("parallel_tool_calls"));
 }
 
+TEST(ModelClient, KeepsOneConnectionAcrossRequests) {
+  FakeEndpoint endpoint;
+  for (int i = 0; i < 3; ++i) endpoint.Add(Stream(Sse({Delta({{"content", "hi"}}, "stop")})));
+  auto client = OpenClient(FastSettings(endpoint.base_url()));
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    auto response = client->Complete(SimpleRequest(), nullptr, {});
+    ASSERT_TRUE(response.has_value()) << response.error().ToString();
+  }
+  EXPECT_EQ(endpoint.server().requests(), 3);
+  EXPECT_EQ(endpoint.server().connections(), 1);
+}
+
 TEST(ModelClient, ReadsANonStreamingResponse) {
   FakeEndpoint endpoint;
   endpoint.Add(Whole(200, "application/json",
