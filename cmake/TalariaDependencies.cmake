@@ -19,10 +19,12 @@ pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # Outbound HTTP(S) (the model client); only the lazily loaded libtalaria_net.so links it.
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+# The session store (src/store/): Debian's SQLite, with FTS5 and its trigram tokenizer (3.34+).
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3>=3.34)
 
 add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)
 
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
-  tomlplusplus::tomlplusplus PkgConfig::NETTLE PkgConfig::SECCOMP)
+  tomlplusplus::tomlplusplus PkgConfig::NETTLE PkgConfig::SECCOMP PkgConfig::SQLITE3)

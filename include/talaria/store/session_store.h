@@ -91,8 +91,8 @@ struct SearchHit {
   std::string session_id;
   int64_t seq = 0;
   std::string role;
-  std::string snippet;  // the matching text around the hit
-  double rank = 0;      // lower is better (bm25)
+  std::string snippet;  // the matching text around the hit, matches marked >>>like this<<<
+  double rank = 0;      // lower is better (bm25; 0 for a CJK substring match)
 };
 
 class SessionStore {
@@ -117,6 +117,10 @@ class SessionStore {
   // Appends and commits one message; sets message.seq and created_at_ms, adds message.usage
   // to the session's totals. NotFound for an unknown session.
   virtual Status AppendMessage(std::string_view session_id, StoredMessage& message) = 0;
+  // Appends and commits `messages` in one transaction, as AppendMessage does each (an import,
+  // a fork). All or none.
+  virtual Status AppendMessages(std::string_view session_id,
+                                std::vector<StoredMessage>& messages) = 0;
   // The history the next request is built from: the latest compaction's replacement history,
   // then every message appended after it. Every message, with nothing pruned.
   virtual Result<std::vector<StoredMessage>> LoadHistory(std::string_view session_id) = 0;
@@ -128,7 +132,8 @@ class SessionStore {
                                   const std::vector<StoredMessage>& replacement) = 0;
   // Appends a synthetic tool result for each tool call of the history that has none ("the
   // call was interrupted before it finished; check its side effects before relying on them").
-  // Returns how many were added.
+  // Returns how many were added. Call it on resuming, before appending anything: the results
+  // go at the end, where providers expect them only when the interrupted turn is the last one.
   virtual Result<size_t> RepairInterrupted(std::string_view session_id) = 0;
 
   // Small per-session state the agent keeps (the todo list, ...), replaced whole.
@@ -137,6 +142,14 @@ class SessionStore {
   virtual Result<std::optional<Json>> GetState(std::string_view session_id,
                                                std::string_view key) = 0;
 
+  // Sums the totals of every session (in `cwd` when not empty): `sessions usage` without an id.
+  // Per-turn usage is each assistant message's `usage` in LoadTranscript.
+  virtual Result<TokenTotals> SumUsage(std::string_view cwd) = 0;
+
+  // Messages matching `query`, best first. Any text is a valid query: terms are matched as
+  // words (ANDed; "quoted phrases" and a trailing * for a prefix are honoured; FTS5 operators
+  // are plain words), CJK text as substrings. bm25 ranks the newest 10,000 matches, which keeps
+  // a query for a word in every message fast. Empty for a query without searchable text.
   virtual Result<std::vector<SearchHit>> Search(std::string_view query,
                                                 const SearchOptions& options) = 0;
 };

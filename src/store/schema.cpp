@@ -1,0 +1,174 @@
+#include "store/schema.h"
+
+#include <string>
+#include <string_view>
+
+namespace talaria::store {
+namespace {
+
+// The text FTS indexes for a message's tool side: the tool name of a tool result, then each call
+// of an assistant message as "name arguments" (the calls' JSON wrapper, ids and "type" keys would
+// only add the same noise tokens to every row). It appears in the FTS view and in both triggers
+// (`@TOOLS(row)@` below): an external-content FTS5 table can only delete a row when given exactly
+// the values it indexed, so all three must compute the same text.
+std::string ToolsText(std::string_view row) {
+  std::string r(row);
+  return "(" + r + ".name || ' ' || coalesce((SELECT group_concat(" +
+         "coalesce(json_extract(value, '$.function.name'), '') || ' ' || " +
+         "coalesce(json_extract(value, '$.function.arguments'), ''), ' ') FROM json_each(" +
+         "CASE WHEN json_valid(" + r + ".tool_calls) AND json_type(" + r +
+         ".tool_calls) = 'array' THEN " + r + ".tool_calls ELSE '[]' END)), ''))";
+}
+
+// Version 1. Timestamps are Unix milliseconds. messages.id is the FTS rowid; seq numbers a
+// session's messages 1, 2, ... (sessions.message_count is the last one). has_cjk marks the rows
+// the trigram index holds.
+constexpr std::string_view kVersion1 = R"sql(
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+  cwd TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  title TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT '',
+  started_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  ended_at_ms INTEGER NOT NULL DEFAULT 0,
+  end_reason TEXT NOT NULL DEFAULT '',
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  cached_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  message_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_update ON sessions(updated_at_ms DESC);
+CREATE INDEX sessions_by_cwd ON sessions(cwd, updated_at_ms DESC);
+CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE messages (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  content TEXT NOT NULL DEFAULT '',
+  reasoning TEXT NOT NULL DEFAULT '',
+  tool_calls TEXT,
+  tool_call_id TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL DEFAULT '',
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  cached_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  created_at_ms INTEGER NOT NULL,
+  has_cjk INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (session_id, seq)
+);
+CREATE INDEX messages_with_cjk ON messages(id) WHERE has_cjk;
+
+-- A compaction: LoadHistory returns `replacement` (a JSON array of messages) followed by the
+-- messages with seq > after_seq.
+CREATE TABLE compactions (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  after_seq INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  replacement TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);
+CREATE INDEX compactions_by_session ON compactions(session_id, id);
+
+CREATE TABLE session_state (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+
+-- What the FTS tables index, computed from messages: the text is stored once.
+CREATE VIEW messages_fts_source AS
+  SELECT id, content AS body, @TOOLS(messages)@ AS tools FROM messages;
+CREATE VIEW messages_cjk_source AS
+  SELECT * FROM messages_fts_source WHERE id IN (SELECT id FROM messages WHERE has_cjk);
+
+-- Words (unicode61, diacritics folded) over every message; full detail for phrases, snippets.
+CREATE VIRTUAL TABLE messages_fts USING fts5(body, tools,
+  content='messages_fts_source', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+-- Trigrams only over the messages with CJK text, which unicode61 cannot split into words; over
+-- every message a trigram index costs several times what the word index does.
+CREATE VIRTUAL TABLE messages_cjk USING fts5(body, tools,
+  content='messages_cjk_source', content_rowid='id', tokenize='trigram');
+
+CREATE TRIGGER messages_index AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts(rowid, body, tools) VALUES (new.id, new.content, @TOOLS(new)@);
+  INSERT INTO messages_cjk(rowid, body, tools)
+    SELECT new.id, new.content, @TOOLS(new)@ WHERE new.has_cjk;
+END;
+CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, body, tools)
+    VALUES ('delete', old.id, old.content, @TOOLS(old)@);
+  INSERT INTO messages_cjk(messages_cjk, rowid, body, tools)
+    SELECT 'delete', old.id, old.content, @TOOLS(old)@ WHERE old.has_cjk;
+END;
+-- Messages are append-only: an update would also have to re-index.
+CREATE TRIGGER messages_append_only BEFORE UPDATE ON messages BEGIN
+  SELECT RAISE(ABORT, 'messages are append-only');
+END;
+)sql";
+
+// `sql` with each @TOOLS(row)@ replaced by ToolsText(row).
+std::string ExpandToolsText(std::string_view sql) {
+  std::string out;
+  constexpr std::string_view kOpen = "@TOOLS(", kClose = ")@";
+  size_t pos = 0;
+  for (;;) {
+    size_t open = sql.find(kOpen, pos);
+    if (open == std::string_view::npos) break;
+    size_t close = sql.find(kClose, open);
+    out.append(sql.substr(pos, open - pos));
+    out += ToolsText(sql.substr(open + kOpen.size(), close - open - kOpen.size()));
+    pos = close + kClose.size();
+  }
+  out.append(sql.substr(pos));
+  return out;
+}
+
+constexpr std::string_view kSteps[] = {kVersion1};
+
+}  // namespace
+
+int CurrentSchemaVersion() { return static_cast<int>(std::size(kSteps)); }
+
+Status MigrateSchema(SqliteDb& db) {
+  const int known = CurrentSchemaVersion();
+  for (;;) {
+    // Read the version inside the write transaction: two processes opening a fresh file at once
+    // must not both run step 1.
+    bool done = false;
+    Status s = WithWriteTransaction(db, [&]() -> Status {
+      int64_t version = TALARIA_TRY(db.QueryInt("PRAGMA user_version"));
+      if (version > known) {
+        return FailedPreconditionError(
+            db.path() + " has schema version " + std::to_string(version) +
+            ", newer than this talaria understands (" + std::to_string(known) +
+            "); use a newer talaria or point TALARIA_HOME elsewhere");
+      }
+      if (version < 0) {
+        return InternalError(db.path() + " has a negative schema version " +
+                             std::to_string(version) + "; it is not a talaria sessions database");
+      }
+      if (version == known) {
+        done = true;
+        return Status::Ok();
+      }
+      TALARIA_RETURN_IF_ERROR(db.Exec(ExpandToolsText(kSteps[version])));
+      return db.Exec("PRAGMA user_version = " + std::to_string(version + 1));
+    });
+    if (!s.ok()) return s.WithContext("migrating the sessions schema");
+    if (done) return Status::Ok();
+  }
+}
+
+}  // namespace talaria::store

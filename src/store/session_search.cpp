@@ -1,0 +1,130 @@
+// SqliteSessionStore::Search: FTS5 over the word index (unicode61) or, for CJK queries, the
+// trigram index over the messages holding CJK text.
+//
+// Two steps. First the matching ids and their bm25 rank, newest first and at most kRankWindow
+// of them (FTS5 streams rowids in order, so this stops early; ranking every match of a word that
+// is in every message would read the whole index), then sorted by rank. Then one lookup per
+// hit for its message and snippet: snippets are built for `limit` rows, not for every match.
+#include <algorithm>
+
+#include "store/fts_query.h"
+#include "store/sqlite_session_store.h"
+
+namespace talaria::store {
+namespace {
+
+constexpr int64_t kRankWindow = 10'000;
+constexpr size_t kSubstringSnippetBytes = 80;  // each side of a substring hit
+
+// Step 1 for each index. ?1 MATCH, ?2 the excluded session, ?3 the window, ?4 the short
+// substrings as a JSON array (each must appear in the message).
+constexpr const char* kWordHits =
+    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 "
+    "AND rowid NOT IN (SELECT id FROM messages WHERE session_id = ?2) "
+    "ORDER BY rowid DESC LIMIT ?3";
+constexpr const char* kTrigramHits =
+    "SELECT rowid, rank FROM messages_cjk WHERE messages_cjk MATCH ?1 "
+    "AND rowid NOT IN (SELECT id FROM messages WHERE session_id = ?2) "
+    "AND NOT EXISTS (SELECT 1 FROM json_each(?4) "
+    "  WHERE instr(messages_cjk.body || ' ' || messages_cjk.tools, value) = 0) "
+    "ORDER BY rowid DESC LIMIT ?3";
+// Terms shorter than a trigram: a scan of the CJK messages (a partial index holds their ids).
+constexpr const char* kSubstringHits =
+    "SELECT id, 0.0 FROM messages WHERE has_cjk AND session_id <> ?2 "
+    "AND NOT EXISTS (SELECT 1 FROM json_each(?4) WHERE instr(content || ' ' || name || ' ' || "
+    "coalesce(tool_calls, ''), value) = 0) "
+    "ORDER BY id DESC LIMIT ?3";
+
+// Step 2.
+constexpr const char* kWordHit =
+    "SELECT m.session_id, m.seq, m.role, "
+    "snippet(messages_fts, -1, '>>>', '<<<', '...', 16) "
+    "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+    "WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?2";
+constexpr const char* kTrigramHit =
+    "SELECT m.session_id, m.seq, m.role, "
+    "snippet(messages_cjk, -1, '>>>', '<<<', '...', 48) "
+    "FROM messages_cjk JOIN messages m ON m.id = messages_cjk.rowid "
+    "WHERE messages_cjk MATCH ?1 AND messages_cjk.rowid = ?2";
+constexpr const char* kPlainHit =
+    "SELECT session_id, seq, role, content || ' ' || name || ' ' || coalesce(tool_calls, '') "
+    "FROM messages WHERE id = ?2";
+
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The text around the first occurrence of `term`, the term marked; never splits a character.
+std::string SubstringSnippet(std::string_view text, std::string_view term) {
+  size_t at = text.find(term);
+  if (at == std::string_view::npos) at = 0;
+  size_t begin = at > kSubstringSnippetBytes ? at - kSubstringSnippetBytes : 0;
+  while (begin > 0 && IsContinuationByte(text[begin])) --begin;
+  size_t end = std::min(text.size(), at + term.size() + kSubstringSnippetBytes);
+  while (end < text.size() && IsContinuationByte(text[end])) ++end;
+  std::string out = begin > 0 ? "..." : "";
+  out.append(text.substr(begin, at - begin));
+  if (at < text.size() && text.substr(at, term.size()) == term) {
+    out += ">>>";
+    out.append(term);
+    out += "<<<";
+    out.append(text.substr(at + term.size(), end - at - term.size()));
+  } else {
+    out.append(text.substr(at, end - at));
+  }
+  if (end < text.size()) out += "...";
+  return out;
+}
+
+std::string SubstringsJson(const std::vector<std::string>& substrings) {
+  Json array = Json::array();
+  for (const std::string& s : substrings) array.push_back(s);
+  return DumpJson(array);
+}
+
+}  // namespace
+
+Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view query,
+                                                                const SearchOptions& options) {
+  const FtsQuery q = BuildFtsQuery(query);
+  std::vector<SearchHit> hits;
+  if (q.empty() || options.limit == 0) return hits;
+  const std::string substrings = SubstringsJson(q.substrings);
+
+  const char* hits_sql = !q.cjk ? kWordHits : !q.match.empty() ? kTrigramHits : kSubstringHits;
+  const char* hit_sql = !q.cjk ? kWordHit : !q.match.empty() ? kTrigramHit : kPlainHit;
+
+  struct Ranked {
+    int64_t id;
+    double rank;
+  };
+  std::vector<Ranked> ranked;
+  {
+    Stmt s = TALARIA_TRY(db_->Prepare(hits_sql));
+    s.Bind(1, q.match).Bind(2, options.exclude_session).Bind(3, kRankWindow).Bind(4, substrings);
+    while (TALARIA_TRY(s.Step())) ranked.push_back({s.Int(0), s.Real(1)});
+  }
+  // Best rank first; among equals (substring hits all rank 0) the newest.
+  const size_t keep = std::min(ranked.size(), options.limit);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep),
+                    ranked.end(), [](const Ranked& a, const Ranked& b) {
+                      return a.rank != b.rank ? a.rank < b.rank : a.id > b.id;
+                    });
+  ranked.resize(keep);
+
+  for (const Ranked& r : ranked) {
+    Stmt s = TALARIA_TRY(db_->Prepare(hit_sql));
+    if (hit_sql != kPlainHit) s.Bind(1, q.match);
+    s.Bind(2, r.id);
+    if (!TALARIA_TRY(s.Step())) continue;
+    SearchHit hit;
+    hit.session_id = s.Text(0);
+    hit.seq = s.Int(1);
+    hit.role = s.Text(2);
+    hit.snippet = hit_sql == kPlainHit ? SubstringSnippet(s.Text(3), q.substrings.front())
+                                       : s.Text(3);
+    hit.rank = r.rank;
+    hits.push_back(std::move(hit));
+  }
+  return hits;
+}
+
+}  // namespace talaria::store

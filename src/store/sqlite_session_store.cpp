@@ -1,0 +1,406 @@
+#include "store/sqlite_session_store.h"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "store/fts_query.h"
+#include "store/interrupted_calls.h"
+#include "store/message_json.h"
+#include "store/session_id.h"
+
+namespace talaria::store {
+namespace {
+
+constexpr const char* kSessionColumns =
+    "id, coalesce(parent_id, ''), cwd, model, title, source, started_at_ms, updated_at_ms, "
+    "ended_at_ms, end_reason, input_tokens, cached_tokens, output_tokens, reasoning_tokens, "
+    "cost_usd, message_count";
+
+SessionRow ReadSession(const Stmt& s) {
+  SessionRow r;
+  r.id = s.Text(0);
+  r.parent_id = s.Text(1);
+  r.cwd = s.Text(2);
+  r.model = s.Text(3);
+  r.title = s.Text(4);
+  r.source = s.Text(5);
+  r.started_at_ms = s.Int(6);
+  r.updated_at_ms = s.Int(7);
+  r.ended_at_ms = s.Int(8);
+  r.end_reason = s.Text(9);
+  r.totals.input_tokens = s.Int(10);
+  r.totals.cached_tokens = s.Int(11);
+  r.totals.output_tokens = s.Int(12);
+  r.totals.reasoning_tokens = s.Int(13);
+  r.totals.cost_usd = s.Real(14);
+  r.message_count = s.Int(15);
+  return r;
+}
+
+// The statements are built once from kSessionColumns; their addresses key the statement cache.
+const std::string kGetSession =
+    std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE id = ?1";
+const std::string kListAll = std::string("SELECT ") + kSessionColumns +
+                             " FROM sessions ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
+const std::string kListInCwd =
+    std::string("SELECT ") + kSessionColumns +
+    " FROM sessions WHERE cwd = ?2 ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
+
+bool IsKnownRole(std::string_view role) {
+  return role == "system" || role == "developer" || role == "user" || role == "assistant" ||
+         role == "tool";
+}
+
+Status NoSession(std::string_view id) {
+  return NotFoundError("no session " + std::string(id));
+}
+
+int64_t ClampLimit(size_t limit) {
+  return static_cast<int64_t>(std::min<size_t>(limit, 1u << 30));
+}
+
+}  // namespace
+
+Result<SessionRow> SqliteSessionStore::CreateSession(const NewSession& session) {
+  std::lock_guard lock(mu_);
+  const int64_t now = NowUnixMs();
+  if (!session.parent_id.empty()) {
+    auto parent = TALARIA_TRY(GetSessionLocked(session.parent_id));
+    if (!parent) return Err(NotFoundError("no parent session " + session.parent_id));
+  }
+  // A 24-bit suffix: two sessions started in the same second collide with odds of 1 in 16
+  // million; a collision just draws again.
+  for (int attempt = 0;; ++attempt) {
+    SessionRow row;
+    row.id = NewSessionId(now);
+    row.parent_id = session.parent_id;
+    row.cwd = session.cwd;
+    row.model = session.model;
+    row.title = session.title;
+    row.source = session.source;
+    row.started_at_ms = now;
+    row.updated_at_ms = now;
+    Stmt s = TALARIA_TRY(
+        db_->Prepare("INSERT OR IGNORE INTO sessions (id, parent_id, cwd, model, title, source, "
+                     "started_at_ms, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"));
+    s.Bind(1, row.id).Bind(3, row.cwd).Bind(4, row.model).Bind(5, row.title).Bind(6, row.source);
+    s.Bind(7, now);
+    if (row.parent_id.empty()) {
+      s.BindNull(2);
+    } else {
+      s.Bind(2, row.parent_id);
+    }
+    TALARIA_RETURN_IF_ERROR(s.Run());
+    if (db_->changes() == 1) return row;
+    if (attempt == 8) return Err(InternalError("could not draw an unused session id"));
+  }
+}
+
+Result<std::optional<SessionRow>> SqliteSessionStore::GetSessionLocked(std::string_view id) {
+  Stmt s = TALARIA_TRY(db_->Prepare(kGetSession.c_str()));
+  s.Bind(1, id);
+  bool row = TALARIA_TRY(s.Step());
+  if (!row) return std::optional<SessionRow>();
+  return std::optional<SessionRow>(ReadSession(s));
+}
+
+Result<std::optional<SessionRow>> SqliteSessionStore::GetSession(std::string_view id) {
+  std::lock_guard lock(mu_);
+  return GetSessionLocked(id);
+}
+
+Status SqliteSessionStore::RequireSessionLocked(std::string_view session_id) {
+  Stmt s = TALARIA_TRY(db_->Prepare("SELECT 1 FROM sessions WHERE id = ?1"));
+  s.Bind(1, session_id);
+  bool row = TALARIA_TRY(s.Step());
+  return row ? Status::Ok() : NoSession(session_id);
+}
+
+Result<std::vector<SessionRow>> SqliteSessionStore::ListSessions(const ListOptions& options) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(db_->Prepare(options.cwd.empty() ? kListAll.c_str() : kListInCwd.c_str()));
+  s.Bind(1, ClampLimit(options.limit));
+  if (!options.cwd.empty()) s.Bind(2, options.cwd);
+  std::vector<SessionRow> out;
+  while (TALARIA_TRY(s.Step())) out.push_back(ReadSession(s));
+  return out;
+}
+
+Result<std::optional<SessionRow>> SqliteSessionStore::LatestSession(std::string_view cwd) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(db_->Prepare(kListInCwd.c_str()));
+  s.Bind(1, int64_t{1}).Bind(2, cwd);
+  bool row = TALARIA_TRY(s.Step());
+  if (!row) return std::optional<SessionRow>();
+  return std::optional<SessionRow>(ReadSession(s));
+}
+
+Status SqliteSessionStore::SetTitle(std::string_view id, std::string_view title) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(db_->Prepare("UPDATE sessions SET title = ?2 WHERE id = ?1"));
+  s.Bind(1, id).Bind(2, title);
+  TALARIA_RETURN_IF_ERROR(s.Run());
+  return db_->changes() == 1 ? Status::Ok() : NoSession(id);
+}
+
+Status SqliteSessionStore::EndSession(std::string_view id, std::string_view reason) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(db_->Prepare(
+      "UPDATE sessions SET ended_at_ms = ?2, updated_at_ms = ?2, end_reason = ?3 WHERE id = ?1"));
+  s.Bind(1, id).Bind(2, NowUnixMs()).Bind(3, reason);
+  TALARIA_RETURN_IF_ERROR(s.Run());
+  return db_->changes() == 1 ? Status::Ok() : NoSession(id);
+}
+
+Status SqliteSessionStore::DeleteSession(std::string_view id) {
+  std::lock_guard lock(mu_);
+  // Messages, compactions and state go by ON DELETE CASCADE, the FTS rows by the messages'
+  // delete trigger; children keep living with parent_id set to NULL.
+  return WithWriteTransaction(*db_, [&]() -> Status {
+    Stmt s = TALARIA_TRY(db_->Prepare("DELETE FROM sessions WHERE id = ?1"));
+    s.Bind(1, id);
+    TALARIA_RETURN_IF_ERROR(s.Run());
+    return db_->changes() == 1 ? Status::Ok() : NoSession(id);
+  });
+}
+
+Status SqliteSessionStore::AppendLocked(std::string_view session_id, StoredMessage& message) {
+  if (!IsKnownRole(message.role)) {
+    return InvalidArgumentError("unknown message role '" + message.role + "'");
+  }
+  const int64_t now = NowUnixMs();
+  const TokenTotals& u = message.usage;
+  // One statement checks the session exists, numbers the message and adds its usage.
+  Stmt bump = TALARIA_TRY(db_->Prepare(
+      "UPDATE sessions SET message_count = message_count + 1, updated_at_ms = ?2, "
+      "input_tokens = input_tokens + ?3, cached_tokens = cached_tokens + ?4, "
+      "output_tokens = output_tokens + ?5, reasoning_tokens = reasoning_tokens + ?6, "
+      "cost_usd = cost_usd + ?7 WHERE id = ?1 RETURNING message_count"));
+  bump.Bind(1, session_id).Bind(2, now).Bind(3, u.input_tokens).Bind(4, u.cached_tokens);
+  bump.Bind(5, u.output_tokens).Bind(6, u.reasoning_tokens).Bind(7, u.cost_usd);
+  bool found = TALARIA_TRY(bump.Step());
+  if (!found) return NoSession(session_id);
+  const int64_t seq = bump.Int(0);
+
+  std::string tool_calls;
+  if (!message.tool_calls.is_null()) tool_calls = DumpJson(message.tool_calls);
+  const bool has_cjk = ContainsCjk(message.content) || ContainsCjk(message.name) ||
+                       ContainsCjk(tool_calls);
+  Stmt insert = TALARIA_TRY(db_->Prepare(
+      "INSERT INTO messages (session_id, seq, role, content, reasoning, tool_calls, tool_call_id, "
+      "name, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd, "
+      "created_at_ms, has_cjk) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"));
+  insert.Bind(1, session_id).Bind(2, seq).Bind(3, message.role).Bind(4, message.content);
+  insert.Bind(5, message.reasoning).Bind(7, message.tool_call_id).Bind(8, message.name);
+  if (message.tool_calls.is_null()) {
+    insert.BindNull(6);
+  } else {
+    insert.Bind(6, tool_calls);
+  }
+  insert.Bind(9, u.input_tokens).Bind(10, u.cached_tokens).Bind(11, u.output_tokens);
+  insert.Bind(12, u.reasoning_tokens).Bind(13, u.cost_usd).Bind(14, now);
+  insert.Bind(15, int64_t{has_cjk ? 1 : 0});
+  TALARIA_RETURN_IF_ERROR(insert.Run());
+  message.seq = seq;
+  message.created_at_ms = now;
+  return Status::Ok();
+}
+
+Status SqliteSessionStore::AppendMessage(std::string_view session_id, StoredMessage& message) {
+  std::lock_guard lock(mu_);
+  return WithWriteTransaction(*db_, [&] { return AppendLocked(session_id, message); });
+}
+
+Status SqliteSessionStore::AppendMessages(std::string_view session_id,
+                                          std::vector<StoredMessage>& messages) {
+  std::lock_guard lock(mu_);
+  std::vector<StoredMessage> staged = messages;  // untouched if the transaction fails
+  Status s = WithWriteTransaction(*db_, [&]() -> Status {
+    for (StoredMessage& m : staged) TALARIA_RETURN_IF_ERROR(AppendLocked(session_id, m));
+    return Status::Ok();
+  });
+  if (s.ok()) messages = std::move(staged);
+  return s;
+}
+
+Result<std::vector<StoredMessage>> SqliteSessionStore::LoadMessagesLocked(
+    std::string_view session_id, int64_t after_seq) {
+  Stmt s = TALARIA_TRY(db_->Prepare(
+      "SELECT seq, role, content, reasoning, tool_calls, tool_call_id, name, input_tokens, "
+      "cached_tokens, output_tokens, reasoning_tokens, cost_usd, created_at_ms FROM messages "
+      "WHERE session_id = ?1 AND seq > ?2 ORDER BY seq"));
+  s.Bind(1, session_id).Bind(2, after_seq);
+  std::vector<StoredMessage> out;
+  while (TALARIA_TRY(s.Step())) {
+    StoredMessage m;
+    m.seq = s.Int(0);
+    m.role = s.Text(1);
+    m.content = s.Text(2);
+    m.reasoning = s.Text(3);
+    if (!s.IsNull(4)) {
+      auto calls = ParseJson(s.Text(4));
+      if (!calls) {
+        return Err(InternalError("message " + std::to_string(m.seq) + " of session " +
+                                 std::string(session_id) + " has damaged tool calls: " +
+                                 calls.error().message()));
+      }
+      m.tool_calls = std::move(*calls);
+    }
+    m.tool_call_id = s.Text(5);
+    m.name = s.Text(6);
+    m.usage.input_tokens = s.Int(7);
+    m.usage.cached_tokens = s.Int(8);
+    m.usage.output_tokens = s.Int(9);
+    m.usage.reasoning_tokens = s.Int(10);
+    m.usage.cost_usd = s.Real(11);
+    m.created_at_ms = s.Int(12);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<std::vector<StoredMessage>> SqliteSessionStore::LoadHistoryLocked(
+    std::string_view session_id) {
+  TALARIA_RETURN_IF_ERROR(RequireSessionLocked(session_id));
+  std::vector<StoredMessage> history;
+  int64_t after_seq = 0;
+  {
+    Stmt s = TALARIA_TRY(db_->Prepare(
+        "SELECT after_seq, replacement FROM compactions WHERE session_id = ?1 "
+        "ORDER BY id DESC LIMIT 1"));
+    s.Bind(1, session_id);
+    if (TALARIA_TRY(s.Step())) {
+      after_seq = s.Int(0);
+      auto replacement = MessagesFromJson(s.Text(1));
+      if (!replacement) {
+        return Err(InternalError("the latest compaction of session " + std::string(session_id) +
+                                 " is damaged: " + replacement.error().message()));
+      }
+      history = std::move(*replacement);
+    }
+  }
+  std::vector<StoredMessage> later = TALARIA_TRY(LoadMessagesLocked(session_id, after_seq));
+  history.insert(history.end(), std::make_move_iterator(later.begin()),
+                 std::make_move_iterator(later.end()));
+  return history;
+}
+
+Result<std::vector<StoredMessage>> SqliteSessionStore::LoadHistory(std::string_view session_id) {
+  std::lock_guard lock(mu_);
+  // One read transaction: another process's compaction must not land between the two reads.
+  TALARIA_RETURN_IF_ERROR(db_->BeginRead());
+  auto history = LoadHistoryLocked(session_id);
+  db_->EndRead();
+  return history;
+}
+
+Result<std::vector<StoredMessage>> SqliteSessionStore::LoadTranscript(
+    std::string_view session_id) {
+  std::lock_guard lock(mu_);
+  TALARIA_RETURN_IF_ERROR(db_->BeginRead());
+  auto transcript = [&]() -> Result<std::vector<StoredMessage>> {
+    TALARIA_RETURN_IF_ERROR(RequireSessionLocked(session_id));
+    return LoadMessagesLocked(session_id, 0);
+  }();
+  db_->EndRead();
+  return transcript;
+}
+
+Status SqliteSessionStore::AppendCompaction(std::string_view session_id, std::string_view summary,
+                                            const std::vector<StoredMessage>& replacement) {
+  std::lock_guard lock(mu_);
+  const std::string replacement_json = DumpJson(MessagesToJson(replacement));
+  return WithWriteTransaction(*db_, [&]() -> Status {
+    const int64_t now = NowUnixMs();
+    Stmt bump = TALARIA_TRY(db_->Prepare(
+        "UPDATE sessions SET updated_at_ms = ?2 WHERE id = ?1 RETURNING message_count"));
+    bump.Bind(1, session_id).Bind(2, now);
+    if (!TALARIA_TRY(bump.Step())) return NoSession(session_id);
+    const int64_t after_seq = bump.Int(0);
+    Stmt insert = TALARIA_TRY(db_->Prepare(
+        "INSERT INTO compactions (session_id, after_seq, summary, replacement, created_at_ms) "
+        "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    insert.Bind(1, session_id).Bind(2, after_seq).Bind(3, summary).Bind(4, replacement_json);
+    insert.Bind(5, now);
+    return insert.Run();
+  });
+}
+
+Result<size_t> SqliteSessionStore::RepairInterrupted(std::string_view session_id) {
+  std::lock_guard lock(mu_);
+  size_t added = 0;
+  // Read and append in one write transaction: two processes resuming the same session at once
+  // must not both answer the same call.
+  Status s = WithWriteTransaction(*db_, [&]() -> Status {
+    std::vector<StoredMessage> history = TALARIA_TRY(LoadHistoryLocked(session_id));
+    for (const UnansweredCall& call : FindUnansweredCalls(history)) {
+      StoredMessage result = InterruptedResult(call);
+      TALARIA_RETURN_IF_ERROR(AppendLocked(session_id, result));
+      ++added;
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return Err(std::move(s));
+  return added;
+}
+
+Status SqliteSessionStore::PutState(std::string_view session_id, std::string_view key,
+                                    const Json& value) {
+  std::lock_guard lock(mu_);
+  const std::string text = DumpJson(value);
+  return WithWriteTransaction(*db_, [&]() -> Status {
+    TALARIA_RETURN_IF_ERROR(RequireSessionLocked(session_id));
+    Stmt s = TALARIA_TRY(db_->Prepare(
+        "INSERT INTO session_state (session_id, key, value, updated_at_ms) "
+        "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (session_id, key) DO UPDATE SET "
+        "value = excluded.value, updated_at_ms = excluded.updated_at_ms"));
+    s.Bind(1, session_id).Bind(2, key).Bind(3, text).Bind(4, NowUnixMs());
+    return s.Run();
+  });
+}
+
+Result<std::optional<Json>> SqliteSessionStore::GetState(std::string_view session_id,
+                                                         std::string_view key) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(
+      db_->Prepare("SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2"));
+  s.Bind(1, session_id).Bind(2, key);
+  if (!TALARIA_TRY(s.Step())) return std::optional<Json>();
+  auto value = ParseJson(s.Text(0));
+  if (!value) {
+    return Err(InternalError("state '" + std::string(key) + "' of session " +
+                             std::string(session_id) + " is damaged: " + value.error().message()));
+  }
+  return std::optional<Json>(std::move(*value));
+}
+
+Result<TokenTotals> SqliteSessionStore::SumUsage(std::string_view cwd) {
+  std::lock_guard lock(mu_);
+  Stmt s = TALARIA_TRY(db_->Prepare(
+      "SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0), "
+      "coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0), total(cost_usd) "
+      "FROM sessions WHERE ?1 = '' OR cwd = ?1"));
+  s.Bind(1, cwd);
+  TokenTotals t;
+  if (TALARIA_TRY(s.Step())) {
+    t.input_tokens = s.Int(0);
+    t.cached_tokens = s.Int(1);
+    t.output_tokens = s.Int(2);
+    t.reasoning_tokens = s.Int(3);
+    t.cost_usd = s.Real(4);
+  }
+  return t;
+}
+
+Result<std::vector<SearchHit>> SqliteSessionStore::Search(std::string_view query,
+                                                          const SearchOptions& options) {
+  std::lock_guard lock(mu_);
+  TALARIA_RETURN_IF_ERROR(db_->BeginRead());
+  auto hits = SearchLocked(query, options);
+  db_->EndRead();
+  return hits;
+}
+
+}  // namespace talaria::store
