@@ -28,8 +28,7 @@ char32_t NextCodePoint(std::string_view text, size_t& i) {
       cp = ((b(0) & 0x0Fu) << 12) | ((b(1) & 0x3Fu) << 6) | (b(2) & 0x3Fu);
       break;
     default:
-      cp = ((b(0) & 0x07u) << 18) | ((b(1) & 0x3Fu) << 12) | ((b(2) & 0x3Fu) << 6) |
-           (b(3) & 0x3Fu);
+      cp = ((b(0) & 0x07u) << 18) | ((b(1) & 0x3Fu) << 12) | ((b(2) & 0x3Fu) << 6) | (b(3) & 0x3Fu);
       break;
   }
   i += len;
@@ -37,12 +36,12 @@ char32_t NextCodePoint(std::string_view text, size_t& i) {
 }
 
 bool IsCjkCodePoint(char32_t cp) {
-  return (cp >= 0x3040 && cp <= 0x30FF) ||    // Hiragana, Katakana
-         (cp >= 0x3400 && cp <= 0x4DBF) ||    // Han extension A
-         (cp >= 0x4E00 && cp <= 0x9FFF) ||    // Han
-         (cp >= 0xAC00 && cp <= 0xD7AF) ||    // Hangul syllables
-         (cp >= 0xF900 && cp <= 0xFAFF) ||    // Han compatibility
-         (cp >= 0x20000 && cp <= 0x323AF);    // Han extensions B-H
+  return (cp >= 0x3040 && cp <= 0x30FF) ||  // Hiragana, Katakana
+         (cp >= 0x3400 && cp <= 0x4DBF) ||  // Han extension A
+         (cp >= 0x4E00 && cp <= 0x9FFF) ||  // Han
+         (cp >= 0xAC00 && cp <= 0xD7AF) ||  // Hangul syllables
+         (cp >= 0xF900 && cp <= 0xFAFF) ||  // Han compatibility
+         (cp >= 0x20000 && cp <= 0x323AF);  // Han extensions B-H
 }
 
 size_t CodePointCount(std::string_view text) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
+
 #include "talaria/store/session_store.h"
 
 namespace talaria::store {

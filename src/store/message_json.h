@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
+
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
 #include "talaria/store/session_store.h"

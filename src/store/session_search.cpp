@@ -99,7 +99,8 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
   std::vector<Ranked> ranked;
   {
     Stmt s = TALARIA_TRY(db_->Prepare(hits_sql));
-    s.Bind(1, q.match).Bind(2, options.exclude_session).Bind(3, kRankWindow).Bind(4, substrings);
+    s.Bind(1, q.match).Bind(2, options.exclude_session).Bind(3, kRankWindow);
+    if (q.cjk) s.Bind(4, substrings);
     while (TALARIA_TRY(s.Step())) ranked.push_back({s.Int(0), s.Real(1)});
   }
   // Best rank first; among equals (substring hits all rank 0) the newest.
@@ -119,8 +120,8 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
     hit.session_id = s.Text(0);
     hit.seq = s.Int(1);
     hit.role = s.Text(2);
-    hit.snippet = hit_sql == kPlainHit ? SubstringSnippet(s.Text(3), q.substrings.front())
-                                       : s.Text(3);
+    hit.snippet =
+        hit_sql == kPlainHit ? SubstringSnippet(s.Text(3), q.substrings.front()) : s.Text(3);
     hit.rank = r.rank;
     hits.push_back(std::move(hit));
   }

@@ -67,10 +67,12 @@ Result<std::unique_ptr<SessionStore>> SessionStore::Open(const std::string& path
   // power loss or kernel crash can drop the last commits (never corrupt the file). FULL would
   // fsync every message, milliseconds each on ordinary disks, for protection against power loss
   // that an agent session does not need.
-  Stmt mode = TALARIA_TRY(db->Prepare("PRAGMA journal_mode = WAL"));
-  if (!TALARIA_TRY(mode.Step()) || mode.Text(0) != "wal") {
-    return Err(UnavailableError(path + " cannot use a write-ahead log (a network filesystem?)"));
-  }
+  {
+    Stmt mode = TALARIA_TRY(db->Prepare("PRAGMA journal_mode = WAL"));
+    if (!TALARIA_TRY(mode.Step()) || mode.Text(0) != "wal") {
+      return Err(UnavailableError(path + " cannot use a write-ahead log (a network filesystem?)"));
+    }
+  }  // reset here: a statement in progress would block the migration's COMMIT
   TALARIA_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"));
   TALARIA_RETURN_IF_ERROR(MigrateSchema(*db));
   return std::unique_ptr<SessionStore>(std::make_unique<SqliteSessionStore>(std::move(db)));

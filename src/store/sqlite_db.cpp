@@ -89,10 +89,10 @@ std::string Stmt::Text(int column) const {
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
   sqlite3* db = nullptr;
   // NOMUTEX: the store serialises every use of the connection itself.
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                               SQLITE_OPEN_EXRESCODE,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+      nullptr);
   if (rc != SQLITE_OK) {
     Status s = SqliteStatus(rc, "opening " + path, db, path);
     sqlite3_close_v2(db);

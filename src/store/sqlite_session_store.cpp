@@ -52,13 +52,9 @@ bool IsKnownRole(std::string_view role) {
          role == "tool";
 }
 
-Status NoSession(std::string_view id) {
-  return NotFoundError("no session " + std::string(id));
-}
+Status NoSession(std::string_view id) { return NotFoundError("no session " + std::string(id)); }
 
-int64_t ClampLimit(size_t limit) {
-  return static_cast<int64_t>(std::min<size_t>(limit, 1u << 30));
-}
+int64_t ClampLimit(size_t limit) { return static_cast<int64_t>(std::min<size_t>(limit, 1u << 30)); }
 
 }  // namespace
 
@@ -172,11 +168,11 @@ Status SqliteSessionStore::AppendLocked(std::string_view session_id, StoredMessa
   const int64_t now = NowUnixMs();
   const TokenTotals& u = message.usage;
   // One statement checks the session exists, numbers the message and adds its usage.
-  Stmt bump = TALARIA_TRY(db_->Prepare(
-      "UPDATE sessions SET message_count = message_count + 1, updated_at_ms = ?2, "
-      "input_tokens = input_tokens + ?3, cached_tokens = cached_tokens + ?4, "
-      "output_tokens = output_tokens + ?5, reasoning_tokens = reasoning_tokens + ?6, "
-      "cost_usd = cost_usd + ?7 WHERE id = ?1 RETURNING message_count"));
+  Stmt bump = TALARIA_TRY(
+      db_->Prepare("UPDATE sessions SET message_count = message_count + 1, updated_at_ms = ?2, "
+                   "input_tokens = input_tokens + ?3, cached_tokens = cached_tokens + ?4, "
+                   "output_tokens = output_tokens + ?5, reasoning_tokens = reasoning_tokens + ?6, "
+                   "cost_usd = cost_usd + ?7 WHERE id = ?1 RETURNING message_count"));
   bump.Bind(1, session_id).Bind(2, now).Bind(3, u.input_tokens).Bind(4, u.cached_tokens);
   bump.Bind(5, u.output_tokens).Bind(6, u.reasoning_tokens).Bind(7, u.cost_usd);
   bool found = TALARIA_TRY(bump.Step());
@@ -185,8 +181,8 @@ Status SqliteSessionStore::AppendLocked(std::string_view session_id, StoredMessa
 
   std::string tool_calls;
   if (!message.tool_calls.is_null()) tool_calls = DumpJson(message.tool_calls);
-  const bool has_cjk = ContainsCjk(message.content) || ContainsCjk(message.name) ||
-                       ContainsCjk(tool_calls);
+  const bool has_cjk =
+      ContainsCjk(message.content) || ContainsCjk(message.name) || ContainsCjk(tool_calls);
   Stmt insert = TALARIA_TRY(db_->Prepare(
       "INSERT INTO messages (session_id, seq, role, content, reasoning, tool_calls, tool_call_id, "
       "name, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd, "
@@ -243,8 +239,8 @@ Result<std::vector<StoredMessage>> SqliteSessionStore::LoadMessagesLocked(
       auto calls = ParseJson(s.Text(4));
       if (!calls) {
         return Err(InternalError("message " + std::to_string(m.seq) + " of session " +
-                                 std::string(session_id) + " has damaged tool calls: " +
-                                 calls.error().message()));
+                                 std::string(session_id) +
+                                 " has damaged tool calls: " + calls.error().message()));
       }
       m.tool_calls = std::move(*calls);
     }
@@ -267,9 +263,9 @@ Result<std::vector<StoredMessage>> SqliteSessionStore::LoadHistoryLocked(
   std::vector<StoredMessage> history;
   int64_t after_seq = 0;
   {
-    Stmt s = TALARIA_TRY(db_->Prepare(
-        "SELECT after_seq, replacement FROM compactions WHERE session_id = ?1 "
-        "ORDER BY id DESC LIMIT 1"));
+    Stmt s = TALARIA_TRY(
+        db_->Prepare("SELECT after_seq, replacement FROM compactions WHERE session_id = ?1 "
+                     "ORDER BY id DESC LIMIT 1"));
     s.Bind(1, session_id);
     if (TALARIA_TRY(s.Step())) {
       after_seq = s.Int(0);
@@ -296,8 +292,7 @@ Result<std::vector<StoredMessage>> SqliteSessionStore::LoadHistory(std::string_v
   return history;
 }
 
-Result<std::vector<StoredMessage>> SqliteSessionStore::LoadTranscript(
-    std::string_view session_id) {
+Result<std::vector<StoredMessage>> SqliteSessionStore::LoadTranscript(std::string_view session_id) {
   std::lock_guard lock(mu_);
   TALARIA_RETURN_IF_ERROR(db_->BeginRead());
   auto transcript = [&]() -> Result<std::vector<StoredMessage>> {
@@ -352,10 +347,10 @@ Status SqliteSessionStore::PutState(std::string_view session_id, std::string_vie
   const std::string text = DumpJson(value);
   return WithWriteTransaction(*db_, [&]() -> Status {
     TALARIA_RETURN_IF_ERROR(RequireSessionLocked(session_id));
-    Stmt s = TALARIA_TRY(db_->Prepare(
-        "INSERT INTO session_state (session_id, key, value, updated_at_ms) "
-        "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (session_id, key) DO UPDATE SET "
-        "value = excluded.value, updated_at_ms = excluded.updated_at_ms"));
+    Stmt s = TALARIA_TRY(
+        db_->Prepare("INSERT INTO session_state (session_id, key, value, updated_at_ms) "
+                     "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (session_id, key) DO UPDATE SET "
+                     "value = excluded.value, updated_at_ms = excluded.updated_at_ms"));
     s.Bind(1, session_id).Bind(2, key).Bind(3, text).Bind(4, NowUnixMs());
     return s.Run();
   });

@@ -25,8 +25,7 @@ class SqliteSessionStore final : public SessionStore {
   Status DeleteSession(std::string_view id) override;
 
   Status AppendMessage(std::string_view session_id, StoredMessage& message) override;
-  Status AppendMessages(std::string_view session_id,
-                        std::vector<StoredMessage>& messages) override;
+  Status AppendMessages(std::string_view session_id, std::vector<StoredMessage>& messages) override;
   Result<std::vector<StoredMessage>> LoadHistory(std::string_view session_id) override;
   Result<std::vector<StoredMessage>> LoadTranscript(std::string_view session_id) override;
   Status AppendCompaction(std::string_view session_id, std::string_view summary,
@@ -34,8 +33,7 @@ class SqliteSessionStore final : public SessionStore {
   Result<size_t> RepairInterrupted(std::string_view session_id) override;
 
   Status PutState(std::string_view session_id, std::string_view key, const Json& value) override;
-  Result<std::optional<Json>> GetState(std::string_view session_id,
-                                       std::string_view key) override;
+  Result<std::optional<Json>> GetState(std::string_view session_id, std::string_view key) override;
 
   Result<TokenTotals> SumUsage(std::string_view cwd) override;
   Result<std::vector<SearchHit>> Search(std::string_view query,
@@ -51,8 +49,7 @@ class SqliteSessionStore final : public SessionStore {
   Result<std::vector<StoredMessage>> LoadHistoryLocked(std::string_view session_id);
   Status RequireSessionLocked(std::string_view session_id);
   // The search halves (session_search.cpp): ids with their rank, then one hit per id.
-  Result<std::vector<SearchHit>> SearchLocked(std::string_view query,
-                                              const SearchOptions& options);
+  Result<std::vector<SearchHit>> SearchLocked(std::string_view query, const SearchOptions& options);
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // Guarded by mu_.

@@ -34,6 +34,8 @@ namespace talaria::store {
 // $TALARIA_HOME/sessions.db
 std::string DefaultSessionsPath();
 
+// Every member has a default initializer, so designated initializers may name only some
+// ({.cwd = ...}) under -Wextra.
 struct TokenTotals {
   int64_t input_tokens = 0;
   int64_t cached_tokens = 0;
@@ -43,56 +45,56 @@ struct TokenTotals {
 };
 
 struct NewSession {
-  std::string parent_id;  // a compacted or delegated session's origin; empty: none
-  std::string cwd;
-  std::string model;
-  std::string title;
+  std::string parent_id{};  // a compacted or delegated session's origin; empty: none
+  std::string cwd{};
+  std::string model{};
+  std::string title{};
   std::string source = "cli";  // cli | mcp | delegate | ...
 };
 
 struct SessionRow {
-  std::string id;  // YYYYMMDD_HHMMSS_<6 hex>
-  std::string parent_id;
-  std::string cwd;
-  std::string model;
-  std::string title;
-  std::string source;
+  std::string id{};  // YYYYMMDD_HHMMSS_<6 hex>
+  std::string parent_id{};
+  std::string cwd{};
+  std::string model{};
+  std::string title{};
+  std::string source{};
   int64_t started_at_ms = 0;
   int64_t updated_at_ms = 0;
-  int64_t ended_at_ms = 0;  // 0: not ended
-  std::string end_reason;   // "completed", "interrupted", "budget", "error", ...
+  int64_t ended_at_ms = 0;   // 0: not ended
+  std::string end_reason{};  // "completed", "interrupted", "budget", "error", ...
   TokenTotals totals;
   int64_t message_count = 0;
 };
 
 struct StoredMessage {
-  int64_t seq = 0;           // assigned by AppendMessage: 1, 2, ... per session
-  std::string role;          // system | user | assistant | tool
-  std::string content;
-  std::string reasoning;
-  Json tool_calls;           // assistant: [{"id", "type": "function", "function": {...}}]; or null
-  std::string tool_call_id;  // tool
-  std::string name;          // tool: the tool's name
-  TokenTotals usage;         // assistant: the usage of the request that produced it
+  int64_t seq = 0;     // assigned by AppendMessage: 1, 2, ... per session
+  std::string role{};  // system | user | assistant | tool
+  std::string content{};
+  std::string reasoning{};
+  Json tool_calls{};  // assistant: [{"id", "type": "function", "function": {...}}]; or null
+  std::string tool_call_id{};  // tool
+  std::string name{};          // tool: the tool's name
+  TokenTotals usage;           // assistant: the usage of the request that produced it
   int64_t created_at_ms = 0;
 };
 
 struct ListOptions {
-  std::string cwd;  // empty: every directory
+  std::string cwd{};  // empty: every directory
   size_t limit = 50;
 };
 
 struct SearchOptions {
   size_t limit = 20;
-  std::string exclude_session;  // e.g. the current one
+  std::string exclude_session{};  // e.g. the current one
 };
 
 struct SearchHit {
-  std::string session_id;
+  std::string session_id{};
   int64_t seq = 0;
-  std::string role;
-  std::string snippet;  // the matching text around the hit, matches marked >>>like this<<<
-  double rank = 0;      // lower is better (bm25; 0 for a CJK substring match)
+  std::string role{};
+  std::string snippet{};  // the matching text around the hit, matches marked >>>like this<<<
+  double rank = 0;        // lower is better (bm25; 0 for a CJK substring match)
 };
 
 class SessionStore {
@@ -137,8 +139,7 @@ class SessionStore {
   virtual Result<size_t> RepairInterrupted(std::string_view session_id) = 0;
 
   // Small per-session state the agent keeps (the todo list, ...), replaced whole.
-  virtual Status PutState(std::string_view session_id, std::string_view key,
-                          const Json& value) = 0;
+  virtual Status PutState(std::string_view session_id, std::string_view key, const Json& value) = 0;
   virtual Result<std::optional<Json>> GetState(std::string_view session_id,
                                                std::string_view key) = 0;
 
