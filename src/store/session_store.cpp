@@ -75,7 +75,10 @@ Result<std::unique_ptr<SessionStore>> SessionStore::Open(const std::string& path
   }  // reset here: a statement in progress would block the migration's COMMIT
   TALARIA_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"));
   TALARIA_RETURN_IF_ERROR(MigrateSchema(*db));
-  return std::unique_ptr<SessionStore>(std::make_unique<SqliteSessionStore>(std::move(db)));
+  auto store = std::make_unique<SqliteSessionStore>(std::move(db));
+  // Whatever a crashed process appended but had not indexed yet.
+  TALARIA_RETURN_IF_ERROR(store->IndexPending());
+  return std::unique_ptr<SessionStore>(std::move(store));
 }
 
 }  // namespace talaria::store

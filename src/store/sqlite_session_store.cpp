@@ -54,9 +54,54 @@ bool IsKnownRole(std::string_view role) {
 
 Status NoSession(std::string_view id) { return NotFoundError("no session " + std::string(id)); }
 
+// Messages are indexed for search in batches of this many (see schema.cpp): an FTS5 insert per
+// message would cost five times the append itself.
+constexpr size_t kIndexBatch = 256;
+
 int64_t ClampLimit(size_t limit) { return static_cast<int64_t>(std::min<size_t>(limit, 1u << 30)); }
 
 }  // namespace
+
+SqliteSessionStore::~SqliteSessionStore() {
+  std::lock_guard lock(mu_);
+  if (unindexed_ > 0) (void)IndexPendingLocked();
+}
+
+Status SqliteSessionStore::IndexPending() {
+  std::lock_guard lock(mu_);
+  return IndexPendingLocked();
+}
+
+Status SqliteSessionStore::IndexPendingLocked() {
+  Status s = WithWriteTransaction(*db_, [&]() -> Status {
+    const int64_t from =
+        TALARIA_TRY(db_->QueryInt("SELECT indexed_through FROM search_index_state"));
+    const int64_t to = TALARIA_TRY(db_->QueryInt("SELECT coalesce(max(id), 0) FROM messages"));
+    if (to <= from) return Status::Ok();
+    Stmt words = TALARIA_TRY(
+        db_->Prepare("INSERT INTO messages_fts (rowid, body, tools) "
+                     "SELECT id, body, tools FROM messages_fts_source WHERE id > ?1 AND id <= ?2"));
+    words.Bind(1, from).Bind(2, to);
+    TALARIA_RETURN_IF_ERROR(words.Run());
+    Stmt trigrams = TALARIA_TRY(
+        db_->Prepare("INSERT INTO messages_cjk (rowid, body, tools) "
+                     "SELECT id, body, tools FROM messages_fts_source WHERE id IN "
+                     "(SELECT id FROM messages WHERE has_cjk AND id > ?1 AND id <= ?2)"));
+    trigrams.Bind(1, from).Bind(2, to);
+    TALARIA_RETURN_IF_ERROR(trigrams.Run());
+    Stmt mark = TALARIA_TRY(db_->Prepare("UPDATE search_index_state SET indexed_through = ?1"));
+    mark.Bind(1, to);
+    return mark.Run();
+  });
+  if (s.ok()) unindexed_ = 0;
+  return s.WithContext("indexing messages for search");
+}
+
+void SqliteSessionStore::NoteAppendedLocked(size_t count) {
+  unindexed_ += count;
+  // FIXME: report a failed batch somewhere visible; today search just lags until one succeeds.
+  if (unindexed_ >= kIndexBatch) (void)IndexPendingLocked();
+}
 
 Result<SessionRow> SqliteSessionStore::CreateSession(const NewSession& session) {
   std::lock_guard lock(mu_);
@@ -206,7 +251,10 @@ Status SqliteSessionStore::AppendLocked(std::string_view session_id, StoredMessa
 
 Status SqliteSessionStore::AppendMessage(std::string_view session_id, StoredMessage& message) {
   std::lock_guard lock(mu_);
-  return WithWriteTransaction(*db_, [&] { return AppendLocked(session_id, message); });
+  TALARIA_RETURN_IF_ERROR(
+      WithWriteTransaction(*db_, [&] { return AppendLocked(session_id, message); }));
+  NoteAppendedLocked(1);
+  return Status::Ok();
 }
 
 Status SqliteSessionStore::AppendMessages(std::string_view session_id,
@@ -217,8 +265,10 @@ Status SqliteSessionStore::AppendMessages(std::string_view session_id,
     for (StoredMessage& m : staged) TALARIA_RETURN_IF_ERROR(AppendLocked(session_id, m));
     return Status::Ok();
   });
-  if (s.ok()) messages = std::move(staged);
-  return s;
+  if (!s.ok()) return s;
+  messages = std::move(staged);
+  NoteAppendedLocked(messages.size());
+  return Status::Ok();
 }
 
 Result<std::vector<StoredMessage>> SqliteSessionStore::LoadMessagesLocked(
@@ -338,6 +388,7 @@ Result<size_t> SqliteSessionStore::RepairInterrupted(std::string_view session_id
     return Status::Ok();
   });
   if (!s.ok()) return Err(std::move(s));
+  NoteAppendedLocked(added);
   return added;
 }
 
@@ -392,6 +443,13 @@ Result<TokenTotals> SqliteSessionStore::SumUsage(std::string_view cwd) {
 Result<std::vector<SearchHit>> SqliteSessionStore::Search(std::string_view query,
                                                           const SearchOptions& options) {
   std::lock_guard lock(mu_);
+  // What was appended since the last batch, here or by another process, must be findable. A
+  // failure (another process holding the write lock past the busy timeout) still searches what
+  // is indexed.
+  auto behind = db_->QueryInt(
+      "SELECT (SELECT coalesce(max(id), 0) FROM messages) > "
+      "(SELECT indexed_through FROM search_index_state)");
+  if (!behind || *behind != 0) (void)IndexPendingLocked();
   TALARIA_RETURN_IF_ERROR(db_->BeginRead());
   auto hits = SearchLocked(query, options);
   db_->EndRead();

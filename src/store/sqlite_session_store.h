@@ -15,6 +15,15 @@ namespace talaria::store {
 class SqliteSessionStore final : public SessionStore {
  public:
   explicit SqliteSessionStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  // Indexes what is still unindexed, so a clean exit leaves nothing behind.
+  ~SqliteSessionStore() override;
+  SqliteSessionStore(const SqliteSessionStore&) = delete;
+  SqliteSessionStore& operator=(const SqliteSessionStore&) = delete;
+
+  // Adds the messages appended since the last batch (by any process) to the search indexes, in
+  // one write transaction with the watermark. Open calls it, so a crash's unindexed tail is
+  // indexed on the next start.
+  Status IndexPending();
 
   Result<SessionRow> CreateSession(const NewSession& session) override;
   Result<std::optional<SessionRow>> GetSession(std::string_view id) override;
@@ -48,11 +57,16 @@ class SqliteSessionStore final : public SessionStore {
                                                         int64_t after_seq);
   Result<std::vector<StoredMessage>> LoadHistoryLocked(std::string_view session_id);
   Status RequireSessionLocked(std::string_view session_id);
+  Status IndexPendingLocked();
+  // After a committed append of `count` messages: indexes once a batch has gathered. A failure
+  // leaves the messages for the next batch (they are committed; only search lags).
+  void NoteAppendedLocked(size_t count);
   // The search halves (session_search.cpp): ids with their rank, then one hit per id.
   Result<std::vector<SearchHit>> SearchLocked(std::string_view query, const SearchOptions& options);
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // Guarded by mu_.
+  size_t unindexed_ = 0;          // Guarded by mu_. Appended here since the last batch.
 };
 
 }  // namespace talaria::store
