@@ -11,7 +11,7 @@ DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev liby
         python3 clang-format clang-tidy
 NPM_PEERS := tests/mcp_peers tests/conformance
 
-.PHONY: deps configure build test run bench bench-search install sanitize clean
+.PHONY: deps configure build test run bench bench-search bench-store-fts install sanitize clean
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -71,10 +71,17 @@ bench: deps
 	build-bench/bench/talaria_plugin_bench
 	build-bench/bench/talaria_mcp_bench
 	build-bench/bench/talaria_code_bench
+	build-bench/bench/talaria_store_bench append
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench
 	build-bench/bench/talaria_search_bench
+
+# FTS5 over 1,000,000 stored messages: p50/p99 search and the index size against the raw text
+# (builds a ~1 GB database in $TMPDIR, a few minutes; `--quick` in STORE_FTS_ARGS: 100,000).
+STORE_FTS_ARGS ?=
+bench-store-fts: bench
+	build-bench/bench/talaria_store_bench fts $(STORE_FTS_ARGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -1,0 +1,398 @@
+// The session store (issue 20): per-message append, reopening a 10,000-message session, and
+// FTS5 search over 1,000,000 stored messages with the index size against the raw text.
+//
+//   talaria_store_bench append              store_append_us, store_reopen_10k_ms (seconds)
+//   talaria_store_bench fts [--quick] [--messages N]
+//       store_fts_build_s, store_fts_p50_ms, store_fts_p99_ms, store_fts_index_ratio,
+//       store_db_ratio; 1,000,000 messages (about 1 GB of text; minutes), --quick 100,000
+//
+// Text is generated deterministically (splitmix64, fixed seed): Zipf-distributed words of a
+// 30,000-word vocabulary, code-like tool output, tool calls with JSON arguments, and 3 % of the
+// messages in Chinese (Zipf over 3,000 Han characters, words of 1-3). Everything is built in a
+// temporary directory, removed at the end.
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_util.h"
+#include "talaria/base/utf8.h"
+#include "talaria/store/session_store.h"
+
+namespace {
+
+using talaria::Json;
+using talaria::store::SessionStore;
+using talaria::store::StoredMessage;
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
+using talaria_bench::SplitMix64;
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "talaria_store_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(t != nullptr && *t != '\0' ? t : "/tmp") + "/talaria-store-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) Die("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// Zipf(s ~ 1.07) over `n` items by inverse CDF on a cumulative table.
+class Zipf {
+ public:
+  explicit Zipf(size_t n) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += 1.0 / std::pow(static_cast<double>(i + 1), 1.07);
+      cum_.push_back(sum);
+    }
+  }
+  size_t Draw(SplitMix64& rng) const {
+    double u = static_cast<double>(rng.Next() >> 11) * 0x1.0p-53 * cum_.back();
+    return static_cast<size_t>(std::lower_bound(cum_.begin(), cum_.end(), u) - cum_.begin());
+  }
+
+ private:
+  std::vector<double> cum_;
+};
+
+class TextGen {
+ public:
+  TextGen() : rng_(0x5e55105), words_zipf_(kWords), han_zipf_(kHan), cjk_zipf_(kCjkWords) {
+    SplitMix64 vocab(42);
+    for (size_t i = 0; i < kWords; ++i) {
+      size_t len = 2 + vocab.Below(6) + vocab.Below(5);
+      std::string w;
+      for (size_t k = 0; k < len; ++k) w += static_cast<char>('a' + vocab.Below(26));
+      words_.push_back(std::move(w));
+    }
+    std::vector<char32_t> han;
+    for (size_t i = 0; i < kHan; ++i)
+      han.push_back(0x4E00 + static_cast<char32_t>(vocab.Below(20000)));
+    for (size_t i = 0; i < kCjkWords; ++i) {
+      std::string w;
+      size_t len = 1 + vocab.Below(3);
+      for (size_t k = 0; k < len; ++k) talaria::AppendUtf8(w, han[han_zipf_.Draw(vocab)]);
+      cjk_words_.push_back(std::move(w));
+    }
+  }
+
+  const std::string& Word() { return words_[words_zipf_.Draw(rng_)]; }
+  const std::string& WordAt(size_t rank) const { return words_[rank]; }
+  const std::string& CjkWord() { return cjk_words_[cjk_zipf_.Draw(rng_)]; }
+  SplitMix64& rng() { return rng_; }
+
+  // About `bytes` of English-like prose.
+  std::string Prose(size_t bytes) {
+    std::string out;
+    while (out.size() < bytes) {
+      if (!out.empty()) out += rng_.Below(12) == 0 ? ". " : " ";
+      out += Word();
+    }
+    return out;
+  }
+  // About `bytes` of Chinese with some English identifiers.
+  std::string Chinese(size_t bytes) {
+    std::string out;
+    while (out.size() < bytes) {
+      if (rng_.Below(15) == 0) {
+        out += " " + Word() + " ";
+      } else {
+        out += CjkWord();
+      }
+      if (rng_.Below(12) == 0) out += "，";
+    }
+    return out;
+  }
+  // Tool output: code-ish lines.
+  std::string Code(size_t bytes) {
+    std::string out;
+    while (out.size() < bytes) {
+      out += "src/" + Word() + "/" + Word() + ".cpp:" + std::to_string(rng_.Below(900) + 1) + ": " +
+             Word() + "_" + Word() + "(" + Word() + ", " + std::to_string(rng_.Below(64)) + ");\n";
+    }
+    return out;
+  }
+  size_t Length() {  // exponential around 1,600 bytes: messages average about 1 KB
+    double u = static_cast<double>(rng_.Next() >> 11) * 0x1.0p-53;
+    return 30 + static_cast<size_t>(-std::log(1 - u) * 1600);
+  }
+
+  // One message of a plausible agent transcript; `raw` gets the bytes FTS indexes.
+  StoredMessage Message(size_t index, size_t& raw) {
+    StoredMessage m;
+    const bool cjk = rng_.Below(100) < 3;
+    switch (index % 5) {
+      case 0:
+        m.role = "user";
+        m.content = cjk ? Chinese(Length() / 2) : Prose(Length() / 2);
+        break;
+      case 1: {
+        m.role = "assistant";
+        m.content = cjk ? Chinese(Length() / 3) : Prose(Length() / 3);
+        std::string args = DumpArgs();
+        m.tool_calls =
+            Json::array({Json{{"id", "call_" + std::to_string(index)},
+                              {"type", "function"},
+                              {"function", {{"name", "search_files"}, {"arguments", args}}}}});
+        raw += std::string("search_files").size() + args.size();
+        m.usage.input_tokens = 1000;
+        m.usage.output_tokens = 50;
+        break;
+      }
+      case 2:
+        m.role = "tool";
+        m.tool_call_id = "call_" + std::to_string(index - 1);
+        m.name = "search_files";
+        m.content = cjk ? Chinese(Length()) : Code(Length());
+        raw += m.name.size();
+        break;
+      case 3:
+        m.role = "assistant";
+        m.content = cjk ? Chinese(Length()) : Prose(Length());
+        break;
+      default:
+        m.role = "user";
+        m.content = Prose(Length() / 4);
+        break;
+    }
+    raw += m.content.size();
+    return m;
+  }
+
+ private:
+  std::string DumpArgs() {
+    return Json{{"pattern", Word() + "_" + Word()}, {"path", "src/" + Word()}}.dump();
+  }
+
+  static constexpr size_t kWords = 30000, kHan = 3000, kCjkWords = 8000;
+  SplitMix64 rng_;
+  Zipf words_zipf_, han_zipf_, cjk_zipf_;
+  std::vector<std::string> words_;
+  std::vector<std::string> cjk_words_;
+};
+
+std::unique_ptr<SessionStore> OpenStore(const std::string& path) {
+  auto store = SessionStore::Open(path);
+  if (!store) Die(store.error().ToString());
+  return std::move(*store);
+}
+
+int RunAppend() {
+  TempDir tmp;
+  const std::string db = tmp / "sessions.db";
+  TextGen gen;
+  // Per message: 20,000 appends, each its own transaction, into sessions of 500.
+  {
+    auto store = OpenStore(db);
+    std::vector<double> per_batch_us;
+    std::string session;
+    constexpr int kMessages = 20000, kBatch = 500;
+    std::vector<StoredMessage> msgs;
+    size_t raw = 0;
+    for (int i = 0; i < kMessages; ++i) msgs.push_back(gen.Message(static_cast<size_t>(i), raw));
+    for (int i = 0; i < kMessages; i += kBatch) {
+      session = store->CreateSession({.cwd = "/bench"})->id;
+      auto t0 = Clock::now();
+      for (int k = i; k < i + kBatch; ++k) {
+        if (!store->AppendMessage(session, msgs[static_cast<size_t>(k)]).ok()) Die("append failed");
+      }
+      per_batch_us.push_back(MsSince(t0) * 1000 / kBatch);
+    }
+    PrintMetric("store_append_us", Median(per_batch_us), "us");
+  }
+  // Reopen: one session of 10,000 messages; open + LoadHistory in a fresh store each time.
+  std::string session;
+  {
+    auto store = OpenStore(db);
+    session = store->CreateSession({.cwd = "/bench"})->id;
+    std::vector<StoredMessage> msgs;
+    size_t raw = 0;
+    for (int i = 0; i < 10000; ++i) msgs.push_back(gen.Message(static_cast<size_t>(i), raw));
+    if (!store->AppendMessages(session, msgs).ok()) Die("bulk append failed");
+  }
+  std::vector<double> reopen_ms;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = Clock::now();
+    auto store = OpenStore(db);
+    auto history = store->LoadHistory(session);
+    if (!history || history->size() != 10000) Die("reopen lost messages");
+    reopen_ms.push_back(MsSince(t0));
+  }
+  PrintMetric("store_reopen_10k_ms", Median(reopen_ms), "ms");
+  return 0;
+}
+
+// Bytes of the pages of every table whose name starts with `prefix`.
+int64_t PagesBytes(sqlite3* db, const char* prefix) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE ?1 || '%'",
+                     -1, &s, nullptr);
+  sqlite3_bind_text(s, 1, prefix, -1, SQLITE_STATIC);
+  int64_t bytes = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  return bytes;
+}
+
+int RunFts(size_t messages) {
+  TempDir tmp;
+  const std::string db = tmp / "sessions.db";
+  TextGen gen;
+  size_t raw = 0;
+  auto t_build = Clock::now();
+  {
+    auto store = OpenStore(db);
+    constexpr size_t kPerSession = 500, kBatch = 2500;
+    std::string session;
+    std::vector<StoredMessage> batch;
+    for (size_t i = 0; i < messages; i += kBatch) {
+      batch.clear();
+      for (size_t k = i; k < std::min(messages, i + kBatch); ++k) {
+        if (k % kPerSession == 0) {
+          if (!batch.empty() && !store->AppendMessages(session, batch).ok()) Die("bulk failed");
+          batch.clear();
+          session = store->CreateSession({.cwd = "/bench/" + std::to_string(k % 7)})->id;
+        }
+        batch.push_back(gen.Message(k, raw));
+      }
+      if (!batch.empty() && !store->AppendMessages(session, batch).ok()) Die("bulk failed");
+      if ((i / kBatch) % 40 == 0) {
+        std::fprintf(stderr, "# %zu messages, %.0f s\n", i, MsSince(t_build) / 1000);
+      }
+    }
+  }
+  const double build_s = MsSince(t_build) / 1000;
+  PrintMetric("store_fts_build_s", build_s, "s");
+
+  // Queries: rare and mid-frequency words, the most common words (which match most messages),
+  // two-word ANDs, phrases, prefixes, and Chinese substrings.
+  SplitMix64 q(7);
+  std::vector<std::string> queries;
+  for (int i = 0; i < 300; ++i) {
+    switch (i % 10) {
+      case 0:
+      case 1:
+      case 2:
+        queries.push_back(gen.WordAt(100 + q.Below(29000)));
+        break;
+      case 3:
+        queries.push_back(gen.WordAt(q.Below(100)));
+        break;
+      case 4:
+      case 5:
+        queries.push_back(gen.WordAt(q.Below(3000)) + " " + gen.WordAt(q.Below(3000)));
+        break;
+      case 6:
+        queries.push_back("\"" + gen.WordAt(q.Below(50)) + " " + gen.WordAt(q.Below(500)) + "\"");
+        break;
+      case 7:
+        queries.push_back(gen.WordAt(q.Below(5000)).substr(0, 4) + "*");
+        break;
+      default:
+        queries.push_back(gen.CjkWord() + gen.CjkWord());
+        break;
+    }
+  }
+  std::vector<double> latencies;
+  std::vector<std::vector<double>> by_kind(10);
+  size_t total_hits = 0;
+  {
+    auto store = OpenStore(db);
+    for (int warm = 0; warm < 20; ++warm)
+      (void)store->Search(queries[static_cast<size_t>(warm)], {});
+    for (size_t i = 0; i < queries.size(); ++i) {
+      const std::string& query = queries[i];
+      auto t0 = Clock::now();
+      auto hits = store->Search(query, {.limit = 20, .exclude_session = ""});
+      latencies.push_back(MsSince(t0));
+      by_kind[i % 10].push_back(latencies.back());
+      if (!hits) Die("search failed: " + hits.error().ToString());
+      total_hits += hits->size();
+    }
+  }
+  const char* kinds[] = {"word",      "word",   "word",   "common word", "two words",
+                         "two words", "phrase", "prefix", "chinese",     "chinese"};
+  for (size_t k : {0u, 3u, 4u, 6u, 7u, 8u}) {
+    std::vector<double> v = by_kind[k];
+    if (k == 0) v.insert(v.end(), by_kind[1].begin(), by_kind[1].end());
+    if (k == 4) v.insert(v.end(), by_kind[5].begin(), by_kind[5].end());
+    if (k == 8) v.insert(v.end(), by_kind[9].begin(), by_kind[9].end());
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr, "# %-12s p50 %.2f ms, max %.2f ms\n", kinds[k], v[v.size() / 2], v.back());
+  }
+  std::sort(latencies.begin(), latencies.end());
+  PrintMetric("store_fts_p50_ms", latencies[latencies.size() / 2], "ms");
+  PrintMetric("store_fts_p99_ms", latencies[latencies.size() * 99 / 100], "ms");
+  std::fprintf(stderr, "# %zu queries, %zu hits, max %.1f ms\n", queries.size(), total_hits,
+               latencies.back());
+
+  sqlite3* raw_db = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) Die("open");
+  const int64_t words = PagesBytes(raw_db, "messages_fts");
+  const int64_t trigrams = PagesBytes(raw_db, "messages_cjk");
+  sqlite3_close(raw_db);
+  const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(db));
+  std::fprintf(stderr,
+               "# raw text %.1f MB, word index %.1f MB, trigram index %.1f MB, file %.1f MB\n",
+               static_cast<double>(raw) / 1e6, static_cast<double>(words) / 1e6,
+               static_cast<double>(trigrams) / 1e6, static_cast<double>(file_bytes) / 1e6);
+  PrintMetric("store_fts_index_ratio",
+              static_cast<double>(words + trigrams) / static_cast<double>(raw), "x");
+  PrintMetric("store_db_ratio", static_cast<double>(file_bytes) / static_cast<double>(raw), "x");
+  return 0;
+}
+
+int Usage() {
+  std::fprintf(stderr, "usage: talaria_store_bench append | fts [--quick] [--messages N]\n");
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage();
+  std::string mode = argv[1];
+  if (mode == "append") return RunAppend();
+  if (mode != "fts") return Usage();
+  size_t messages = 1'000'000;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quick") {
+      messages = 100'000;
+    } else if (arg == "--messages" && i + 1 < argc) {
+      messages = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      return Usage();
+    }
+  }
+  return RunFts(messages);
+}
