@@ -2,9 +2,10 @@
 // FTS5 search over 1,000,000 stored messages with the index size against the raw text.
 //
 //   talaria_store_bench append              store_append_us, store_reopen_10k_ms (seconds)
-//   talaria_store_bench fts [--quick] [--messages N]
+//   talaria_store_bench fts [--quick] [--messages N] [--db PATH]
 //       store_fts_build_s, store_fts_p50_ms, store_fts_p99_ms, store_fts_index_ratio,
-//       store_db_ratio; 1,000,000 messages (about 1 GB of text; minutes), --quick 100,000
+//       store_db_ratio; 1,000,000 messages (about 1 GB of text; minutes), --quick 100,000;
+//       --db: build the database at PATH and keep it, or reuse it if it exists (queries only)
 //
 // Text is generated deterministically (splitmix64, fixed seed): Zipf-distributed words of a
 // 30,000-word vocabulary, code-like tool output, tool calls with JSON arguments, and 3 % of the
@@ -263,13 +264,27 @@ int64_t PagesBytes(sqlite3* db, const char* prefix) {
   return bytes;
 }
 
-int RunFts(size_t messages) {
+// `keep`: build the database there (and leave it), or reuse it when it exists.
+int RunFts(size_t messages, const std::string& keep) {
   TempDir tmp;
-  const std::string db = tmp / "sessions.db";
+  const std::string db = keep.empty() ? tmp / "sessions.db" : keep;
   TextGen gen;
   size_t raw = 0;
+  const bool reuse = !keep.empty() && std::filesystem::exists(keep);
   auto t_build = Clock::now();
-  {
+  if (reuse) {
+    // The text the indexes cover, as the build counted it.
+    sqlite3* raw_db = nullptr;
+    sqlite3_open_v2(db.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(raw_db,
+                       "SELECT sum(length(CAST(body AS BLOB)) + length(CAST(tools AS BLOB)) - 1) "
+                       "FROM messages_fts_source",
+                       -1, &s, nullptr);
+    if (sqlite3_step(s) == SQLITE_ROW) raw = static_cast<size_t>(sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(raw_db);
+  } else {
     auto store = OpenStore(db);
     constexpr size_t kPerSession = 500, kBatch = 2500;
     std::string session;
@@ -291,7 +306,7 @@ int RunFts(size_t messages) {
     }
   }
   const double build_s = MsSince(t_build) / 1000;
-  PrintMetric("store_fts_build_s", build_s, "s");
+  if (!reuse) PrintMetric("store_fts_build_s", build_s, "s");
 
   // Queries: rare and mid-frequency words, the most common words (which match most messages),
   // two-word ANDs, phrases, prefixes, and Chinese substrings.
@@ -372,7 +387,8 @@ int RunFts(size_t messages) {
 }
 
 int Usage() {
-  std::fprintf(stderr, "usage: talaria_store_bench append | fts [--quick] [--messages N]\n");
+  std::fprintf(stderr,
+               "usage: talaria_store_bench append | fts [--quick] [--messages N] [--db PATH]\n");
   return 64;
 }
 
@@ -384,9 +400,12 @@ int main(int argc, char** argv) {
   if (mode == "append") return RunAppend();
   if (mode != "fts") return Usage();
   size_t messages = 1'000'000;
+  std::string keep;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--quick") {
+    if (arg == "--db" && i + 1 < argc) {
+      keep = argv[++i];
+    } else if (arg == "--quick") {
       messages = 100'000;
     } else if (arg == "--messages" && i + 1 < argc) {
       messages = std::strtoull(argv[++i], nullptr, 10);
@@ -394,5 +413,5 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  return RunFts(messages);
+  return RunFts(messages, keep);
 }

@@ -133,7 +133,10 @@ FtsQuery BuildFtsQuery(std::string_view query) {
   for (const Term& t : terms) out.cjk = out.cjk || ContainsCjk(t.text);
   for (const Term& t : terms) {
     if (!out.cjk) {
-      AppendQuoted(out.match, t.text, t.prefix);
+      // A prefix of one or two characters matches so many words that FTS5 (which merges the
+      // postings of every matching word before returning the first row) reads most of the
+      // index: such a term is a word.
+      AppendQuoted(out.match, t.text, t.prefix && CodePointCount(t.text) >= 3);
     } else if (CodePointCount(t.text) >= 3) {
       // The trigram tokenizer matches any substring of three or more characters, so a
       // prefix mark adds nothing.

@@ -1,7 +1,7 @@
 // Turns the text a user or model typed into FTS5 MATCH expressions that cannot fail to parse:
 // every term becomes a quoted FTS5 string (so AND, OR, NOT, NEAR, parentheses, colons and
 // stray quotes are just text), implicitly ANDed. Kept from the input: balanced "quoted phrases"
-// and a trailing * on a word (prefix search).
+// and a trailing * on a word of three or more characters (prefix search).
 // Thread-safety: pure functions.
 #pragma once
 

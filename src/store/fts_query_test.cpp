@@ -14,8 +14,8 @@ TEST(FtsQuery, QuotesEveryTermSoOperatorsAreWords) {
 }
 
 TEST(FtsQuery, KeepsBalancedPhrasesAndPrefixes) {
-  FtsQuery q = BuildFtsQuery("  \"read file\"  conf*  ");
-  EXPECT_EQ(q.match, "\"read file\" \"conf\"*");
+  FtsQuery q = BuildFtsQuery("  \"read file\"  conf*  ab*");
+  EXPECT_EQ(q.match, "\"read file\" \"conf\"* \"ab\"");  // a 2-letter prefix is a word
   EXPECT_EQ(q.first_term, "read file");
 }
 

@@ -218,6 +218,34 @@ TEST(SessionStore, AppendNumbersMessagesAndAddsUsage) {
   EXPECT_EQ(elsewhere->input_tokens, 0);
 }
 
+TEST(SessionStore, KeepsAnyBytesAModelSent) {
+  TempDir tmp;
+  auto store = OpenOrDie(tmp / "s.db");
+  ASSERT_TRUE(store);
+  auto s = store->CreateSession({});
+  constexpr char kOdd[] = "nul\0inside, broken \xff\xfe utf-8, quote ' \" ;";
+  const std::string odd(kOdd, sizeof(kOdd) - 1);
+  StoredMessage m = Msg("assistant", odd);
+  m.reasoning = odd;
+  m.tool_calls = Json::array({Call("c\xff", "terminal", odd)});
+  ASSERT_TRUE(store->AppendMessage(s->id, m).ok());
+  StoredMessage t = ToolResult("c\xff", "terminal", odd);
+  ASSERT_TRUE(store->AppendMessage(s->id, t).ok());
+  auto transcript = store->LoadTranscript(s->id);
+  ASSERT_TRUE(transcript) << transcript.error().ToString();
+  EXPECT_EQ((*transcript)[0].content, odd);
+  EXPECT_EQ((*transcript)[0].reasoning, odd);
+  EXPECT_EQ((*transcript)[1].content, odd);
+  EXPECT_EQ((*transcript)[1].tool_call_id, "c\xff");
+  // Tool calls are JSON: invalid UTF-8 in them is replaced on the way in, never a failure.
+  EXPECT_TRUE((*transcript)[0].tool_calls.is_array());
+  auto reopened = SessionStore::Open(tmp / "s.db");  // indexes what is pending; must not fail
+  ASSERT_TRUE(reopened) << reopened.error().ToString();
+  auto hits = store->Search("broken", {});
+  ASSERT_TRUE(hits);
+  EXPECT_EQ(hits->size(), 2u);
+}
+
 TEST(SessionStore, AppendRefusesUnknownSessionsAndRoles) {
   TempDir tmp;
   auto store = OpenOrDie(tmp / "s.db");

@@ -83,10 +83,10 @@ Status SqliteSessionStore::IndexPendingLocked() {
                      "SELECT id, body, tools FROM messages_fts_source WHERE id > ?1 AND id <= ?2"));
     words.Bind(1, from).Bind(2, to);
     TALARIA_RETURN_IF_ERROR(words.Run());
-    Stmt trigrams = TALARIA_TRY(
-        db_->Prepare("INSERT INTO messages_cjk (rowid, body, tools) "
-                     "SELECT id, body, tools FROM messages_fts_source WHERE id IN "
-                     "(SELECT id FROM messages WHERE has_cjk AND id > ?1 AND id <= ?2)"));
+    Stmt trigrams =
+        TALARIA_TRY(db_->Prepare("INSERT INTO messages_cjk (rowid, body, tools) "
+                                 "SELECT id, body, tools FROM messages_cjk_source "
+                                 "WHERE id > ?1 AND id <= ?2"));
     trigrams.Bind(1, from).Bind(2, to);
     TALARIA_RETURN_IF_ERROR(trigrams.Run());
     Stmt mark = TALARIA_TRY(db_->Prepare("UPDATE search_index_state SET indexed_through = ?1"));

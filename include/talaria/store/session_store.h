@@ -148,9 +148,10 @@ class SessionStore {
   virtual Result<TokenTotals> SumUsage(std::string_view cwd) = 0;
 
   // Messages matching `query`, best first. Any text is a valid query: terms are matched as
-  // words (ANDed; "quoted phrases" and a trailing * for a prefix are honoured; FTS5 operators
-  // are plain words), CJK text as substrings. bm25 ranks the newest 10,000 matches, which keeps
-  // a query for a word in every message fast. Empty for a query without searchable text.
+  // words (ANDed; "quoted phrases" and a trailing * after 3+ characters for a prefix are
+  // honoured; FTS5 operators are plain words), CJK text as substrings (newest first). bm25
+  // ranks the newest 2,000 matches, which keeps a query for a word in every message fast.
+  // Empty for a query without searchable text.
   virtual Result<std::vector<SearchHit>> Search(std::string_view query,
                                                 const SearchOptions& options) = 0;
 };
