@@ -18,8 +18,8 @@ namespace {
 // word in most messages and 90 ms for a common CJK phrase.
 constexpr int64_t kRankWindow = 2'000;
 // Terms too short for a trigram are looked for in at most this many of the newest CJK messages:
-// a substring scan has no index, and bounding it bounds the query.
-constexpr int64_t kSubstringScanRows = 20'000;
+// a substring scan has no index, and bounding it bounds the query (20,000 rows took ~100 ms).
+constexpr int64_t kSubstringScanRows = 5'000;
 constexpr size_t kSubstringSnippetBytes = 80;  // each side of a substring hit
 
 // Step 1 for each index. ?1 MATCH, ?2 the excluded session, ?3 the window, ?4 the short
@@ -42,12 +42,16 @@ constexpr const char* kTrigramAndSubstringHits =
     "  WHERE instr(messages_cjk.body || ' ' || messages_cjk.tools, value) = 0) "
     "ORDER BY rowid DESC LIMIT ?3";
 // Only terms shorter than a trigram: a scan of the newest CJK messages (a partial index holds
-// their ids), newest first, stopping at ?3 hits. ?5 bounds the scan.
+// their ids), newest first, stopping at ?3 hits; ?5 bounds the scan. The first term (?6) is
+// checked column by column (no copy of the row's text); the others (?4, usually none) through
+// json_each, which costs a virtual table per row and is skipped when ?7 is 0.
 constexpr const char* kSubstringHits =
     "SELECT m.id, 0.0 FROM (SELECT id FROM messages WHERE has_cjk ORDER BY id DESC LIMIT ?5) c "
     "JOIN messages m ON m.id = c.id WHERE m.session_id <> ?2 "
-    "AND NOT EXISTS (SELECT 1 FROM json_each(?4) WHERE instr(m.content || ' ' || m.name || ' ' "
-    "|| coalesce(m.tool_calls, ''), value) = 0) "
+    "AND (instr(m.content, ?6) > 0 OR instr(m.name, ?6) > 0 "
+    "  OR instr(coalesce(m.tool_calls, ''), ?6) > 0) "
+    "AND (?7 = 0 OR NOT EXISTS (SELECT 1 FROM json_each(?4) WHERE instr(m.content || ' ' || "
+    "  m.name || ' ' || coalesce(m.tool_calls, ''), value) = 0)) "
     "ORDER BY m.id DESC LIMIT ?3";
 
 // Step 2.
@@ -126,7 +130,10 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
       // CJK hits all rank 0: the newest `limit` are the answer.
       s.Bind(3, ClampLimit(options.limit));
       if (hits_sql != kTrigramHits) s.Bind(4, substrings);
-      if (hits_sql == kSubstringHits) s.Bind(5, kSubstringScanRows);
+      if (hits_sql == kSubstringHits) {
+        s.Bind(5, kSubstringScanRows).Bind(6, q.substrings.front());
+        s.Bind(7, static_cast<int64_t>(q.substrings.size() - 1));
+      }
     }
     while (TALARIA_TRY(s.Step())) ranked.push_back({s.Int(0), s.Real(1)});
   }
