@@ -62,7 +62,8 @@ void Report(int64_t seq) {
 }
 
 // The child: resumes the session as the agent would (repair, then turns): a user message, an
-// assistant message with 1-3 calls, their results one by one; every 5th turn a compaction.
+// assistant message with 1-3 calls, their results one by one; every 5th turn a compaction;
+// every 6th message a search (which indexes the messages not yet indexed).
 TEST(StoreCrashChild, AppendTurns) {
   const char* db = std::getenv(kDbEnv);
   const char* session = std::getenv(kSessionEnv);
@@ -80,6 +81,8 @@ TEST(StoreCrashChild, AppendTurns) {
     if (!(*store)->AppendMessage(session, m).ok()) std::_Exit(8);
     Report(m.seq);
     if (stop_after > 0 && ++appended >= stop_after) std::_Exit(0);
+    // A search indexes what is pending: kills also land inside index batches.
+    if (m.seq % 6 == 0 && !(*store)->Search("make test", {}).has_value()) std::_Exit(10);
   };
   for (int turn = 0;; ++turn) {
     append(Msg("user", ""));
