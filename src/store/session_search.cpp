@@ -7,6 +7,8 @@
 // hit for its message and snippet: snippets are built for `limit` rows, not for every match.
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "store/fts_query.h"
 #include "store/sqlite_session_store.h"
 

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
+
 #include "store/sqlite_db.h"
 #include "talaria/store/session_store.h"
 
