@@ -21,6 +21,12 @@
 #include "talaria/agent/model_client.h"
 #include "talaria/base/status.h"
 
+namespace talaria {
+class Runtime;
+}
+namespace talaria::safety {
+class ApprovalPrompter;
+}
 namespace talaria::store {
 class SessionStore;
 }
@@ -36,6 +42,20 @@ struct AgentOptions {
   bool load_context_files = true;  // AGENTS.md and the original's names for it
   std::string resume_session_id;   // empty: a new session
   std::string config_path;         // empty: $TALARIA_HOME/config.yaml
+  // The embedder's runtime (registry, toolsets, dispatcher with its policy), borrowed: it must
+  // outlive the agent, which sets the dispatcher's agent-loop router. Null: the agent makes its
+  // own from config_path, with the command policy asking `approval_prompter` (null: nobody can
+  // answer, so a command that needs approval is refused).
+  Runtime* runtime = nullptr;
+  std::shared_ptr<safety::ApprovalPrompter> approval_prompter;
+  // Register execute_code for this agent's dispatcher when its toolsets include it. Its scripts
+  // call back into one dispatcher, so only one agent per registry can have it at a time.
+  bool enable_code_execution = true;
+  // The frozen memory block of the system prompt (the memory tool fills it; issue 21).
+  std::string memory_snapshot;
+  double compaction_tail_ratio = 0.20;  // the verbatim tail: threshold tokens x this
+  // Output tokens kept free of the prompt; 0: the model's max_output_tokens, else 4096.
+  int64_t reserved_output_tokens = 0;
 };
 
 enum class ToolCallStatus : unsigned char { kOk, kError, kBlocked, kCancelled, kTimedOut };
@@ -86,6 +106,10 @@ class Agent {
   // unknown resume id, and those of the model client and the workspace.
   static Result<std::unique_ptr<Agent>> Open(AgentOptions options, ModelSettings model,
                                              std::shared_ptr<store::SessionStore> store);
+  // The same with a model client the embedder made (null: ModelClient::Open(model)).
+  static Result<std::unique_ptr<Agent>> Open(AgentOptions options, ModelSettings model,
+                                             std::shared_ptr<store::SessionStore> store,
+                                             std::unique_ptr<ModelClient> client);
   virtual ~Agent() = default;
 
   virtual const std::string& session_id() const = 0;
@@ -94,6 +118,8 @@ class Agent {
   // /compact: compacts now (one summary request). Errors: those of the summary request.
   virtual Status Compact(AgentEvents* events, std::stop_token stop) = 0;
   virtual Usage SessionUsage() const = 0;
+  // The session's cost estimate in USD from ModelSettings::pricing (0 when unknown).
+  virtual double SessionCostUsd() const = 0;
   // The tool names this session offers the model.
   virtual std::vector<std::string> ToolNames() const = 0;
 };

@@ -1,0 +1,217 @@
+// RunTurn: ask the model, run the tools it called, answer each call, repeat until it answers
+// without calls, the iteration budget is spent, a guardrail halts the turn, the model fails or
+// the stop token fires. Every message is committed to the store as it happens.
+#include <chrono>
+#include <cstdio>
+
+#include "agent/agent_impl.h"
+#include "agent/message_rows.h"
+#include "agent/text_util.h"
+
+namespace talaria::agent {
+namespace {
+
+constexpr int kMaxCorrectionRounds = 2;
+constexpr size_t kTitleChars = 80;
+
+// The stream, as the front end sees it; the text is kept for a turn cut short.
+class TurnObserver final : public StreamObserver {
+ public:
+  explicit TurnObserver(TurnState& turn) : turn_(turn) {}
+  void OnText(std::string_view delta) override {
+    turn_.streamed_text.append(delta);
+    if (turn_.events != nullptr) turn_.events->OnText(delta);
+  }
+  void OnReasoning(std::string_view delta) override {
+    if (turn_.events != nullptr) turn_.events->OnReasoning(delta);
+  }
+  void OnRetry(int attempt, std::chrono::milliseconds delay, std::string_view reason) override {
+    turn_.streamed_text.clear();  // the retry streams the answer again
+    if (turn_.events == nullptr) return;
+    char line[96];
+    std::snprintf(line, sizeof line,
+                  "model request failed (attempt %d); retrying in %.1f s: ", attempt,
+                  static_cast<double>(delay.count()) / 1000.0);
+    turn_.events->OnNotice(std::string(line) + std::string(reason));
+  }
+
+ private:
+  TurnState& turn_;
+};
+
+std::string BudgetMessage(int max_iterations) {
+  return "[The iteration budget of this turn is spent: " + std::to_string(max_iterations) +
+         " model requests.] Do not call any more tools. Answer now: summarize what you did, "
+         "what is left to do, and what the user should check.";
+}
+
+}  // namespace
+
+Status AgentImpl::Persist(Message message, const Usage* usage, double cost) {
+  store::StoredMessage row = ToRow(message);
+  if (usage != nullptr) row.usage = ToTotals(*usage, cost);
+  TALARIA_RETURN_IF_ERROR(store_->AppendMessage(session_id_, row));
+  request_.messages.push_back(std::move(message));
+  return Status::Ok();
+}
+
+void AgentImpl::Account(TurnState& turn, const Usage& usage) {
+  turn.result.usage += usage;
+  turn.result.cost_usd += model_.pricing.Cost(usage);
+  session_usage_ += usage;
+  session_cost_ += model_.pricing.Cost(usage);
+}
+
+Result<ChatResponse> AgentImpl::Ask(TurnState& turn, bool with_tools) {
+  TurnObserver observer(turn);
+  turn.streamed_text.clear();
+  Json tools = Json::array();
+  if (!with_tools) std::swap(tools, request_.tools);
+  messages_at_last_request_ = request_.messages.size();
+  Result<ChatResponse> response = client_->Complete(request_, &observer, turn.stop);
+  if (!with_tools) std::swap(tools, request_.tools);
+  ++turn.result.api_calls;
+  if (response) {
+    Account(turn, response->usage);
+    if (response->usage.input_tokens > 0) last_prompt_tokens_ = response->usage.input_tokens;
+  }
+  return response;
+}
+
+TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events,
+                              std::stop_token stop) {
+  TurnState turn;
+  turn.events = events;
+  turn.stop = stop;
+  guard_.Reset();
+  turn_events_.store(events);
+  struct ClearEvents {
+    std::atomic<AgentEvents*>& events;
+    ~ClearEvents() { events.store(nullptr); }
+  } clear_events{turn_events_};
+
+  auto fail = [&turn](TurnExit exit, std::string error) {
+    turn.result.exit = exit;
+    turn.result.error = std::move(error);
+    return turn.result;
+  };
+
+  const bool first_user_message = request_.messages.size() <= 1;
+  if (Status s = Persist(TextMessage(Role::kUser, std::string(user_message))); !s.ok()) {
+    return fail(TurnExit::kModelFailed, "session store: " + s.message());
+  }
+  if (first_user_message) {
+    (void)store_->SetTitle(session_id_, Utf8Prefix(user_message, kTitleChars));
+  }
+  if (events != nullptr) events->OnTurnStarted(static_cast<int>(request_.messages.size()));
+
+  // Preflight: a resumed or long session may already be over the threshold.
+  if (PromptTokens() >= ThresholdTokens()) {
+    turn.compacted = true;
+    Usage used;
+    Status s = CompactNow(events, stop, /*forced=*/false, &used);
+    Account(turn, used);
+    if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {
+      if (s.code() == StatusCode::kCancelled) return fail(TurnExit::kInterrupted, "");
+      return fail(TurnExit::kModelFailed, s.message());
+    }
+  }
+
+  while (true) {
+    if (stop.stop_requested()) return fail(TurnExit::kInterrupted, "");
+    if (turn.iterations >= options_.max_iterations) {
+      FinishBudget(turn);
+      return turn.result;
+    }
+    ++turn.iterations;
+    Result<ChatResponse> response = Ask(turn, /*with_tools=*/!request_.tools.empty());
+    if (!response) {
+      if (response.error().code() == StatusCode::kCancelled || stop.stop_requested()) {
+        turn.result.text = turn.streamed_text;
+        return fail(TurnExit::kInterrupted, "");
+      }
+      return fail(TurnExit::kModelFailed, response.error().message());
+    }
+    Usage usage = response->usage;
+    usage += pending_usage_;
+    pending_usage_ = Usage{};
+    const double cost = model_.pricing.Cost(usage);
+    Message& answer = response->message;
+    answer.role = Role::kAssistant;
+
+    if (answer.tool_calls.empty()) {
+      turn.result.text = answer.content;
+      if (response->finish_reason == "length" && events != nullptr) {
+        events->OnNotice("the answer was cut off at the model's output limit");
+      }
+      // An empty answer is not stored: providers refuse an assistant message with no content.
+      if (!answer.content.empty()) {
+        answer.tool_calls.clear();
+        if (Status s = Persist(std::move(answer), &usage, cost); !s.ok()) {
+          return fail(TurnExit::kModelFailed, "session store: " + s.message());
+        }
+      }
+      turn.result.exit = TurnExit::kAnswered;
+      return turn.result;
+    }
+
+    RoundOutcome round = RunToolRound(std::move(answer), usage, cost, turn);
+    if (!round.error.empty()) return fail(TurnExit::kModelFailed, round.error);
+    if (round.interrupted || stop.stop_requested()) return fail(TurnExit::kInterrupted, "");
+    if (round.halted) {
+      if (events != nullptr) events->OnNotice("loop guard: " + guard_.halt_reason());
+      return fail(TurnExit::kHalted, guard_.halt_reason());
+    }
+    if (round.invalid && ++turn.correction_rounds > kMaxCorrectionRounds) {
+      std::string why = "the model sent invalid tool calls " +
+                        std::to_string(turn.correction_rounds) +
+                        " times in this turn; the turn was stopped";
+      if (events != nullptr) events->OnNotice(why);
+      return fail(TurnExit::kHalted, std::move(why));
+    }
+    if (round.only_execute_code) --turn.iterations;  // refunded, as the original does
+
+    if (!turn.compacted && PromptTokens() >= ThresholdTokens()) {
+      turn.compacted = true;  // at most one per turn: compaction cannot loop
+      Usage used;
+      Status s = CompactNow(events, stop, /*forced=*/false, &used);
+      Account(turn, used);
+      if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {
+        if (s.code() == StatusCode::kCancelled) return fail(TurnExit::kInterrupted, "");
+        return fail(TurnExit::kModelFailed, s.message());
+      }
+    }
+  }
+}
+
+void AgentImpl::FinishBudget(TurnState& turn) {
+  turn.result.exit = TurnExit::kBudgetExhausted;
+  const std::string notice =
+      "iteration budget reached (" + std::to_string(options_.max_iterations) + "/" +
+      std::to_string(options_.max_iterations) + "); the answer may be incomplete";
+  if (turn.events != nullptr) turn.events->OnNotice(notice);
+  if (Status s = Persist(TextMessage(Role::kUser, BudgetMessage(options_.max_iterations)));
+      !s.ok()) {
+    turn.result.error = "session store: " + s.message();
+    return;
+  }
+  Result<ChatResponse> response = Ask(turn, /*with_tools=*/false);
+  if (!response) {
+    turn.result.text = turn.streamed_text;
+    turn.result.error =
+        response.error().code() == StatusCode::kCancelled
+            ? notice
+            : notice + "; the summary request failed: " + response.error().message();
+    return;
+  }
+  Message& answer = response->message;
+  answer.role = Role::kAssistant;
+  answer.tool_calls.clear();  // no tools were offered: calls anyway would go unanswered
+  turn.result.text = answer.content;
+  turn.result.error = notice;
+  if (answer.content.empty()) return;
+  Usage usage = response->usage;
+  (void)Persist(std::move(answer), &usage, model_.pricing.Cost(usage));
+}
+
+}  // namespace talaria::agent
