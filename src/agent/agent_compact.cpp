@@ -111,6 +111,13 @@ Status AgentImpl::CompactNow(AgentEvents* events, std::stop_token stop, bool for
   Message system = TextMessage(Role::kSystem, MakeSystemPrompt(/*compacted=*/true));
   std::vector<Message> replacement =
       CompactedHistory(system, pruned, *split, response->message.content, todo_injection);
+  if (EstimateTokens(replacement) + tools_tokens_ >= threshold) {
+    // A tail of a few huge results can hold the history over the threshold by itself; the next
+    // turn would then compact again. Older results in the tail go too, the last round's stay.
+    size_t last_round = replacement.size();
+    while (last_round > 1 && replacement[last_round - 1].role == Role::kTool) --last_round;
+    PruneToolOutputs(replacement, last_round, compaction_.prune_min_chars);
+  }
   TALARIA_RETURN_IF_ERROR(adopt(std::move(replacement), response->message.content));
   // The todo list survives in the store too (it is re-read on resume).
   {

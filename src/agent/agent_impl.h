@@ -116,6 +116,7 @@ class AgentImpl final : public Agent {
   int64_t last_prompt_tokens_ = 0;
   int64_t tools_tokens_ = 0;
   std::unordered_set<std::string> used_call_ids_;
+  int turns_ = 0;  // user turns of the session so far
 
   CompactionSettings compaction_;
   LoopGuard guard_;

@@ -197,6 +197,7 @@ Status AgentImpl::ResumeSession() {
   }
   for (const Message& m : request_.messages) {
     for (const ToolCall& call : m.tool_calls) used_call_ids_.insert(call.id);
+    if (m.role == Role::kUser) ++turns_;
   }
   std::optional<Json> todo = TALARIA_TRY(store_->GetState(session_id_, kTodoStateKey));
   if (todo) {

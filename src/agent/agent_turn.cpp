@@ -103,14 +103,15 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
   if (first_user_message) {
     (void)store_->SetTitle(session_id_, Utf8Prefix(user_message, kTitleChars));
   }
-  if (events != nullptr) events->OnTurnStarted(static_cast<int>(request_.messages.size()));
+  ++turns_;
+  if (events != nullptr) events->OnTurnStarted(turns_);
 
   // Preflight: a resumed or long session may already be over the threshold.
   if (PromptTokens() >= ThresholdTokens()) {
-    turn.compacted = true;
     Usage used;
     Status s = CompactNow(events, stop, /*forced=*/false, &used);
     Account(turn, used);
+    turn.compacted = s.ok();
     if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {
       if (s.code() == StatusCode::kCancelled) return fail(TurnExit::kInterrupted, "");
       return fail(TurnExit::kModelFailed, s.message());
@@ -172,10 +173,12 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
     if (round.only_execute_code) --turn.iterations;  // refunded, as the original does
 
     if (!turn.compacted && PromptTokens() >= ThresholdTokens()) {
-      turn.compacted = true;  // at most one per turn: compaction cannot loop
       Usage used;
       Status s = CompactNow(events, stop, /*forced=*/false, &used);
       Account(turn, used);
+      // At most one compaction per turn: it cannot loop. (Nothing to compact yet is no
+      // compaction: the next round may have enough.)
+      turn.compacted = s.code() != StatusCode::kFailedPrecondition;
       if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {
         if (s.code() == StatusCode::kCancelled) return fail(TurnExit::kInterrupted, "");
         return fail(TurnExit::kModelFailed, s.message());
