@@ -79,6 +79,8 @@ class AgentImpl final : public Agent {
   // agent_turn.cpp
   // Appends to the history and commits to the store.
   Status Persist(Message message, const Usage* usage = nullptr, double cost = 0);
+  // The same for several, in one transaction.
+  Status PersistAll(std::vector<Message> messages);
   Result<ChatResponse> Ask(TurnState& turn, bool with_tools);
   void FinishBudget(TurnState& turn);
   void Account(TurnState& turn, const Usage& usage);

@@ -3,6 +3,7 @@
 // the server received (every request validated like a strict provider).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -256,6 +257,27 @@ TEST_F(AgentLoop, TheBudgetEndsWithOneRequestWithoutTools) {
   EXPECT_EQ(r.api_calls, 3);
   EXPECT_EQ(server_->ProblemsText(), "");
   EXPECT_EQ(server_->turns_remaining(), 0u);
+}
+
+TEST_F(AgentLoop, ARoundThatOnlyRanExecuteCodeIsRefunded) {
+  Serve(R"js({"turns": [
+      {"tool_calls": [{"id": "x1", "name": "execute_code",
+                       "arguments": {"code": "print(6 * 7)"}}]},
+      {"expect": {"last_tool_call_id": "x1", "tools_include": ["execute_code"]},
+       "text": "It printed."}]})js");
+  AgentOptions options = Options();
+  options.toolsets = {"file", "code_execution"};
+  options.enable_code_execution = true;
+  options.max_iterations = 1;
+  Open(options);
+  auto names = agent_->ToolNames();
+  ASSERT_NE(std::find(names.begin(), names.end(), "execute_code"), names.end());
+  TurnResult r = Turn("compute");
+  EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error
+                                         << " (without the refund the budget of 1 "
+                                            "would have ended the turn)";
+  EXPECT_EQ(r.api_calls, 2);
+  EXPECT_EQ(server_->ProblemsText(), "");
 }
 
 TEST_F(AgentLoop, TheLoopGuardHaltsARunawayTurn) {

@@ -92,10 +92,11 @@ RoundOutcome AgentImpl::RunToolRound(Message assistant, const Usage& usage, doub
       blocked[i] = guard_.CheckBefore(p.name, p.canonical, idempotent[i]);
     }
   }
-  if (Status s = Persist(assistant, &usage, cost); !s.ok()) {
+  if (Status s = Persist(std::move(assistant), &usage, cost); !s.ok()) {
     outcome.error = "session store: " + s.message();
     return outcome;
   }
+  const std::vector<ToolCall>& calls = request_.messages.back().tool_calls;
 
   // The batch: the calls that run, in order.
   std::vector<BatchCall> batch_calls;
@@ -116,7 +117,7 @@ RoundOutcome AgentImpl::RunToolRound(Message assistant, const Usage& usage, doub
     for (size_t i = 0; i < n; ++i) {
       const PreparedCall& p = prepared[i];
       if (p.disposition == Disposition::kRejected || !blocked[i].empty()) {
-        events->OnToolCallStarted(i, p.name, assistant.tool_calls[i].arguments);
+        events->OnToolCallStarted(i, p.name, calls[i].arguments);
         events->OnToolCallFinished(i, p.name,
                                    p.disposition == Disposition::kRejected
                                        ? ToolCallStatus::kError
@@ -183,12 +184,16 @@ RoundOutcome AgentImpl::RunToolRound(Message assistant, const Usage& usage, doub
       }
     }
   }
+  // Every result is final only now (the batch's turn budget may spill some), so they are
+  // committed together, in call order: one transaction instead of one per call.
+  std::vector<Message> answers;
+  answers.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    Message tool = ToolMessage(prepared[i].id, prepared[i].name, results[i].text);
-    if (Status s = Persist(std::move(tool)); !s.ok()) {
-      outcome.error = "session store: " + s.message();
-      return outcome;
-    }
+    answers.push_back(ToolMessage(prepared[i].id, prepared[i].name, std::move(results[i].text)));
+  }
+  if (Status s = PersistAll(std::move(answers)); !s.ok()) {
+    outcome.error = "session store: " + s.message();
+    return outcome;
   }
   outcome.halted = guard_.halted();
   outcome.interrupted = turn.stop.stop_requested();

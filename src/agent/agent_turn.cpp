@@ -55,6 +55,13 @@ Status AgentImpl::Persist(Message message, const Usage* usage, double cost) {
   return Status::Ok();
 }
 
+Status AgentImpl::PersistAll(std::vector<Message> messages) {
+  std::vector<store::StoredMessage> rows = ToRows(messages);
+  TALARIA_RETURN_IF_ERROR(store_->AppendMessages(session_id_, rows));
+  for (Message& m : messages) request_.messages.push_back(std::move(m));
+  return Status::Ok();
+}
+
 void AgentImpl::Account(TurnState& turn, const Usage& usage) {
   turn.result.usage += usage;
   turn.result.cost_usd += model_.pricing.Cost(usage);
