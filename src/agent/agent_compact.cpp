@@ -3,6 +3,7 @@
 // summarize the middle, and commit the replacement history as a compaction record so a resumed
 // session loads it as it is. A failed summary never drops the middle.
 #include <algorithm>
+#include <utility>
 
 #include "agent/agent_impl.h"
 #include "agent/message_rows.h"
@@ -81,7 +82,7 @@ Status AgentImpl::CompactNow(AgentEvents* events, std::stop_token stop, bool for
   const size_t max_chars = static_cast<size_t>(std::max<int64_t>(threshold, 1000)) * 3;
   ChatRequest summary_request;
   summary_request.messages = SummaryRequest(middle, max_chars, compaction_);
-  Result<ChatResponse> response = client_->Complete(summary_request, nullptr, stop);
+  Result<ChatResponse> response = client_->Complete(summary_request, nullptr, std::move(stop));
   if (response) {
     *usage += response->usage;
     pending_usage_ += response->usage;

@@ -64,6 +64,32 @@ TEST_F(AgentLoop, AnswersWithoutToolsAndPersistsTheTurn) {
   EXPECT_EQ(agent_->SessionUsage().output_tokens, 10);
 }
 
+TEST_F(AgentLoop, TheDefaultToolsetsOfferOnlyWhatTheLoopCanRun) {
+  Serve(R"({"turns": [{"text": "ok"}]})");
+  AgentOptions options = Options();
+  options.toolsets.clear();
+  Open(options);
+  auto names = agent_->ToolNames();
+  auto has = [&names](std::string_view n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  EXPECT_TRUE(has("read_file") && has("patch") && has("terminal") && has("todo") && has("clarify"));
+  // The next issue's loop tools are not offered until the loop runs them.
+  EXPECT_FALSE(has("memory") || has("session_search") || has("delegate_task"));
+}
+
+TEST_F(AgentLoop, AModelFailureEndsTheTurnWithOneLineAndTheSessionLivesOn) {
+  Serve(R"({"turns": [{"fault": {"kind": "401", "message": "bad key"}}, {"text": "back"}]})");
+  Open();
+  TurnResult r = Turn("hi");
+  EXPECT_EQ(r.exit, TurnExit::kModelFailed);
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_EQ(r.error.find('\n'), std::string::npos) << r.error;
+  TurnResult next = Turn("again");
+  EXPECT_EQ(next.exit, TurnExit::kAnswered) << next.error;
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
 TEST_F(AgentLoop, RunsCallsAndAnswersEachInCallOrder) {
   WriteFile("a.txt", "alpha\n");
   WriteFile("b.txt", "beta\n");
