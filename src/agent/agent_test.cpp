@@ -172,15 +172,21 @@ TEST_F(AgentLoop, SchemaViolationsComeBackFromTheDispatcherWithoutRunning) {
 
 TEST_F(AgentLoop, UnknownToolsGetTheListOfRealOnes) {
   Serve(R"({"turns": [
-      {"tool_calls": [{"id": "c1", "name": "browser_open", "arguments": {}}]},
+      {"tool_calls": [{"id": "c1", "name": "browser_open", "arguments": {}},
+                      {"id": "c2", "name": "<tool_call>{\"name\": 1", "arguments": "{"}]},
       {"expect": {"last_content_contains": "Available tools:"}, "text": "ok"}]})");
   Open();
   TurnResult r = Turn("go");
   EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error;
   EXPECT_EQ(server_->ProblemsText(), "");
   auto calls = events_.calls();
-  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].status, ToolCallStatus::kError);
+  // The history keeps names a strict provider accepts.
+  ASSERT_EQ(server_->requests().size(), 2u);
+  const Json stored = Requests()[1]["messages"][2]["tool_calls"][1]["function"];
+  EXPECT_EQ(stored["name"], "_tool_call___name___1");
+  EXPECT_EQ(stored["arguments"], "{}");
 }
 
 TEST_F(AgentLoop, ExactDuplicateCallsRunOnceButEveryIdIsAnswered) {

@@ -45,6 +45,18 @@ void AppendWarning(std::string& text, const std::string& warning) {
   text += "\n\n" + warning;
 }
 
+// A name providers accept in a history (^[a-zA-Z0-9_-]{1,64}$): a refused call keeps the
+// model's spelling where it can, so its result still makes sense to the model.
+std::string WireSafeName(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, 64)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  return out.empty() ? std::string("unknown_tool") : out;
+}
+
 bool IsCorrection(const ToolResult& result) {
   return result.error_type == "invalid_arguments" || result.error_type == "unknown_tool";
 }
@@ -83,6 +95,7 @@ RoundOutcome AgentImpl::RunToolRound(Message assistant, const Usage& usage, doub
     if (p.disposition == Disposition::kRejected) {
       outcome.invalid = true;
       if (!IsValidJsonText(call.arguments)) call.arguments = "{}";
+      call.name = p.name = WireSafeName(call.name);
       continue;
     }
     call.name = p.name;

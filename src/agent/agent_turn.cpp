@@ -153,6 +153,9 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
         events->OnNotice("the answer was cut off at the model's output limit");
       }
       // An empty answer is not stored: providers refuse an assistant message with no content.
+      if (answer.content.empty() && events != nullptr) {
+        events->OnNotice("the model answered with nothing");
+      }
       if (!answer.content.empty()) {
         answer.tool_calls.clear();
         if (Status s = Persist(std::move(answer), &usage, cost); !s.ok()) {
