@@ -95,6 +95,9 @@ class AgentImpl final : public Agent {
   Status CompactNow(AgentEvents* events, std::stop_token stop, bool forced, Usage* usage);
 
   // loop_tools.cpp
+  // The loop-owned tools this loop runs; memory, session_search and delegate_task come with
+  // the next issue and stay unavailable (not offered) until then.
+  static bool TakesLoopTool(std::string_view name);
   std::optional<ToolResult> RouteLoopTool(std::string_view name, const Json& args);
   ToolResult RunTodo(const Json& args);
   ToolResult RunClarify(const Json& args);

@@ -17,9 +17,6 @@ namespace {
 
 constexpr std::string_view kDefaultToolset = "talaria-cli";
 constexpr std::string_view kTodoStateKey = "todo";
-// The loop-owned tools this loop executes; memory, session_search and delegate_task come with
-// the next issue and stay unavailable (not offered) until then.
-constexpr std::string_view kLoopTools[] = {"todo", "clarify"};
 
 std::string CurrentDirectory() {
   char buf[4096];
@@ -85,7 +82,8 @@ Status AgentImpl::SetUpRuntime() {
   runtime_->dispatcher().SetAgentLoopRouter(
       [this](std::string_view name, const Json& args, ToolContext&) {
         return RouteLoopTool(name, args);
-      });
+      },
+      &AgentImpl::TakesLoopTool);
   return Status::Ok();
 }
 
@@ -106,15 +104,8 @@ Status AgentImpl::SetUpTools() {
         tools::EnableCodeExecution(runtime_->dispatcher(), std::move(*code)).ok();
   }
 
-  for (const std::string& name : runtime_->dispatcher().RunnableTools(*selection)) {
-    auto entry = registry.GetEntry(name);
-    if (entry == nullptr) continue;
-    if (entry->owner() == CallOwner::kAgentLoop &&
-        std::find(std::begin(kLoopTools), std::end(kLoopTools), name) == std::end(kLoopTools)) {
-      continue;
-    }
-    offered_.push_back(name);
-  }
+  // Only what can run: the loop-owned tools this loop does not take are unavailable.
+  offered_ = runtime_->dispatcher().RunnableTools(*selection);
   offered_set_.insert(offered_.begin(), offered_.end());
   if (!offered_.empty()) {
     auto definitions = registry.GetDefinitions(offered_);

@@ -273,6 +273,21 @@ TEST_F(AgentLoop, ClarifyAsksTheUserOrSaysNobodyCanAnswer) {
   EXPECT_EQ(server_->ProblemsText(), "");
 }
 
+TEST_F(AgentLoop, ClarifyAsksEveryQuestionOfABatch) {
+  Serve(R"({"turns": [
+      {"tool_calls": [{"id": "q1", "name": "clarify", "arguments": {"question": "Setup",
+          "questions": [{"id": "db", "question": "Which db?", "choices": ["pg", "sqlite"]},
+                        {"question": "Which extras?", "choices": ["auth", "cache", "queue"],
+                         "multi_select": true}]}}]},
+      {"expect": {"last_content_contains": "\"user_response\":[\"auth\",\"queue\"]"},
+       "text": "ok"}]})");
+  Open();
+  events_.set_clarify_answer("auth\nqueue");
+  EXPECT_EQ(Turn("set up").exit, TurnExit::kAnswered);
+  EXPECT_EQ(events_.questions(), (std::vector<std::string>{"Which db?", "Which extras?"}));
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
 TEST_F(AgentLoop, TheBudgetEndsWithOneRequestWithoutTools) {
   Serve(R"({"turns": [
       {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},

@@ -5,33 +5,16 @@
 
 #include "agent/agent_impl.h"
 #include "talaria/base/strings.h"
+#include "talaria/tools/clarify.h"
 
 namespace talaria::agent {
 namespace {
 
 constexpr std::string_view kTodoStateKey = "todo";
-constexpr size_t kMaxChoices = 4;
-
-std::vector<std::string> ChoicesOf(const Json& item) {
-  std::vector<std::string> out;
-  auto it = item.find("choices");
-  if (it == item.end() || !it->is_array()) return out;
-  for (const Json& c : *it) {
-    std::string text = c.is_string() ? c.get<std::string>() : DumpJson(c);
-    text = std::string(Trim(text));
-    if (!text.empty() && out.size() < kMaxChoices) out.push_back(std::move(text));
-  }
-  return out;
-}
-
-ToolResult NoUser() {
-  return ToolResult::Error(
-      "No user is available to answer questions in this session (it runs without anyone "
-      "at a terminal). Make a reasonable assumption, say which one you made, and go on.",
-      CallStatus::kError, "no_user");
-}
 
 }  // namespace
+
+bool AgentImpl::TakesLoopTool(std::string_view name) { return name == "todo" || name == "clarify"; }
 
 std::optional<ToolResult> AgentImpl::RouteLoopTool(std::string_view name, const Json& args) {
   if (name == "todo") return RunTodo(args);
@@ -51,37 +34,32 @@ ToolResult AgentImpl::RunTodo(const Json& args) {
 }
 
 ToolResult AgentImpl::RunClarify(const Json& args) {
+  auto request = tools::ParseClarifyArgs(args);
+  if (!request) return ToolResult::Error(request.error().message());
   AgentEvents* events = turn_events_.load();
-  if (events == nullptr) return NoUser();
-  auto batch = args.find("questions");
-  if (batch != args.end() && batch->is_array() && !batch->empty()) {
-    Json responses = Json::array();
-    for (const Json& item : *batch) {
-      if (!item.is_object()) continue;
-      const std::string question(Trim(JsonStringField(item, "question")));
-      if (question.empty()) continue;
-      std::vector<std::string> choices = ChoicesOf(item);
-      std::optional<std::string> answer = events->Clarify(question, choices);
-      if (!answer) return NoUser();
-      Json response = Json::object();
-      if (item.contains("id")) response["id"] = item["id"];
-      response["question"] = question;
-      response["user_response"] = *answer;
-      responses.push_back(std::move(response));
+  if (events == nullptr) return tools::ClarifyNobodyToAsk("nobody is attached to this turn");
+  std::vector<Json> answers;
+  for (const tools::ClarifyQuestion& q : request->questions) {
+    std::optional<std::string> answer = events->Clarify(q.question, q.choices);
+    if (!answer) {
+      if (answers.empty()) return tools::ClarifyNobodyToAsk("this session runs without a user");
+      return tools::ClarifyAnswered(*request, answers, /*timed_out=*/true);
     }
-    if (responses.empty()) return ToolResult::Error("clarify: every question is empty");
-    return ToolResult::FromJson(Json{{"responses", std::move(responses)}});
+    if (!q.multi_select) {
+      answers.emplace_back(std::move(*answer));
+      continue;
+    }
+    // Several choices come back one per line.
+    Json picked = Json::array();
+    for (std::string_view rest = *answer; !rest.empty();) {
+      const size_t nl = rest.find('\n');
+      std::string_view line = Trim(rest.substr(0, nl));
+      if (!line.empty()) picked.push_back(std::string(line));
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    }
+    answers.push_back(std::move(picked));
   }
-  const std::string question(Trim(JsonStringField(args, "question")));
-  if (question.empty()) return ToolResult::Error("clarify: the question is empty");
-  std::vector<std::string> choices = ChoicesOf(args);
-  std::optional<std::string> answer = events->Clarify(question, choices);
-  if (!answer) return NoUser();
-  Json result = Json::object();
-  result["question"] = question;
-  result["choices_offered"] = choices;
-  result["user_response"] = *answer;
-  return ToolResult::FromJson(result);
+  return tools::ClarifyAnswered(*request, answers);
 }
 
 }  // namespace talaria::agent

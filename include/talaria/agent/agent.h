@@ -77,6 +77,8 @@ class AgentEvents {
   // Retries, compaction, guardrail stops: one line for the user.
   virtual void OnNotice(std::string_view /*text*/) {}
   // clarify: the user's answer, or nullopt when no user can answer (then the model is told).
+  // Asked once per question of a batch; for a multi-select question, the chosen options one
+  // per line. Called on the thread running the turn.
   virtual std::optional<std::string> Clarify(std::string_view /*question*/,
                                              const std::vector<std::string>& /*choices*/) {
     return std::nullopt;
