@@ -327,6 +327,22 @@ TEST_F(AgentLoop, ARoundThatOnlyRanExecuteCodeIsRefunded) {
   EXPECT_EQ(server_->ProblemsText(), "");
 }
 
+TEST_F(AgentLoop, RefundedRoundsStillEndAtTwiceTheBudget) {
+  Serve(R"js({"turns": [
+      {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": "print(1)"}}]},
+      {"tool_calls": [{"id": "x2", "name": "execute_code", "arguments": {"code": "print(2)"}}]},
+      {"expect": {"no_tools": true}, "text": "Stopped."}]})js");
+  AgentOptions options = Options();
+  options.toolsets = {"code_execution"};
+  options.enable_code_execution = true;
+  options.max_iterations = 1;
+  Open(options);
+  TurnResult r = Turn("loop");
+  EXPECT_EQ(r.exit, TurnExit::kBudgetExhausted);
+  EXPECT_EQ(r.api_calls, 3);
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
 TEST_F(AgentLoop, TheLoopGuardHaltsARunawayTurn) {
   std::string script = R"({"turns": [)";
   for (int i = 0; i < 12; ++i) {

@@ -127,7 +127,10 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
 
   while (true) {
     if (stop.stop_requested()) return fail(TurnExit::kInterrupted, "");
-    if (turn.iterations >= options_.max_iterations) {
+    // Refunded rounds (execute_code only) do not count against the budget, but a turn never
+    // makes more than twice its budget in requests: a model looping on scripts must still stop.
+    if (turn.iterations >= options_.max_iterations ||
+        turn.result.api_calls >= 2 * options_.max_iterations) {
       FinishBudget(turn);
       return turn.result;
     }
