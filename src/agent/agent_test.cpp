@@ -120,6 +120,39 @@ TEST_F(AgentLoop, RunsCallsAndAnswersEachInCallOrder) {
   for (const auto& c : calls) EXPECT_EQ(c.status, ToolCallStatus::kOk) << c.name;
 }
 
+TEST_F(AgentLoop, ParallelCallsSurviveAnyChunkingOfTheStream) {
+  WriteFile("a.txt", "alpha\n");
+  WriteFile("b.txt", "beta\n");
+  Serve(R"({"stream": {"chunking": "random", "size": 5, "seed": 11, "args_piece": 3,
+                       "interleave": true, "repeat_name": true},
+            "turns": [
+      {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                      {"id": "c2", "name": "read_file", "arguments": {"path": "b.txt"}}]},
+      {"expect": {"last_tool_call_id": "c2", "last_content_contains": "beta"},
+       "text": "Both read, in small pieces."}]})");
+  Open();
+  TurnResult r = Turn("read both");
+  EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error;
+  EXPECT_EQ(r.text, "Both read, in small pieces.");
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
+TEST_F(AgentLoop, RunsToolCallsAModelWritesInTheHermesTextFormat) {
+  WriteFile("a.txt", "alpha\n");
+  // In this format the calls are text, so the results follow an assistant message without
+  // native tool_calls (role "tool", as the Hermes chat templates read them).
+  Serve(R"({"lenient": ["tool_without_call"], "turns": [
+      {"text": "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>"},
+      {"expect": {"any_content_contains": "alpha"}, "text": "It says alpha."}]})");
+  ModelSettings model = Model();
+  model.tool_call_format = ToolCallFormat::kHermesText;
+  Open(Options(), model);
+  TurnResult r = Turn("read a");
+  EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error;
+  EXPECT_EQ(r.text, "It says alpha.");
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
 TEST_F(AgentLoop, RepairsNamesAndArgumentsBeforeRunning) {
   WriteFile("a.txt", "alpha\n");
   Serve(R"({"turns": [
