@@ -93,6 +93,23 @@ TEST_F(AgentCompaction, SummarizesTheMiddleOnceAndAResumedSessionLoadsIt) {
   EXPECT_EQ(server_->turns_remaining(), 0u);
 }
 
+TEST_F(AgentCompaction, PruningOldToolOutputsComesFirstWhenItIsEnough) {
+  Serve(R"({"turns": [)" + ReadRounds() + R"(
+      {"expect": {"any_content_contains": "Old tool output cleared"}, "text": "All read."}]})");
+  ModelSettings model = Model();
+  model.context_window = 80'000;  // compaction at 37,952: pruning two results gets under it
+  Open(FileTools(), model);
+  TurnResult r = Turn("read the six files");
+  EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error;
+  EXPECT_EQ(server_->ProblemsText(), "");
+  EXPECT_EQ(server_->turns_remaining(), 0u) << "no summary was requested";
+  size_t pruned = 0;
+  for (const auto& m : History()) {
+    if (m.content.find("Old tool output cleared") != std::string::npos) ++pruned;
+  }
+  EXPECT_EQ(pruned, 2u);
+}
+
 TEST_F(AgentCompaction, AFailedSummaryDropsNothingAndStopsWithAClearMessage) {
   Serve(R"({"turns": [)" + ReadRounds() + R"(
       {"match": {"no_tools": true}, "fault": {"kind": "500", "message": "summarizer down"}}]})");
