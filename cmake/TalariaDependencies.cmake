@@ -21,6 +21,8 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 # The session store (src/store/): Debian's SQLite, with FTS5 and its trigram tokenizer (3.34+).
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3>=3.34)
+# `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
+pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 
 add_library(talaria_deps_public INTERFACE)
 target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::nlohmann_json)

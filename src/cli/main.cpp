@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/agent_commands.h"
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
 #include "cli/startup.h"
@@ -141,6 +142,64 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  // The agent: run, chat, sessions. run and chat share their flags.
+  auto add_agent_flags = [](CLI::App* cmd, cli::AgentFlags& flags,
+                            std::vector<std::string>& toolsets) {
+    cmd->add_option("--toolsets", toolsets, "toolsets the model may use (comma-separated)");
+    cmd->add_option("--model", flags.model, "model name (overrides model.name and TALARIA_MODEL)");
+    cmd->add_option("--base-url", flags.base_url,
+                    "the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (overrides "
+                    "model.base_url and TALARIA_BASE_URL)");
+    cmd->add_option("--max-iterations", flags.max_iterations,
+                    "model requests per turn before it must answer (default 90)")
+        ->check(CLI::Range(1, 10000));
+    cmd->add_option("--root", flags.session.roots,
+                    "directory the file tools may use (repeatable; default: .)")
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--resume", flags.resume, "continue the session with this id");
+    cmd->add_flag("--continue", flags.continue_latest,
+                  "continue the latest session in this directory");
+  };
+  cli::RunOptions run_opts;
+  std::vector<std::string> run_toolsets;
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run one task with the agent: the answer is streamed to stdout, tool calls to stderr.\n"
+      "The model: --model/--base-url, TALARIA_MODEL/TALARIA_BASE_URL or config.yaml's model:;\n"
+      "the key from TALARIA_API_KEY or OPENAI_API_KEY (none for a local server).\n"
+      "Exit status: 0 answered, 1 model or budget failure, 2 usage error, 130 Ctrl-C");
+  run->add_option("prompt", run_opts.prompt, "the task")->required();
+  run->add_flag("--json", run_opts.json, "print one JSON event per line instead");
+  add_agent_flags(run, run_opts.agent, run_toolsets);
+
+  cli::ChatOptions chat_opts;
+  std::vector<std::string> chat_toolsets;
+  CLI::App* chat =
+      app.add_subcommand("chat",
+                         "Talk with the agent on the terminal (/help inside lists the commands).\n"
+                         "Ctrl-C cancels the answer in progress, twice leaves; Ctrl-D leaves");
+  add_agent_flags(chat, chat_opts.agent, chat_toolsets);
+
+  cli::SessionsOptions sessions_opts;
+  CLI::App* sessions =
+      app.add_subcommand("sessions", "The agent's sessions ($TALARIA_HOME/sessions.db)");
+  sessions->require_subcommand(1);
+  CLI::App* sessions_list = sessions->add_subcommand("list", "Recent sessions, newest first");
+  sessions_list->add_flag("--here", sessions_opts.here, "only sessions of this directory");
+  sessions_list->add_option("--limit", sessions_opts.limit, "how many (default 20)");
+  CLI::App* sessions_show = sessions->add_subcommand("show", "A session's messages");
+  sessions_show->add_option("id", sessions_opts.id, "session id")->required();
+  CLI::App* sessions_usage = sessions->add_subcommand(
+      "usage", "Tokens and cost: per request of one session, or per session");
+  sessions_usage->add_option("id", sessions_opts.id, "session id (default: every session)");
+  CLI::App* sessions_delete =
+      sessions->add_subcommand("delete", "Delete a session and its messages");
+  sessions_delete->add_option("id", sessions_opts.id, "session id")->required();
+  for (CLI::App* sub : {sessions_list, sessions_show, sessions_usage, sessions_delete}) {
+    sub->add_flag("--json", sessions_opts.json, "print JSON");
+  }
+
   cli::CheckCommandOptions check_opts;
   CLI::App* check = app.add_subcommand(
       "check-command",
@@ -180,6 +239,10 @@ int main(int argc, char** argv) {
   if (check->parsed()) return cli::RunCheckCommand(check_opts);
   if (trust->parsed()) return cli::RunTrust(trust_opts);
   if (audit_verify->parsed()) return cli::RunAuditVerify(audit_opts);
+  if (sessions->parsed()) {
+    for (CLI::App* sub : sessions->get_subcommands()) sessions_opts.action = sub->get_name();
+    return cli::RunSessions(sessions_opts);
+  }
 
   RuntimeOptions options;
   options.config_path = config_path;
@@ -209,6 +272,14 @@ int main(int argc, char** argv) {
   if (toolsets->parsed()) return cli::RunToolsets(**rt);
   if (call->parsed()) return cli::RunCall(**rt, call_opts);
   if (batch->parsed()) return cli::RunBatch(**rt, batch_opts);
+  if (run->parsed()) {
+    run_opts.agent.toolsets = SplitCommas(run_toolsets);
+    return cli::RunAgentTask(**rt, run_opts);
+  }
+  if (chat->parsed()) {
+    chat_opts.agent.toolsets = SplitCommas(chat_toolsets);
+    return cli::RunChat(**rt, chat_opts);
+  }
   if (mcp->parsed()) {
     mcp_opts.toolsets = SplitCommas(mcp_toolsets);
     return cli::RunMcp(**rt, mcp_opts);
