@@ -68,7 +68,9 @@ std::unique_ptr<AgentSetup> SetUpAgent(Runtime& rt, const AgentFlags& flags,
   if (Status s = InstallSessionTools(rt, MakeTtyPrompter(), flags.toolsets); !s.ok()) {
     return fail(kExitUsage, s.message());
   }
-  auto agent = agent::Agent::Open(rt, std::move(options), setup->model, setup->store);
+  options.runtime = &rt;
+  options.enable_code_execution = false;  // InstallSessionTools did it, for these toolsets
+  auto agent = agent::Agent::Open(std::move(options), setup->model, setup->store);
   if (!agent) {
     const bool usage = agent.error().code() == StatusCode::kNotFound ||
                        agent.error().code() == StatusCode::kInvalidArgument;
