@@ -257,7 +257,8 @@ TEST_F(AgentCli, CtrlCStopsTheTurnAndTheSessionGoesOn) {
             TextTurn("resumed fine")})}});
   ASSERT_TRUE(server);
   TalariaProcess talaria(How(), RunArgs(*server, {"a slow question"}));
-  ASSERT_TRUE(test_support::WaitUntil([&] { return server->requests().size() == 1; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(test_support::WaitUntil([&] { return server->requests().size() == 1; },
+                                      std::chrono::seconds(20)));
   talaria.Signal(SIGINT);
   const std::optional<int> code = talaria.Wait(std::chrono::seconds(15));
   ASSERT_TRUE(code.has_value()) << "talaria ignored Ctrl-C";

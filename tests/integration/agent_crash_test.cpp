@@ -121,8 +121,8 @@ TEST(AgentCrash, KilledAtRandomPointsTheSessionAlwaysResumesValid) {
     first = false;
     // Killed at a random moment after it reached the server (so every kill lands inside the
     // session's work, not before it started).
-    ASSERT_TRUE(
-        WaitUntil([&] { return server->requests().size() > before; }, std::chrono::seconds(20)))
+    ASSERT_TRUE(test_support::WaitUntil([&] { return server->requests().size() > before; },
+                                        std::chrono::seconds(20)))
         << "run " << kills << " never sent a request\n"
         << talaria.err();
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
