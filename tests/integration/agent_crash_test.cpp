@@ -143,7 +143,8 @@ TEST(AgentCrash, KilledAtRandomPointsTheSessionAlwaysResumesValid) {
   // Some kill landed while a tool ran: a later request shows that call as interrupted.
   bool saw_interrupted = false;
   for (const auto& request : server->requests()) {
-    for (const auto& m : request.Json()["messages"]) {
+    const FakeJson body = request.Json();  // the loop below must not walk a temporary
+    for (const auto& m : body["messages"]) {
       if (m.value("role", "") == "tool" &&
           m.value("content", "").find("interrupted") != std::string::npos) {
         saw_interrupted = true;
@@ -152,6 +153,7 @@ TEST(AgentCrash, KilledAtRandomPointsTheSessionAlwaysResumesValid) {
   }
   EXPECT_TRUE(saw_interrupted);
   RecordProperty("normal_ends", normal_ends);
+  RecordProperty("kills", kills);
   RecordProperty("requests", static_cast<int>(server->requests().size()));
 }
 
