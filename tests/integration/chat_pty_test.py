@@ -108,7 +108,7 @@ def main():
                              "arguments": json.dumps({"path": "hello.txt"})}]},
             {"text": "The file greets you.",
              "expect": {"last_role": "tool", "last_content_contains": "hello from a file"}},
-            {"text": "a very slow answer", "fault": {"kind": "stall", "after_events": 1, "ms": 60000}},
+            {"text": "a very slow answer", "fault": {"kind": "stall", "after_events": 2, "ms": 60000}},
             {"text": "Still here after the interruption."},
         ]}
         proc, port = start_fake(fake, script, tmp)
