@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 
@@ -37,7 +38,7 @@ class Pty:
         while needle not in self.buf:
             left = deadline - time.time()
             if left <= 0:
-                fail("did not see %r" % needle, self.buf)
+                fail("did not see %r" % needle, getattr(self, "transcript", "") + "<<BUF>>" + self.buf)
             r, _, _ = select.select([self.fd], [], [], left)
             if r:
                 try:
@@ -57,6 +58,17 @@ class Pty:
     def send(self, text):
         os.write(self.fd, text.encode())
 
+    def prompt(self, timeout=20.0):
+        """Waits for the prompt and for the line editor to take the terminal (canonical mode
+        off): keys typed before that are cooked by the terminal, as a person's fastest typing
+        never is (a ^D there would be the terminal's end-of-file, not the editor's)."""
+        self.read_until("\u203a ", timeout)
+        deadline = time.time() + timeout
+        while termios.tcgetattr(self.fd)[3] & termios.ICANON:
+            if time.time() > deadline:
+                fail("the line editor never took the terminal", self.buf)
+            time.sleep(0.005)
+
     def wait(self, timeout=15.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -70,7 +82,7 @@ class Pty:
             except OSError:
                 time.sleep(0.05)
         os.kill(self.pid, signal.SIGKILL)
-        fail("chat did not exit", self.buf)
+        fail("chat did not exit", getattr(self, "transcript", "") + "<<BUF>>" + self.buf)
 
 
 def start_fake(fake, script, tmp):
@@ -120,24 +132,24 @@ def main():
                     "--model", "fake-model"]
             chat = Pty(argv, env, project)
             chat.read_until("/help")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("hello there\r")
             chat.read_until("Hi! I am the fake model.")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("what does hello.txt say?\r")
             line = chat.read_until("read_file")
             chat.read_until("ok")
             chat.read_until("The file greets you.")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("/usage\r")
             chat.read_until("tokens:")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("/tools\r")
             chat.read_until("read_file")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("/help\r")
             chat.read_until("/compact")
-            chat.read_until("\u203a ")
+            chat.prompt()
             # History: arrow up brings back the last line typed.
             chat.send("\x1b[A")
             chat.read_until("/help")
@@ -145,16 +157,16 @@ def main():
             # Ctrl-C at the prompt: a hint, the chat stays.
             chat.send("\x03")
             chat.read_until("Ctrl-C again")
-            chat.read_until("\u203a ")
+            chat.prompt()
             # Ctrl-C during a slow answer: the turn stops, the chat goes on.
             chat.send("take your time\r")
             chat.read_until("a very")
             chat.send("\x03")
             chat.read_until("interrupted")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("are you there?\r")
             chat.read_until("Still here after the interruption.")
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("\x04")  # Ctrl-D
             code = chat.wait()
             if code != 0:
@@ -165,7 +177,7 @@ def main():
 
             # A second Ctrl-C in a row leaves with 130.
             chat = Pty(argv + ["--continue"], env, project)
-            chat.read_until("\u203a ")
+            chat.prompt()
             chat.send("\x03")
             chat.read_until("Ctrl-C again")
             chat.send("\x03")
