@@ -38,11 +38,8 @@ std::unique_ptr<AgentSetup> SetUpAgent(Runtime& rt, const AgentFlags& flags,
       agent::ModelOverrides{.model = flags.model, .base_url = flags.base_url, .api_key_env = {}});
   if (!model) return fail(kExitUsage, model.error().message());
   setup->model = *model;
-  if (setup->model.model.empty()) {
-    return fail(kExitUsage,
-                "no model named: pass --model NAME, set TALARIA_MODEL, or set model.name in "
-                "config.yaml");
-  }
+  // No model named is fine: a local server that serves one model (llama.cpp, vLLM) takes a
+  // request without one; an endpoint that needs one says so in its error.
 
   auto store = store::SessionStore::Open(store::DefaultSessionsPath());
   if (!store) return fail(kExitToolError, store.error().message());

@@ -174,13 +174,34 @@ TEST_F(AgentCli, RunAgainstAnUnreachableEndpointSaysSoOnce) {
   EXPECT_TRUE(run.out.empty()) << Describe(args, run);
 }
 
-TEST_F(AgentCli, RunWithoutAModelIsAUsageError) {
-  const std::vector<std::string> args{"run", "--base-url", "http://127.0.0.1:9/v1", "hello"};
+// The done-when of issue 20: a base URL and (here, no) key is all `talaria run` needs; the
+// model is left to a server that serves one.
+TEST_F(AgentCli, RunNeedsOnlyTheBaseUrl) {
+  auto server =
+      StartServer(FakeJson{{"turns", FakeJson::array({TextTurn("served by the default model")})}});
+  ASSERT_TRUE(server);
   CliInvocation how = How();
   how.extra_env.push_back("TALARIA_MODEL=");
+  const std::vector<std::string> args{"run", "--base-url", server->base_url(), "hello"};
   const CliRun run = RunTalaria(how, args);
-  EXPECT_EQ(run.exit_code, 2) << Describe(args, run);
-  EXPECT_NE(run.err.find("model"), std::string::npos) << Describe(args, run);
+  EXPECT_EQ(run.exit_code, 0) << Describe(args, run);
+  EXPECT_NE(run.out.find("served by the default model"), std::string::npos);
+  ASSERT_EQ(server->requests().size(), 1u);
+  const FakeJson request = server->requests()[0].Json();
+  EXPECT_FALSE(request.contains("model") && !request["model"].get<std::string>().empty())
+      << request.dump();
+  EXPECT_EQ(server->ProblemsText(), "");
+}
+
+TEST_F(AgentCli, RunWithABadFlagIsAUsageError) {
+  const CliRun run = RunTalaria(How(), {"run", "--max-iterations", "0", "hello"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  const CliRun both = RunTalaria(How(), {"run", "--resume", "x", "--continue", "hello"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("--continue"), std::string::npos) << both.err;
+  const CliRun unknown = RunTalaria(How(), {"run", "--resume", "19990101_000000_abcdef",
+                                            "--base-url", "http://127.0.0.1:9/v1", "hello"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
 }
 
 TEST_F(AgentCli, ContinueResumesTheLatestSessionOfThisDirectory) {
