@@ -84,7 +84,7 @@ std::string IntegrityCheck(const std::string& db_path) {
   return result;
 }
 
-TEST(AgentCrash, KilledAtRandomPointsTheSessionAlwaysResumesValid) {
+TEST(AgentCliCrash, KilledAtRandomPointsTheSessionAlwaysResumesValid) {
   TempHome home;
   const std::string project = home.path() + "/project";
   std::filesystem::create_directories(project + "/notes");
