@@ -177,8 +177,10 @@ TEST_F(AgentCli, RunAgainstAnUnreachableEndpointSaysSoOnce) {
 // The done-when of issue 20: a base URL and (here, no) key is all `talaria run` needs; the
 // model is left to a server that serves one.
 TEST_F(AgentCli, RunNeedsOnlyTheBaseUrl) {
+  // A local server that serves one model (llama.cpp, vLLM): a request without one is fine.
   auto server =
-      StartServer(FakeJson{{"turns", FakeJson::array({TextTurn("served by the default model")})}});
+      StartServer(FakeJson{{"lenient", FakeJson::array({"missing_model"})},
+                           {"turns", FakeJson::array({TextTurn("served by the default model")})}});
   ASSERT_TRUE(server);
   CliInvocation how = How();
   how.extra_env.push_back("TALARIA_MODEL=");
