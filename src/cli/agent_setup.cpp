@@ -45,7 +45,9 @@ std::unique_ptr<AgentSetup> SetUpAgent(Runtime& rt, const AgentFlags& flags,
   if (!store) return fail(kExitToolError, store.error().message());
   setup->store = std::move(*store);
 
-  agent::AgentOptions options;
+  auto configured = agent::AgentOptionsFromConfig(rt.config());
+  if (!configured) return fail(kExitUsage, configured.error().message());
+  agent::AgentOptions options = std::move(*configured);
   options.roots = flags.session.roots;
   options.toolsets = flags.toolsets;
   if (flags.max_iterations > 0) options.max_iterations = flags.max_iterations;

@@ -27,7 +27,7 @@ int ExitCodeOf(const agent::TurnResult& result) {
 }
 
 // Prints what the user must know about a turn that did not simply answer.
-void ReportEnding(const agent::TurnResult& result, int max_iterations) {
+void ReportEnding(const agent::TurnResult& result) {
   switch (result.exit) {
     case agent::TurnExit::kAnswered:
       return;
@@ -36,8 +36,8 @@ void ReportEnding(const agent::TurnResult& result, int max_iterations) {
       return;
     case agent::TurnExit::kBudgetExhausted:
       std::fprintf(stderr,
-                   "talaria run: iteration budget reached (%d); the answer may be incomplete\n",
-                   max_iterations);
+                   "talaria run: the iteration budget was spent (agent.max_iterations or "
+                   "--max-iterations); the answer may be incomplete\n");
       return;
     case agent::TurnExit::kModelFailed:
     case agent::TurnExit::kHalted:
@@ -92,7 +92,7 @@ int RunAgentTask(Runtime& rt, const RunOptions& options) {
     if (!events.streamed() && !result.text.empty()) events.OnText(result.text);
     events.EndText();
     exit_code = ExitCodeOf(result);
-    ReportEnding(result, options.agent.max_iterations > 0 ? options.agent.max_iterations : 90);
+    ReportEnding(result);
   }
   return exit_code;
 }

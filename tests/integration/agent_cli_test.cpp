@@ -206,6 +206,31 @@ TEST_F(AgentCli, RunWithABadFlagIsAUsageError) {
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
 }
 
+// The iteration budget from config.yaml's agent section: spent, the last request goes without
+// tools for a summary, and run exits 1 saying so.
+TEST_F(AgentCli, TheConfiguredIterationBudgetEndsARunawayTurn) {
+  std::ofstream(project_ + "/a.txt") << "a\n";
+  home_.WriteConfig("agent:\n  max_iterations: 2\n");
+  auto server = StartServer(
+      FakeJson{{"turns", FakeJson::array({ToolTurn("c1", "read_file", FakeJson{{"path", "a.txt"}}),
+                                          ToolTurn("c2", "read_file", FakeJson{{"path", "a.txt"}}),
+                                          FakeJson{{"text", "Summary: I read a.txt twice."},
+                                                   {"expect", FakeJson{{"no_tools", true}}}}})}});
+  ASSERT_TRUE(server);
+  const auto args = RunArgs(*server, {"read forever"});
+  const CliRun run = RunTalaria(How(), args);
+  EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
+  EXPECT_NE(run.out.find("Summary: I read a.txt twice."), std::string::npos) << Describe(args, run);
+  EXPECT_NE(run.err.find("iteration budget"), std::string::npos) << Describe(args, run);
+  EXPECT_EQ(server->requests().size(), 3u);
+  EXPECT_EQ(server->ProblemsText(), "");
+
+  home_.WriteConfig("agent:\n  max_iterations: none\n");
+  const CliRun bad = RunTalaria(How(), RunArgs(*server, {"hello"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("agent.max_iterations"), std::string::npos) << bad.err;
+}
+
 TEST_F(AgentCli, ContinueResumesTheLatestSessionOfThisDirectory) {
   auto server = StartServer(FakeJson{
       {"turns", FakeJson::array(

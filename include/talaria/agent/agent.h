@@ -20,6 +20,7 @@
 #include "talaria/agent/chat.h"
 #include "talaria/agent/model_client.h"
 #include "talaria/base/status.h"
+#include "talaria/core/config.h"
 
 namespace talaria {
 class Runtime;
@@ -57,6 +58,16 @@ struct AgentOptions {
   // Output tokens kept free of the prompt; 0: the model's max_output_tokens, else 4096.
   int64_t reserved_output_tokens = 0;
 };
+
+// config.yaml's `agent:` section over `base` (what is absent keeps base's value):
+//   agent:
+//     max_iterations: 90            # model requests per turn before it must answer
+//     compression_threshold: 0.5    # compact at this share of (window - reserved output)
+//     compaction_tail_ratio: 0.2    # the verbatim tail kept by a compaction
+//     load_context_files: true      # AGENTS.md and the original's names for it
+//     system_prompt: "..."          # added to the system prompt
+// Errors: InvalidArgument naming the bad key ("config.yaml: agent.max_iterations must be ...").
+Result<AgentOptions> AgentOptionsFromConfig(const Config& config, AgentOptions base = {});
 
 enum class ToolCallStatus : unsigned char { kOk, kError, kBlocked, kCancelled, kTimedOut };
 
