@@ -1,41 +1,18 @@
 #include "mcp/http_module.h"
 
-#include <dlfcn.h>
-
-#include <mutex>
 #include <utility>
 
-#include "talaria/base/paths.h"
+#include "talaria/base/sibling_module.h"
 
 namespace talaria::mcp {
 namespace http_internal {
 
 Result<const HttpModule*> LoadHttpModule() {
-  static std::once_flag once;
-  static const HttpModule* module = nullptr;
-  static std::string error;
-  std::call_once(once, [] {
-    // Never dlclose'd: transports and connections point into it.
-    void* handle = OpenSiblingModule(kModuleFile, "the MCP HTTP module", error);
-    if (handle == nullptr) return;
-    const std::string path(kModuleFile);
-    using Entry = const HttpModule* (*)();
-    auto entry = reinterpret_cast<Entry>(::dlsym(handle, kModuleEntry));
-    const HttpModule* table = entry != nullptr ? entry() : nullptr;
-    if (table == nullptr) {
-      error = path + " does not export " + kModuleEntry;
-      return;
-    }
-    if (table->abi != kModuleAbi || table->table_size != sizeof(HttpModule)) {
-      error = path + " belongs to another build of talaria (module ABI " +
-              std::to_string(table->abi) + ", this libtalaria " + std::to_string(kModuleAbi) +
-              "); reinstall them together";
-      return;
-    }
-    module = table;
-  });
-  if (module == nullptr) return Err(UnavailableError(error));
-  return module;
+  // Loaded once; never dlclose'd: transports and connections point into it.
+  static const Result<const void*> table = LoadSiblingModuleTable(
+      kModuleFile, kModuleEntry, "the MCP HTTP module", kModuleAbi, sizeof(HttpModule));
+  if (!table) return Err(table.error());
+  return static_cast<const HttpModule*>(*table);
 }
 
 }  // namespace http_internal

@@ -2,14 +2,11 @@
 // libtalaria_net.so (net_module.h).
 #include "talaria/net/http_client.h"
 
-#include <dlfcn.h>
-
-#include <mutex>
 #include <string>
 
 #include "net/net_module.h"
 #include "talaria/base/ascii.h"
-#include "talaria/base/paths.h"
+#include "talaria/base/sibling_module.h"
 
 namespace talaria::net {
 
@@ -28,31 +25,11 @@ bool IsConnectFailure(const Status& status) {
 namespace net_internal {
 
 Result<const NetModule*> LoadNetModule() {
-  static std::once_flag once;
-  static const NetModule* module = nullptr;
-  static std::string error;
-  std::call_once(once, [] {
-    // Never dlclose'd: clients point into it.
-    void* handle = OpenSiblingModule(kModuleFile, "the HTTP client module", error);
-    if (handle == nullptr) return;
-    const std::string path(kModuleFile);
-    using Entry = const NetModule* (*)();
-    auto entry = reinterpret_cast<Entry>(::dlsym(handle, kModuleEntry));
-    const NetModule* table = entry != nullptr ? entry() : nullptr;
-    if (table == nullptr) {
-      error = path + " does not export " + kModuleEntry;
-      return;
-    }
-    if (table->abi != kModuleAbi || table->table_size != sizeof(NetModule)) {
-      error = path + " belongs to another build of talaria (module ABI " +
-              std::to_string(table->abi) + ", this libtalaria " + std::to_string(kModuleAbi) +
-              "); reinstall them together";
-      return;
-    }
-    module = table;
-  });
-  if (module == nullptr) return Err(UnavailableError(error));
-  return module;
+  // Loaded once; never dlclose'd: clients point into it.
+  static const Result<const void*> table = LoadSiblingModuleTable(
+      kModuleFile, kModuleEntry, "the HTTP client module", kModuleAbi, sizeof(NetModule));
+  if (!table) return Err(table.error());
+  return static_cast<const NetModule*>(*table);
 }
 
 }  // namespace net_internal
