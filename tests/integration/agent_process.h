@@ -26,15 +26,7 @@ class TalariaProcess {
       : out_path_(how.home + "/out.txt"), err_path_(how.home + "/err.txt") {
     std::vector<std::string> argv{TALARIA_CLI_PATH};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      std::string_view kv(*e);
-      if (kv.starts_with("TALARIA_HOME=") || kv.starts_with("HOME=")) continue;
-      env.emplace_back(kv);
-    }
-    env.push_back("TALARIA_HOME=" + how.home + "/.talaria");
-    env.push_back("HOME=" + how.home);
-    env.insert(env.end(), how.extra_env.begin(), how.extra_env.end());
+    std::vector<std::string> env = TalariaEnvironment(how);
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);

@@ -61,11 +61,8 @@ struct CliInvocation {
   std::vector<std::string> extra_env;  // NAME=value added to talaria's start-up environment
 };
 
-inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string>& args) {
-  SpawnOptions options;
-  options.cwd = how.cwd;
-  options.argv = {TALARIA_CLI_PATH};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
+// Our environment with HOME and TALARIA_HOME pointing into `how.home`, plus how.extra_env.
+inline std::vector<std::string> TalariaEnvironment(const CliInvocation& how) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv(*e);
@@ -75,7 +72,15 @@ inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string
   env.push_back("TALARIA_HOME=" + how.home + "/.talaria");
   env.push_back("HOME=" + how.home);
   env.insert(env.end(), how.extra_env.begin(), how.extra_env.end());
-  options.env = std::move(env);
+  return env;
+}
+
+inline CliRun RunTalaria(const CliInvocation& how, const std::vector<std::string>& args) {
+  SpawnOptions options;
+  options.cwd = how.cwd;
+  options.argv = {TALARIA_CLI_PATH};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.env = TalariaEnvironment(how);
   options.stdin_data = how.stdin_data;
   options.timeout = how.timeout;
   CliRun run;
