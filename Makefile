@@ -72,6 +72,8 @@ bench: deps
 	build-bench/bench/talaria_mcp_bench
 	build-bench/bench/talaria_code_bench
 	build-bench/bench/talaria_store_bench append
+	build-bench/bench/talaria_stream_bench
+	build-bench/bench/talaria_agent_loop_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench
