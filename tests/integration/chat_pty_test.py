@@ -153,8 +153,7 @@ def main():
             # History: arrow up brings back the last line typed.
             chat.send("\x1b[A")
             chat.read_until("/help")
-            chat.send("\x15")  # kill the recalled line
-            # Ctrl-C at the prompt: a hint, the chat stays.
+            # Ctrl-C at the prompt drops the recalled line, with a hint; the chat stays.
             chat.send("\x03")
             chat.read_until("Ctrl-C again")
             chat.prompt()
