@@ -3,6 +3,7 @@
 
 #include "talaria/store/session_store.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -523,6 +524,44 @@ TEST(SessionStore, ThreadsAppendToDifferentSessionsAtOnce) {
                 "t" + std::to_string(t) + " m" + std::to_string(i));
     }
   }
+}
+
+}  // namespace
+}  // namespace talaria::store
+
+namespace talaria::store {
+namespace {
+
+// A batch of search indexing that fails loses no message and is said once on stderr, not at
+// every append after it.
+TEST(SessionStore, AFailingSearchIndexIsReportedOnceAndLosesNothing) {
+  TempDir dir;
+  const std::string path = dir / "sessions.db";
+  auto store = testing::OpenOrDie(path);
+  const std::string id = store->CreateSession({.cwd = "/p"})->id;
+  {
+    // Another connection takes the word index away from under the store.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE messages_fts", nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 600; ++i) {
+    StoredMessage m = testing::Msg("user", "message " + std::to_string(i));
+    ASSERT_TRUE(store->AppendMessage(id, m).ok()) << i;
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  size_t warnings = 0;
+  for (size_t at = err.find("indexing messages for search failed"); at != std::string::npos;
+       at = err.find("indexing messages for search failed", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << err;
+  auto history = store->LoadHistory(id);
+  ASSERT_TRUE(history);
+  EXPECT_EQ(history->size(), 600u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "store/interrupted_calls.h"
 #include "store/message_json.h"
 #include "store/session_id.h"
+#include "talaria/base/log.h"
 
 namespace talaria::store {
 namespace {
@@ -99,8 +100,15 @@ Status SqliteSessionStore::IndexPendingLocked() {
 
 void SqliteSessionStore::NoteAppendedLocked(size_t count) {
   unindexed_ += count;
-  // FIXME: report a failed batch somewhere visible; today search just lags until one succeeds.
-  if (unindexed_ >= kIndexBatch) (void)IndexPendingLocked();
+  if (unindexed_ < kIndexBatch) return;
+  // The messages are committed either way; only search lags until a batch succeeds. Said once
+  // per run of failures, not at every append.
+  const Status indexed = IndexPendingLocked();
+  if (!indexed.ok() && !index_failing_) {
+    LogWarn("session store: indexing messages for search failed (" + indexed.message() +
+            "); search lags until it succeeds");
+  }
+  index_failing_ = !indexed.ok();
 }
 
 Result<SessionRow> SqliteSessionStore::CreateSession(const NewSession& session) {

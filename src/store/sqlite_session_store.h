@@ -69,6 +69,7 @@ class SqliteSessionStore final : public SessionStore {
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // Guarded by mu_.
   size_t unindexed_ = 0;          // Guarded by mu_. Appended here since the last batch.
+  bool index_failing_ = false;    // Guarded by mu_. The last batch failed (warned once).
 };
 
 }  // namespace talaria::store
