@@ -252,6 +252,7 @@ class HttpModelClient final : public ModelClient {
     http.body = BuildRequestBody(model, request);
     http.connect_timeout = model.connect_timeout;
     http.idle_timeout = model.idle_timeout;
+    http.ca_file = model.ca_file;
     const bool hermes = model.tool_call_format == ToolCallFormat::kHermesText;
     HermesTextFilter filter(observer);
     BodyReader reader(hermes ? &filter : observer);

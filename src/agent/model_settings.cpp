@@ -128,6 +128,8 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
       TALARIA_RETURN_IF_ERROR(ReadMillis(value, name, out.connect_timeout));
     } else if (key == "idle_timeout") {
       TALARIA_RETURN_IF_ERROR(ReadMillis(value, name, out.idle_timeout));
+    } else if (key == "ca_file") {
+      TALARIA_RETURN_IF_ERROR(ReadString(value, name, out.ca_file));
     } else if (key == "fallback" && allow_fallback) {
       if (!value.is_array()) return Bad(name, "must be a list of models");
       fallback_list = &value;  // read last, so that each copies the whole main model

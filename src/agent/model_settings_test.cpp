@@ -70,6 +70,7 @@ model:
   tool_call_format: hermes_text
   stream: false
   idle_timeout: 30
+  ca_file: /etc/ssl/private-ca.pem
   max_retries: 2
   pricing: {input: 0.15, cached: 0.075, output: 0.60}
   fallback:
@@ -89,6 +90,7 @@ model:
   EXPECT_EQ(settings->tool_call_format, ToolCallFormat::kHermesText);
   EXPECT_FALSE(settings->stream);
   EXPECT_EQ(settings->idle_timeout, 30s);
+  EXPECT_EQ(settings->ca_file, "/etc/ssl/private-ca.pem");
   EXPECT_EQ(settings->max_retries, 2);
   EXPECT_DOUBLE_EQ(settings->pricing.output_per_mtok, 0.60);
   ASSERT_EQ(settings->fallback.size(), 2u);

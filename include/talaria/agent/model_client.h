@@ -47,6 +47,7 @@ enum class ToolCallFormat : unsigned char { kNative, kHermesText };
 //     headers: {HTTP-Referer: https://example.org}
 //     tool_call_format: native          # or hermes_text
 //     stream: true
+//     ca_file: /etc/ssl/private-ca.pem   # trust this CA for the endpoint (default: the system's)
 //     fallback: [{name: gpt-4o-mini, base_url: ..., api_key_env: ...}]
 //     pricing: {input: 0.15, cached: 0.075, output: 0.60}   # USD per million tokens
 struct ModelSettings {
@@ -68,6 +69,7 @@ struct ModelSettings {
   std::chrono::milliseconds retry_after_cap{120'000};
   std::chrono::milliseconds connect_timeout{30'000};
   std::chrono::milliseconds idle_timeout{120'000};  // silence allowed inside a stream
+  std::string ca_file;  // PEM certificates to trust for this endpoint; empty: the system's
 };
 
 // What flags and the environment override (empty: not given).

@@ -38,6 +38,9 @@ struct HttpRequest {
   std::chrono::milliseconds idle_timeout{120'000};
   // The whole exchange; 0: none.
   std::chrono::milliseconds total_timeout{0};
+  // HTTPS: PEM certificates to trust instead of the system's (a private CA, a local proxy);
+  // empty: the system's. The peer's certificate and host name are always verified.
+  std::string ca_file;
 };
 
 struct HttpResponseHead {

@@ -231,6 +231,10 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy_, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+    // Verification stays on whatever the environment says (libcurl's defaults, spelled out).
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!request.ca_file.empty()) curl_easy_setopt(easy_, CURLOPT_CAINFO, request.ca_file.c_str());
     // No Accept-Encoding: a compressing server (or proxy) holds back small pieces of an event
     // stream until its compressor's buffer fills, and a model's stream is mostly small pieces.
     curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS,
