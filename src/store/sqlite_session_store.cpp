@@ -210,7 +210,13 @@ Status SqliteSessionStore::DeleteSession(std::string_view id) {
     Stmt s = TALARIA_TRY(db_->Prepare("DELETE FROM sessions WHERE id = ?1"));
     s.Bind(1, id);
     TALARIA_RETURN_IF_ERROR(s.Run());
-    return db_->changes() == 1 ? Status::Ok() : NoSession(id);
+    if (db_->changes() != 1) return NoSession(id);
+    // Message ids are max(id) + 1: had the deleted session held the newest messages, the next
+    // ones would reuse ids at or below the watermark and never be indexed. Bring it down to
+    // what is left (the deleted rows' index entries went with them, by the trigger).
+    return db_->Exec(
+        "UPDATE search_index_state SET indexed_through = min(indexed_through, "
+        "(SELECT coalesce(max(id), 0) FROM messages))");
   });
 }
 
