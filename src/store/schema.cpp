@@ -109,9 +109,9 @@ CREATE VIRTUAL TABLE messages_cjk USING fts5(body, tools,
 INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 8);
 
 -- The indexes run behind the messages: an append commits the message alone, and the messages
--- after indexed_through are indexed in batches (SqliteSessionStore::IndexPendingLocked), because
--- an FTS5 insert in its own transaction costs ~150 us (a new segment and structure record each
--- time) against ~30 us for the message. Both move in one transaction, so the index never drifts;
+-- after indexed_through are indexed in batches while the store is idle (SqliteSessionStore),
+-- because an FTS5 insert in its own transaction costs ~150 us (a new segment and structure
+-- record each time) against ~30 us for the message. Both move in one transaction, so the index never drifts;
 -- a crash leaves unindexed messages, indexed on the next open.
 CREATE TABLE search_index_state (
   id INTEGER PRIMARY KEY CHECK (id = 1),

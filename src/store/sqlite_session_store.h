@@ -1,11 +1,24 @@
 // SqliteSessionStore: SessionStore over one SQLite connection (schema in schema.cpp).
 // Thread-safe: every method holds mu_ for its whole run (one connection, one transaction at a
 // time); other processes coordinate through SQLite's locks and the busy timeout.
+//
+// Search indexing runs behind the appends: an append commits the message alone, and a thread
+// started with the first append indexes the backlog once the store has been idle for a moment
+// (an agent appends in bursts, then waits for its model). Indexing a ~1 KB message costs two to
+// three times what committing it does, so this keeps it off the path the agent waits on. Search
+// indexes whatever is still pending before it queries, so it never misses a committed message;
+// a backlog past kIndexBacklogCap is indexed by the append itself, so it stays bounded.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
 
@@ -16,7 +29,8 @@ namespace talaria::store {
 
 class SqliteSessionStore final : public SessionStore {
  public:
-  explicit SqliteSessionStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  // Takes over checkpointing the WAL from SQLite's automatic one (see CheckpointLocked).
+  explicit SqliteSessionStore(std::unique_ptr<SqliteDb> db);
   // Indexes what is still unindexed, so a clean exit leaves nothing behind.
   ~SqliteSessionStore() override;
   SqliteSessionStore(const SqliteSessionStore&) = delete;
@@ -26,6 +40,8 @@ class SqliteSessionStore final : public SessionStore {
   // one write transaction with the watermark. Open calls it, so a crash's unindexed tail is
   // indexed on the next start.
   Status IndexPending();
+  // How many committed messages (by any process) the search indexes do not hold yet.
+  Result<int64_t> UnindexedCount();
 
   Result<SessionRow> CreateSession(const NewSession& session) override;
   Result<std::optional<SessionRow>> GetSession(std::string_view id) override;
@@ -59,17 +75,35 @@ class SqliteSessionStore final : public SessionStore {
                                                         int64_t after_seq);
   Result<std::vector<StoredMessage>> LoadHistoryLocked(std::string_view session_id);
   Status RequireSessionLocked(std::string_view session_id);
-  Status IndexPendingLocked();
-  // After a committed append of `count` messages: indexes once a batch has gathered. A failure
-  // leaves the messages for the next batch (they are committed; only search lags).
+  // Indexes up to `limit` pending messages (oldest first) in one transaction; sets unindexed_
+  // to what is left.
+  Status IndexPendingLocked(int64_t limit = std::numeric_limits<int64_t>::max());
+  // After a committed append of `count` messages: wakes the indexer, or indexes now when the
+  // backlog is past its cap. A failure leaves the messages pending (they are committed; only
+  // search lags).
   void NoteAppendedLocked(size_t count);
+  // The indexer thread: a chunk at a time, each once the store has been idle for a moment.
+  void IndexWhenIdle();
+  void StopIndexer();
+  // Copies the WAL back into the database once it has grown past `pages` (PASSIVE: never waits
+  // for readers or writers), through `db`. SQLite would do it inside whichever commit crossed
+  // 1,000 pages: an fsync of 10-50 ms in the middle of an append. The indexer does it while
+  // the store is idle, on a connection of its own so appends need not wait for it; an append
+  // only past a much larger WAL, so it stays bounded when the store is never idle.
+  void Checkpoint(SqliteDb& db, int pages);
   // The search halves (session_search.cpp): ids with their rank, then one hit per id.
   Result<std::vector<SearchHit>> SearchLocked(std::string_view query, const SearchOptions& options);
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // Guarded by mu_.
-  size_t unindexed_ = 0;          // Guarded by mu_. Appended here since the last batch.
+  int64_t unindexed_ = 0;         // Guarded by mu_. Known to be pending (appended here, or left).
   bool index_failing_ = false;    // Guarded by mu_. The last batch failed (warned once).
+  std::chrono::steady_clock::time_point last_append_;  // Guarded by mu_.
+  std::condition_variable indexer_wake_;               // With mu_: an append, or stopping.
+  bool stopping_ = false;                              // Guarded by mu_.
+  std::thread indexer_;                                // Started by the first append.
+  std::atomic<int> wal_pages_{0};            // The WAL's size after this connection's last commit.
+  std::unique_ptr<SqliteDb> checkpoint_db_;  // The indexer thread's (opened when first needed).
 };
 
 }  // namespace talaria::store
