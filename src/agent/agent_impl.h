@@ -25,6 +25,7 @@
 #include "agent/todo_store.h"
 #include "talaria/agent/agent.h"
 #include "talaria/core/runtime.h"
+#include "talaria/memory/memory_store.h"
 #include "talaria/store/session_store.h"
 #include "talaria/tools/session.h"
 
@@ -101,6 +102,12 @@ class AgentImpl final : public Agent {
   std::optional<ToolResult> RouteLoopTool(std::string_view name, const Json& args);
   ToolResult RunTodo(const Json& args);
   ToolResult RunClarify(const Json& args);
+
+  // loop_memory.cpp: the memory tool (issue 21). SetUpMemory makes the store when memory is
+  // offered and takes the session's frozen snapshot.
+  Status SetUpMemory();
+  ToolResult RunMemory(const Json& args);
+  std::unique_ptr<memory::MemoryStore> memory_;  // null when memory is not offered
 
   AgentOptions options_;
   ModelSettings model_;

@@ -64,6 +64,7 @@ Status AgentImpl::Init() {
   }
   TALARIA_RETURN_IF_ERROR(SetUpRuntime());
   TALARIA_RETURN_IF_ERROR(SetUpTools());
+  TALARIA_RETURN_IF_ERROR(SetUpMemory());
   if (options_.resume_session_id.empty()) return OpenNewSession();
   return ResumeSession();
 }

@@ -74,8 +74,9 @@ TEST_F(AgentLoop, TheDefaultToolsetsOfferOnlyWhatTheLoopCanRun) {
     return std::find(names.begin(), names.end(), n) != names.end();
   };
   EXPECT_TRUE(has("read_file") && has("patch") && has("terminal") && has("todo") && has("clarify"));
+  EXPECT_TRUE(has("memory"));
   // The next issue's loop tools are not offered until the loop runs them.
-  EXPECT_FALSE(has("memory") || has("session_search") || has("delegate_task"));
+  EXPECT_FALSE(has("session_search") || has("delegate_task"));
 }
 
 TEST_F(AgentLoop, AModelFailureEndsTheTurnWithOneLineAndTheSessionLivesOn) {
