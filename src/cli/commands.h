@@ -95,4 +95,14 @@ struct CheckCommandOptions {
 };
 int RunCheckCommand(const CheckCommandOptions& options);
 
+// talaria memory show|edit|add TEXT|remove TEXT [--target memory|user] [--json]: the agent's
+// memory files. Exit 0 done, 1 refused or failed (the reason on stderr), 2 usage errors.
+struct MemoryCommandOptions {
+  std::string action;  // show | edit | add | remove
+  std::string target;  // memory | user; empty: show both, otherwise memory
+  std::string text;    // add: the entry; remove: a substring of the one entry to remove
+  bool json = false;   // show: JSON
+};
+int RunMemoryCommand(const Config& config, const MemoryCommandOptions& options);
+
 }  // namespace talaria::cli

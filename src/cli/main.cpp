@@ -218,6 +218,26 @@ int main(int argc, char** argv) {
   trust->add_option("path", trust_opts.path, "the file, or its project directory (default: .)");
   trust->add_flag("--revoke", trust_opts.revoke, "stop trusting it");
 
+  cli::MemoryCommandOptions memory_opts;
+  CLI::App* memory_cmd = app.add_subcommand(
+      "memory",
+      "The agent's memory ($TALARIA_HOME/memories/MEMORY.md and USER.md): what it keeps\n"
+      "between sessions. Exit status: 0 done, 1 refused or failed, 2 usage errors");
+  memory_cmd->require_subcommand(1);
+  CLI::App* memory_show = memory_cmd->add_subcommand("show", "The entries (both files by default)");
+  memory_show->add_flag("--json", memory_opts.json, "print JSON");
+  CLI::App* memory_edit = memory_cmd->add_subcommand(
+      "edit", "Edit a file in $VISUAL/$EDITOR; saved only if it still splits into entries");
+  CLI::App* memory_add = memory_cmd->add_subcommand("add", "Add an entry");
+  memory_add->add_option("text", memory_opts.text, "the entry")->required();
+  CLI::App* memory_remove =
+      memory_cmd->add_subcommand("remove", "Remove the one entry containing TEXT");
+  memory_remove->add_option("text", memory_opts.text, "a substring of the entry")->required();
+  for (CLI::App* sub : {memory_show, memory_edit, memory_add, memory_remove}) {
+    sub->add_option("--target", memory_opts.target, "memory (the agent's notes) or user")
+        ->check(CLI::IsMember({"memory", "user"}));
+  }
+
   cli::AuditOptions audit_opts;
   CLI::App* audit = app.add_subcommand(
       "audit", "The audit log ($TALARIA_HOME/audit.jsonl): every command judged and file changed");
@@ -255,6 +275,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "talaria: warning: %s\n", warning.c_str());
   }
   if (plugins->parsed()) return cli::RunPlugins(**rt, plugins_opts);
+  if (memory_cmd->parsed()) {
+    for (CLI::App* sub : memory_cmd->get_subcommands()) memory_opts.action = sub->get_name();
+    return cli::RunMemoryCommand((*rt)->config(), memory_opts);
+  }
   // Every other command sees the plugins' and the MCP servers' tools; a server is waited for
   // (at most its connect timeout) except by `mcp`, which announces tools as they arrive.
   cli::ExtensionOptions extension_options;
