@@ -74,6 +74,7 @@ bench: deps
 	build-bench/bench/talaria_store_bench append
 	build-bench/bench/talaria_stream_bench
 	build-bench/bench/talaria_agent_loop_bench
+	build-bench/bench/talaria_memory_store_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench
