@@ -40,6 +40,8 @@ struct TurnState {
   int correction_rounds = 0;
   bool compacted = false;
   std::string streamed_text;  // the text of the response being streamed
+  int continuations = 0;      // answers cut off at the output limit and continued
+  std::string partial_text;   // their text, which the final answer's completes
 };
 
 // How one round of tool calls ended.

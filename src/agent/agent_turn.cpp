@@ -1,6 +1,7 @@
 // RunTurn: ask the model, run the tools it called, answer each call, repeat until it answers
 // without calls, the iteration budget is spent, a guardrail halts the turn, the model fails or
 // the stop token fires. Every message is committed to the store as it happens.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -13,6 +14,23 @@ namespace {
 
 constexpr int kMaxCorrectionRounds = 2;
 constexpr size_t kTitleChars = 80;
+
+// An answer cut off at the output limit (finish_reason "length", no tool calls) is kept and
+// the model asked to go on, at most this many times, each time with a larger output cap (as
+// the original does): a long answer arrives whole instead of ending mid-sentence.
+constexpr int kMaxContinuations = 3;
+constexpr int64_t kContinuationBaseTokens = 4096;
+constexpr int64_t kContinuationCapTokens = 32768;
+constexpr std::string_view kContinuePrompt =
+    "Your previous answer was cut off at the output limit. Continue exactly where you left off, "
+    "without repeating anything you already wrote.";
+
+// The output cap of the `retry`th continuation: (retry + 1) x the configured cap (4096 when
+// none), at most 32,768, never below the configured cap.
+int64_t ContinuationMaxTokens(int64_t configured, int retry) {
+  const int64_t base = configured > 0 ? configured : kContinuationBaseTokens;
+  return std::max(std::min(base * (retry + 1), kContinuationCapTokens), configured);
+}
 
 // The stream, as the front end sees it; the text is kept for a turn cut short.
 class TurnObserver final : public StreamObserver {
@@ -91,6 +109,7 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
   turn.events = events;
   turn.stop = stop;
   guard_.Reset();
+  request_.max_tokens.reset();  // a continuation's larger cap ends with its turn
   turn_events_.store(events);
   struct ClearEvents {
     std::atomic<AgentEvents*>& events;
@@ -138,7 +157,7 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
     Result<ChatResponse> response = Ask(turn, /*with_tools=*/!request_.tools.empty());
     if (!response) {
       if (response.error().code() == StatusCode::kCancelled || stop.stop_requested()) {
-        turn.result.text = turn.streamed_text;
+        turn.result.text = turn.partial_text + turn.streamed_text;
         return fail(TurnExit::kInterrupted, "");
       }
       return fail(TurnExit::kModelFailed, response.error().message());
@@ -151,9 +170,29 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
     answer.role = Role::kAssistant;
 
     if (answer.tool_calls.empty()) {
-      turn.result.text = answer.content;
-      if (response->finish_reason == "length" && events != nullptr) {
-        events->OnNotice("the answer was cut off at the model's output limit");
+      const bool cut_off = response->finish_reason == "length";
+      if (cut_off && !answer.content.empty() && turn.continuations < kMaxContinuations) {
+        ++turn.continuations;
+        turn.partial_text += answer.content;
+        if (events != nullptr) {
+          events->OnNotice(
+              "the answer was cut off at the model's output limit; asking it to "
+              "continue (" +
+              std::to_string(turn.continuations) + "/" + std::to_string(kMaxContinuations) + ")");
+        }
+        Status s = Persist(std::move(answer), &usage, cost);
+        if (s.ok()) s = Persist(TextMessage(Role::kUser, std::string(kContinuePrompt)));
+        if (!s.ok()) return fail(TurnExit::kModelFailed, "session store: " + s.message());
+        request_.max_tokens = ContinuationMaxTokens(model_.max_output_tokens, turn.continuations);
+        continue;
+      }
+      request_.max_tokens.reset();
+      turn.result.text = turn.partial_text + answer.content;
+      if (cut_off && events != nullptr) {
+        events->OnNotice(turn.continuations == 0
+                             ? "the answer was cut off at the model's output limit"
+                             : "the answer was still cut off after " +
+                                   std::to_string(turn.continuations) + " continuations");
       }
       // An empty answer is not stored: providers refuse an assistant message with no content.
       if (answer.content.empty() && events != nullptr) {
