@@ -1,20 +1,88 @@
 #include "html/gumbo_util.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "talaria/base/ascii.h"
 
 namespace talaria::html {
 
+namespace {
+
+// Every block starts with a header that keeps the payload 16-byte aligned and says whether
+// the block is large (malloc'd, linked) or small (in a chunk).
+constexpr size_t kHeader = 32;
+constexpr size_t kLargeFrom = 1024;
+constexpr size_t kChunkBytes = size_t{64} * 1024;
+
+}  // namespace
+
+struct GumboArena::LargeBlock {
+  size_t large;  // 1; 0 in a small block's header
+  LargeBlock* prev;
+  LargeBlock* next;
+};
+static_assert(sizeof(void*) * 3 <= kHeader);
+
+GumboArena::~GumboArena() {
+  while (large_ != nullptr) {
+    LargeBlock* next = large_->next;
+    std::free(large_);
+    large_ = next;
+  }
+}
+
+void* GumboArena::Allocate(void* arena, size_t size) {
+  auto* self = static_cast<GumboArena*>(arena);
+  return size >= kLargeFrom ? self->AllocateLarge(size) : self->AllocateSmall(size);
+}
+
+void GumboArena::Deallocate(void* arena, void* block) {
+  if (block == nullptr) return;
+  auto* header = reinterpret_cast<LargeBlock*>(static_cast<unsigned char*>(block) - kHeader);
+  if (header->large == 0) return;  // a small block: freed with its chunk
+  auto* self = static_cast<GumboArena*>(arena);
+  if (header->prev != nullptr) header->prev->next = header->next;
+  if (header->next != nullptr) header->next->prev = header->prev;
+  if (self->large_ == header) self->large_ = header->next;
+  std::free(header);
+}
+
+void* GumboArena::AllocateSmall(size_t size) {
+  const size_t need = kHeader + ((size + 15) & ~size_t{15});
+  if (need > left_) {
+    chunks_.push_back(std::make_unique<unsigned char[]>(kChunkBytes));
+    next_ = chunks_.back().get();
+    left_ = kChunkBytes;
+  }
+  unsigned char* block = next_;
+  next_ += need;
+  left_ -= need;
+  reinterpret_cast<LargeBlock*>(block)->large = 0;
+  return block + kHeader;
+}
+
+void* GumboArena::AllocateLarge(size_t size) {
+  auto* header = static_cast<LargeBlock*>(std::malloc(kHeader + size));
+  if (header == nullptr) std::abort();  // as libgumbo's own allocator: it cannot fail softly
+  header->large = 1;
+  header->prev = nullptr;
+  header->next = large_;
+  if (large_ != nullptr) large_->prev = header;
+  large_ = header;
+  return reinterpret_cast<unsigned char*>(header) + kHeader;
+}
+
 ParsedHtml::ParsedHtml(std::string_view html) {
   GumboOptions options = kGumboDefaultOptions;
+  options.allocator = &GumboArena::Allocate;
+  options.deallocator = &GumboArena::Deallocate;
+  options.userdata = &arena_;
   // Errors are only recorded, never acted on: recording them costs time and memory on the
   // broken markup hostile pages are made of.
   options.max_errors = 0;
   output_ = gumbo_parse_with_options(&options, html.data(), html.size());
 }
-
-ParsedHtml::~ParsedHtml() { gumbo_destroy_output(&kGumboDefaultOptions, output_); }
 
 std::string_view AttributeOf(const GumboNode* node, const char* name) {
   if (!IsElement(node)) return {};

@@ -206,8 +206,7 @@ void PageAnalysis::DropLikelyBoilerplate() {
 }
 
 void PageAnalysis::Score() {
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const NodeInfo& paragraph = nodes_[i];
+  for (const NodeInfo& paragraph : nodes_) {
     if (paragraph.dropped || paragraph.text < kMinParagraphText || !IsParagraphLike(paragraph)) {
       continue;
     }
