@@ -47,6 +47,13 @@ TEST(MarkdownRendering, CodeBlockKeepsWhitespaceAndLanguage) {
   EXPECT_EQ(Whole("<pre>a ``` b</pre>"), "````\na ``` b\n````\n");
 }
 
+TEST(MarkdownRendering, CodeLanguageFromWrapperAndNoPermalinkSymbols) {
+  EXPECT_EQ(Whole("<h2>Usage<a class=\"headerlink\" href=\"#usage\">\xc2\xb6</a></h2>"
+                  "<div class=\"highlight-python notranslate\"><div class=\"highlight\">"
+                  "<pre>x = 1</pre></div></div>"),
+            "## Usage\n\n```python\nx = 1\n```\n");
+}
+
 TEST(MarkdownRendering, Blockquote) {
   EXPECT_EQ(Whole("<blockquote><p>one</p><p>two</p></blockquote><p>after</p>"),
             "> one\n>\n> two\n\nafter\n");

@@ -11,7 +11,6 @@
 namespace talaria::html {
 namespace {
 
-constexpr std::string_view kHtmlSpace = " \t\n\r\f";
 constexpr size_t kMaxTableColumns = 64;
 constexpr size_t kMaxAltBytes = 500;
 
@@ -32,36 +31,52 @@ std::string CollapseSpace(std::string_view text) {
 
 // The language a <pre> or its <code> declares: class "language-x", "lang-x", "highlight-x",
 // "sourceCode x" or a data-lang attribute.
-std::string CodeLanguage(const GumboNode* node) {
-  for (int hop = 0; hop < 3 && IsElement(node); ++hop) {
-    const std::string_view data_lang = AttributeOf(node, "data-lang");
-    if (!data_lang.empty() && data_lang.size() < 32) return AsciiLower(data_lang);
-    const std::string classes = AsciiLower(AttributeOf(node, "class").substr(0, 256));
-    size_t i = 0;
-    while (i < classes.size()) {
-      const size_t end = std::min(classes.find(' ', i), classes.size());
-      const std::string_view name = std::string_view(classes).substr(i, end - i);
-      for (const std::string_view prefix :
-           {"language-", "lang-", "highlight-source-", "highlight-"}) {
-        if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
-          return std::string(name.substr(prefix.size()));
+std::string LanguageFromClasses(const GumboNode* node) {
+  const std::string_view data_lang = AttributeOf(node, "data-lang");
+  if (!data_lang.empty() && data_lang.size() < 32) return AsciiLower(data_lang);
+  const std::string classes = AsciiLower(AttributeOf(node, "class").substr(0, 256));
+  size_t i = 0;
+  while (i < classes.size()) {
+    const size_t end = std::min(classes.find(' ', i), classes.size());
+    const std::string_view name = std::string_view(classes).substr(i, end - i);
+    for (const std::string_view prefix :
+         {"language-", "lang-", "highlight-source-", "highlight-"}) {
+      if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
+        const std::string_view language = name.substr(prefix.size());
+        // Sphinx's "highlight-default" names no language.
+        if (language != "default" && language != "none" && language.size() < 32) {
+          return std::string(language);
         }
       }
-      i = end + 1;
     }
-    // Look one level down: <pre><code class="language-x">.
-    const GumboNode* code = nullptr;
-    const GumboVector& children = node->v.element.children;
-    for (unsigned k = 0; k < children.length; ++k) {
-      const auto* child = static_cast<const GumboNode*>(children.data[k]);
-      if (TagOf(child) == GUMBO_TAG_CODE) {
-        code = child;
-        break;
-      }
-    }
-    node = code;
+    i = end + 1;
   }
   return {};
+}
+
+// The language a <pre> declares: class "language-x", "lang-x", "highlight-x" or data-lang
+// on the <pre>, on its <code>, or on the two elements around it (Sphinx and GitHub put it on
+// a wrapper <div>).
+std::string CodeLanguage(const GumboNode* pre) {
+  std::string language = LanguageFromClasses(pre);
+  const GumboVector& children = pre->v.element.children;
+  for (unsigned k = 0; k < children.length && language.empty(); ++k) {
+    const auto* child = static_cast<const GumboNode*>(children.data[k]);
+    if (TagOf(child) == GUMBO_TAG_CODE) language = LanguageFromClasses(child);
+  }
+  const GumboNode* up = pre->parent;
+  for (int hop = 0; hop < 2 && language.empty() && IsElement(up); ++hop, up = up->parent) {
+    language = LanguageFromClasses(up);
+  }
+  return language;
+}
+
+// A permalink anchor's text ("¶", "#", "§"): short, no letters or digits.
+bool IsAnchorSymbol(std::string_view text) {
+  if (text.empty() || text.size() > 3) return false;
+  return std::none_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
 }
 
 std::string EscapeCell(std::string_view cell) {
@@ -370,10 +385,14 @@ void MarkdownWriter::Link(const GumboNode* node, int depth) {
   const size_t flushes = flushes_;
   Children(node, depth);
   const std::string_view href = AttributeOf(node, "href");
-  if (flushes_ != flushes || para_.size() < start || !IsUsefulLinkTarget(href)) return;
+  if (flushes_ != flushes || para_.size() < start) return;
   const std::string inner = para_.substr(start);
   const std::string_view trimmed = Trim(inner, " \n");
-  if (trimmed.empty()) return;
+  if (!href.empty() && Trim(href).substr(0, 1) == "#" && IsAnchorSymbol(trimmed)) {
+    para_.resize(start);  // a heading's permalink: nothing to read
+    return;
+  }
+  if (trimmed.empty() || !IsUsefulLinkTarget(href)) return;
   const std::string target = Resolve(href);
   std::string link = inner.front() == ' ' ? " [" : "[";
   for (const char c : trimmed) link += c == '\n' ? ' ' : c;
