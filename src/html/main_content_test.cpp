@@ -54,6 +54,11 @@ TEST(MarkdownRendering, CodeLanguageFromWrapperAndNoPermalinkSymbols) {
             "## Usage\n\n```python\nx = 1\n```\n");
 }
 
+TEST(MarkdownRendering, LineBreaksRulesAndDefinitionLists) {
+  EXPECT_EQ(Whole("<p>a<br>b</p><hr><dl><dt>Term</dt><dd>Def</dd></dl>"),
+            "a\nb\n\n---\n\n**Term**\n\nDef\n");
+}
+
 TEST(MarkdownRendering, Blockquote) {
   EXPECT_EQ(Whole("<blockquote><p>one</p><p>two</p></blockquote><p>after</p>"),
             "> one\n>\n> two\n\nafter\n");
