@@ -3,6 +3,7 @@
 #include "talaria/net/http_client.h"
 
 #include <string>
+#include <utility>
 
 #include "net/net_module.h"
 #include "talaria/base/ascii.h"
@@ -37,6 +38,16 @@ Result<const NetModule*> LoadNetModule() {
 Result<std::unique_ptr<HttpClient>> MakeHttpClient() {
   const net_internal::NetModule* module = TALARIA_TRY(net_internal::LoadNetModule());
   return module->make_client();
+}
+
+Result<std::shared_ptr<ConnectionPool>> MakeConnectionPool() {
+  const net_internal::NetModule* module = TALARIA_TRY(net_internal::LoadNetModule());
+  return module->make_pool();
+}
+
+Result<std::unique_ptr<HttpClient>> MakeHttpClient(std::shared_ptr<ConnectionPool> pool) {
+  const net_internal::NetModule* module = TALARIA_TRY(net_internal::LoadNetModule());
+  return module->make_pooled_client(std::move(pool));
 }
 
 }  // namespace talaria::net

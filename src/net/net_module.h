@@ -20,7 +20,7 @@ namespace talaria::net::net_internal {
 inline constexpr const char* kModuleFile = "libtalaria_net.so";
 inline constexpr const char* kModuleEntry = "talaria_net_module";
 // Bumped whenever a type crossing the boundary changes; a module from another build is refused.
-inline constexpr uint32_t kModuleAbi = 1;
+inline constexpr uint32_t kModuleAbi = 2;
 
 // In the message of every Unavailable error that means no connection was made
 // (IsConnectFailure).
@@ -30,6 +30,8 @@ struct NetModule {
   uint32_t abi = kModuleAbi;
   size_t table_size = sizeof(NetModule);
   Result<std::unique_ptr<HttpClient>> (*make_client)();
+  Result<std::shared_ptr<ConnectionPool>> (*make_pool)();
+  Result<std::unique_ptr<HttpClient>> (*make_pooled_client)(std::shared_ptr<ConnectionPool> pool);
 };
 
 // The module's table, loaded once; Unavailable (naming the file and the loader's error) when
@@ -38,5 +40,7 @@ Result<const NetModule*> LoadNetModule();
 
 // Defined in the module (curl/curl_http_client.cpp).
 Result<std::unique_ptr<HttpClient>> MakeCurlHttpClient();
+Result<std::shared_ptr<ConnectionPool>> MakeCurlConnectionPool();
+Result<std::unique_ptr<HttpClient>> MakeCurlPooledHttpClient(std::shared_ptr<ConnectionPool> pool);
 
 }  // namespace talaria::net::net_internal

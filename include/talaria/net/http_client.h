@@ -10,12 +10,15 @@
 // The implementation (libcurl) lives in libtalaria_net.so, loaded on first use: libcurl and the
 // libraries it brings cost every start of talaria ~3 ms of dynamic loading, and most starts
 // (an MCP server, a CLI command) never make an outbound request.
-// Thread-safety: one HttpClient serves one request at a time; use one per thread.
+// Thread-safety: one HttpClient serves one request at a time; use one per thread. Clients made
+// from one ConnectionPool share kept-alive connections and TLS sessions across threads.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -41,11 +44,28 @@ struct HttpRequest {
   // HTTPS: PEM certificates to trust instead of the system's (a private CA, a local proxy);
   // empty: the system's. The peer's certificate and host name are always verified.
   std::string ca_file;
+  // Connect only to these addresses (IP literals) for the URL's host and port: libcurl does not
+  // resolve the name itself, and a socket to any other address is refused before it is opened
+  // (PermissionDenied). The network guard's pin: the address judged is the address used. With a
+  // proxy the socket goes to the proxy, which resolves the name; the pin then only fixes what
+  // libcurl would have resolved. Empty: libcurl resolves as usual.
+  std::vector<std::string> pinned_addresses;
+  // nullopt: libcurl's default (http_proxy, https_proxy, all_proxy and no_proxy from the
+  // environment); "": no proxy; else the proxy's URL.
+  std::optional<std::string> proxy;
+  // Ask for a compressed body (whatever libcurl was built with: gzip, deflate, br, zstd) and
+  // hand it to the sink decoded. Off by default: a compressing server holds back small pieces of
+  // an event stream.
+  bool decompress = false;
+  // > 0: at most this many body bytes reach the sink; the transfer then stops and Send returns
+  // the head with `truncated` set (the rest is never read).
+  size_t max_body_bytes = 0;
 };
 
 struct HttpResponseHead {
   int status = 0;
-  HeaderList headers;  // names as the server sent them
+  HeaderList headers;      // names as the server sent them
+  bool truncated = false;  // the body passed HttpRequest::max_body_bytes and was cut there
   // The first header of that name, compared case-insensitively; empty when absent.
   std::string Header(std::string_view name) const;
 };
@@ -74,5 +94,18 @@ bool IsConnectFailure(const Status& status);
 // A new client. Errors: Unavailable when libtalaria_net.so cannot be loaded (the message names
 // the file and the loader's error).
 Result<std::unique_ptr<HttpClient>> MakeHttpClient();
+
+// A cache of kept-alive connections and TLS sessions that clients on several threads share (the
+// web fetcher's parallel fetches reuse each other's connections). Opaque; thread-safe.
+class ConnectionPool {
+ public:
+  virtual ~ConnectionPool() = default;
+};
+
+// A new pool; errors as MakeHttpClient's.
+Result<std::shared_ptr<ConnectionPool>> MakeConnectionPool();
+// A client whose connections live in `pool` (kept alive by the client). REQUIRES: pool came from
+// MakeConnectionPool.
+Result<std::unique_ptr<HttpClient>> MakeHttpClient(std::shared_ptr<ConnectionPool> pool);
 
 }  // namespace talaria::net

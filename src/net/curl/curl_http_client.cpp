@@ -3,7 +3,10 @@
 // runs in a curl_multi_poll loop rather than curl_easy_perform so that a stop request (woken
 // through curl_multi_wakeup) and the idle timeout are noticed at once, not at libcurl's
 // once-a-second progress callback.
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "net/net_module.h"
 #include "talaria/base/strings.h"
@@ -60,7 +64,41 @@ struct Transfer {
   bool sink_refused = false;  // the sink returned false
   bool sink_threw = false;
   curl_off_t uploaded = 0;
+  size_t max_body = 0;  // 0: no cap
+  size_t body_seen = 0;
+  // The pin (HttpRequest::pinned_addresses), parsed; checked when a socket is opened.
+  std::vector<in_addr> pinned_v4;
+  std::vector<in6_addr> pinned_v6;
+  bool check_pins = false;
+  bool pin_refused = false;  // a socket to an address outside the pin was refused
 };
+
+bool IsPinned(const Transfer& t, const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    for (const in_addr& a : t.pinned_v4) {
+      if (a.s_addr == in->sin_addr.s_addr) return true;
+    }
+  } else if (addr->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    for (const in6_addr& a : t.pinned_v6) {
+      if (IN6_ARE_ADDR_EQUAL(&a, &in6->sin6_addr)) return true;
+    }
+  }
+  return false;
+}
+
+// The last word on where a connection goes: libcurl asks here for every socket it opens, so an
+// address outside the pin (a resolution the pin did not cover, a proxy from the environment)
+// never gets a connection.
+curl_socket_t OnOpenSocket(void* user, curlsocktype /*purpose*/, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->check_pins && !IsPinned(*t, &address->addr)) {
+    t->pin_refused = true;
+    return CURL_SOCKET_BAD;
+  }
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -84,13 +122,24 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t n = size * count;
   t->last_activity = Clock::now();
+  std::string_view chunk(data, n);
+  bool cut = false;
+  if (t->max_body > 0 && chunk.size() > t->max_body - t->body_seen) {
+    chunk = chunk.substr(0, t->max_body - t->body_seen);
+    cut = true;
+  }
+  t->body_seen += chunk.size();
   try {
-    if (!(*t->sink)(std::string_view(data, n))) {
+    if (!chunk.empty() && !(*t->sink)(chunk)) {
       t->sink_refused = true;
       return CURL_WRITEFUNC_ERROR;
     }
   } catch (...) {
     t->sink_threw = true;
+    return CURL_WRITEFUNC_ERROR;
+  }
+  if (cut) {
+    t->head.truncated = true;
     return CURL_WRITEFUNC_ERROR;
   }
   return n;
@@ -139,9 +188,68 @@ Status MapCurlError(CURLcode code, const Transfer& t, std::string_view method,
   }
 }
 
+// The shared connection cache (net::ConnectionPool): a libcurl share handle holding connections
+// and TLS sessions, with one lock per kind of shared data.
+class CurlConnectionPool final : public ConnectionPool {
+ public:
+  explicit CurlConnectionPool(CURLSH* share) : share_(share) {
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+  CurlConnectionPool(const CurlConnectionPool&) = delete;
+  CurlConnectionPool& operator=(const CurlConnectionPool&) = delete;
+  ~CurlConnectionPool() override { curl_share_cleanup(share_); }
+  CURLSH* share() const { return share_; }
+
+ private:
+  static void Lock(CURL* /*easy*/, curl_lock_data data, curl_lock_access /*access*/, void* user) {
+    static_cast<CurlConnectionPool*>(user)->locks_[Slot(data)].lock();
+  }
+  static void Unlock(CURL* /*easy*/, curl_lock_data data, void* user) {
+    static_cast<CurlConnectionPool*>(user)->locks_[Slot(data)].unlock();
+  }
+  static size_t Slot(curl_lock_data data) {
+    const auto i = static_cast<size_t>(data);
+    return i < kSlots ? i : 0;
+  }
+  static constexpr size_t kSlots = CURL_LOCK_DATA_LAST;
+  CURLSH* share_;
+  std::mutex locks_[kSlots];
+};
+
+// host:port:addr[,addr...] for CURLOPT_RESOLVE, from the URL's host and (default) port.
+Result<std::string> ResolveEntry(const std::string& url, const std::vector<std::string>& addrs) {
+  CURLU* u = curl_url();
+  if (u == nullptr) return Err(InternalError("out of memory parsing a URL"));
+  struct Free {
+    CURLU* u;
+    ~Free() { curl_url_cleanup(u); }
+  } free_url{u};
+  char* host = nullptr;
+  char* port = nullptr;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+    curl_free(host);
+    return Err(InvalidArgumentError("not a URL libcurl can pin: " + Origin(url)));
+  }
+  std::string entry = std::string(host) + ":" + port + ":";
+  curl_free(host);
+  curl_free(port);
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    if (i > 0) entry += ',';
+    entry += addrs[i].find(':') != std::string::npos ? "[" + addrs[i] + "]" : addrs[i];
+  }
+  return entry;
+}
+
 class CurlHttpClient final : public HttpClient {
  public:
-  CurlHttpClient(CURLM* multi, CURL* easy) : multi_(multi), easy_(easy) {}
+  CurlHttpClient(CURLM* multi, CURL* easy, std::shared_ptr<ConnectionPool> pool = nullptr)
+      : multi_(multi), easy_(easy), pool_(std::move(pool)) {}
   CurlHttpClient(const CurlHttpClient&) = delete;
   CurlHttpClient& operator=(const CurlHttpClient&) = delete;
   ~CurlHttpClient() override {
@@ -157,8 +265,10 @@ class CurlHttpClient final : public HttpClient {
     }
     Transfer t;
     t.sink = &on_body;
+    t.max_body = request.max_body_bytes;
     CurlSlist headers;
-    TALARIA_RETURN_IF_ERROR(Prepare(request, t, headers));
+    CurlSlist resolve;
+    TALARIA_RETURN_IF_ERROR(Prepare(request, t, headers, resolve));
 
     char error_detail[CURL_ERROR_SIZE] = {0};
     curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_detail);
@@ -214,6 +324,11 @@ class CurlHttpClient final : public HttpClient {
     if (t.sink_refused) {
       return Err(CancelledError(request.method + " " + origin + ": stopped by the reader"));
     }
+    if (t.head.truncated) *done = CURLE_OK;  // stopped on purpose at the cap
+    if (t.pin_refused && *done != CURLE_OK) {
+      return Err(PermissionDeniedError(request.method + " " + origin +
+                                       ": refused a connection to an address outside the pin"));
+    }
     if (*done != CURLE_OK) {
       return Err(MapCurlError(*done, t, request.method, origin, error_detail));
     }
@@ -224,8 +339,35 @@ class CurlHttpClient final : public HttpClient {
   }
 
  private:
-  Status Prepare(const HttpRequest& request, Transfer& t, CurlSlist& headers) {
+  Status Prepare(const HttpRequest& request, Transfer& t, CurlSlist& headers, CurlSlist& resolve) {
     curl_easy_reset(easy_);  // options only: connections, DNS and TLS sessions are kept
+    if (pool_ != nullptr) {
+      curl_easy_setopt(easy_, CURLOPT_SHARE,
+                       static_cast<CurlConnectionPool*>(pool_.get())->share());
+    }
+    if (request.proxy) curl_easy_setopt(easy_, CURLOPT_PROXY, request.proxy->c_str());
+    if (request.decompress) curl_easy_setopt(easy_, CURLOPT_ACCEPT_ENCODING, "");
+    if (!request.pinned_addresses.empty()) {
+      for (const std::string& a : request.pinned_addresses) {
+        in_addr v4{};
+        in6_addr v6{};
+        if (inet_pton(AF_INET, a.c_str(), &v4) == 1) {
+          t.pinned_v4.push_back(v4);
+        } else if (inet_pton(AF_INET6, a.c_str(), &v6) == 1) {
+          t.pinned_v6.push_back(v6);
+        } else {
+          return InvalidArgumentError("a pinned address is not an IP literal: " + a);
+        }
+      }
+      if (!resolve.Append(TALARIA_TRY(ResolveEntry(request.url, request.pinned_addresses)))) {
+        return InternalError("out of memory building the pin");
+      }
+      curl_easy_setopt(easy_, CURLOPT_RESOLVE, resolve.list);
+      // Through a proxy named here the socket goes to the proxy; otherwise only to the pin.
+      t.check_pins = !request.proxy || request.proxy->empty();
+    }
+    curl_easy_setopt(easy_, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
+    curl_easy_setopt(easy_, CURLOPT_OPENSOCKETDATA, &t);
     curl_easy_setopt(easy_, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -283,20 +425,45 @@ class CurlHttpClient final : public HttpClient {
 
   CURLM* multi_;
   CURL* easy_;
+  std::shared_ptr<ConnectionPool> pool_;  // null: the multi handle's own cache
 };
 
 }  // namespace
 
 namespace net_internal {
 
-Result<std::unique_ptr<HttpClient>> MakeCurlHttpClient() {
+Status StartCurl() {
   static std::once_flag once;
   static CURLcode init = CURLE_OK;
   std::call_once(once, [] { init = curl_global_init(CURL_GLOBAL_DEFAULT); });
   if (init != CURLE_OK) {
-    return Err(
-        UnavailableError(std::string("libcurl failed to start: ") + curl_easy_strerror(init)));
+    return UnavailableError(std::string("libcurl failed to start: ") + curl_easy_strerror(init));
   }
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<ConnectionPool>> MakeCurlConnectionPool() {
+  TALARIA_RETURN_IF_ERROR(StartCurl());
+  CURLSH* share = curl_share_init();
+  if (share == nullptr) return Err(UnavailableError("libcurl could not create a share handle"));
+  return std::shared_ptr<ConnectionPool>(std::make_shared<CurlConnectionPool>(share));
+}
+
+Result<std::unique_ptr<HttpClient>> MakeCurlPooledHttpClient(std::shared_ptr<ConnectionPool> pool) {
+  TALARIA_RETURN_IF_ERROR(StartCurl());
+  CURLM* multi = curl_multi_init();
+  CURL* easy = curl_easy_init();
+  if (multi == nullptr || easy == nullptr) {
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    return Err(UnavailableError("libcurl could not create a transfer handle"));
+  }
+  return std::unique_ptr<HttpClient>(
+      std::make_unique<CurlHttpClient>(multi, easy, std::move(pool)));
+}
+
+Result<std::unique_ptr<HttpClient>> MakeCurlHttpClient() {
+  TALARIA_RETURN_IF_ERROR(StartCurl());
   CURLM* multi = curl_multi_init();
   CURL* easy = curl_easy_init();
   if (multi == nullptr || easy == nullptr) {

@@ -4,8 +4,9 @@
 namespace talaria::net {
 namespace {
 
-const net_internal::NetModule kModule{net_internal::kModuleAbi, sizeof(net_internal::NetModule),
-                                      &net_internal::MakeCurlHttpClient};
+const net_internal::NetModule kModule{
+    net_internal::kModuleAbi, sizeof(net_internal::NetModule), &net_internal::MakeCurlHttpClient,
+    &net_internal::MakeCurlConnectionPool, &net_internal::MakeCurlPooledHttpClient};
 
 }  // namespace
 }  // namespace talaria::net
