@@ -3,6 +3,8 @@
 // list that would read as "nothing found".
 #include "web/search_backends.h"
 
+#include "web/backend_http.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -17,70 +19,12 @@
 namespace talaria::web {
 namespace {
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
-  return v == nullptr ? "" : v;
-}
-
-std::string Base(const char* var, std::string_view fallback) {
-  std::string base = Env(var);
-  if (base.empty()) base = fallback;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  return base;
-}
-
-constexpr size_t kMaxAnswerBytes = size_t{8} << 20;
-
-// One JSON exchange with a backend. `what` names the backend in errors.
-Result<Json> Exchange(std::string_view what, net::HttpRequest req, std::stop_token stop) {
-  req.headers.emplace_back("Accept", "application/json");
-  if (!req.body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-  req.headers.emplace_back("User-Agent", "talaria-web/1.0");
-  req.max_body_bytes = kMaxAnswerBytes;
-  req.decompress = true;
-  auto client = net::MakeHttpClient();
-  if (!client) return Err(client.error());
-  std::string body;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return Err(head.error().WithContext(std::string(what)));
-  if (head->status < 200 || head->status > 299) {
-    std::string snippet = body.substr(0, 300);
-    return Err(UnavailableError(std::string(what) + " answered HTTP " +
-                                std::to_string(head->status) +
-                                (snippet.empty() ? "" : ": " + snippet)));
-  }
-  auto json = ParseJson(body);
-  if (!json) {
-    return Err(UnavailableError(std::string(what) + " answered with something that is not JSON"));
-  }
-  return std::move(*json);
-}
-
-std::string Str(const Json& o, std::string_view key) { return JsonStringField(o, key); }
-
-const Json* Array(const Json& o, std::string_view key) {
-  if (!o.is_object()) return nullptr;
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_array()) return nullptr;
-  return &*it;
-}
-
-std::string JoinStrings(const Json* arr) {
-  std::string out;
-  if (arr == nullptr) return out;
-  for (const Json& s : *arr) {
-    if (!s.is_string()) continue;
-    if (!out.empty()) out += " ... ";
-    out += s.get<std::string>();
-  }
-  return out;
-}
+using backend::Array;
+using backend::Base;
+using backend::Env;
+using backend::Exchange;
+using backend::JoinStrings;
+using backend::Str;
 
 Result<std::vector<SearchHit>> Missing(std::string_view what, std::string_view path) {
   return Err(UnavailableError(std::string(what) + " answered without " + std::string(path)));

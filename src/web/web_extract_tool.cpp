@@ -13,6 +13,7 @@
 #include "talaria/core/tool_registration.h"
 #include "talaria/web/fetcher.h"
 #include "talaria/web/network_guard.h"
+#include "web/extract_backends.h"
 #include "web/page_content.h"
 #include "web/web_settings.h"
 
@@ -55,18 +56,37 @@ Result<std::shared_ptr<Fetcher>> FetcherFor(const WebSettings& s) {
   return fetcher;
 }
 
+Json Blank(const std::string& url) {
+  return Json{{"url", url}, {"title", ""}, {"content", ""}, {"error", nullptr}};
+}
+
+// The per-URL error, with blocked_by_policy when the guard refused it.
+void SetError(Json& r, const std::string& url, const Status& error) {
+  r["error"] = error.message();
+  const std::string rule = RefusalRule(error);
+  if (!rule.empty()) {
+    auto parsed = ParseWebUrl(url);
+    r["blocked_by_policy"] = {
+        {"host", parsed ? parsed->host : ""}, {"rule", rule}, {"source", "network_guard"}};
+  }
+}
+
+// The content as the model gets it: whole, or the window with the full text stored.
+std::string ForModel(const std::string& url, const std::string& content, const WebSettings& s) {
+  std::string stored;
+  if (static_cast<int64_t>(content.size()) > s.extract_char_limit) {
+    auto path = StoreFullText(url, content);
+    if (path) stored = *path;
+  }
+  return WindowForModel(content, s.extract_char_limit, stored);
+}
+
 Json ExtractOne(const Fetcher& fetcher, const WebSettings& s, const std::string& url,
                 ToolContext& ctx) {
-  Json r{{"url", url}, {"title", ""}, {"content", ""}, {"error", nullptr}};
+  Json r = Blank(url);
   auto page = fetcher.Fetch(url, ctx.cancel, ctx.deadline);
   if (!page) {
-    r["error"] = page.error().message();
-    const std::string rule = RefusalRule(page.error());
-    if (!rule.empty()) {
-      auto parsed = ParseWebUrl(url);
-      r["blocked_by_policy"] = {
-          {"host", parsed ? parsed->host : ""}, {"rule", rule}, {"source", "network_guard"}};
-    }
+    SetError(r, url, page.error());
     return r;
   }
   if (!page->redirects.empty()) r["url"] = page->url;  // where the content came from
@@ -76,13 +96,58 @@ Json ExtractOne(const Fetcher& fetcher, const WebSettings& s, const std::string&
     return r;
   }
   r["title"] = content->title;
-  std::string stored;
-  if (static_cast<int64_t>(content->content.size()) > s.extract_char_limit) {
-    auto path = StoreFullText(page->url, content->content);
-    if (path) stored = *path;
-  }
-  r["content"] = WindowForModel(content->content, s.extract_char_limit, stored);
+  r["content"] = ForModel(page->url, content->content, s);
   return r;
+}
+
+// Through a service: each URL judged by the guard first (resolved here), the rest sent in one
+// request; a final URL the service reports is judged again.
+std::vector<Json> ExtractThrough(const ExtractBackend& b, const NetworkGuard& guard,
+                                 const WebSettings& s, const std::vector<std::string>& urls,
+                                 ToolContext& ctx) {
+  std::vector<Json> results(urls.size());
+  std::vector<std::string> asked;
+  std::vector<size_t> slots;
+  for (size_t i = 0; i < urls.size(); ++i) {
+    results[i] = Blank(urls[i]);
+    // Only a refusal stops the URL here: a name that does not resolve on this machine is the
+    // service's to resolve (the guard protects this machine's network, not the service's).
+    auto admitted = guard.Admit(urls[i], ctx.cancel);
+    if (!admitted && !RefusalRule(admitted.error()).empty()) {
+      SetError(results[i], urls[i], admitted.error());
+      continue;
+    }
+    if (!admitted && admitted.error().code() != StatusCode::kUnavailable) {
+      SetError(results[i], urls[i], admitted.error());
+      continue;
+    }
+    asked.push_back(urls[i]);
+    slots.push_back(i);
+  }
+  if (asked.empty()) return results;
+  auto docs = b.extract(asked, ctx.cancel);
+  for (size_t k = 0; k < slots.size(); ++k) {
+    Json& r = results[slots[k]];
+    if (!docs) {
+      r["error"] = docs.error().message();
+      continue;
+    }
+    const ExtractedDoc& d = (*docs)[k];
+    if (!d.error.empty()) {
+      r["error"] = d.error;
+      continue;
+    }
+    if (d.url != asked[k]) {
+      if (auto checked = guard.Check(d.url); !checked) {
+        SetError(r, d.url, checked.error());
+        continue;
+      }
+      r["url"] = d.url;
+    }
+    r["title"] = d.title;
+    r["content"] = ForModel(d.url, d.content, s);
+  }
+  return results;
 }
 
 ToolResult WebExtract(const Json& args, ToolContext& ctx) {
@@ -107,14 +172,18 @@ ToolResult WebExtract(const Json& args, ToolContext& ctx) {
   }
   auto settings = LoadWebSettings();
   if (!settings) return ToolResult::Error(settings.error().message());
-  if (!settings->extract_backend.empty() && settings->extract_backend != "builtin") {
-    return ToolResult::Error("web.extract_backend '" + settings->extract_backend +
-                             "' is not available in talaria yet; use builtin (the default)");
-  }
+  // web.extract_backend must name a usable backend; web.backend (for both capabilities) falls
+  // back to talaria's own fetcher when it names a search-only or unconfigured service.
+  const bool named = !settings->extract_backend.empty();
+  auto chosen = ChooseExtractBackend(named ? settings->extract_backend : settings->backend);
+  if (!chosen && named) return ToolResult::Error(chosen.error().message());
+  const ExtractBackend* service = chosen ? *chosen : nullptr;
   auto fetcher = FetcherFor(*settings);
   if (!fetcher) return ToolResult::Error(fetcher.error().message());
   std::vector<Json> results(urls.size());
-  {
+  if (service != nullptr) {
+    results = ExtractThrough(*service, (*fetcher)->guard(), *settings, urls, ctx);
+  } else {
     std::vector<std::jthread> workers;
     for (size_t i = 0; i + 1 < urls.size(); ++i) {
       workers.emplace_back([&, i] { results[i] = ExtractOne(**fetcher, *settings, urls[i], ctx); });

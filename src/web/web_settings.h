@@ -3,7 +3,8 @@
 //   web:
 //     backend: tavily             # both capabilities, unless one of the two below is set
 //     search_backend: searxng     # searxng, brave-free, tavily, exa, parallel, firecrawl
-//     extract_backend: builtin    # builtin (talaria's own fetcher)
+//     extract_backend: builtin    # builtin (talaria's own fetcher), firecrawl, tavily, exa,
+//                                 #   parallel
 //     extract_char_limit: 15000   # 2,000 to 500,000
 //     allow_private: ["127.0.0.1:8080", "10.1.0.0/16"]
 //     ca_file: /etc/ssl/private-ca.pem

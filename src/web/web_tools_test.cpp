@@ -230,6 +230,7 @@ TEST_F(WebToolsTest, ConfiguredBackendWinsOverAutoDetectOrder) {
 
 TEST_F(WebToolsTest, ExtractReturnsPagesInTheOriginalShape) {
   LoopbackHttpServer site([](httplib::Server& s) {
+    s.set_keep_alive_timeout(1);  // the fetcher's pool keeps the connection; stop sooner
     s.Get("/a", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(
           "<html><head><title>Page A</title></head><body><p>Alpha text</p></body></html>",
@@ -295,6 +296,7 @@ TEST_F(WebToolsTest, ExtractStoresALongPageAndShowsItsEnds) {
   std::string text;
   for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i) + " of the long page\n";
   LoopbackHttpServer site([&](httplib::Server& s) {
+    s.set_keep_alive_timeout(1);  // the fetcher's pool keeps the connection; stop sooner
     s.Get("/long", [&](const httplib::Request&, httplib::Response& res) {
       res.set_content(text, "text/plain");
     });
@@ -315,6 +317,112 @@ TEST_F(WebToolsTest, ExtractStoresALongPageAndShowsItsEnds) {
   const std::string full((std::istreambuf_iterator<char>(stored)),
                          std::istreambuf_iterator<char>());
   EXPECT_EQ(full, text.substr(0, text.size()));
+}
+
+TEST_F(WebToolsTest, FirecrawlScrapesEachUrlAndTheFinalUrlIsJudgedAgain) {
+  std::vector<Json> bodies;
+  std::string auth;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/v2/scrape", [&](const httplib::Request& req, httplib::Response& res) {
+      Json body = Json::parse(req.body, nullptr, false);
+      auth = req.get_header_value("Authorization");
+      const std::string url = body.value("url", "");
+      // The second page "redirected" to a metadata address on the service's side.
+      const std::string source =
+          url == "https://example.org/b" ? "http://169.254.169.254/latest" : url;
+      bodies.push_back(std::move(body));
+      res.set_content(Json{{"success", true},
+                           {"data",
+                            {{"markdown", "# Page\nfrom " + url},
+                             {"metadata", {{"title", "FC"}, {"sourceURL", source}}}}}}
+                          .dump(),
+                      "application/json");
+    });
+  });
+  ::setenv("FIRECRAWL_API_KEY", "fc-key", 1);
+  ::setenv("FIRECRAWL_API_URL", fake.url().c_str(), 1);
+  WriteConfig("web:\n  extract_backend: firecrawl\n");
+  Json r = Call("web_extract",
+                {{"urls", {"https://example.org/a", "https://example.org/b", "http://10.0.0.1/"}}});
+  ASSERT_TRUE(r.contains("results")) << r.dump();
+  EXPECT_EQ(auth, "Bearer fc-key");
+  ASSERT_EQ(bodies.size(), 2U);  // the private URL never went to the service
+  EXPECT_EQ(bodies[0]["formats"], Json::array({"markdown"}));
+  EXPECT_EQ(bodies[0]["onlyMainContent"], true);
+  const Json& res = r["results"];
+  EXPECT_EQ(res[0]["title"], "FC");
+  EXPECT_EQ(res[0]["content"], "# Page\nfrom https://example.org/a");
+  EXPECT_EQ(res[1]["blocked_by_policy"]["rule"], "cloud-metadata");
+  EXPECT_EQ(res[2]["blocked_by_policy"]["rule"], "private");
+}
+
+TEST_F(WebToolsTest, TavilyExtractReadsResultsAndFailures) {
+  Json body;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/extract", [&](const httplib::Request& req, httplib::Response& res) {
+      body = Json::parse(req.body, nullptr, false);
+      res.set_content(
+          R"({"results":[{"url":"https://example.org/a","raw_content":"raw A"}],
+              "failed_results":[{"url":"https://example.org/b","error":"timeout"}],
+              "failed_urls":["https://example.org/b"]})",
+          "application/json");
+    });
+  });
+  ::setenv("TAVILY_API_KEY", "tvly-x", 1);
+  ::setenv("TAVILY_BASE_URL", fake.url().c_str(), 1);
+  WriteConfig("web:\n  extract_backend: tavily\n");
+  Json r = Call("web_extract", {{"urls", {"https://example.org/a", "https://example.org/b"}}});
+  EXPECT_EQ(body["api_key"], "tvly-x");
+  EXPECT_EQ(body["urls"], Json::array({"https://example.org/a", "https://example.org/b"}));
+  EXPECT_EQ(body["include_images"], false);
+  ASSERT_TRUE(r.contains("results")) << r.dump();
+  EXPECT_EQ(r["results"][0]["content"], "raw A");
+  EXPECT_EQ(r["results"][1]["error"], "tavily: timeout");
+}
+
+TEST_F(WebToolsTest, ExaAndParallelExtractSpeakTheirFormats) {
+  Json exa_body;
+  Json par_body;
+  std::string exa_key;
+  std::string par_key;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/contents", [&](const httplib::Request& req, httplib::Response& res) {
+      exa_body = Json::parse(req.body, nullptr, false);
+      exa_key = req.get_header_value("x-api-key");
+      res.set_content(
+          R"({"results":[{"url":"https://example.org/a","title":"E","text":"exa text"}]})",
+          "application/json");
+    });
+    s.Post("/v1beta/extract", [&](const httplib::Request& req, httplib::Response& res) {
+      par_body = Json::parse(req.body, nullptr, false);
+      par_key = req.get_header_value("x-api-key");
+      res.set_content(
+          R"({"results":[{"url":"https://example.org/a","title":"P","full_content":"","excerpts":["x1","x2"]}]})",
+          "application/json");
+    });
+  });
+  ::setenv("EXA_API_KEY", "exa-key", 1);
+  ::setenv("EXA_BASE_URL", fake.url().c_str(), 1);
+  ::setenv("PARALLEL_API_KEY", "par-key", 1);
+  ::setenv("PARALLEL_BASE_URL", fake.url().c_str(), 1);
+  WriteConfig("web:\n  extract_backend: exa\n");
+  Json e = Call("web_extract", {{"urls", {"https://example.org/a"}}});
+  EXPECT_EQ(exa_key, "exa-key");
+  EXPECT_EQ(exa_body["text"], true);
+  EXPECT_EQ(e["results"][0]["content"], "exa text");
+  WriteConfig("web:\n  extract_backend: parallel\n");
+  Json p = Call("web_extract", {{"urls", {"https://example.org/a"}}});
+  EXPECT_EQ(par_key, "par-key");
+  EXPECT_EQ(par_body["full_content"], true);
+  EXPECT_EQ(p["results"][0]["content"], "x1 ... x2");
+}
+
+TEST_F(WebToolsTest, ASearchOnlyExtractBackendIsATypedError) {
+  WriteConfig("web:\n  extract_backend: searxng\n");
+  bool ok = true;
+  Json r = Call("web_extract", {{"urls", {"https://example.org/"}}}, &ok);
+  EXPECT_FALSE(ok);
+  EXPECT_NE(r["error"].get<std::string>().find("search-only"), std::string::npos) << r.dump();
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// The backends' shared exchange and readers (backend_http.h).
+#include "web/backend_http.h"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace talaria::web::backend {
+namespace {
+
+constexpr size_t kMaxAnswerBytes = size_t{8} << 20;
+
+}  // namespace
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
+  return v == nullptr ? "" : v;
+}
+
+std::string Base(const char* var, std::string_view fallback) {
+  std::string base = Env(var);
+  if (base.empty()) base = fallback;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
+Result<Json> Exchange(std::string_view what, net::HttpRequest req, std::stop_token stop) {
+  req.headers.emplace_back("Accept", "application/json");
+  if (!req.body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("User-Agent", "talaria-web/1.0");
+  req.max_body_bytes = kMaxAnswerBytes;
+  req.decompress = true;
+  auto client = net::MakeHttpClient();
+  if (!client) return Err(client.error());
+  std::string body;
+  auto head = (*client)->Send(
+      req,
+      [&](std::string_view chunk) {
+        body.append(chunk);
+        return true;
+      },
+      stop);
+  if (!head) return Err(head.error().WithContext(std::string(what)));
+  if (head->status < 200 || head->status > 299) {
+    const std::string snippet = body.substr(0, 300);
+    return Err(UnavailableError(std::string(what) + " answered HTTP " +
+                                std::to_string(head->status) +
+                                (snippet.empty() ? "" : ": " + snippet)));
+  }
+  auto json = ParseJson(body);
+  if (!json) {
+    return Err(UnavailableError(std::string(what) + " answered with something that is not JSON"));
+  }
+  return std::move(*json);
+}
+
+std::string Str(const Json& object, std::string_view key) { return JsonStringField(object, key); }
+
+const Json* Array(const Json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return nullptr;
+  return &*it;
+}
+
+std::string JoinStrings(const Json* array) {
+  std::string out;
+  if (array == nullptr) return out;
+  for (const Json& s : *array) {
+    if (!s.is_string()) continue;
+    if (!out.empty()) out += " ... ";
+    out += s.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace talaria::web::backend
