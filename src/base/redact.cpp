@@ -1,6 +1,7 @@
 #include "talaria/base/redact.h"
 
 #include <re2/re2.h>
+#include <re2/set.h>
 
 #include <array>
 #include <memory>
@@ -93,6 +94,23 @@ std::string RedactSecrets(std::string_view text) {
     current = Apply(c, current);
   }
   return current;
+}
+
+bool ContainsSecret(std::string_view text) {
+  // Every rule in one automaton: one pass over the text instead of one per rule.
+  static const RE2::Set* set = [] {
+    RE2::Options options;
+    options.set_log_errors(false);
+    auto* out = new RE2::Set(options, RE2::UNANCHORED);
+    for (const Rule& r : kRules) out->Add(r.pattern, nullptr);
+    if (!out->Compile()) {
+      delete out;
+      return static_cast<RE2::Set*>(nullptr);
+    }
+    return out;
+  }();
+  if (set == nullptr) return RedactSecrets(text) != text;
+  return set->Match(re2::StringPiece(text.data(), text.size()), nullptr);
 }
 
 }  // namespace talaria

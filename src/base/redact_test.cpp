@@ -38,7 +38,10 @@ TEST(RedactSecrets, EveryKnownShapeIsMasked) {
       {"export DB_PASSWORD='s3cr3t!!'", "export DB_PASSWORD='[REDACTED]'"},
       {"\"client_secret\": \"abcdefghij\"", "\"client_secret\": \"[REDACTED]\""},
   };
-  for (const Case& c : cases) EXPECT_EQ(RedactSecrets(c.input), c.expected) << c.input;
+  for (const Case& c : cases) {
+    EXPECT_EQ(RedactSecrets(c.input), c.expected) << c.input;
+    EXPECT_TRUE(ContainsSecret(c.input)) << c.input;
+  }
 }
 
 TEST(RedactSecrets, OrdinaryOutputIsUnchanged) {
@@ -50,7 +53,10 @@ TEST(RedactSecrets, OrdinaryOutputIsUnchanged) {
       "The token was rotated yesterday.",
       "",
   };
-  for (const std::string& t : texts) EXPECT_EQ(RedactSecrets(t), t);
+  for (const std::string& t : texts) {
+    EXPECT_EQ(RedactSecrets(t), t);
+    EXPECT_FALSE(ContainsSecret(t)) << t;
+  }
 }
 
 TEST(RedactSecrets, LargeInputIsHandled) {

@@ -130,9 +130,33 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
   return out;
 }
 
+// Whether the secret redactor could match `text` at all: every key pattern it knows needs a run
+// of at least 11 token characters ("eyJ" + 8 of a JWT part is the shortest), and every
+// assignment pattern a secret-looking name. Most URLs have neither, and the redactor's dozen
+// regular expressions are most of the guard's cost.
+bool MightCarrySecret(std::string_view text) {
+  size_t run = 0;
+  for (char c : text) {
+    const bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '-';
+    run = token ? run + 1 : 0;
+    if (run >= 11) return true;
+  }
+  std::string lower(text);
+  for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c;
+  for (std::string_view word :
+       {"key", "secret", "token", "passw", "credential", "authorization", "-----begin"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool UrlCarriesSecret(std::string_view url) {
-  const auto carries = [](std::string_view text) { return RedactSecrets(text) != text; };
+  const auto carries = [](std::string_view text) {
+    return MightCarrySecret(text) && ContainsSecret(text);
+  };
   if (carries(url)) return true;
+  if (url.find('%') == std::string_view::npos) return false;
   const std::string once = PercentDecode(url);
   if (once != url && carries(once)) return true;
   const std::string twice = PercentDecode(once);

@@ -12,4 +12,8 @@ namespace talaria {
 
 std::string RedactSecrets(std::string_view text);
 
+// Whether RedactSecrets would change `text`: every rule in one pass (the web guard asks this of
+// each URL).
+bool ContainsSecret(std::string_view text);
+
 }  // namespace talaria
