@@ -220,25 +220,58 @@ class CurlConnectionPool final : public ConnectionPool {
   std::mutex locks_[kSlots];
 };
 
-// host:port:addr[,addr...] for CURLOPT_RESOLVE, from the URL's host and (default) port.
+// host:port:addr[,addr...] for CURLOPT_RESOLVE, from the URL's host and (default) port; empty
+// when the host is already the one pinned address (nothing to resolve). A plain
+// scheme://host[:port] is split here (parsing with curl_url cost as much as the rest of a local
+// request); anything else goes through curl_url.
 Result<std::string> ResolveEntry(const std::string& url, const std::vector<std::string>& addrs) {
-  CURLU* u = curl_url();
-  if (u == nullptr) return Err(InternalError("out of memory parsing a URL"));
-  struct Free {
-    CURLU* u;
-    ~Free() { curl_url_cleanup(u); }
-  } free_url{u};
-  char* host = nullptr;
-  char* port = nullptr;
-  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-    curl_free(host);
-    return Err(InvalidArgumentError("not a URL libcurl can pin: " + Origin(url)));
+  std::string host;
+  std::string port;
+  const size_t scheme_end = url.find("://");
+  const size_t auth_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const size_t auth_end = std::min(url.find_first_of("/?#", auth_start), url.size());
+  const std::string_view authority(url.data() + auth_start, auth_end - auth_start);
+  const std::string_view scheme(url.data(), scheme_end == std::string::npos ? 0 : scheme_end);
+  if (scheme_end != std::string::npos && (scheme == "http" || scheme == "https") &&
+      !authority.empty() && authority.find_first_of("@%\\") == std::string_view::npos) {
+    size_t colon = std::string_view::npos;
+    if (authority.front() == '[') {
+      const size_t close = authority.find(']');
+      if (close != std::string_view::npos) {
+        host = std::string(authority.substr(0, close + 1));
+        if (close + 1 < authority.size() && authority[close + 1] == ':') colon = close + 1;
+      }
+    } else {
+      colon = authority.rfind(':');
+      host = std::string(authority.substr(0, colon));
+    }
+    port = colon == std::string_view::npos ? (scheme == "https" ? "443" : "80")
+                                           : std::string(authority.substr(colon + 1));
   }
-  std::string entry = std::string(host) + ":" + port + ":";
-  curl_free(host);
-  curl_free(port);
+  if (host.empty() || port.empty()) {
+    CURLU* u = curl_url();
+    if (u == nullptr) return Err(InternalError("out of memory parsing a URL"));
+    struct Free {
+      CURLU* u;
+      ~Free() { curl_url_cleanup(u); }
+    } free_url{u};
+    char* h = nullptr;
+    char* p = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+      curl_free(h);
+      return Err(InvalidArgumentError("not a URL libcurl can pin: " + Origin(url)));
+    }
+    host = h;
+    port = p;
+    curl_free(h);
+    curl_free(p);
+  }
+  const std::string bare_host =
+      host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  if (addrs.size() == 1 && bare_host == addrs[0]) return std::string();
+  std::string entry = host + ":" + port + ":";
   for (size_t i = 0; i < addrs.size(); ++i) {
     if (i > 0) entry += ',';
     entry += addrs[i].find(':') != std::string::npos ? "[" + addrs[i] + "]" : addrs[i];
@@ -359,10 +392,11 @@ class CurlHttpClient final : public HttpClient {
           return InvalidArgumentError("a pinned address is not an IP literal: " + a);
         }
       }
-      if (!resolve.Append(TALARIA_TRY(ResolveEntry(request.url, request.pinned_addresses)))) {
-        return InternalError("out of memory building the pin");
+      const std::string entry = TALARIA_TRY(ResolveEntry(request.url, request.pinned_addresses));
+      if (!entry.empty()) {
+        if (!resolve.Append(entry)) return InternalError("out of memory building the pin");
+        curl_easy_setopt(easy_, CURLOPT_RESOLVE, resolve.list);
       }
-      curl_easy_setopt(easy_, CURLOPT_RESOLVE, resolve.list);
       // Through a proxy named here the socket goes to the proxy; otherwise only to the pin.
       t.check_pins = !request.proxy || request.proxy->empty();
     }
