@@ -76,7 +76,7 @@ bool AnyBackend() {
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "web_search";
-  spec.toolset = "search";
+  spec.toolset = "web";  // the original's; the static table also puts it in "search"
   spec.schema = kSchema;
   spec.handler = WebSearch;
   spec.check_fn = AnyBackend;

@@ -196,13 +196,14 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
     std::string includes;
     std::string count;
   };
-  // Counted as served (issue 18, finding 14): tools that are built in and can run here; no web,
-  // vision or image tools are built in, and the agent loop's need a loop.
+  // Counted as served (issue 18, finding 14): tools that are built in and can run here; no
+  // vision or image tools are built in, web_search needs a search backend configured, and the
+  // agent loop's tools need a loop.
   const std::vector<Want> wants = {
-      {"talaria-cli", "-", "7"},  // terminal, process, file (4), execute_code
-      {"talaria-mcp", "-", "7"},
-      {"debugging", "web,file", "6"},  // terminal, process + file (4)
-      {"safe", "web,vision,image_gen", "0"},
+      {"talaria-cli", "-", "8"},  // terminal, process, file (4), execute_code, web_extract
+      {"talaria-mcp", "-", "8"},
+      {"debugging", "web,file", "7"},         // terminal, process + web_extract + file (4)
+      {"safe", "web,vision,image_gen", "1"},  // web_extract
       {"todo", "-", "0"},
   };
   for (const Want& want : wants) {
@@ -244,14 +245,14 @@ TEST(Cli, ToolsetCountsAreWhatTheServerServesAndDescriptionsNameOnlyRegisteredTo
     EXPECT_EQ(rows.at(name)[2], std::to_string(list["result"]["tools"].size())) << name << "\n"
                                                                                 << run.out;
   }
-  // Nothing of the web family is built in: no description may offer it.
+  // Nothing of the vision family is built in: no description may offer it.
   for (const auto& line : SplitLines(run.out)) {
     const auto words = Words(line);
     std::string description;
     for (size_t i = 3; i < words.size(); ++i) description += words[i] + " ";
-    EXPECT_THAT(description, Not(HasSubstr("web"))) << line;
+    EXPECT_THAT(description, Not(HasSubstr("vision"))) << line;
   }
-  EXPECT_THAT(rows.at("web"), ::testing::Contains("unavailable:")) << run.out;
+  EXPECT_EQ(rows.at("web")[2], "1") << run.out;  // web_extract; web_search needs a backend
   EXPECT_THAT(rows.at("todo"), ::testing::Contains("unavailable:")) << run.out;
 }
 
@@ -269,7 +270,8 @@ TEST(Cli, UserToolsetsFromConfigShowUpInToolsetsAndSelectTools) {
   auto it = rows.find("review");
   ASSERT_NE(it, rows.end()) << run.out;
   EXPECT_EQ(it->second[1], "web");
-  EXPECT_EQ(it->second[2], "1");  // read_file (clarify needs the agent loop; no web tools)
+  EXPECT_EQ(it->second[2], "2");  // read_file, web_extract (clarify needs the agent loop,
+                                  // web_search a search backend)
   EXPECT_THAT(run.out, HasSubstr("Code review helpers"));
 
   CliRun tools = Talaria(home, {"tools", "--toolsets", "review"});
