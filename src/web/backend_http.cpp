@@ -26,7 +26,7 @@ std::string Base(const char* var, std::string_view fallback) {
   return base;
 }
 
-Result<Json> Exchange(std::string_view what, net::HttpRequest req, std::stop_token stop) {
+Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::stop_token& stop) {
   req.headers.emplace_back("Accept", "application/json");
   if (!req.body.empty()) req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("User-Agent", "talaria-web/1.0");

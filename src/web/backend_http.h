@@ -19,7 +19,7 @@ std::string Env(const char* name);
 std::string Base(const char* var, std::string_view fallback);
 // Sends `req` (JSON in and out, at most 8 MB back). Unavailable "<what> answered HTTP 401: ..."
 // for a status outside 2xx or a body that is not JSON.
-Result<Json> Exchange(std::string_view what, net::HttpRequest req, std::stop_token stop);
+Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::stop_token& stop);
 
 std::string Str(const Json& object, std::string_view key);    // "" when absent
 const Json* Array(const Json& object, std::string_view key);  // null when absent

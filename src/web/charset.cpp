@@ -106,7 +106,7 @@ Result<std::string> DecodeToUtf8(std::string_view body, std::string_view charset
   }
   const std::string from(charset);
   iconv_t cd = iconv_open("UTF-8", from.c_str());
-  if (cd == reinterpret_cast<iconv_t>(-1)) {
+  if (cd == reinterpret_cast<iconv_t>(-1)) {  // NOLINT(performance-no-int-to-ptr): iconv's error
     return Err(InvalidArgumentError("unknown charset '" + from + "'"));
   }
   std::string out;

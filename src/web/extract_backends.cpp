@@ -40,7 +40,7 @@ bool FirecrawlAvailable() {
   return !Env("FIRECRAWL_API_KEY").empty() || !Env("FIRECRAWL_API_URL").empty();
 }
 Result<std::vector<ExtractedDoc>> FirecrawlExtract(const std::vector<std::string>& urls,
-                                                   std::stop_token stop) {
+                                                   const std::stop_token& stop) {
   std::vector<ExtractedDoc> out;
   for (const std::string& url : urls) {
     net::HttpRequest req;
@@ -77,7 +77,7 @@ Result<std::vector<ExtractedDoc>> FirecrawlExtract(const std::vector<std::string
 // --- Tavily: POST /extract, the key in the body.
 bool TavilyAvailable() { return !Env("TAVILY_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> TavilyExtract(const std::vector<std::string>& urls,
-                                                std::stop_token stop) {
+                                                const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("TAVILY_BASE_URL", "https://api.tavily.com") + "/extract";
@@ -104,7 +104,7 @@ Result<std::vector<ExtractedDoc>> TavilyExtract(const std::vector<std::string>& 
 // --- Exa: POST /contents, x-api-key.
 bool ExaAvailable() { return !Env("EXA_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> ExaExtract(const std::vector<std::string>& urls,
-                                             std::stop_token stop) {
+                                             const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("EXA_BASE_URL", "https://api.exa.ai") + "/contents";
@@ -123,7 +123,7 @@ Result<std::vector<ExtractedDoc>> ExaExtract(const std::vector<std::string>& url
 // --- Parallel: POST /v1beta/extract, x-api-key; full_content, else the excerpts.
 bool ParallelAvailable() { return !Env("PARALLEL_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> ParallelExtract(const std::vector<std::string>& urls,
-                                                  std::stop_token stop) {
+                                                  const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("PARALLEL_BASE_URL", "https://api.parallel.ai") + "/v1beta/extract";

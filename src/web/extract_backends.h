@@ -27,7 +27,7 @@ struct ExtractBackend {
   bool (*available)();
   // One document per URL, in order. An error: the whole request failed.
   Result<std::vector<ExtractedDoc>> (*extract)(const std::vector<std::string>& urls,
-                                               std::stop_token stop);
+                                               const std::stop_token& stop);
 };
 
 const std::vector<ExtractBackend>& ExtractBackends();

@@ -102,7 +102,7 @@ void Fetcher::ReturnClient(std::unique_ptr<net::HttpClient> client) const {
   if (idle_.size() < 8) idle_.push_back(std::move(client));
 }
 
-Result<FetchedPage> Fetcher::Fetch(std::string_view url, std::stop_token stop,
+Result<FetchedPage> Fetcher::Fetch(std::string_view url, const std::stop_token& stop,
                                    Clock::time_point deadline) const {
   const Clock::time_point own = Clock::now() + options_.timeout;
   deadline = std::min(deadline, own);

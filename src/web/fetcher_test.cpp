@@ -127,7 +127,7 @@ class RebindingResolver : public Resolver {
  public:
   RebindingResolver(std::string first, std::string later)
       : first_(std::move(first)), later_(std::move(later)) {}
-  Result<std::vector<IpAddress>> Resolve(const std::string&, std::stop_token) override {
+  Result<std::vector<IpAddress>> Resolve(const std::string&, const std::stop_token&) override {
     const bool first = calls_++ == 0;
     return std::vector<IpAddress>{*ParseIpLiteral(first ? first_ : later_)};
   }

@@ -138,7 +138,7 @@ Result<WebUrl> NetworkGuard::Check(std::string_view url) const {
   return u;
 }
 
-Result<Admitted> NetworkGuard::Admit(std::string_view url, std::stop_token stop) const {
+Result<Admitted> NetworkGuard::Admit(std::string_view url, const std::stop_token& stop) const {
   Admitted out;
   out.url = TALARIA_TRY(Check(url));
   if (out.url.ip) {

@@ -213,7 +213,7 @@ TEST(GuardCheck, NormalizesWhatIsHandedOn) {
 class ScriptedResolver : public Resolver {
  public:
   explicit ScriptedResolver(std::vector<std::string> answers) : answers_(std::move(answers)) {}
-  Result<std::vector<IpAddress>> Resolve(const std::string&, std::stop_token) override {
+  Result<std::vector<IpAddress>> Resolve(const std::string&, const std::stop_token&) override {
     std::vector<IpAddress> out;
     for (const auto& a : answers_) out.push_back(*ParseIpLiteral(a));
     return out;

@@ -33,7 +33,7 @@ Result<std::vector<SearchHit>> Missing(std::string_view what, std::string_view p
 // --- SearXNG: GET {SEARXNG_URL}/search?q=&format=json&pageno=1, by score descending.
 bool SearxngAvailable() { return !Env("SEARXNG_URL").empty(); }
 Result<std::vector<SearchHit>> SearxngSearch(std::string_view query, int limit,
-                                             std::stop_token stop) {
+                                             const std::stop_token& stop) {
   net::HttpRequest req;
   req.url = Base("SEARXNG_URL", "") + "/search?q=" + UrlEncode(query) + "&format=json&pageno=1";
   req.total_timeout = std::chrono::seconds(15);
@@ -60,7 +60,7 @@ Result<std::vector<SearchHit>> SearxngSearch(std::string_view query, int limit,
 // --- Brave (free tier): GET /res/v1/web/search?q=&count=, X-Subscription-Token.
 bool BraveAvailable() { return !Env("BRAVE_SEARCH_API_KEY").empty(); }
 Result<std::vector<SearchHit>> BraveSearch(std::string_view query, int limit,
-                                           std::stop_token stop) {
+                                           const std::stop_token& stop) {
   net::HttpRequest req;
   req.url = Base("BRAVE_SEARCH_BASE_URL", "https://api.search.brave.com") +
             "/res/v1/web/search?q=" + UrlEncode(query) +
@@ -81,7 +81,7 @@ Result<std::vector<SearchHit>> BraveSearch(std::string_view query, int limit,
 // --- Tavily: POST /search, the key inside the body.
 bool TavilyAvailable() { return !Env("TAVILY_API_KEY").empty(); }
 Result<std::vector<SearchHit>> TavilySearch(std::string_view query, int limit,
-                                            std::stop_token stop) {
+                                            const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("TAVILY_BASE_URL", "https://api.tavily.com") + "/search";
@@ -103,7 +103,8 @@ Result<std::vector<SearchHit>> TavilySearch(std::string_view query, int limit,
 
 // --- Exa: POST /search, x-api-key, highlights joined into the description.
 bool ExaAvailable() { return !Env("EXA_API_KEY").empty(); }
-Result<std::vector<SearchHit>> ExaSearch(std::string_view query, int limit, std::stop_token stop) {
+Result<std::vector<SearchHit>> ExaSearch(std::string_view query, int limit,
+                                         const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("EXA_BASE_URL", "https://api.exa.ai") + "/search";
@@ -126,7 +127,7 @@ Result<std::vector<SearchHit>> ExaSearch(std::string_view query, int limit, std:
 // --- Parallel: POST /v1beta/search, x-api-key, excerpts joined into the description.
 bool ParallelAvailable() { return !Env("PARALLEL_API_KEY").empty(); }
 Result<std::vector<SearchHit>> ParallelSearch(std::string_view query, int limit,
-                                              std::stop_token stop) {
+                                              const std::stop_token& stop) {
   std::string mode = Env("PARALLEL_SEARCH_MODE");
   if (mode != "fast" && mode != "one-shot" && mode != "agentic") mode = "agentic";
   net::HttpRequest req;
@@ -155,7 +156,7 @@ bool FirecrawlAvailable() {
   return !Env("FIRECRAWL_API_KEY").empty() || !Env("FIRECRAWL_API_URL").empty();
 }
 Result<std::vector<SearchHit>> FirecrawlSearch(std::string_view query, int limit,
-                                               std::stop_token stop) {
+                                               const std::stop_token& stop) {
   net::HttpRequest req;
   req.method = "POST";
   req.url = Base("FIRECRAWL_API_URL", "https://api.firecrawl.dev") + "/v2/search";

@@ -27,7 +27,8 @@ struct SearchBackend {
   // What must be set for it to be available ("SEARXNG_URL").
   std::string needs;
   bool (*available)();
-  Result<std::vector<SearchHit>> (*search)(std::string_view query, int limit, std::stop_token stop);
+  Result<std::vector<SearchHit>> (*search)(std::string_view query, int limit,
+                                           const std::stop_token& stop);
 };
 
 // Every backend, in the original's auto-detect order: tavily, exa, parallel, firecrawl,

@@ -29,7 +29,8 @@ struct Lookup {
 
 class GetaddrinfoResolver final : public Resolver {
  public:
-  Result<std::vector<IpAddress>> Resolve(const std::string& host, std::stop_token stop) override {
+  Result<std::vector<IpAddress>> Resolve(const std::string& host,
+                                         const std::stop_token& stop) override {
     auto lookup = std::make_shared<Lookup>();
     std::thread([lookup, host] {
       addrinfo hints{};

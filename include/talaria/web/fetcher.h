@@ -61,7 +61,7 @@ class Fetcher {
   // URL or any redirect hop; InvalidArgument for a bad URL or redirect; Unavailable (no
   // connection, TLS), DeadlineExceeded, Cancelled as HttpClient::Send; FailedPrecondition for
   // too many redirects. Any HTTP status comes back as a page (the caller judges 4xx/5xx).
-  Result<FetchedPage> Fetch(std::string_view url, std::stop_token stop = {},
+  Result<FetchedPage> Fetch(std::string_view url, const std::stop_token& stop = {},
                             std::chrono::steady_clock::time_point deadline =
                                 std::chrono::steady_clock::time_point::max()) const;
 

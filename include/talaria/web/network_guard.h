@@ -84,7 +84,8 @@ class Resolver {
  public:
   virtual ~Resolver() = default;
   // Every address of `host` (IPv4 and IPv6). Unavailable when it does not resolve.
-  virtual Result<std::vector<IpAddress>> Resolve(const std::string& host, std::stop_token stop) = 0;
+  virtual Result<std::vector<IpAddress>> Resolve(const std::string& host,
+                                                 const std::stop_token& stop) = 0;
 };
 
 // getaddrinfo, run so that a stop request is not stuck behind a slow DNS server.
@@ -117,7 +118,7 @@ class NetworkGuard {
   Result<WebUrl> Check(std::string_view url) const;
   // Check, then resolve a host name and judge every address (one refused address refuses the
   // URL: a resolver that mixes in 127.0.0.1 is not trusted with the rest).
-  Result<Admitted> Admit(std::string_view url, std::stop_token stop = {}) const;
+  Result<Admitted> Admit(std::string_view url, const std::stop_token& stop = {}) const;
 
   // The rule that refuses `address` reached as `url`, considering the allow list; nullopt: ok.
   std::optional<std::string_view> Judge(const WebUrl& url, const IpAddress& address) const;
