@@ -8,16 +8,34 @@ namespace {
 
 // The text FTS indexes for a message's tool side: the tool name of a tool result, then each call
 // of an assistant message as "name arguments" (the calls' JSON wrapper, ids and "type" keys would
-// only add the same noise tokens to every row). It appears in the FTS view and in both triggers
-// (`@TOOLS(row)@` below): an external-content FTS5 table can only delete a row when given exactly
-// the values it indexed, so all three must compute the same text.
-std::string ToolsText(std::string_view row) {
+// only add the same noise tokens to every row). It appears in the FTS views and in the delete
+// trigger (`@TOOLS(row)@` below): an external-content FTS5 table can only delete a row when given
+// exactly the tokens it indexed, so all of them must compute the same text.
+//
+// Version 1 walked the calls with json_each. FTS5 reads an external content table with virtual
+// tables disabled, so its 'integrity-check' and 'rebuild' failed on that view, and json_extract
+// over an array element that is a bare string raised "malformed JSON" (one such row stopped all
+// indexing). Version 2 walks the array by index with a recursive CTE: the same tokens for every
+// row version 1 could index, no virtual table, no error for any stored text.
+std::string ToolsTextV1(std::string_view row) {
   std::string r(row);
   return "(" + r + ".name || ' ' || coalesce((SELECT group_concat(" +
          "coalesce(json_extract(value, '$.function.name'), '') || ' ' || " +
          "coalesce(json_extract(value, '$.function.arguments'), ''), ' ') FROM json_each(" +
          "CASE WHEN json_valid(" + r + ".tool_calls) AND json_type(" + r +
          ".tool_calls) = 'array' THEN " + r + ".tool_calls ELSE '[]' END)), ''))";
+}
+
+std::string ToolsTextV2(std::string_view row) {
+  std::string r(row);
+  const std::string calls = r + ".tool_calls";
+  const std::string at = "'$[' || i || '].function.";
+  return "(" + r + ".name || ' ' || CASE WHEN json_valid(" + calls + ") AND json_type(" + calls +
+         ") = 'array' THEN coalesce((WITH RECURSIVE c(i, t) AS (SELECT 0, NULL UNION ALL " +
+         "SELECT i + 1, coalesce(json_extract(" + calls + ", " + at + "name'), '') || ' ' || " +
+         "coalesce(json_extract(" + calls + ", " + at + "arguments'), '') FROM c WHERE i < " +
+         "json_array_length(" + calls + ")) SELECT group_concat(t, ' ') FROM c WHERE t IS NOT " +
+         "NULL), '') ELSE '' END)";
 }
 
 // Version 1. Timestamps are Unix milliseconds. messages.id is the FTS rowid; seq numbers a
@@ -131,8 +149,28 @@ CREATE TRIGGER messages_append_only BEFORE UPDATE ON messages BEGIN
 END;
 )sql";
 
-// `sql` with each @TOOLS(row)@ replaced by ToolsText(row).
-std::string ExpandToolsText(std::string_view sql) {
+// Version 2: the views and the delete trigger compute the tool text without json_each (see
+// ToolsTextV2), so FTS5's own integrity-check and rebuild work. The indexed tokens are the
+// same, so the indexes stay as they are.
+constexpr std::string_view kVersion2 = R"sql(
+DROP TRIGGER messages_unindex;
+DROP VIEW messages_fts_source;
+DROP VIEW messages_cjk_source;
+CREATE VIEW messages_fts_source AS
+  SELECT id, content AS body, @TOOLS(messages)@ AS tools FROM messages;
+CREATE VIEW messages_cjk_source AS
+  SELECT id, content AS body, @TOOLS(messages)@ AS tools FROM messages WHERE has_cjk;
+CREATE TRIGGER messages_unindex AFTER DELETE ON messages
+WHEN old.id <= (SELECT indexed_through FROM search_index_state) BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, body, tools)
+    VALUES ('delete', old.id, old.content, @TOOLS(old)@);
+  INSERT INTO messages_cjk(messages_cjk, rowid, body, tools)
+    SELECT 'delete', old.id, old.content, @TOOLS(old)@ WHERE old.has_cjk;
+END;
+)sql";
+
+// `sql` with each @TOOLS(row)@ replaced by the tool text of that schema version.
+std::string ExpandToolsText(std::string_view sql, std::string (*tools_text)(std::string_view)) {
   std::string out;
   constexpr std::string_view kOpen = "@TOOLS(", kClose = ")@";
   size_t pos = 0;
@@ -141,14 +179,14 @@ std::string ExpandToolsText(std::string_view sql) {
     if (open == std::string_view::npos) break;
     size_t close = sql.find(kClose, open);
     out.append(sql.substr(pos, open - pos));
-    out += ToolsText(sql.substr(open + kOpen.size(), close - open - kOpen.size()));
+    out += tools_text(sql.substr(open + kOpen.size(), close - open - kOpen.size()));
     pos = close + kClose.size();
   }
   out.append(sql.substr(pos));
   return out;
 }
 
-constexpr std::string_view kSteps[] = {kVersion1};
+constexpr std::string_view kSteps[] = {kVersion1, kVersion2};
 
 }  // namespace
 
@@ -176,7 +214,8 @@ Status MigrateSchema(SqliteDb& db) {
         done = true;
         return Status::Ok();
       }
-      TALARIA_RETURN_IF_ERROR(db.Exec(ExpandToolsText(kSteps[version])));
+      TALARIA_RETURN_IF_ERROR(
+          db.Exec(ExpandToolsText(kSteps[version], version == 0 ? &ToolsTextV1 : &ToolsTextV2)));
       return db.Exec("PRAGMA user_version = " + std::to_string(version + 1));
     });
     if (!s.ok()) return s.WithContext("migrating the sessions schema");

@@ -435,7 +435,7 @@ TEST(SessionStore, PersistsAcrossReopen) {
   ASSERT_TRUE(history);
   ASSERT_EQ(history->size(), 1u);
   EXPECT_EQ((*history)[0].content, "remember me");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "1");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
 }
 
 TEST(SessionStore, RefusesANewerSchema) {
