@@ -1,5 +1,6 @@
 #include "store/fts_query.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "talaria/base/utf8.h"
@@ -65,10 +66,15 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 
 struct Term {
   std::string text;
-  bool prefix = false;  // a bare word that ended in '*'
+  bool prefix = false;       // a bare word that ended in '*'
+  bool is_operator = false;  // operator mode: a bare AND, OR or NOT
 };
 
-std::vector<Term> SplitTerms(std::string_view query) {
+bool IsOperatorWord(std::string_view word) {
+  return word == "AND" || word == "OR" || word == "NOT";
+}
+
+std::vector<Term> SplitTerms(std::string_view query, bool operators) {
   std::vector<Term> terms;
   size_t i = 0;
   while (i < query.size() && terms.size() < kMaxQueryTerms) {
@@ -88,6 +94,12 @@ std::vector<Term> SplitTerms(std::string_view query) {
       while (end < query.size() && !IsSpace(query[end]) && query[end] != '"') ++end;
       std::string_view word = query.substr(i, end - i);
       i = end;
+      if (operators && IsOperatorWord(word)) {
+        term.text = std::string(word);
+        term.is_operator = true;
+        terms.push_back(std::move(term));
+        continue;
+      }
       while (word.ends_with('*')) {
         word.remove_suffix(1);
         term.prefix = true;
@@ -111,6 +123,25 @@ void AppendQuoted(std::string& out, std::string_view text, bool prefix) {
   if (prefix) out += '*';
 }
 
+// Operator mode: drops an operator at the start or the end and all but the last of a run, so
+// every operator stands between two terms.
+std::vector<Term> SanitizeOperators(std::vector<Term> terms, bool& dropped) {
+  std::vector<Term> out;
+  for (Term& t : terms) {
+    if (t.is_operator && (out.empty() || out.back().is_operator)) {
+      if (!out.empty()) out.back() = std::move(t);  // of a run, the last
+      dropped = true;
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  if (!out.empty() && out.back().is_operator) {
+    out.pop_back();
+    dropped = true;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ContainsCjk(std::string_view text) {
@@ -125,13 +156,46 @@ bool ContainsCjk(std::string_view text) {
   return false;
 }
 
-FtsQuery BuildFtsQuery(std::string_view query) {
+FtsQuery BuildFtsQuery(std::string_view query, const FtsQueryOptions& options) {
   FtsQuery out;
-  std::vector<Term> terms = SplitTerms(query);
+  std::vector<Term> terms = SplitTerms(query, options.operators);
+  bool dropped = false;
+  if (options.operators) terms = SanitizeOperators(std::move(terms), dropped);
+  // Strip a leading operator once more: sanitizing a leading run can leave one in front.
+  while (!terms.empty() && terms.front().is_operator) {
+    terms.erase(terms.begin());
+    dropped = true;
+  }
   if (terms.empty()) return out;
-  out.first_term = terms.front().text;
-  for (const Term& t : terms) out.cjk = out.cjk || ContainsCjk(t.text);
   for (const Term& t : terms) {
+    if (t.is_operator) continue;
+    if (out.first_term.empty()) out.first_term = t.text;
+    out.cjk = out.cjk || ContainsCjk(t.text);
+  }
+  bool has_short = false;
+  for (const Term& t : terms) {
+    if (!t.is_operator && out.cjk && CodePointCount(t.text) < 3) has_short = true;
+  }
+  // A CJK query with terms too short for a trigram checks those as plain substrings, which
+  // cannot take part in an FTS5 expression: its operators are dropped, and so is a term after
+  // NOT (leaving it out widens the result; requiring it would invert it).
+  const bool keep_operators = options.operators && !(out.cjk && has_short);
+  bool skip_next = false;
+  for (const Term& t : terms) {
+    if (t.is_operator) {
+      if (keep_operators) {
+        out.match += ' ';
+        out.match += t.text;
+      } else {
+        dropped = true;
+        skip_next = t.text == "NOT";
+      }
+      continue;
+    }
+    if (skip_next) {
+      skip_next = false;
+      continue;
+    }
     if (!out.cjk) {
       // A prefix of one or two characters matches so many words that FTS5 (which merges the
       // postings of every matching word before returning the first row) reads most of the
@@ -145,6 +209,37 @@ FtsQuery BuildFtsQuery(std::string_view query) {
       out.substrings.push_back(t.text);
     }
   }
+  if (!out.match.empty() && out.match.front() == ' ') out.match.erase(0, 1);
+  if (dropped) {
+    out.note = keep_operators || !options.operators
+                   ? "operators at the start or end of the query, or repeated, were ignored"
+                   : "AND/OR/NOT were ignored: the query has CJK terms of one or two characters";
+  }
+  return out;
+}
+
+namespace {
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+}  // namespace
+
+std::string SubstringSnippet(std::string_view text, std::string_view term, size_t context) {
+  size_t at = text.find(term);
+  if (at == std::string_view::npos) at = 0;
+  size_t begin = at > context ? at - context : 0;
+  while (begin > 0 && IsContinuationByte(text[begin])) --begin;
+  size_t end = std::min(text.size(), at + term.size() + context);
+  while (end < text.size() && IsContinuationByte(text[end])) ++end;
+  std::string out = begin > 0 ? "..." : "";
+  out.append(text.substr(begin, at - begin));
+  if (at < text.size() && text.substr(at, term.size()) == term) {
+    out += ">>>";
+    out.append(term);
+    out += "<<<";
+    out.append(text.substr(at + term.size(), end - at - term.size()));
+  } else {
+    out.append(text.substr(at, end - at));
+  }
+  if (end < text.size()) out += "...";
   return out;
 }
 

@@ -1,7 +1,9 @@
 // Turns the text a user or model typed into FTS5 MATCH expressions that cannot fail to parse:
 // every term becomes a quoted FTS5 string (so AND, OR, NOT, NEAR, parentheses, colons and
 // stray quotes are just text), implicitly ANDed. Kept from the input: balanced "quoted phrases"
-// and a trailing * on a word of three or more characters (prefix search).
+// and a trailing * on a word of three or more characters (prefix search). In operator mode
+// (session_search) the bare words AND, OR and NOT stay operators, sanitized so the expression
+// always parses: one at the start or end is dropped, of a run of them the last is kept.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -27,6 +29,8 @@ struct FtsQuery {
   std::vector<std::string> substrings;
   // The first term as typed (unquoted), to place a snippet when no MATCH expression exists.
   std::string first_term;
+  // Operator mode: how the query was read when not as typed (operators dropped), else empty.
+  std::string note;
 
   bool empty() const { return match.empty() && substrings.empty(); }
 };
@@ -34,6 +38,15 @@ struct FtsQuery {
 // At most this many terms are used; the rest of a longer query is ignored.
 inline constexpr size_t kMaxQueryTerms = 16;
 
-FtsQuery BuildFtsQuery(std::string_view query);
+struct FtsQueryOptions {
+  bool operators = false;  // AND, OR, NOT (upper case, bare) are FTS5 operators
+};
+
+FtsQuery BuildFtsQuery(std::string_view query, const FtsQueryOptions& options = {});
+
+// The text around the first occurrence of `term` (`context` bytes each side), the term marked
+// >>>like this<<<, never splitting a UTF-8 character: the snippet of a substring match, which
+// FTS5's snippet() cannot place.
+std::string SubstringSnippet(std::string_view text, std::string_view term, size_t context);
 
 }  // namespace talaria::store

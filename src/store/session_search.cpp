@@ -73,30 +73,6 @@ constexpr const char* kPlainHit =
 
 int64_t ClampLimit(size_t limit) { return static_cast<int64_t>(std::min<size_t>(limit, 1u << 20)); }
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-// The text around the first occurrence of `term`, the term marked; never splits a character.
-std::string SubstringSnippet(std::string_view text, std::string_view term) {
-  size_t at = text.find(term);
-  if (at == std::string_view::npos) at = 0;
-  size_t begin = at > kSubstringSnippetBytes ? at - kSubstringSnippetBytes : 0;
-  while (begin > 0 && IsContinuationByte(text[begin])) --begin;
-  size_t end = std::min(text.size(), at + term.size() + kSubstringSnippetBytes);
-  while (end < text.size() && IsContinuationByte(text[end])) ++end;
-  std::string out = begin > 0 ? "..." : "";
-  out.append(text.substr(begin, at - begin));
-  if (at < text.size() && text.substr(at, term.size()) == term) {
-    out += ">>>";
-    out.append(term);
-    out += "<<<";
-    out.append(text.substr(at + term.size(), end - at - term.size()));
-  } else {
-    out.append(text.substr(at, end - at));
-  }
-  if (end < text.size()) out += "...";
-  return out;
-}
-
 std::string SubstringsJson(const std::vector<std::string>& substrings) {
   Json array = Json::array();
   for (const std::string& s : substrings) array.push_back(s);
@@ -156,8 +132,9 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
     hit.session_id = s.Text(0);
     hit.seq = s.Int(1);
     hit.role = s.Text(2);
-    hit.snippet =
-        hit_sql == kPlainHit ? SubstringSnippet(s.Text(3), q.substrings.front()) : s.Text(3);
+    hit.snippet = hit_sql == kPlainHit
+                      ? SubstringSnippet(s.Text(3), q.substrings.front(), kSubstringSnippetBytes)
+                      : s.Text(3);
     hit.rank = r.rank;
     hits.push_back(std::move(hit));
   }

@@ -1,5 +1,7 @@
 #include "store/sqlite_db.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <utility>
 
@@ -95,6 +97,21 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
       nullptr);
   if (rc != SQLITE_OK) {
     Status s = SqliteStatus(rc, "opening " + path, db, path);
+    sqlite3_close_v2(db);
+    return Err(std::move(s));
+  }
+  return std::unique_ptr<SqliteDb>(new SqliteDb(db, path));
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
+  if (rc != SQLITE_OK) {
+    const bool missing = (rc & 0xff) == SQLITE_CANTOPEN && ::access(path.c_str(), F_OK) != 0;
+    Status s = missing ? NotFoundError("no sessions database at " + path)
+                       : SqliteStatus(rc, "opening " + path + " read-only", db, path);
     sqlite3_close_v2(db);
     return Err(std::move(s));
   }

@@ -64,6 +64,9 @@ class SqliteDb {
   // Opens (creating when missing) `path`. Nothing is read yet: SQLite reads the header lazily,
   // so a corrupt file shows up at the first statement.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  // Opens an existing `path` read-only (SQLITE_OPEN_READONLY): any write fails. In WAL mode it
+  // reads beside writers in this and other processes. NotFound when the file does not exist.
+  static Result<std::unique_ptr<SqliteDb>> OpenReadOnly(const std::string& path);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

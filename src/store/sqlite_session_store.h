@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
 
+#include "store/recall_reader.h"
 #include "store/sqlite_db.h"
 #include "talaria/store/session_store.h"
 
@@ -66,6 +67,15 @@ class SqliteSessionStore final : public SessionStore {
   Result<std::vector<SearchHit>> Search(std::string_view query,
                                         const SearchOptions& options) override;
 
+  // Recall: on recall_'s read-only connection, never under mu_ (sqlite_session_recall.cpp).
+  Result<RecallSearchResult> RecallSearch(std::string_view query,
+                                          const RecallSearchOptions& options) override;
+  Result<std::vector<SessionRow>> Lineage(std::string_view session_id) override;
+  Result<std::optional<RecallMessage>> GetMessage(int64_t message_id) override;
+  Result<MessageWindow> ReadWindow(std::string_view session_id,
+                                   const MessageWindowOptions& options) override;
+  Result<std::vector<SessionPreview>> Browse(const BrowseOptions& options) override;
+
  private:
   // The Locked helpers expect mu_ held (and, for writes, a write transaction open).
   Result<std::optional<SessionRow>> GetSessionLocked(std::string_view id);
@@ -104,6 +114,7 @@ class SqliteSessionStore final : public SessionStore {
   std::thread indexer_;                                // Started by the first append.
   std::atomic<int> wal_pages_{0};            // The WAL's size after this connection's last commit.
   std::unique_ptr<SqliteDb> checkpoint_db_;  // The indexer thread's (opened when first needed).
+  RecallReader recall_{db_->path()};         // thread-safe on its own
 };
 
 }  // namespace talaria::store

@@ -97,12 +97,93 @@ struct SearchHit {
   double rank = 0;        // lower is better (bm25; 0 for a CJK substring match)
 };
 
+// ---- Recall (session_search): reads on a read-only connection of their own (WAL: a reader
+// never waits for the writer, nor the writer for it). Messages are named by their `id`, which
+// is unique across sessions (messages.id), so an id alone says which session holds it.
+
+struct RecallMessage {
+  int64_t id = 0;  // unique across every session; increases with time
+  std::string session_id{};
+  int64_t seq = 0;  // within its session
+  std::string role{};
+  std::string content{};
+  Json tool_calls{};  // assistant: the calls as stored; or null
+  std::string tool_call_id{};
+  std::string name{};  // tool: the tool's name
+  int64_t created_at_ms = 0;
+};
+
+enum class RecallOrder { kRank, kNewest, kOldest };
+
+struct RecallSearchOptions {
+  size_t limit = 50;                 // hits, best first
+  std::vector<std::string> roles{};  // empty: every role
+  // The sessions whose messages never count (e.g. the current conversation's).
+  std::vector<std::string> exclude_sessions{};
+  // Non-empty: only these sessions' messages count (scope "current").
+  std::vector<std::string> only_sessions{};
+  RecallOrder order = RecallOrder::kRank;
+};
+
+struct RecallHit {
+  int64_t message_id = 0;
+  std::string session_id{};
+  std::string role{};
+  std::string snippet{};  // matches marked >>>like this<<<
+  double rank = 0;        // bm25, lower is better; 0 for CJK hits (newest first)
+  int64_t created_at_ms = 0;
+};
+
+struct RecallSearchResult {
+  std::vector<RecallHit> hits;
+  // Why there are no hits, when there are none: "no_terms" (nothing searchable in the query),
+  // "syntax" (FTS5 refused the expression), "no_match", "roles" (matches only in roles
+  // role_filter leaves out), "excluded" (matches only in excluded sessions).
+  std::string empty_reason{};
+  std::vector<std::string> matched_roles{};  // "roles": the roles that did match
+  std::string detail{};                      // "syntax": SQLite's message
+  std::string note{};                        // how the query was read, when not as typed
+};
+
+// Where a scroll or read looks. Messages of the roles listed (empty: every role but system).
+struct MessageWindowOptions {
+  std::vector<std::string> roles{};
+  int64_t around_id = 0;  // > 0: up to `window` messages each side of this one (kept whatever
+                          // its role), else the first `head` and last `tail`
+  size_t window = 5;
+  size_t head = 20;
+  size_t tail = 10;
+};
+
+struct MessageWindow {
+  std::vector<RecallMessage> messages;  // in order
+  int64_t before = 0;  // messages of those roles before the first returned / not returned
+  int64_t after = 0;
+  int64_t total = 0;       // messages of those roles in the session
+  bool truncated = false;  // head/tail: the middle was left out
+};
+
+struct BrowseOptions {
+  size_t limit = 10;
+  std::vector<std::string> exclude_sessions{};
+  bool skip_children = true;  // sessions with a parent_id (delegated, continued)
+};
+
+struct SessionPreview {
+  SessionRow session;
+  std::string preview{};  // the start of its first user message
+};
+
 class SessionStore {
  public:
   // Creates the file and its directory (0700) when missing, migrates an older schema.
   // Errors: FailedPrecondition (a schema newer than this build), Unavailable (cannot open),
   // Internal (corrupt file: the message says so and names the path).
   static Result<std::unique_ptr<SessionStore>> Open(const std::string& path);
+  // The recall members only, over a read-only connection: nothing is created, migrated or
+  // written (every other member fails with FailedPrecondition). What `talaria mcp` serves
+  // session_search from. NotFound when the file does not exist.
+  static Result<std::unique_ptr<SessionStore>> OpenReadOnly(const std::string& path);
   virtual ~SessionStore() = default;
 
   virtual Result<SessionRow> CreateSession(const NewSession& session) = 0;
@@ -154,6 +235,29 @@ class SessionStore {
   // Empty for a query without searchable text.
   virtual Result<std::vector<SearchHit>> Search(std::string_view query,
                                                 const SearchOptions& options) = 0;
+
+  // ---- Recall (session_search). Each runs on the store's read-only connection (opened on
+  // first use), so it never waits for this or any process's writes; it sees what is committed
+  // and, for search, what is indexed (indexing runs at most a few hundred messages behind a
+  // live writer, and catches up on every open and close).
+
+  // Messages matching `query` for session_search: FTS5 over message text, tool names and
+  // call arguments, with AND/OR/NOT kept as operators (BuildFtsQuery's operator mode), CJK
+  // through the trigram index. A query FTS5 still refuses is an empty result with
+  // empty_reason "syntax", never an error.
+  virtual Result<RecallSearchResult> RecallSearch(std::string_view query,
+                                                  const RecallSearchOptions& options);
+  // The session's conversation: its root (following parent_id) first, then every session
+  // descending from that root, oldest first. Empty for an unknown session.
+  virtual Result<std::vector<SessionRow>> Lineage(std::string_view session_id);
+  // The message with this id, wherever it is; nullopt when there is none.
+  virtual Result<std::optional<RecallMessage>> GetMessage(int64_t message_id);
+  // A window of one session's messages (see MessageWindowOptions). NotFound for an unknown
+  // session or an anchor not in it.
+  virtual Result<MessageWindow> ReadWindow(std::string_view session_id,
+                                           const MessageWindowOptions& options);
+  // Sessions by last activity, newest first, with a preview.
+  virtual Result<std::vector<SessionPreview>> Browse(const BrowseOptions& options);
 };
 
 }  // namespace talaria::store
