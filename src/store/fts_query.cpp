@@ -62,7 +62,9 @@ bool HasTokenCharacter(std::string_view term) {
   return false;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+// ASCII controls count as spaces: FTS5 reads its expression as a C string, so a NUL inside a
+// quoted term would end it ("unterminated string").
+bool IsSpace(char c) { return c == ' ' || (static_cast<unsigned char>(c) < 0x20 || c == 0x7f); }
 
 struct Term {
   std::string text;
@@ -117,7 +119,7 @@ void AppendQuoted(std::string& out, std::string_view text, bool prefix) {
   out += '"';
   for (char c : text) {
     if (c == '"') out += '"';
-    out += c;
+    out += IsSpace(c) ? ' ' : c;  // (a control character inside a "phrase")
   }
   out += '"';
   if (prefix) out += '*';

@@ -54,5 +54,33 @@ TEST(FtsQuery, DetectsCjkScripts) {
   EXPECT_FALSE(ContainsCjk("\xff\xfe\xe4"));  // broken UTF-8 is not CJK, and no crash
 }
 
+TEST(FtsQuery, OperatorModeKeepsOperatorsBetweenTerms) {
+  const FtsQueryOptions ops{.operators = true};
+  EXPECT_EQ(BuildFtsQuery("alpha OR beta", ops).match, R"("alpha" OR "beta")");
+  EXPECT_EQ(BuildFtsQuery("python NOT java", ops).match, R"("python" NOT "java")");
+  EXPECT_EQ(BuildFtsQuery("a AND b", ops).match, R"("a" AND "b")");
+  EXPECT_EQ(BuildFtsQuery("alpha OR beta", ops).note, "");
+  // Dangling and repeated operators are dropped (the last of a run kept), and said so.
+  FtsQuery q = BuildFtsQuery("NOT OR alpha AND NOT beta OR", ops);
+  EXPECT_EQ(q.match, R"("alpha" NOT "beta")");
+  EXPECT_NE(q.note, "");
+  EXPECT_TRUE(BuildFtsQuery("AND OR NOT", ops).empty());
+  // Lower case and quoted operators are words; without operator mode every one is a word.
+  EXPECT_EQ(BuildFtsQuery("alpha or \"OR\" beta", ops).match, R"("alpha" "or" "OR" "beta")");
+  EXPECT_EQ(BuildFtsQuery("alpha OR beta").match, R"("alpha" "OR" "beta")");
+  // CJK with a term too short for a trigram: operators (and a term after NOT) are dropped.
+  q = BuildFtsQuery("数据库 NOT 部署", ops);
+  EXPECT_EQ(q.match, R"("数据库")");
+  EXPECT_TRUE(q.substrings.empty());
+  EXPECT_NE(q.note, "");
+  EXPECT_EQ(BuildFtsQuery("数据库迁移 OR 会議室", ops).match, R"("数据库迁移" OR "会議室")");
+}
+
+TEST(FtsQuery, ControlCharactersAreSpaces) {
+  EXPECT_EQ(BuildFtsQuery(std::string("nul\0byte", 8)).match, R"("nul" "byte")");
+  EXPECT_EQ(BuildFtsQuery(std::string("\"a\0b\"", 5)).match, R"("a b")");
+  EXPECT_EQ(BuildFtsQuery("tab\there").match, R"("tab" "here")");
+}
+
 }  // namespace
 }  // namespace talaria::store

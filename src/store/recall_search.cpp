@@ -93,8 +93,12 @@ std::string JsonArray(const std::vector<std::string>& items) {
 }
 
 // FTS5 reports an expression it cannot parse as SQLITE_ERROR with "fts5: syntax error near
-// ..." (or another "fts5:" message): that is the query's fault, not the database's.
-bool IsQueryError(const Status& s) { return s.message().find("fts5:") != std::string::npos; }
+// ..." (or another "fts5:" message, or "unterminated string"): that is the query's fault, not
+// the database's.
+bool IsQueryError(const Status& s) {
+  const std::string& m = s.message();
+  return m.find("fts5:") != std::string::npos || m.find("unterminated string") != std::string::npos;
+}
 
 struct Candidate {
   RecallHit hit;
