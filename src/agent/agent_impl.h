@@ -104,6 +104,8 @@ class AgentImpl final : public Agent {
   std::optional<ToolResult> RouteLoopTool(std::string_view name, const Json& args);
   ToolResult RunTodo(const Json& args);
   ToolResult RunClarify(const Json& args);
+  // loop_session_search.cpp
+  ToolResult RunSessionSearchTool(const Json& args);
 
   // loop_memory.cpp: the memory tool (issue 21). SetUpMemory makes the store when memory is
   // offered and takes the session's frozen snapshot.

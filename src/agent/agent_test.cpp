@@ -75,8 +75,9 @@ TEST_F(AgentLoop, TheDefaultToolsetsOfferOnlyWhatTheLoopCanRun) {
   };
   EXPECT_TRUE(has("read_file") && has("patch") && has("terminal") && has("todo") && has("clarify"));
   EXPECT_TRUE(has("memory"));
+  EXPECT_TRUE(has("session_search"));
   // The next issue's loop tools are not offered until the loop runs them.
-  EXPECT_FALSE(has("session_search") || has("delegate_task"));
+  EXPECT_FALSE(has("delegate_task"));
 }
 
 TEST_F(AgentLoop, AModelFailureEndsTheTurnWithOneLineAndTheSessionLivesOn) {

@@ -15,13 +15,14 @@ constexpr std::string_view kTodoStateKey = "todo";
 }  // namespace
 
 bool AgentImpl::TakesLoopTool(std::string_view name) {
-  return name == "todo" || name == "clarify" || name == "memory";
+  return name == "todo" || name == "clarify" || name == "memory" || name == "session_search";
 }
 
 std::optional<ToolResult> AgentImpl::RouteLoopTool(std::string_view name, const Json& args) {
   if (name == "todo") return RunTodo(args);
   if (name == "clarify") return RunClarify(args);
   if (name == "memory") return RunMemory(args);
+  if (name == "session_search") return RunSessionSearchTool(args);
   return std::nullopt;  // not this loop's: the dispatcher answers "must be handled"
 }
 
