@@ -23,6 +23,7 @@
 #include "cli/cli_session.h"
 #include "cli/client_roots.h"
 #include "cli/commands.h"
+#include "cli/mcp_session_search.h"
 #include "cli/signal_watch.h"
 #include "talaria/base/log.h"
 #include "talaria/core/config_section.h"
@@ -30,6 +31,7 @@
 #include "talaria/mcp/http_transport.h"
 #include "talaria/mcp/server.h"
 #include "talaria/mcp/stdio_transport.h"
+#include "talaria/store/session_store.h"
 #include "talaria/tools/clarify.h"
 #include "talaria/tools/command_policy.h"
 #include "talaria/tools/process_notices.h"
@@ -143,8 +145,11 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   if (Status s = InstallSessionTools(rt, /*prompter=*/nullptr, exposed); !s.ok()) {
     return Fail(s.message());
   }
-  // Of the loop-owned tools, a server can run clarify: its client's user answers.
-  rt.dispatcher().SetAgentLoopRouter(tools::ClarifyThroughClient, tools::ClarifyThroughClientTakes);
+  // Of the loop-owned tools, a server can run clarify (its client's user answers) and
+  // session_search (read-only over the user's sessions database).
+  LoopRouter router = WithSessionSearch(store::DefaultSessionsPath(), tools::ClarifyThroughClient,
+                                        tools::ClarifyThroughClientTakes);
+  rt.dispatcher().SetAgentLoopRouter(std::move(router.route), std::move(router.takes));
   auto session_options = tools::SessionOptionsFromConfig(rt.config());
   if (!session_options) return Fail(session_options.error().message());
   auto settings = McpSettingsFromConfig(rt.config());

@@ -365,12 +365,16 @@ Reply McpServer::Impl::ListTools(const Json& params) {
         tools.begin(), tools.end(), after,
         [](const std::string& name, const CatalogTool& t) { return name < t.entry->name(); });
   }
-  // A tool the agent loop owns runs here only through the client's user (clarify, answered by
-  // elicitation): a client that cannot elicit is not offered it.
+  // clarify runs here only through the client's user (answered by elicitation): a client that
+  // cannot elicit is not offered it. (The other loop-owned tool a server can run,
+  // session_search, needs no user.)
   const bool can_elicit = outlet->ClientSupports("elicitation");
   Json page = Json::array();
   for (; it != tools.end() && page.size() < options.page_size; ++it) {
-    if (it->entry->owner() == CallOwner::kAgentLoop && !can_elicit) continue;
+    if (it->entry->owner() == CallOwner::kAgentLoop && !can_elicit &&
+        it->entry->name() == "clarify") {
+      continue;
+    }
     page.push_back(it->tool);
   }
   Reply r;
