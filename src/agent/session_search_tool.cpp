@@ -20,7 +20,6 @@ namespace {
 
 constexpr int64_t kDefaultLimit = 3, kMaxLimit = 10;
 constexpr int64_t kDefaultWindow = 5, kMaxWindow = 20;
-constexpr size_t kSearchHits = 50;  // hits fetched before folding them into lineages
 constexpr size_t kBookend = 3;
 constexpr size_t kReadHead = 20, kReadTail = 10;
 // A message's content beyond this is cut to its head and tail: a result holds up to ten
@@ -238,7 +237,8 @@ std::string JoinRoles(const std::vector<std::string>& roles) {
 Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::string>& current,
               Lineages& lineages) {
   store::RecallSearchOptions opts;
-  opts.limit = kSearchHits;
+  opts.limit = static_cast<size_t>(a.limit);
+  opts.one_per_lineage = true;
   opts.roles = a.roles.empty() ? std::vector<std::string>{"user", "assistant"} : a.roles;
   opts.order = a.sort == "newest"   ? store::RecallOrder::kNewest
                : a.sort == "oldest" ? store::RecallOrder::kOldest
@@ -254,17 +254,9 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
 
   Json out = {{"success", true}, {"mode", "discover"}, {"query", a.query}};
   if (!found->note.empty()) out["note"] = found->note;
-  // One entry per lineage root, from its best hit.
+  // One entry per lineage (the store keeps the best hit of each).
   std::vector<const store::RecallHit*> best;
-  std::set<std::string> roots;
-  for (const store::RecallHit& hit : found->hits) {
-    auto rows = lineages.Of(hit.session_id);
-    if (!rows) return Failure("session search failed: " + rows.error().message());
-    const std::string root = (*rows)->empty() ? hit.session_id : (*rows)->front().id;
-    if (roots.insert(root).second && best.size() < static_cast<size_t>(a.limit)) {
-      best.push_back(&hit);
-    }
-  }
+  for (const store::RecallHit& hit : found->hits) best.push_back(&hit);
   Json results = Json::array();
   for (size_t i = 0; i < best.size(); ++i) {
     const store::RecallHit& hit = *best[i];
@@ -308,15 +300,14 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
     entry["bookend_end"] = std::move(bookend_end);
     entry["messages_before"] = w->before;
     entry["messages_after"] = w->after;
-    if (s != nullptr && !s->parent_id.empty()) {
-      entry["parent_session_id"] = s->parent_id;
-      auto rows = lineages.Of(hit.session_id);
-      if (rows && !(*rows)->empty()) entry["root_session_id"] = (*rows)->front().id;
+    if (!hit.parent_session_id.empty()) {
+      entry["parent_session_id"] = hit.parent_session_id;
+      entry["root_session_id"] = hit.root_session_id;
     }
     results.push_back(std::move(entry));
   }
   out["count"] = results.size();
-  out["sessions_searched"] = roots.size();
+  out["sessions_searched"] = found->lineages;
   out["results"] = std::move(results);
   if (!found->hits.empty()) return out;
 

@@ -157,18 +157,20 @@ Result<RecallSearchResult> RecallReader::Search(std::string_view query,
   return SearchLocked(*db, query, options);
 }
 
+Result<std::string> RecallReader::RootLocked(SqliteDb& db, std::string_view session_id) {
+  Stmt s = TALARIA_TRY(db.Prepare(kRoot));
+  s.Bind(1, session_id).Bind(2, int64_t{kMaxLineageDepth});
+  if (!TALARIA_TRY(s.Step())) return std::string();
+  return s.Text(0);
+}
+
 Result<std::vector<SessionRow>> RecallReader::Lineage(std::string_view session_id) {
   std::lock_guard lock(mu_);
   SqliteDb* db = TALARIA_TRY(Db());
   TALARIA_RETURN_IF_ERROR(db->BeginRead());
   ReadScope scope(*db);
-  std::string root;
-  {
-    Stmt s = TALARIA_TRY(db->Prepare(kRoot));
-    s.Bind(1, session_id).Bind(2, int64_t{kMaxLineageDepth});
-    if (!TALARIA_TRY(s.Step())) return std::vector<SessionRow>();
-    root = s.Text(0);
-  }
+  const std::string root = TALARIA_TRY(RootLocked(*db, session_id));
+  if (root.empty()) return std::vector<SessionRow>();
   Stmt s = TALARIA_TRY(db->Prepare(kDescendants));
   s.Bind(1, root).Bind(2, int64_t{kMaxLineageDepth});
   std::vector<SessionRow> out;

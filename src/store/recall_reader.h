@@ -36,6 +36,8 @@ class RecallReader {
   // (appended since the writer's last batch, by any process), indexed in this connection's
   // temp database, since a read-only connection cannot move the watermark.
   Status RefreshTailLocked(SqliteDb& db);
+  // The root of `session_id`'s lineage (following parent_id); the id itself when it has none.
+  Result<std::string> RootLocked(SqliteDb& db, std::string_view session_id);
 
   std::mutex mu_;
   std::string path_;

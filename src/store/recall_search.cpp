@@ -14,6 +14,7 @@
 // refreshed before each search, and searches both.
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -40,37 +41,39 @@ constexpr int64_t kMaxTail = 5'000;
 #define TALARIA_CJK_SHORT_TERMS(table)                                            \
   " AND (?2 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?2) WHERE instr(" table \
   ".body || ' ' || " table ".tools, value) = 0))"
+// Each row: the message id, its rank, and (joined: one lookup each, in the same statement)
+// its session, role, time and the session's parent.
+#define TALARIA_HIT_COLUMNS(table, rank)                                      \
+  "SELECT " table ".rowid, " rank                                             \
+  ", m.session_id, m.role, m.created_at_ms, "                                 \
+  "coalesce(s.parent_id, '') FROM " table " JOIN messages m ON m.id = " table \
+  ".rowid JOIN sessions s ON s.id = m.session_id WHERE " table " MATCH ?1"
 constexpr const char* kWordIdsNewest =
-    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC";
+    TALARIA_HIT_COLUMNS("messages_fts", "messages_fts.rank") " ORDER BY messages_fts.rowid DESC";
 constexpr const char* kWordIdsOldest =
-    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid ASC";
-constexpr const char* kCjkIdsNewest =
-    "SELECT rowid, 0.0 FROM messages_cjk WHERE messages_cjk MATCH ?1" TALARIA_CJK_SHORT_TERMS(
-        "messages_cjk") " ORDER BY rowid DESC";
-constexpr const char* kCjkIdsOldest =
-    "SELECT rowid, 0.0 FROM messages_cjk WHERE messages_cjk MATCH ?1" TALARIA_CJK_SHORT_TERMS(
-        "messages_cjk") " ORDER BY rowid ASC";
-constexpr const char* kTailWordIdsNewest =
-    "SELECT rowid, rank FROM recall_tail_words WHERE recall_tail_words MATCH ?1 "
-    "ORDER BY rowid DESC";
-constexpr const char* kTailWordIdsOldest =
-    "SELECT rowid, rank FROM recall_tail_words WHERE recall_tail_words MATCH ?1 "
-    "ORDER BY rowid ASC";
-constexpr const char* kTailCjkIdsNewest =
-    "SELECT rowid, 0.0 FROM recall_tail_cjk WHERE recall_tail_cjk MATCH ?1" TALARIA_CJK_SHORT_TERMS(
-        "recall_tail_cjk") " ORDER BY rowid DESC";
-constexpr const char* kTailCjkIdsOldest =
-    "SELECT rowid, 0.0 FROM recall_tail_cjk WHERE recall_tail_cjk MATCH ?1" TALARIA_CJK_SHORT_TERMS(
-        "recall_tail_cjk") " ORDER BY rowid ASC";
+    TALARIA_HIT_COLUMNS("messages_fts", "messages_fts.rank") " ORDER BY messages_fts.rowid ASC";
+constexpr const char* kCjkIdsNewest = TALARIA_HIT_COLUMNS("messages_cjk", "0.0")
+    TALARIA_CJK_SHORT_TERMS("messages_cjk") " ORDER BY messages_cjk.rowid DESC";
+constexpr const char* kCjkIdsOldest = TALARIA_HIT_COLUMNS("messages_cjk", "0.0")
+    TALARIA_CJK_SHORT_TERMS("messages_cjk") " ORDER BY messages_cjk.rowid ASC";
+constexpr const char* kTailWordIdsNewest = TALARIA_HIT_COLUMNS(
+    "recall_tail_words", "recall_tail_words.rank") " ORDER BY recall_tail_words.rowid DESC";
+constexpr const char* kTailWordIdsOldest = TALARIA_HIT_COLUMNS(
+    "recall_tail_words", "recall_tail_words.rank") " ORDER BY recall_tail_words.rowid ASC";
+constexpr const char* kTailCjkIdsNewest = TALARIA_HIT_COLUMNS("recall_tail_cjk", "0.0")
+    TALARIA_CJK_SHORT_TERMS("recall_tail_cjk") " ORDER BY recall_tail_cjk.rowid DESC";
+constexpr const char* kTailCjkIdsOldest = TALARIA_HIT_COLUMNS("recall_tail_cjk", "0.0")
+    TALARIA_CJK_SHORT_TERMS("recall_tail_cjk") " ORDER BY recall_tail_cjk.rowid ASC";
 #undef TALARIA_CJK_SHORT_TERMS
+#undef TALARIA_HIT_COLUMNS
 // ?3 bounds the scan of the newest CJK messages (indexed or not: it reads the messages).
 constexpr const char* kSubstringIds =
-    "SELECT m.id, 0.0 FROM (SELECT id FROM messages WHERE has_cjk ORDER BY id DESC LIMIT ?3) c "
-    "JOIN messages m ON m.id = c.id WHERE NOT EXISTS (SELECT 1 FROM json_each(?2) WHERE "
+    "SELECT m.id, 0.0, m.session_id, m.role, m.created_at_ms, coalesce(s.parent_id, '') "
+    "FROM (SELECT id FROM messages WHERE has_cjk ORDER BY id DESC LIMIT ?3) c "
+    "JOIN messages m ON m.id = c.id JOIN sessions s ON s.id = m.session_id WHERE NOT EXISTS "
+    "(SELECT 1 FROM json_each(?2) WHERE "
     "instr(m.content || ' ' || m.name || ' ' || coalesce(m.tool_calls, ''), value) = 0) "
     "ORDER BY m.id DESC";
-constexpr const char* kLookup =
-    "SELECT session_id, role, created_at_ms FROM messages WHERE id = ?1";
 constexpr const char* kWordSnippet =
     "SELECT snippet(messages_fts, -1, '>>>', '<<<', '...', 16) FROM messages_fts "
     "WHERE messages_fts MATCH ?1 AND rowid = ?2";
@@ -203,14 +206,10 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
       c.tail = source.tail;
       c.hit.message_id = ids.Int(0);
       c.hit.rank = ids.Real(1);
-      {
-        Stmt lookup = TALARIA_TRY(db.Prepare(kLookup));
-        lookup.Bind(1, c.hit.message_id);
-        if (!TALARIA_TRY(lookup.Step())) continue;  // indexed, then deleted: not there
-        c.hit.session_id = lookup.Text(0);
-        c.hit.role = lookup.Text(1);
-        c.hit.created_at_ms = lookup.Int(2);
-      }
+      c.hit.session_id = ids.Text(2);
+      c.hit.role = ids.Text(3);
+      c.hit.created_at_ms = ids.Int(4);
+      c.hit.parent_session_id = ids.Text(5);
       if ((!only.empty() && !only.contains(c.hit.session_id)) ||
           excluded.contains(c.hit.session_id)) {
         ++excluded_matches;
@@ -230,7 +229,29 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
   } else if (substring_only && oldest) {
     std::reverse(passing.begin(), passing.end());
   }
-  if (passing.size() > options.limit) passing.resize(options.limit);
+  // Lineages: a session without a parent is its own root (most are: no query); a child's root
+  // is looked up once per parent chain.
+  std::unordered_map<std::string, std::string> root_of;
+  std::unordered_set<std::string> roots;
+  std::vector<Candidate> kept;
+  for (Candidate& c : passing) {
+    if (c.hit.parent_session_id.empty()) {
+      c.hit.root_session_id = c.hit.session_id;
+    } else {
+      auto it = root_of.find(c.hit.session_id);
+      if (it == root_of.end()) {
+        std::string root = TALARIA_TRY(RootLocked(db, c.hit.session_id));
+        it = root_of.emplace(c.hit.session_id, root.empty() ? c.hit.session_id : root).first;
+      }
+      c.hit.root_session_id = it->second;
+    }
+    const bool first_of_lineage = roots.insert(c.hit.root_session_id).second;
+    if (kept.size() < options.limit && (first_of_lineage || !options.one_per_lineage)) {
+      kept.push_back(std::move(c));
+    }
+  }
+  result.lineages = roots.size();
+  passing = std::move(kept);
 
   for (Candidate& c : passing) {
     RecallHit& hit = c.hit;

@@ -123,6 +123,9 @@ struct RecallSearchOptions {
   // Non-empty: only these sessions' messages count (scope "current").
   std::vector<std::string> only_sessions{};
   RecallOrder order = RecallOrder::kRank;
+  // At most one hit per lineage (the sessions sharing a root, following parent_id): the best
+  // of each. Snippets are built only for the hits returned.
+  bool one_per_lineage = false;
 };
 
 struct RecallHit {
@@ -132,6 +135,8 @@ struct RecallHit {
   std::string snippet{};  // matches marked >>>like this<<<
   double rank = 0;        // bm25, lower is better; 0 for CJK hits (newest first)
   int64_t created_at_ms = 0;
+  std::string parent_session_id{};  // the hit's session's parent; empty: none
+  std::string root_session_id{};    // its lineage's root (the session itself when no parent)
 };
 
 struct RecallSearchResult {
@@ -143,6 +148,8 @@ struct RecallSearchResult {
   std::vector<std::string> matched_roles{};  // "roles": the roles that did match
   std::string detail{};                      // "syntax": SQLite's message
   std::string note{};                        // how the query was read, when not as typed
+  // How many lineages the matches examined (after the filters) came from.
+  size_t lineages = 0;
 };
 
 // Where a scroll or read looks. Messages of the roles listed (empty: every role but system).
