@@ -11,7 +11,7 @@ DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev liby
         python3 clang-format clang-tidy
 NPM_PEERS := tests/mcp_peers tests/conformance
 
-.PHONY: deps configure build test run bench bench-search bench-store-fts install sanitize clean
+.PHONY: deps configure build test run bench bench-search bench-store-fts bench-session-search install sanitize clean
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -87,6 +87,10 @@ bench-search: bench
 STORE_FTS_ARGS ?=
 bench-store-fts: bench
 	build-bench/bench/talaria_store_bench fts $(STORE_FTS_ARGS)
+
+# session_search discover over 1,000,000 messages in 10,000 sessions (issue 21; a few minutes).
+bench-session-search: bench
+	build-bench/bench/talaria_store_bench recall $(STORE_FTS_ARGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -8,6 +8,11 @@
 //       store_fts_build_s, store_fts_p50_ms, store_fts_p99_ms, store_fts_index_ratio,
 //       store_db_ratio; 1,000,000 messages (about 1 GB of text; minutes), --quick 100,000;
 //       --db: build the database at PATH and keep it, or reuse it if it exists (queries only)
+//   talaria_store_bench recall [--quick] [--messages N] [--db PATH]
+//       session_search_discover_p50_ms, session_search_discover_p99_ms (the whole tool call:
+//       search on the read-only connection, lineage folding, the best match's window and
+//       bookends), session_search_index_ratio; 1,000,000 messages in 10,000 sessions of 100
+//       (issue 21), --quick 100,000 in 1,000
 //
 // Text is generated deterministically (splitmix64, fixed seed): Zipf-distributed words of a
 // 30,000-word vocabulary, code-like tool output, tool calls with JSON arguments, and 3 % of the
@@ -29,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_util.h"
+#include "talaria/agent/session_search.h"
 #include "talaria/base/utf8.h"
 #include "talaria/store/session_store.h"
 
@@ -447,9 +453,138 @@ int RunFts(size_t messages, const std::string& keep) {
   return 0;
 }
 
+// session_search's discover mode over sessions of 100 messages (issue 21's shape: 1,000,000
+// messages in 10,000 sessions), as the agent calls it: from a current session, default limit
+// and detail. The corpus and the query mix are RunFts's.
+int RunRecall(size_t messages, const std::string& keep) {
+  TempDir tmp;
+  const std::string db = keep.empty() ? tmp / "sessions.db" : keep;
+  TextGen gen;
+  size_t raw = 0;
+  const bool reuse = !keep.empty() && std::filesystem::exists(keep);
+  auto t_build = Clock::now();
+  std::string current;
+  if (!reuse) {
+    auto store = OpenStore(db);
+    constexpr size_t kPerSession = 100;
+    std::string session;
+    std::vector<StoredMessage> batch;
+    for (size_t k = 0; k < messages; ++k) {
+      if (k % kPerSession == 0) {
+        if (!batch.empty() && !store->AppendMessages(session, batch).ok()) Die("bulk failed");
+        batch.clear();
+        session = store->CreateSession({.cwd = "/bench/" + std::to_string(k % 7)})->id;
+      }
+      batch.push_back(gen.Message(k, raw));
+      if (k % 100'000 == 0) {
+        std::fprintf(stderr, "# %zu messages, %.0f s\n", k, MsSince(t_build) / 1000);
+      }
+    }
+    if (!batch.empty() && !store->AppendMessages(session, batch).ok()) Die("bulk failed");
+    PrintMetric("session_search_build_s", MsSince(t_build) / 1000, "s");
+  } else {
+    sqlite3* raw_db = nullptr;
+    sqlite3_open_v2(db.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(raw_db,
+                       "SELECT sum(length(CAST(body AS BLOB)) + length(CAST(tools AS BLOB)) - 1) "
+                       "FROM messages_fts_source",
+                       -1, &s, nullptr);
+    if (sqlite3_step(s) == SQLITE_ROW) raw = static_cast<size_t>(sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(raw_db);
+  }
+  SplitMix64 q(11);
+  std::vector<std::string> queries;
+  for (int i = 0; i < 300; ++i) {
+    switch (i % 10) {
+      case 0:
+      case 1:
+      case 2:
+        queries.push_back(gen.WordAt(100 + q.Below(29000)));
+        break;
+      case 3:
+        queries.push_back(gen.WordAt(q.Below(100)));
+        break;
+      case 4:
+      case 5:
+        queries.push_back(gen.WordAt(q.Below(3000)) + " " + gen.WordAt(q.Below(3000)));
+        break;
+      case 6:
+        queries.push_back("\"" + gen.WordAt(q.Below(50)) + " " + gen.WordAt(q.Below(500)) + "\"");
+        break;
+      case 7:
+        queries.push_back(gen.WordAt(q.Below(5000)).substr(0, 4) + "*");
+        break;
+      default:
+        queries.push_back(gen.CjkWord() + gen.CjkWord());
+        break;
+    }
+  }
+  std::vector<double> latencies;
+  size_t results = 0;
+  {
+    auto store = OpenStore(db);
+    current = store->CreateSession({.cwd = "/bench/current"})->id;
+    for (int warm = 0; warm < 20; ++warm) {
+      (void)talaria::agent::RunSessionSearch(*store, current,
+                                             Json{{"query", queries[static_cast<size_t>(warm)]}});
+    }
+    for (const std::string& query : queries) {
+      auto t0 = Clock::now();
+      Json r = talaria::agent::RunSessionSearch(*store, current, Json{{"query", query}});
+      latencies.push_back(MsSince(t0));
+      if (!r.value("success", false)) Die("session_search failed: " + r.dump());
+      results += r.value("count", 0u);
+    }
+  }
+  {
+    // The search step alone (what the rest of the call adds is the difference).
+    auto store = OpenStore(db);
+    std::vector<double> search_only;
+    std::vector<std::vector<double>> by_kind(10);
+    for (size_t i = 0; i < queries.size(); ++i) {
+      auto t0 = Clock::now();
+      auto r = store->RecallSearch(
+          queries[i], {.limit = 50, .roles = {"user", "assistant"}, .exclude_sessions = {current}});
+      search_only.push_back(MsSince(t0));
+      by_kind[i % 10].push_back(latencies[i]);
+      if (!r) Die("search failed: " + r.error().ToString());
+    }
+    std::sort(search_only.begin(), search_only.end());
+    std::fprintf(stderr, "# search step alone: p50 %.2f ms, p99 %.2f ms\n",
+                 search_only[search_only.size() / 2], search_only[search_only.size() * 99 / 100]);
+    const char* kinds[] = {"word",      "word",   "word",   "common word", "two words",
+                           "two words", "phrase", "prefix", "chinese",     "chinese"};
+    for (size_t k : {0u, 3u, 4u, 6u, 7u, 8u}) {
+      std::vector<double> v = by_kind[k];
+      std::sort(v.begin(), v.end());
+      std::fprintf(stderr, "# %-12s whole call p50 %.2f ms, max %.2f ms\n", kinds[k],
+                   v[v.size() / 2], v.back());
+    }
+  }
+  std::sort(latencies.begin(), latencies.end());
+  PrintMetric("session_search_discover_p50_ms", latencies[latencies.size() / 2], "ms");
+  PrintMetric("session_search_discover_p99_ms", latencies[latencies.size() * 99 / 100], "ms");
+  std::fprintf(stderr, "# %zu queries, %zu results, max %.1f ms\n", queries.size(), results,
+               latencies.back());
+  sqlite3* raw_db = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) Die("open");
+  const int64_t words = PagesBytes(raw_db, "messages_fts");
+  const int64_t trigrams = PagesBytes(raw_db, "messages_cjk");
+  sqlite3_close(raw_db);
+  std::fprintf(stderr, "# raw text %.1f MB, word index %.1f MB, trigram index %.1f MB\n",
+               static_cast<double>(raw) / 1e6, static_cast<double>(words) / 1e6,
+               static_cast<double>(trigrams) / 1e6);
+  PrintMetric("session_search_index_ratio",
+              static_cast<double>(words + trigrams) / static_cast<double>(raw), "x");
+  return 0;
+}
+
 int Usage() {
-  std::fprintf(stderr,
-               "usage: talaria_store_bench append | fts [--quick] [--messages N] [--db PATH]\n");
+  std::fprintf(
+      stderr,
+      "usage: talaria_store_bench append | fts | recall [--quick] [--messages N] [--db PATH]\n");
   return 64;
 }
 
@@ -459,7 +594,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   std::string mode = argv[1];
   if (mode == "append") return RunAppend();
-  if (mode != "fts") return Usage();
+  if (mode != "fts" && mode != "recall") return Usage();
   size_t messages = 1'000'000;
   std::string keep;
   for (int i = 2; i < argc; ++i) {
@@ -474,5 +609,5 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  return RunFts(messages, keep);
+  return mode == "recall" ? RunRecall(messages, keep) : RunFts(messages, keep);
 }
