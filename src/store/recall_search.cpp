@@ -25,7 +25,8 @@
 namespace talaria::store {
 namespace {
 
-constexpr size_t kRankWindow = 2'000;
+// (1,000, not Search's 2,000: each match here also costs a lookup of its message.)
+constexpr size_t kRankWindow = 1'000;
 // At most this many matches are examined: a filter that lets almost nothing through (a word
 // found only in tool output, searched with the default role filter) stops here.
 constexpr int64_t kScanBound = 20'000;
@@ -42,12 +43,11 @@ constexpr int64_t kMaxTail = 5'000;
   " AND (?2 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?2) WHERE instr(" table \
   ".body || ' ' || " table ".tools, value) = 0))"
 // Each row: the message id, its rank, and (joined: one lookup each, in the same statement)
-// its session, role, time and the session's parent.
-#define TALARIA_HIT_COLUMNS(table, rank)                                      \
-  "SELECT " table ".rowid, " rank                                             \
-  ", m.session_id, m.role, m.created_at_ms, "                                 \
-  "coalesce(s.parent_id, '') FROM " table " JOIN messages m ON m.id = " table \
-  ".rowid JOIN sessions s ON s.id = m.session_id WHERE " table " MATCH ?1"
+// its session, role and time. Which sessions have a parent is read once per search
+// (kChildren), not joined per match: a lookup in sessions per match cost more than the rest.
+#define TALARIA_HIT_COLUMNS(table, rank)                                                \
+  "SELECT " table ".rowid, " rank ", m.session_id, m.role, m.created_at_ms FROM " table \
+  " JOIN messages m ON m.id = " table ".rowid WHERE " table " MATCH ?1"
 constexpr const char* kWordIdsNewest =
     TALARIA_HIT_COLUMNS("messages_fts", "messages_fts.rank") " ORDER BY messages_fts.rowid DESC";
 constexpr const char* kWordIdsOldest =
@@ -68,12 +68,14 @@ constexpr const char* kTailCjkIdsOldest = TALARIA_HIT_COLUMNS("recall_tail_cjk",
 #undef TALARIA_HIT_COLUMNS
 // ?3 bounds the scan of the newest CJK messages (indexed or not: it reads the messages).
 constexpr const char* kSubstringIds =
-    "SELECT m.id, 0.0, m.session_id, m.role, m.created_at_ms, coalesce(s.parent_id, '') "
+    "SELECT m.id, 0.0, m.session_id, m.role, m.created_at_ms "
     "FROM (SELECT id FROM messages WHERE has_cjk ORDER BY id DESC LIMIT ?3) c "
-    "JOIN messages m ON m.id = c.id JOIN sessions s ON s.id = m.session_id WHERE NOT EXISTS "
+    "JOIN messages m ON m.id = c.id WHERE NOT EXISTS "
     "(SELECT 1 FROM json_each(?2) WHERE "
     "instr(m.content || ' ' || m.name || ' ' || coalesce(m.tool_calls, ''), value) = 0) "
     "ORDER BY m.id DESC";
+// Sessions with a parent (the partial index sessions_by_parent holds just these).
+constexpr const char* kChildren = "SELECT id, parent_id FROM sessions WHERE parent_id IS NOT NULL";
 constexpr const char* kWordSnippet =
     "SELECT snippet(messages_fts, -1, '>>>', '<<<', '...', 16) FROM messages_fts "
     "WHERE messages_fts MATCH ?1 AND rowid = ?2";
@@ -185,6 +187,11 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
                                              options.only_sessions.end());
   std::set<std::string> other_roles;
   int64_t excluded_matches = 0;
+  std::unordered_map<std::string, std::string> parents;  // child session -> its parent
+  {
+    Stmt children = TALARIA_TRY(db.Prepare(kChildren));
+    while (TALARIA_TRY(children.Step())) parents.emplace(children.Text(0), children.Text(1));
+  }
   std::vector<Candidate> passing;
   for (const Source& source : sources) {
     // Ranking takes `want` from each source; id order stops once `want` are in.
@@ -209,7 +216,9 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
       c.hit.session_id = ids.Text(2);
       c.hit.role = ids.Text(3);
       c.hit.created_at_ms = ids.Int(4);
-      c.hit.parent_session_id = ids.Text(5);
+      if (auto child = parents.find(c.hit.session_id); child != parents.end()) {
+        c.hit.parent_session_id = child->second;
+      }
       if ((!only.empty() && !only.contains(c.hit.session_id)) ||
           excluded.contains(c.hit.session_id)) {
         ++excluded_matches;
