@@ -4,7 +4,9 @@
 
 #include "cli/cli_session.h"
 #include "cli/commands.h"
+#include "cli/mcp_session_search.h"
 #include "cli/table.h"
+#include "talaria/store/session_store.h"
 
 namespace talaria::cli {
 namespace {
@@ -37,9 +39,12 @@ std::string Describe(Runtime& rt, const ToolsetDef& def, const std::vector<std::
 }  // namespace
 
 int RunToolsets(Runtime& rt) {
-  // Counted as a session would serve them: execute_code included (when it can be enabled), the
-  // agent loop's tools not (no loop here), tools that are not built in not at all.
+  // Counted as `talaria mcp` would serve them: execute_code included (when it can be enabled),
+  // of the agent loop's tools only session_search (which the server answers from the sessions
+  // database), tools that are not built in not at all.
   (void)EnableSessionCodeExecution(rt, {});
+  LoopRouter router = WithSessionSearch(store::DefaultSessionsPath(), nullptr, nullptr);
+  rt.dispatcher().SetAgentLoopRouter(std::move(router.route), std::move(router.takes));
   Table table({"toolset", "includes", "tools", "description"});
   for (const auto& name : rt.toolsets().Names()) {
     auto def = rt.toolsets().Find(name);

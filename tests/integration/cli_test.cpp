@@ -198,9 +198,12 @@ TEST(Cli, ToolsetsListsBundlesAndScenarioSetsWithTheirSizes) {
   };
   // Counted as served (issue 18, finding 14): tools that are built in and can run here; no
   // vision or image tools are built in, web_search needs a search backend configured, and the
-  // agent loop's tools need a loop.
+  // agent loop's tools need a loop (but session_search, which `talaria mcp` answers from the
+  // sessions database).
   const std::vector<Want> wants = {
-      {"talaria-cli", "-", "8"},  // terminal, process, file (4), execute_code, web_extract
+      {"talaria-cli", "-", "9"},  // terminal, process, file (4), execute_code, web_extract,
+                                  // session_search
+      {"session_search", "-", "1"},
       {"talaria-mcp", "-", "8"},
       {"debugging", "web,file", "7"},         // terminal, process + web_extract + file (4)
       {"safe", "web,vision,image_gen", "1"},  // web_extract
