@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include <nlohmann/json.hpp>  // session_store.h holds Json by value
+
 #include "talaria/agent/session_search.h"
 #include "talaria/store/session_store.h"
 

@@ -2,6 +2,8 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>  // session_store.h holds Json by value
+
 #include "cli/cli_session.h"
 #include "cli/commands.h"
 #include "cli/mcp_session_search.h"

@@ -31,8 +31,6 @@ constexpr const char* kDescendants =
     "ended_at_ms, end_reason, input_tokens, cached_tokens, output_tokens, reasoning_tokens, "
     "cost_usd, message_count FROM sessions WHERE id IN (SELECT id FROM down) "
     "ORDER BY id = ?1 DESC, started_at_ms, id";
-constexpr const char* kMessageColumns =
-    "id, session_id, seq, role, content, tool_calls, tool_call_id, name, created_at_ms";
 // ?1 the session, ?2 the roles as a JSON array ('[]': every role but system).
 #define TALARIA_ROLE_FILTER                                                          \
   " AND (CASE WHEN ?2 = '[]' THEN role <> 'system' ELSE role IN (SELECT value FROM " \
