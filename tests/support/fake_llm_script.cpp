@@ -210,7 +210,7 @@ FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStream
   t.shape = base;
   CheckKeys(j, where,
             {"text", "reasoning", "reasoning_field", "tool_calls", "finish_reason", "usage",
-             "raw_body", "stream", "fault", "expect", "match", "label", "repeat"});
+             "raw_body", "stream", "fault", "expect", "match", "label", "repeat", "hold"});
   for (const auto& [key, value] : j.items()) {
     const std::string at = where + "." + key;
     if (key == "text") t.text = GetString(value, at);
@@ -232,6 +232,20 @@ FakeTurn ParseTurn(const FakeJson& j, const std::string& where, const FakeStream
     if (key == "expect") t.expect = ParseConditions(value, at);
     if (key == "match") t.match = ParseConditions(value, at);
     if (key == "label") t.label = GetString(value, at);
+    if (key == "hold") {
+      if (!value.is_object()) Fail(at, "must be an object {until_requests, timeout_ms}");
+      CheckKeys(value, at, {"until_requests", "timeout_ms"});
+      if (!value.contains("until_requests") || !value["until_requests"].is_number_unsigned() ||
+          value["until_requests"].get<size_t>() < 1)
+        Fail(at, "needs \"until_requests\", a whole number of at least 1");
+      t.hold_until_requests = value["until_requests"].get<size_t>();
+      if (value.contains("timeout_ms")) {
+        if (!value["timeout_ms"].is_number_unsigned() || value["timeout_ms"].get<int64_t>() < 1 ||
+            value["timeout_ms"].get<int64_t>() > 600'000)
+          Fail(at + ".timeout_ms", "must be a whole number from 1 to 600000");
+        t.hold_timeout_ms = value["timeout_ms"].get<int>();
+      }
+    }
     if (key == "tool_calls") {
       if (!value.is_array()) Fail(at, "must be an array");
       for (size_t i = 0; i < value.size(); ++i) {

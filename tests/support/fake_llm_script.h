@@ -98,6 +98,11 @@ struct FakeTurn {
   FakeConditions expect;
   FakeConditions match;
   std::string label;  // for logs and messages
+  // `hold`: the answer waits until the server has received this many requests in all (0: no
+  // wait), at most hold_timeout_ms; then a "hold_timeout" problem. Shows that requests overlap
+  // (parallel subagents) without a timing assertion: served one by one, they never get there.
+  size_t hold_until_requests = 0;
+  int hold_timeout_ms = 10'000;
 };
 
 struct FakeLlmScript {

@@ -186,6 +186,18 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     res.set_content(answer.error_body, "application/json");
     return;
   }
+  if (const size_t want = answer.turn->hold_until_requests; want > 0) {
+    std::unique_lock lock(mu);
+    const bool reached =
+        request_cv.wait_for(lock, std::chrono::milliseconds(answer.turn->hold_timeout_ms),
+                            [&] { return stopping || requests.size() >= want; });
+    if (!reached) {
+      problems.push_back({index, "hold_timeout",
+                          "only " + std::to_string(requests.size()) + " of " +
+                              std::to_string(want) + " requests arrived within " +
+                              std::to_string(answer.turn->hold_timeout_ms) + " ms"});
+    }
+  }
   Serve(*answer.turn, body, index, stream, res);
 }
 
@@ -363,6 +375,7 @@ void FakeLlmServer::Stop() {
     impl.stopping = true;
   }
   impl.stop_cv.notify_all();
+  impl.request_cv.notify_all();  // ends holds
   if (impl.thread.joinable()) {
     impl.server.stop();
     impl.thread.join();

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -435,6 +436,35 @@ TEST(FakeLlmServer, StallPausesTheStreamThenFinishes) {
   EXPECT_FALSE(stalled && AssembleSse(stalled->body).done);
   EXPECT_TRUE(server->WaitForRequests(2, 10s));
   server->Stop();  // returns instead of waiting out the 60 s stall (ctest's timeout guards it)
+}
+
+TEST(FakeLlmServer, HoldAnswersOnlyOnceEnoughRequestsArrived) {
+  // Two held turns: each answer waits for the other request, so they finish only together.
+  auto server = StartServer(R"({"turns": [
+    {"match": {"any_content_contains": "one"}, "text": "first", "hold": {"until_requests": 2}},
+    {"match": {"any_content_contains": "two"}, "text": "second", "hold": {"until_requests": 2}},
+    {"text": "alone", "hold": {"until_requests": 9, "timeout_ms": 50}}
+  ]})");
+  ASSERT_NE(server, nullptr);
+  auto body = [](const char* word) {
+    return FakeJson{{"model", "m"}, {"messages", {{{"role", "user"}, {"content", word}}}}}.dump();
+  };
+  std::optional<httplib::Result> second;
+  std::thread other([&] { second.emplace(Post(*server, body("two"))); });
+  auto first = Post(*server, body("one"));
+  other.join();
+  ASSERT_TRUE(first && second && *second);
+  EXPECT_NE(first->body.find("first"), std::string::npos);
+  EXPECT_NE((*second)->body.find("second"), std::string::npos);
+  EXPECT_EQ(server->ProblemsText(), "");
+  // Never reached: answered after the timeout, with a problem saying so.
+  auto alone = Post(*server, body("three"));
+  ASSERT_TRUE(alone);
+  EXPECT_NE(alone->body.find("alone"), std::string::npos);
+  EXPECT_NE(server->ProblemsText().find("hold_timeout"), std::string::npos);
+  std::string error;
+  EXPECT_FALSE(ParseFakeLlmScript(R"([{"hold": {"until_requests": 0}}])", &error));
+  EXPECT_NE(error.find("until_requests"), std::string::npos) << error;
 }
 
 TEST(FakeLlmServer, ErrorEventMidStreamEndsTheStream) {
