@@ -154,6 +154,11 @@ ApprovalOutcome Approvals::Decide(const ApprovalRequest& request, const GuardVer
   }
   const std::shared_ptr<ApprovalPrompter>& prompter =
       request.prompter ? request.prompter : prompter_;
+  if (request.unattended) {
+    return Refuse("no_human", "BLOCKED: this command needs a human's approval (" + what +
+                                  ") and this subagent runs without one; ask the parent agent "
+                                  "to run it.");
+  }
   if (prompter == nullptr) {
     return Refuse("no_human", "BLOCKED: this command needs a human's approval (" + what +
                                   ") and nobody is available to answer.");

@@ -86,6 +86,20 @@ TEST(Approvals, TheCallsOwnPrompterAnswersBeforeTheProcessWideOne) {
   EXPECT_EQ(deny.Decide(request, Dangerous("x")).how, "mode_deny") << "the deny default never asks";
 }
 
+TEST(Approvals, AnUnattendedCallIsNeverAskedAbout) {
+  // A subagent's call: even in ask mode with a prompter, nobody is asked and it is refused.
+  auto global = std::make_shared<ScriptedPrompter>(ApprovalAnswer::kOnce);
+  Approvals approvals({ApprovalMode::kAsk, {}, ""}, global);
+  ApprovalRequest request = RequestFor(Dangerous("x"));
+  request.unattended = true;
+  ApprovalOutcome o = approvals.Decide(request, Dangerous("x"));
+  EXPECT_FALSE(o.allowed);
+  EXPECT_EQ(o.how, "no_human");
+  EXPECT_EQ(global->asked, 0);
+  Approvals yolo({ApprovalMode::kYolo, {}, ""}, nullptr);
+  EXPECT_TRUE(yolo.Decide(request, Dangerous("x")).allowed) << "the configured policy still holds";
+}
+
 TEST(Approvals, YoloAllowsTheDangerousTier) {
   Approvals approvals({ApprovalMode::kYolo, {}, ""}, nullptr);
   ApprovalOutcome o = approvals.Decide(RequestFor(Dangerous("x")), Dangerous("x"));

@@ -78,6 +78,7 @@ Policy::Decision CommandPolicy::Check(const ToolEntry& tool, const Json& args,
   request.reasons = verdict.reasons;
   // An MCP client that can elicit answers for its own calls (approvals.mode: ask).
   request.prompter = MakeElicitationPrompter(ctx);
+  request.unattended = ctx.unattended;
   const safety::ApprovalOutcome outcome = approvals_->Decide(request, verdict);
   Audit(ctx, tool.name(), command, verdict, outcome);
   Decision d;

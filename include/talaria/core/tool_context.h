@@ -53,6 +53,8 @@ struct ToolContext {
   // Set by the MCP server for tools/call: log, progress, elicitation and sampling requests to
   // the client. Null outside MCP.
   std::shared_ptr<ClientChannel> client;
+  // No human can answer for this call (a subagent's): an approval that would ask is refused.
+  bool unattended = false;
 
   bool cancelled() const { return cancel.stop_requested(); }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline; }

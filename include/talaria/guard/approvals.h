@@ -39,6 +39,8 @@ struct ApprovalRequest {
   // Who can answer for this call in particular (an MCP client that can elicit); preferred over
   // the process-wide prompter. Null: the process-wide one, if any.
   std::shared_ptr<ApprovalPrompter> prompter;
+  // Nobody may be asked (a subagent's call): "ask" refuses as if no prompter were there.
+  bool unattended = false;
 };
 
 // A front end's way to ask a human (a TTY prompt, MCP elicitation). Having one is the explicit
