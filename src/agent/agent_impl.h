@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/compaction.h"
+#include "agent/delegation.h"
 #include "agent/loop_guard.h"
 #include "agent/todo_store.h"
 #include "talaria/agent/agent.h"
@@ -66,8 +67,19 @@ class AgentImpl final : public Agent {
                      std::stop_token stop) override;
   Status Compact(AgentEvents* events, std::stop_token stop) override;
   Usage SessionUsage() const override;
-  double SessionCostUsd() const override { return session_cost_; }
+  double SessionCostUsd() const override;
   std::vector<std::string> ToolNames() const override { return offered_; }
+
+  // The router (agent_routing.cpp) and delegation (delegation.cpp, loop_delegate.cpp):
+  // the loop-owned tools this loop takes, delegate_task included.
+  static bool TakesAgentCall(std::string_view name);
+  std::optional<ToolResult> RouteAgentCall(std::string_view name, const Json& args,
+                                           ToolContext& ctx);
+  // Finished background subagents' results, to append to the next tool result.
+  std::string TakeDelegationNotices();
+  // Usage spent for this session outside its own requests (its subagents, mixture_of_agents):
+  // added to SessionUsage now and to the store's totals with the next message.
+  void AddOutsideUsage(const Usage& usage, double cost);
 
  private:
   // agent_open.cpp
@@ -143,6 +155,14 @@ class AgentImpl final : public Agent {
   std::mutex todo_mu_;
   TodoStore todo_;                                  // Guarded by todo_mu_.
   std::atomic<AgentEvents*> turn_events_{nullptr};  // for clarify, during a turn
+
+  // Delegation (delegation.h): set for a subagent before Init; this agent's children.
+  friend class Delegator;
+  // Adds what AddOutsideUsage collected to `row` (the next message stored) and the session's.
+  void ChargeOutsideUsage(store::StoredMessage& row);
+  bool routing_attached_ = false;
+  std::unique_ptr<ChildRole> child_;
+  std::unique_ptr<Delegator> delegator_;  // last: destroyed (children stopped) first
 };
 
 }  // namespace talaria::agent

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "agent/agent_impl.h"
+#include "agent/agent_routing.h"
 #include "agent/message_rows.h"
 #include "agent/system_prompt.h"
 #include "talaria/core/registry.h"
@@ -53,9 +54,11 @@ AgentImpl::AgentImpl(AgentOptions options, ModelSettings model,
 }
 
 AgentImpl::~AgentImpl() {
+  delegator_.reset();  // its children first: they use this agent's runtime and store
   if (registered_code_execution_) tools::DisableCodeExecution(runtime_->dispatcher());
-  // The router captures this agent: a runtime that outlives it must not call into it.
-  if (runtime_ != nullptr) runtime_->dispatcher().SetAgentLoopRouter(nullptr);
+  // The router finds agents by session: a runtime that outlives this one must not call into it.
+  if (!session_id_.empty()) UnregisterSession(session_id_);
+  if (routing_attached_) DetachRouting(runtime_->dispatcher());
 }
 
 Status AgentImpl::Init() {
@@ -63,10 +66,15 @@ Status AgentImpl::Init() {
     return InvalidArgumentError("agent: max_iterations must be at least 1");
   }
   TALARIA_RETURN_IF_ERROR(SetUpRuntime());
+  DelegationSettings delegation = TALARIA_TRY(DelegationSettingsFromConfig(runtime_->config()));
   TALARIA_RETURN_IF_ERROR(SetUpTools());
   TALARIA_RETURN_IF_ERROR(SetUpMemory());
-  if (options_.resume_session_id.empty()) return OpenNewSession();
-  return ResumeSession();
+  TALARIA_RETURN_IF_ERROR(options_.resume_session_id.empty() ? OpenNewSession() : ResumeSession());
+  RegisterSession(session_id_, this, &runtime_->dispatcher());
+  const int depth = child_ ? child_->depth : 0;
+  const bool may_delegate = child_ == nullptr || child_->may_delegate;
+  delegator_ = std::make_unique<Delegator>(*this, std::move(delegation), depth, may_delegate);
+  return Status::Ok();
 }
 
 Status AgentImpl::SetUpRuntime() {
@@ -80,11 +88,10 @@ Status AgentImpl::SetUpRuntime() {
     TALARIA_RETURN_IF_ERROR(tools::InstallCommandPolicy(runtime_->dispatcher(), runtime_->config(),
                                                         options_.approval_prompter));
   }
-  runtime_->dispatcher().SetAgentLoopRouter(
-      [this](std::string_view name, const Json& args, ToolContext&) {
-        return RouteLoopTool(name, args);
-      },
-      &AgentImpl::TakesLoopTool);
+  // One router per dispatcher, shared by the agents on it (a parent and its subagents): each
+  // call goes to the agent of its session.
+  AttachRouting(runtime_->dispatcher());
+  routing_attached_ = true;
   return Status::Ok();
 }
 
@@ -107,6 +114,13 @@ Status AgentImpl::SetUpTools() {
 
   // Only what can run: the loop-owned tools this loop does not take are unavailable.
   offered_ = runtime_->dispatcher().RunnableTools(*selection);
+  if (child_ != nullptr) {
+    // A subagent: only what its parent offers, minus the blocked tools.
+    const std::vector<std::string>& allowed = child_->allowed_tools;
+    std::erase_if(offered_, [&allowed](const std::string& name) {
+      return std::find(allowed.begin(), allowed.end(), name) == allowed.end();
+    });
+  }
   offered_set_.insert(offered_.begin(), offered_.end());
   if (!offered_.empty()) {
     auto definitions = registry.GetDefinitions(offered_);
@@ -158,6 +172,10 @@ Status AgentImpl::OpenNewSession() {
   store::NewSession row;
   row.cwd = cwd_;
   row.model = model_.model;
+  if (child_ != nullptr) {
+    row.parent_id = child_->parent_session_id;
+    row.source = "delegate";
+  }
   store::SessionRow created = TALARIA_TRY(store_->CreateSession(row));
   session_id_ = created.id;
   started_ = TodayForPrompt();
@@ -202,6 +220,24 @@ Status AgentImpl::ResumeSession() {
   return Status::Ok();
 }
 
-Usage AgentImpl::SessionUsage() const { return session_usage_; }
+Usage AgentImpl::SessionUsage() const {
+  Usage usage = session_usage_;
+  if (delegator_ != nullptr) {
+    Usage outside;
+    double cost = 0;
+    delegator_->PeekUsage(outside, cost);
+    usage += outside;
+  }
+  return usage;
+}
+
+double AgentImpl::SessionCostUsd() const {
+  double cost = 0;
+  if (delegator_ != nullptr) {
+    Usage outside;
+    delegator_->PeekUsage(outside, cost);
+  }
+  return session_cost_ + cost;
+}
 
 }  // namespace talaria::agent

@@ -77,7 +77,7 @@ TEST_F(AgentLoop, TheDefaultToolsetsOfferOnlyWhatTheLoopCanRun) {
   EXPECT_TRUE(has("memory"));
   EXPECT_TRUE(has("session_search"));
   // The next issue's loop tools are not offered until the loop runs them.
-  EXPECT_FALSE(has("delegate_task"));
+  EXPECT_TRUE(has("delegate_task"));
 }
 
 TEST_F(AgentLoop, AModelFailureEndsTheTurnWithOneLineAndTheSessionLivesOn) {

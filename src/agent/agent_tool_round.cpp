@@ -163,7 +163,8 @@ RoundOutcome AgentImpl::RunToolRound(Message assistant, const Usage& usage, doub
     Batch batch(runtime_->dispatcher(), batch_calls, std::move(options));
     ToolContext base = session_->NewContext("turn", session_id_);
     base.session_id = session_id_;
-    base.cancel = turn.stop;  // Ctrl-C stops the running calls and skips the rest
+    base.cancel = turn.stop;              // Ctrl-C stops the running calls and skips the rest
+    base.unattended = child_ != nullptr;  // a subagent's calls ask no human
     batch_results = batch.Run(base);
   }
 

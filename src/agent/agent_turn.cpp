@@ -68,6 +68,7 @@ std::string BudgetMessage(int max_iterations) {
 Status AgentImpl::Persist(Message message, const Usage* usage, double cost) {
   store::StoredMessage row = ToRow(message);
   if (usage != nullptr) row.usage = ToTotals(*usage, cost);
+  ChargeOutsideUsage(row);
   TALARIA_RETURN_IF_ERROR(store_->AppendMessage(session_id_, row));
   request_.messages.push_back(std::move(message));
   return Status::Ok();
@@ -75,6 +76,7 @@ Status AgentImpl::Persist(Message message, const Usage* usage, double cost) {
 
 Status AgentImpl::PersistAll(std::vector<Message> messages) {
   std::vector<store::StoredMessage> rows = ToRows(messages);
+  if (!rows.empty()) ChargeOutsideUsage(rows.front());
   TALARIA_RETURN_IF_ERROR(store_->AppendMessages(session_id_, rows));
   for (Message& m : messages) request_.messages.push_back(std::move(m));
   return Status::Ok();

@@ -155,6 +155,8 @@ int Usage(store::SessionStore& db, const SessionsOptions& options) {
     Json rows = Json::array();
     Table table({"session", "model", "input", "cached", "output", "reasoning", "cost"});
     for (const auto& s : *sessions) {
+      // A subagent's usage is already in its parent's totals.
+      if (s.source == "delegate" && !s.parent_id.empty()) continue;
       all.input_tokens += s.totals.input_tokens;
       all.cached_tokens += s.totals.cached_tokens;
       all.output_tokens += s.totals.output_tokens;

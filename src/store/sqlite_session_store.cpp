@@ -540,7 +540,9 @@ Result<TokenTotals> SqliteSessionStore::SumUsage(std::string_view cwd) {
   Stmt s = TALARIA_TRY(db_->Prepare(
       "SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0), "
       "coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0), total(cost_usd) "
-      "FROM sessions WHERE ?1 = '' OR cwd = ?1"));
+      "FROM sessions WHERE (?1 = '' OR cwd = ?1) "
+      // A subagent's usage is already in its parent's totals.
+      "AND NOT (source = 'delegate' AND coalesce(parent_id, '') != '')"));
   s.Bind(1, cwd);
   TokenTotals t;
   if (TALARIA_TRY(s.Step())) {

@@ -232,6 +232,8 @@ class SessionStore {
                                                std::string_view key) = 0;
 
   // Sums the totals of every session (in `cwd` when not empty): `sessions usage` without an id.
+  // Subagents' sessions (source "delegate" with a parent) are left out: their usage is in
+  // their parent's totals.
   // Per-turn usage is each assistant message's `usage` in LoadTranscript.
   virtual Result<TokenTotals> SumUsage(std::string_view cwd) = 0;
 
