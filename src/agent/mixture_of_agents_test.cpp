@@ -1,0 +1,174 @@
+// mixture_of_agents against the scripted server (one endpoint, several models: each turn is
+// routed by the request's model) and, through an agent, the usage charged to the session.
+#include "agent/mixture_of_agents.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/agent_test_util.h"
+#include "talaria/core/registry.h"
+
+namespace talaria::agent::testing {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+class MixtureOfAgents : public AgentFixture {
+ protected:
+  // config.yaml with a moa: section pointing at the scripted server.
+  void ConfigureMoa(const std::string& extra = "") {
+    std::ofstream(home_ / "config.yaml")
+        << "terminal:\n  backend: local\n"
+        << "moa:\n  base_url: " << server_->base_url() << "\n"
+        << "  max_retries: 0\n"
+        << "  reference_models: [ref-one, {name: ref-two, temperature: 0.6}, "
+           "{name: ref-three, max_tokens: 500}]\n"
+        << "  aggregator: {name: agg, temperature: 0.4}\n"
+        << "  pricing: {input: 1, output: 2}\n"
+        << extra;
+    Registry::Global().InvalidateAvailabilityCache();
+  }
+  Result<Config> LoadedConfig() const { return LoadConfig(home_ / "config.yaml"); }
+};
+
+constexpr std::string_view kThreeModels = R"({"turns": [
+    {"match": {"model": "ref-one"}, "expect": {"last_content_contains": "PROBLEM"},
+     "text": "answer one", "usage": {"prompt_tokens": 10, "completion_tokens": 5}},
+    {"match": {"model": "ref-two"}, "fault": {"kind": "500", "message": "ref-two is down"}},
+    {"match": {"model": "ref-three"}, "text": "answer three",
+     "usage": {"prompt_tokens": 10, "completion_tokens": 5}},
+    {"match": {"model": "agg"},
+     "expect": {"system_contains": "Responses from models:\n1. answer one\n2. answer three",
+                "last_content_contains": "PROBLEM"},
+     "text": "the synthesis", "usage": {"prompt_tokens": 30, "completion_tokens": 7}},
+    {"match": {"model": "fake-model", "last_role": "tool"}, "text": "Done."}]})";
+
+TEST_F(MixtureOfAgents, ThreeReferencesOneFailingThenTheAggregator) {
+  Serve(kThreeModels);
+  ConfigureMoa();
+  auto config = LoadedConfig();
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  auto settings = MoaSettingsFromConfig(*config);
+  ASSERT_TRUE(settings.has_value()) << settings.error().message();
+  ASSERT_TRUE(settings->has_value());
+  ASSERT_EQ((*settings)->references.size(), 3u);
+  EXPECT_EQ((*settings)->references[1].temperature, 0.6);
+  EXPECT_EQ((*settings)->references[2].max_tokens, 500);
+
+  MoaOutcome out = RunMixture(**settings, "PROBLEM: prove it", {});
+  EXPECT_EQ(out.result["success"], true) << out.result.dump();
+  EXPECT_EQ(out.result["response"], "the synthesis");
+  EXPECT_EQ(out.result["models_used"]["aggregator_model"], "agg");
+  EXPECT_EQ(out.result["models_used"]["reference_models"].size(), 3u);
+  ASSERT_EQ(out.result["failed_models"].size(), 1u);
+  EXPECT_EQ(out.result["failed_models"][0]["model"], "ref-two");
+  EXPECT_EQ(out.usage.input_tokens, 50);
+  EXPECT_EQ(out.usage.output_tokens, 17);
+  EXPECT_EQ(server_->ProblemsText(), "");
+  // The reference models' requests carry their own settings.
+  for (const auto& r : server_->requests()) {
+    const auto body = r.Json();
+    if (body["model"] == "ref-two") {
+      EXPECT_EQ(body["temperature"], 0.6);
+    }
+    if (body["model"] == "agg") {
+      EXPECT_EQ(body["temperature"], 0.4);
+    }
+  }
+}
+
+TEST_F(MixtureOfAgents, WithNoReferenceAnswerItFailsWithTheReferenceShape) {
+  Serve(R"({"turns": [
+      {"match": {"model": "ref-one"}, "fault": {"kind": "500"}},
+      {"match": {"model": "ref-two"}, "fault": {"kind": "401"}},
+      {"match": {"model": "ref-three"}, "text": ""}]})");
+  ConfigureMoa();
+  auto settings = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_TRUE(settings.has_value() && settings->has_value());
+  MoaOutcome out = RunMixture(**settings, "PROBLEM", {});
+  EXPECT_EQ(out.result["success"], false);
+  EXPECT_EQ(out.result["response"],
+            "MoA processing failed. Please try again or use a single model for this query.");
+  EXPECT_NE(out.result["error"].get<std::string>().find("0 of 3"), std::string::npos)
+      << out.result.dump();
+  for (const auto& r : server_->requests()) EXPECT_NE(r.Json()["model"], "agg");
+}
+
+TEST_F(MixtureOfAgents, ASlowReferenceModelIsCutOffAtItsTimeout) {
+  Serve(R"({"turns": [
+      {"match": {"model": "ref-one"}, "text": "answer one"},
+      {"match": {"model": "ref-two"}, "text": "too late", "fault": {"kind": "stall", "ms": 60000}},
+      {"match": {"model": "ref-three"}, "text": "answer three"},
+      {"match": {"model": "agg"}, "expect": {"system_contains": "2. answer three"},
+       "text": "combined"}]})");
+  ConfigureMoa("  reference_timeout_seconds: 0.5\n");
+  auto settings = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_TRUE(settings.has_value() && settings->has_value());
+  MoaOutcome out = RunMixture(**settings, "PROBLEM", {});
+  EXPECT_EQ(out.result["success"], true) << out.result.dump();
+  EXPECT_EQ(out.result["response"], "combined");
+  ASSERT_EQ(out.result["failed_models"].size(), 1u);
+  EXPECT_EQ(out.result["failed_models"][0]["model"], "ref-two");
+  EXPECT_EQ(server_->ProblemsText(), "");
+}
+
+TEST_F(MixtureOfAgents, TheToolNeedsAConfiguredEndpointAndItsKey) {
+  Serve(R"({"turns": []})");
+  Registry::Global().InvalidateAvailabilityCache();
+  EXPECT_FALSE(Registry::Global().CheckAvailability("mixture_of_agents").available)
+      << "no moa: section";
+  ConfigureMoa("  api_key_env: TALARIA_TEST_MOA_KEY_UNSET\n");
+  ::unsetenv("TALARIA_TEST_MOA_KEY_UNSET");
+  EXPECT_FALSE(Registry::Global().CheckAvailability("mixture_of_agents").available)
+      << "its key variable is not set";
+  auto missing = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("TALARIA_TEST_MOA_KEY_UNSET"), std::string::npos);
+  ConfigureMoa();
+  EXPECT_TRUE(Registry::Global().CheckAvailability("mixture_of_agents").available);
+  std::ofstream(home_ / "config.yaml") << "moa:\n  reference_models: [a]\n  colour: red\n";
+  auto bad = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("moa.colour"), std::string::npos);
+  Registry::Global().InvalidateAvailabilityCache();
+}
+
+TEST_F(MixtureOfAgents, AnAgentsCallIsChargedToItsSession) {
+  std::string script(kThreeModels);
+  script.replace(script.find(R"({"turns": [)"), 11,
+                 R"({"turns": [
+    {"match": {"model": "fake-model", "last_role": "user"},
+     "tool_calls": [{"id": "m1", "name": "mixture_of_agents",
+                     "arguments": {"user_prompt": "PROBLEM: hard"}}],
+     "usage": {"prompt_tokens": 1000, "completion_tokens": 20}},)");
+  Serve(script);
+  ConfigureMoa();
+  AgentOptions options = Options();
+  options.toolsets = {"file", "moa"};
+  Open(options);
+  TurnResult r = Turn("think hard");
+  EXPECT_EQ(r.exit, TurnExit::kAnswered) << r.error;
+  EXPECT_EQ(r.text, "Done.");
+  EXPECT_EQ(server_->ProblemsText(), "");
+  std::string tool_text;
+  for (const auto& m : History()) {
+    if (m.role == "tool") tool_text = m.content;
+  }
+  auto result = Json::parse(tool_text, nullptr, false);
+  ASSERT_FALSE(result.is_discarded()) << tool_text;
+  EXPECT_EQ(result["response"], "the synthesis");
+  // 50 input tokens of the mixture on top of the parent's own.
+  const int64_t parent_own = r.usage.input_tokens;  // the turn's own requests only
+  EXPECT_EQ(agent_->SessionUsage().input_tokens, parent_own + 50);
+  auto row = store_->GetSession(agent_->session_id());
+  ASSERT_TRUE(row.has_value() && row->has_value());
+  EXPECT_EQ((*row)->totals.input_tokens, parent_own + 50);
+  Registry::Global().InvalidateAvailabilityCache();
+}
+
+}  // namespace
+}  // namespace talaria::agent::testing
