@@ -131,6 +131,10 @@ TEST_F(Delegation, ThreeChildrenRunAtOnceEachInItsOwnSession) {
   ASSERT_TRUE(row.has_value() && row->has_value());
   EXPECT_EQ((*row)->totals.input_tokens, 2300);
   EXPECT_EQ((*row)->totals.output_tokens, 70);
+  // Counted once overall: the children's own rows are not summed again.
+  auto sum = store_->SumUsage("");
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_EQ(sum->input_tokens, 2300);
 }
 
 TEST_F(Delegation, MoreTasksThanMayRunAtOnceIsAnErrorAndStartsNothing) {
