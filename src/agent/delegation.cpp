@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -44,7 +45,7 @@ Result<int> ReadCount(const Json& value, std::string_view key, int low, int high
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 double Rounded(double seconds) {
-  return static_cast<double>(static_cast<int64_t>(seconds * 1000.0 + 0.5)) / 1000.0;
+  return static_cast<double>(std::llround(seconds * 1000.0)) / 1000.0;
 }
 
 std::string StringField(const Json& object, std::string_view key) {
@@ -114,10 +115,11 @@ Json ToolTrace(const std::vector<Message>& history) {
 }
 
 std::string LastAssistantText(const std::vector<Message>& history) {
-  for (auto it = history.rbegin(); it != history.rend(); ++it) {
-    if (it->role == Role::kAssistant && !Trim(it->content).empty()) return it->content;
+  std::string last;
+  for (const Message& m : history) {
+    if (m.role == Role::kAssistant && !Trim(m.content).empty()) last = m.content;
   }
-  return {};
+  return last;
 }
 
 std::string ChildPrompt(const std::string& goal, const std::string& context,

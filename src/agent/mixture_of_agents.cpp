@@ -43,21 +43,24 @@ Result<MoaModel> ReadModel(const Json& value, const std::string& key) {
     m.name = value.get<std::string>();
   } else if (value.is_object()) {
     for (const auto& [k, v] : value.items()) {
+      std::string at = key;
+      at += '.';
+      at += k;
       if (k == "name" || k == "model") {
-        if (!v.is_string()) return Err(Bad(key + "." + k, "must be a string"));
+        if (!v.is_string()) return Err(Bad(at, "must be a string"));
         m.name = v.get<std::string>();
       } else if (k == "temperature") {
         if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 2) {
-          return Err(Bad(key + "." + k, "must be a number from 0 to 2"));
+          return Err(Bad(at, "must be a number from 0 to 2"));
         }
         m.temperature = v.get<double>();
       } else if (k == "max_tokens") {
         if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-          return Err(Bad(key + "." + k, "must be a whole number of at least 0"));
+          return Err(Bad(at, "must be a whole number of at least 0"));
         }
         m.max_tokens = v.get<int64_t>();
       } else {
-        return Err(Bad(key + "." + k, "is not a known key (name, temperature, max_tokens)"));
+        return Err(Bad(at, "is not a known key (name, temperature, max_tokens)"));
       }
     }
   } else {
@@ -130,8 +133,11 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
     } else if (key == "reference_models") {
       if (!value.is_array()) return Err(Bad(key, "must be a list of models"));
       for (size_t i = 0; i < value.size(); ++i) {
-        s.references.push_back(
-            TALARIA_TRY(ReadModel(value[i], key + "[" + std::to_string(i) + "]")));
+        std::string at = key;
+        at += '[';
+        at += std::to_string(i);
+        at += ']';
+        s.references.push_back(TALARIA_TRY(ReadModel(value[i], at)));
       }
     } else if (key == "aggregator") {
       s.aggregator = TALARIA_TRY(ReadModel(value, key));
@@ -154,8 +160,11 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
       if (!value.is_object()) return Err(Bad(key, "must be a mapping {input, cached, output}"));
       s.endpoint.pricing = Pricing{};
       for (const auto& [price, amount] : value.items()) {
+        std::string at = key;
+        at += '.';
+        at += price;
         if (!amount.is_number() || amount.get<double>() < 0) {
-          return Err(Bad(key + "." + price, "must be a number of at least 0"));
+          return Err(Bad(at, "must be a number of at least 0"));
         }
         if (price == "input") {
           s.endpoint.pricing.input_per_mtok = amount.get<double>();
@@ -164,7 +173,7 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
         } else if (price == "output") {
           s.endpoint.pricing.output_per_mtok = amount.get<double>();
         } else {
-          return Err(Bad(key + "." + price, "is not a known key (input, cached, output)"));
+          return Err(Bad(at, "is not a known key (input, cached, output)"));
         }
       }
     } else {
@@ -205,7 +214,7 @@ std::string AggregatorPrompt(const std::vector<std::string>& answers) {
 }
 
 MoaOutcome RunMixture(const MoaSettings& settings, const std::string& prompt,
-                      std::stop_token stop) {
+                      const std::stop_token& stop) {
   MoaOutcome out;
   const Clock::time_point started = Clock::now();
   const Clock::time_point overall = started + settings.timeout;

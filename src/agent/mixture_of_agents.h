@@ -62,7 +62,8 @@ struct MoaOutcome {
 // Layer 1: every reference model answers `prompt` in parallel (each within reference_timeout);
 // layer 2: the aggregator synthesizes the answers. Stops early when `stop` fires or the
 // overall timeout passes. Never fails: a failure is a result with success false.
-MoaOutcome RunMixture(const MoaSettings& settings, const std::string& prompt, std::stop_token stop);
+MoaOutcome RunMixture(const MoaSettings& settings, const std::string& prompt,
+                      const std::stop_token& stop);
 
 // The aggregator's system prompt for these reference answers.
 std::string AggregatorPrompt(const std::vector<std::string>& answers);
