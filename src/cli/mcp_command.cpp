@@ -81,7 +81,7 @@ void ServeSession(mcp::McpServerOptions& options, std::shared_ptr<tools::Session
 // session (workspace, terminal), and their call ids are prefixed per MCP session so that two
 // clients' request ids never collide.
 int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptions server_options,
-              std::shared_ptr<tools::Session> session, std::stop_source& stop,
+              const std::shared_ptr<tools::Session>& session, std::stop_source& stop,
               SignalWatch& signals) {
   auto address = mcp::ParseHostPort(options.http);
   if (!address) return Fail("--http: " + address.error().message());

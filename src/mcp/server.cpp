@@ -174,7 +174,8 @@ struct McpServer::Impl {
   // Runs `work` for request `m` on a call thread and answers with its reply (not when the
   // client cancelled the request).
   void StartRequest(const Message& m, std::function<Reply(ToolContext&)> work);
-  void RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args, Json progress_token);
+  void RunCall(Call* call, const std::shared_ptr<const ToolEntry>& entry, Json args,
+               const Json& progress_token);
   void Retire(Call* call);
   // A request that gets no response (a call the client cancelled): a batch waiting for it
   // goes out without it.
@@ -509,12 +510,12 @@ void McpServer::Impl::StartCall(const Message& m) {
   if (raw == nullptr) return;
   call_threads.Run([this, raw, entry = tool->entry, args = std::move(args),
                     token = std::move(progress_token)]() mutable {
-    RunCall(raw, std::move(entry), std::move(args), std::move(token));
+    RunCall(raw, entry, std::move(args), token);
   });
 }
 
-void McpServer::Impl::RunCall(Call* call, std::shared_ptr<const ToolEntry> entry, Json args,
-                              Json progress_token) {
+void McpServer::Impl::RunCall(Call* call, const std::shared_ptr<const ToolEntry>& entry, Json args,
+                              const Json& progress_token) {
   const auto started = std::chrono::steady_clock::now();
   auto channel = std::make_shared<CallChannel>(outlet, call->key, progress_token);
   try {
@@ -649,7 +650,7 @@ void McpServer::Impl::FetchRoots() {
     roots_state = Roots::kPending;
     roots_deadline = std::chrono::steady_clock::now() + options.roots_timeout;
   }
-  roots_fetch = std::jthread([this, generation](std::stop_token stop) {
+  roots_fetch = std::jthread([this, generation](const std::stop_token& stop) {
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::max<std::chrono::milliseconds>(options.roots_timeout, kRootsAnswerTimeout);

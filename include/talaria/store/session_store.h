@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>  // StoredMessage holds a Json by value
+
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
 
