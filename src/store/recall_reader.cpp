@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/session_rows.h"
+
 namespace talaria::store {
 namespace {
 
@@ -27,9 +29,8 @@ constexpr const char* kDescendants =
     "WITH RECURSIVE down(id, depth) AS (SELECT ?1, 0"
     "  UNION SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_id = down.id"
     "  WHERE down.depth < ?2) "
-    "SELECT id, coalesce(parent_id, ''), cwd, model, title, source, started_at_ms, updated_at_ms, "
-    "ended_at_ms, end_reason, input_tokens, cached_tokens, output_tokens, reasoning_tokens, "
-    "cost_usd, message_count FROM sessions WHERE id IN (SELECT id FROM down) "
+    "SELECT " TALARIA_SESSION_COLUMNS
+    " FROM sessions WHERE id IN (SELECT id FROM down) "
     "ORDER BY id = ?1 DESC, started_at_ms, id";
 // ?1 the session, ?2 the roles as a JSON array ('[]': every role but system).
 #define TALARIA_ROLE_FILTER                                                          \
@@ -50,34 +51,12 @@ constexpr const char* kCountBefore =
 constexpr const char* kCountAfter =
     "SELECT count(*) FROM messages WHERE session_id = ?1 AND seq > ?3" TALARIA_ROLE_FILTER;
 constexpr const char* kBrowse =
-    "SELECT id, coalesce(parent_id, ''), cwd, model, title, source, started_at_ms, updated_at_ms, "
-    "ended_at_ms, end_reason, input_tokens, cached_tokens, output_tokens, reasoning_tokens, "
-    "cost_usd, message_count, (SELECT substr(content, 1, ?3) FROM messages m "
+    "SELECT " TALARIA_SESSION_COLUMNS
+    ", (SELECT substr(content, 1, ?3) FROM messages m "
     "  WHERE m.session_id = s.id AND m.role = 'user' ORDER BY seq LIMIT 1) "
     "FROM sessions s WHERE (?2 = 0 OR parent_id IS NULL) "
     "ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
 #undef TALARIA_ROLE_FILTER
-
-SessionRow ReadSessionRow(const Stmt& s) {
-  SessionRow r;
-  r.id = s.Text(0);
-  r.parent_id = s.Text(1);
-  r.cwd = s.Text(2);
-  r.model = s.Text(3);
-  r.title = s.Text(4);
-  r.source = s.Text(5);
-  r.started_at_ms = s.Int(6);
-  r.updated_at_ms = s.Int(7);
-  r.ended_at_ms = s.Int(8);
-  r.end_reason = s.Text(9);
-  r.totals.input_tokens = s.Int(10);
-  r.totals.cached_tokens = s.Int(11);
-  r.totals.output_tokens = s.Int(12);
-  r.totals.reasoning_tokens = s.Int(13);
-  r.totals.cost_usd = s.Real(14);
-  r.message_count = s.Int(15);
-  return r;
-}
 
 RecallMessage ReadMessageRow(const Stmt& s) {
   RecallMessage m;

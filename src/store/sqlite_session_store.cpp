@@ -11,44 +11,18 @@
 #include "store/interrupted_calls.h"
 #include "store/message_json.h"
 #include "store/session_id.h"
+#include "store/session_rows.h"
 #include "talaria/base/log.h"
 
 namespace talaria::store {
 namespace {
 
-constexpr const char* kSessionColumns =
-    "id, coalesce(parent_id, ''), cwd, model, title, source, started_at_ms, updated_at_ms, "
-    "ended_at_ms, end_reason, input_tokens, cached_tokens, output_tokens, reasoning_tokens, "
-    "cost_usd, message_count";
-
-SessionRow ReadSession(const Stmt& s) {
-  SessionRow r;
-  r.id = s.Text(0);
-  r.parent_id = s.Text(1);
-  r.cwd = s.Text(2);
-  r.model = s.Text(3);
-  r.title = s.Text(4);
-  r.source = s.Text(5);
-  r.started_at_ms = s.Int(6);
-  r.updated_at_ms = s.Int(7);
-  r.ended_at_ms = s.Int(8);
-  r.end_reason = s.Text(9);
-  r.totals.input_tokens = s.Int(10);
-  r.totals.cached_tokens = s.Int(11);
-  r.totals.output_tokens = s.Int(12);
-  r.totals.reasoning_tokens = s.Int(13);
-  r.totals.cost_usd = s.Real(14);
-  r.message_count = s.Int(15);
-  return r;
-}
-
-// The statements are built once from kSessionColumns; their addresses key the statement cache.
-const std::string kGetSession =
-    std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE id = ?1";
-const std::string kListAll = std::string("SELECT ") + kSessionColumns +
-                             " FROM sessions ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
-const std::string kListInCwd =
-    std::string("SELECT ") + kSessionColumns +
+constexpr const char* kGetSession =
+    "SELECT " TALARIA_SESSION_COLUMNS " FROM sessions WHERE id = ?1";
+constexpr const char* kListAll = "SELECT " TALARIA_SESSION_COLUMNS
+                                 " FROM sessions ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
+constexpr const char* kListInCwd =
+    "SELECT " TALARIA_SESSION_COLUMNS
     " FROM sessions WHERE cwd = ?2 ORDER BY updated_at_ms DESC, id DESC LIMIT ?1";
 
 bool IsKnownRole(std::string_view role) {
@@ -246,11 +220,11 @@ Result<SessionRow> SqliteSessionStore::CreateSession(const NewSession& session) 
 }
 
 Result<std::optional<SessionRow>> SqliteSessionStore::GetSessionLocked(std::string_view id) {
-  Stmt s = TALARIA_TRY(db_->Prepare(kGetSession.c_str()));
+  Stmt s = TALARIA_TRY(db_->Prepare(kGetSession));
   s.Bind(1, id);
   bool row = TALARIA_TRY(s.Step());
   if (!row) return std::optional<SessionRow>();
-  return std::optional<SessionRow>(ReadSession(s));
+  return std::optional<SessionRow>(ReadSessionRow(s));
 }
 
 Result<std::optional<SessionRow>> SqliteSessionStore::GetSession(std::string_view id) {
@@ -267,21 +241,21 @@ Status SqliteSessionStore::RequireSessionLocked(std::string_view session_id) {
 
 Result<std::vector<SessionRow>> SqliteSessionStore::ListSessions(const ListOptions& options) {
   std::lock_guard lock(mu_);
-  Stmt s = TALARIA_TRY(db_->Prepare(options.cwd.empty() ? kListAll.c_str() : kListInCwd.c_str()));
+  Stmt s = TALARIA_TRY(db_->Prepare(options.cwd.empty() ? kListAll : kListInCwd));
   s.Bind(1, ClampLimit(options.limit));
   if (!options.cwd.empty()) s.Bind(2, options.cwd);
   std::vector<SessionRow> out;
-  while (TALARIA_TRY(s.Step())) out.push_back(ReadSession(s));
+  while (TALARIA_TRY(s.Step())) out.push_back(ReadSessionRow(s));
   return out;
 }
 
 Result<std::optional<SessionRow>> SqliteSessionStore::LatestSession(std::string_view cwd) {
   std::lock_guard lock(mu_);
-  Stmt s = TALARIA_TRY(db_->Prepare(kListInCwd.c_str()));
+  Stmt s = TALARIA_TRY(db_->Prepare(kListInCwd));
   s.Bind(1, int64_t{1}).Bind(2, cwd);
   bool row = TALARIA_TRY(s.Step());
   if (!row) return std::optional<SessionRow>();
-  return std::optional<SessionRow>(ReadSession(s));
+  return std::optional<SessionRow>(ReadSessionRow(s));
 }
 
 Status SqliteSessionStore::SetTitle(std::string_view id, std::string_view title) {
