@@ -239,6 +239,39 @@ std::unique_ptr<SessionStore> OpenStore(const std::string& path) {
   return std::move(*store);
 }
 
+// 300 queries of the kinds people type, in a fixed mix: rare and mid-frequency words, the most
+// common words (which match most messages), two-word ANDs, phrases, prefixes, and Chinese.
+std::vector<std::string> MixedQueries(TextGen& gen, uint64_t seed) {
+  SplitMix64 q(seed);
+  std::vector<std::string> queries;
+  for (int i = 0; i < 300; ++i) {
+    switch (i % 10) {
+      case 0:
+      case 1:
+      case 2:
+        queries.push_back(gen.WordAt(100 + q.Below(29000)));
+        break;
+      case 3:
+        queries.push_back(gen.WordAt(q.Below(100)));
+        break;
+      case 4:
+      case 5:
+        queries.push_back(gen.WordAt(q.Below(3000)) + " " + gen.WordAt(q.Below(3000)));
+        break;
+      case 6:
+        queries.push_back("\"" + gen.WordAt(q.Below(50)) + " " + gen.WordAt(q.Below(500)) + "\"");
+        break;
+      case 7:
+        queries.push_back(gen.WordAt(q.Below(5000)).substr(0, 4) + "*");
+        break;
+      default:
+        queries.push_back(gen.CjkWord() + gen.CjkWord());
+        break;
+    }
+  }
+  return queries;
+}
+
 int RunAppend() {
   TempDir tmp;
   const std::string db = tmp / "sessions.db";
@@ -375,35 +408,7 @@ int RunFts(size_t messages, const std::string& keep) {
   const double build_s = MsSince(t_build) / 1000;
   if (!reuse) PrintMetric("store_fts_build_s", build_s, "s");
 
-  // Queries: rare and mid-frequency words, the most common words (which match most messages),
-  // two-word ANDs, phrases, prefixes, and Chinese substrings.
-  SplitMix64 q(7);
-  std::vector<std::string> queries;
-  for (int i = 0; i < 300; ++i) {
-    switch (i % 10) {
-      case 0:
-      case 1:
-      case 2:
-        queries.push_back(gen.WordAt(100 + q.Below(29000)));
-        break;
-      case 3:
-        queries.push_back(gen.WordAt(q.Below(100)));
-        break;
-      case 4:
-      case 5:
-        queries.push_back(gen.WordAt(q.Below(3000)) + " " + gen.WordAt(q.Below(3000)));
-        break;
-      case 6:
-        queries.push_back("\"" + gen.WordAt(q.Below(50)) + " " + gen.WordAt(q.Below(500)) + "\"");
-        break;
-      case 7:
-        queries.push_back(gen.WordAt(q.Below(5000)).substr(0, 4) + "*");
-        break;
-      default:
-        queries.push_back(gen.CjkWord() + gen.CjkWord());
-        break;
-    }
-  }
+  std::vector<std::string> queries = MixedQueries(gen, 7);
   std::vector<double> latencies;
   std::vector<std::vector<double>> by_kind(10);
   size_t total_hits = 0;
@@ -494,33 +499,7 @@ int RunRecall(size_t messages, const std::string& keep) {
     sqlite3_finalize(s);
     sqlite3_close(raw_db);
   }
-  SplitMix64 q(11);
-  std::vector<std::string> queries;
-  for (int i = 0; i < 300; ++i) {
-    switch (i % 10) {
-      case 0:
-      case 1:
-      case 2:
-        queries.push_back(gen.WordAt(100 + q.Below(29000)));
-        break;
-      case 3:
-        queries.push_back(gen.WordAt(q.Below(100)));
-        break;
-      case 4:
-      case 5:
-        queries.push_back(gen.WordAt(q.Below(3000)) + " " + gen.WordAt(q.Below(3000)));
-        break;
-      case 6:
-        queries.push_back("\"" + gen.WordAt(q.Below(50)) + " " + gen.WordAt(q.Below(500)) + "\"");
-        break;
-      case 7:
-        queries.push_back(gen.WordAt(q.Below(5000)).substr(0, 4) + "*");
-        break;
-      default:
-        queries.push_back(gen.CjkWord() + gen.CjkWord());
-        break;
-    }
-  }
+  std::vector<std::string> queries = MixedQueries(gen, 11);
   std::vector<double> latencies;
   size_t results = 0;
   {
