@@ -147,7 +147,9 @@ void SqliteSessionStore::NoteAppendedLocked(size_t count) {
       // No thread to be had: the backlog cap (and Search) index instead.
     }
   }
-  indexer_wake_.notify_one();
+  // Only a parked indexer needs waking: one waiting for the idle time wakes on its own and
+  // measures from this append (a wake per append cost a context switch and a lock handoff).
+  if (indexer_parked_) indexer_wake_.notify_one();
 }
 
 void SqliteSessionStore::IndexWhenIdle() {
@@ -157,7 +159,9 @@ void SqliteSessionStore::IndexWhenIdle() {
   while (!stopping_) {
     const bool checkpoint_due = wal_pages_.load(std::memory_order_relaxed) >= kCheckpointWhenIdle;
     if (unindexed_ <= 0 && !checkpoint_due) {
+      indexer_parked_ = true;
       indexer_wake_.wait(lock);
+      indexer_parked_ = false;
       continue;
     }
     const auto due = std::max(last_append_ + kIndexWhenIdleFor, not_before);

@@ -111,8 +111,9 @@ class SqliteSessionStore final : public SessionStore {
   std::chrono::steady_clock::time_point last_append_;  // Guarded by mu_.
   std::condition_variable indexer_wake_;               // With mu_: an append, or stopping.
   bool stopping_ = false;                              // Guarded by mu_.
-  std::thread indexer_;                                // Started by the first append.
-  std::atomic<int> wal_pages_{0};            // The WAL's size after this connection's last commit.
+  bool indexer_parked_ = false;    // Guarded by mu_. Waiting for an append, with no deadline.
+  std::thread indexer_;            // Started by the first append.
+  std::atomic<int> wal_pages_{0};  // The WAL's size after this connection's last commit.
   std::unique_ptr<SqliteDb> checkpoint_db_;  // The indexer thread's (opened when first needed).
   RecallReader recall_{db_->path()};         // thread-safe on its own
 };
