@@ -6,8 +6,8 @@
 #include "html/markdown_writer.h"
 #include "html/nesting_limit.h"
 #include "html/page_analysis.h"
-#include "html/url_resolve.h"
 #include "talaria/base/ascii.h"
+#include "talaria/html/url_resolve.h"
 
 namespace talaria::html {
 namespace {

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "html/gumbo_util.h"
-#include "html/url_resolve.h"
 #include "talaria/base/ascii.h"
 #include "talaria/base/strings.h"
+#include "talaria/html/url_resolve.h"
 
 namespace talaria::html {
 namespace {

@@ -1,4 +1,4 @@
-#include "html/url_resolve.h"
+#include "talaria/html/url_resolve.h"
 
 #include <gtest/gtest.h>
 
