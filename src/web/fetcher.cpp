@@ -9,6 +9,7 @@
 
 #include "talaria/base/ascii.h"
 #include "talaria/base/strings.h"
+#include "talaria/html/url_resolve.h"
 #include "talaria/web/charset.h"
 
 namespace talaria::web {
@@ -49,31 +50,6 @@ std::string ProxyFromEnvironment(std::string_view scheme, std::string_view host)
   if (proxy.empty()) proxy = Env("all_proxy");
   if (proxy.empty()) proxy = Env("ALL_PROXY");
   return proxy;
-}
-
-std::string ResolveReference(std::string_view base, std::string_view ref) {
-  if (ref.find("://") != std::string_view::npos) {
-    const size_t colon = ref.find(':');
-    const size_t first_special = ref.find_first_of("/?#");
-    if (colon < first_special) return std::string(ref);
-  }
-  const size_t scheme_end = base.find("://");
-  const size_t auth_start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
-  size_t path_start = base.find_first_of("/?#", auth_start);
-  if (path_start == std::string_view::npos) path_start = base.size();
-  if (ref.starts_with("//")) return std::string(base.substr(0, auth_start - 2)) + std::string(ref);
-  const std::string origin(base.substr(0, path_start));
-  if (ref.starts_with("/")) return origin + std::string(ref);
-  std::string_view path = base.substr(path_start);
-  const size_t cut = path.find_first_of("?#");
-  const std::string_view path_only = path.substr(0, cut);
-  if (ref.empty()) return std::string(base);
-  if (ref.front() == '?') return origin + std::string(path_only) + std::string(ref);
-  if (ref.front() == '#') return origin + std::string(path);
-  const size_t slash = path_only.rfind('/');
-  const std::string dir =
-      slash == std::string_view::npos ? "/" : std::string(path_only.substr(0, slash + 1));
-  return origin + dir + std::string(ref);
 }
 
 Result<std::shared_ptr<Fetcher>> Fetcher::Create(std::shared_ptr<const NetworkGuard> guard,
@@ -158,7 +134,7 @@ Result<FetchedPage> Fetcher::Fetch(std::string_view url, const std::stop_token& 
     }
     page.redirects.push_back(page.url);
     scheme_before = admitted.url.scheme;
-    current = ResolveReference(page.url, location);
+    current = html::ResolveUrl(page.url, location);
     client = TALARIA_TRY(TakeClient());
   }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/loopback_http.h"
+#include "talaria/html/url_resolve.h"
 #include "talaria/web/charset.h"
 
 namespace talaria::web {
@@ -278,12 +279,13 @@ TEST(Fetcher, DecodesACompressedBody) {
   EXPECT_EQ(page->body, "hello, gzip");
 }
 
+// Redirect Locations are resolved by the html module's RFC 3986 resolver.
 TEST(ResolveReference, HandlesEveryForm) {
-  EXPECT_EQ(ResolveReference("http://a:1/x/y?q", "https://b/c"), "https://b/c");
-  EXPECT_EQ(ResolveReference("http://a:1/x/y?q", "//b/c"), "http://b/c");
-  EXPECT_EQ(ResolveReference("http://a:1/x/y?q", "/c"), "http://a:1/c");
-  EXPECT_EQ(ResolveReference("http://a:1/x/y?q", "c"), "http://a:1/x/c");
-  EXPECT_EQ(ResolveReference("http://a:1/x/y?q", "?z"), "http://a:1/x/y?z");
+  EXPECT_EQ(html::ResolveUrl("http://a:1/x/y?q", "https://b/c"), "https://b/c");
+  EXPECT_EQ(html::ResolveUrl("http://a:1/x/y?q", "//b/c"), "http://b/c");
+  EXPECT_EQ(html::ResolveUrl("http://a:1/x/y?q", "/c"), "http://a:1/c");
+  EXPECT_EQ(html::ResolveUrl("http://a:1/x/y?q", "c"), "http://a:1/x/c");
+  EXPECT_EQ(html::ResolveUrl("http://a:1/x/y?q", "?z"), "http://a:1/x/y?z");
 }
 
 }  // namespace

@@ -79,8 +79,4 @@ class Fetcher {
   mutable std::vector<std::unique_ptr<net::HttpClient>> idle_;  // Guarded by mu_.
 };
 
-// `reference` (a Location header) resolved against `base` (an absolute URL): absolute,
-// scheme-relative, absolute-path and relative forms.
-std::string ResolveReference(std::string_view base, std::string_view reference);
-
 }  // namespace talaria::web
