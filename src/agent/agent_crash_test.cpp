@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_test_util.h"
+#include "support/self_spawn.h"
 
 extern char** environ;
 
@@ -61,28 +62,10 @@ TEST(AgentCrashChild, RunTurns) {
 }
 
 pid_t SpawnChild(const std::string& url, const std::string& session, const std::string& project) {
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return -1;
-  exe[n] = '\0';
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.push_back(std::string(kUrlEnv) + "=" + url);
-  env.push_back(std::string(kSessionEnv) + "=" + session);
-  env.push_back(std::string(kProjectEnv) + "=" + project);
-  std::vector<char*> envp;
-  for (std::string& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string filter = "--gtest_filter=AgentCrashChild.RunTurns";
-  char* argv[] = {exe, filter.data(), nullptr};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  if (::posix_spawn(&pid, exe, &fa, nullptr, argv, envp.data()) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
+  return test_support::SpawnSelf(
+      {.test = "AgentCrashChild.RunTurns",
+       .env = {{kUrlEnv, url}, {kSessionEnv, session}, {kProjectEnv, project}},
+       .quiet_stderr = true});
 }
 
 // Turns that fit any history: a slow command (most of the time is spent in tools, so kills

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/self_spawn.h"
 #include "support/temp_dir.h"
 #include "talaria/memory/memory_store.h"
 
@@ -69,26 +70,8 @@ TEST(MemoryWriterChild, Writes) {
 }
 
 pid_t SpawnWriter(const std::string& dir, const std::string& writer) {
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return -1;
-  exe[n] = '\0';
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.push_back(std::string(kDirEnv) + "=" + dir);
-  env.push_back(std::string(kWriterEnv) + "=" + writer);
-  std::vector<char*> envp;
-  for (std::string& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string filter = "--gtest_filter=MemoryWriterChild.Writes";
-  char* argv[] = {exe, filter.data(), nullptr};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  if (::posix_spawn(&pid, exe, &fa, nullptr, argv, envp.data()) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
+  return test_support::SpawnSelf(
+      {.test = "MemoryWriterChild.Writes", .env = {{kDirEnv, dir}, {kWriterEnv, writer}}});
 }
 
 // Waits for `pid` until `deadline`; kills it past that. The exit status, or -1.

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store_test_util.h"
+#include "support/self_spawn.h"
 #include "support/temp_dir.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/store/session_store.h"
@@ -117,28 +118,12 @@ struct Child {
 // Spawns this binary running only StoreCrashChild.AppendTurns.
 Child SpawnChild(const std::string& db, const std::string& session, int64_t count) {
   Child child;
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return child;
-  exe[n] = '\0';
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.push_back(std::string(kDbEnv) + "=" + db);
-  env.push_back(std::string(kSessionEnv) + "=" + session);
-  env.push_back(std::string(kCountEnv) + "=" + std::to_string(count));
-  std::vector<char*> envp;
-  for (std::string& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string filter = "--gtest_filter=StoreCrashChild.AppendTurns";
-  char* argv[] = {exe, filter.data(), nullptr};
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return child;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], kReportFd);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);  // gtest's own chatter
-  if (::posix_spawn(&child.pid, exe, &fa, nullptr, argv, envp.data()) != 0) child.pid = -1;
-  posix_spawn_file_actions_destroy(&fa);
+  child.pid = test_support::SpawnSelf(
+      {.test = "StoreCrashChild.AppendTurns",
+       .env = {{kDbEnv, db}, {kSessionEnv, session}, {kCountEnv, std::to_string(count)}},
+       .dup2s = {{fds[1], kReportFd}}});
   ::close(fds[1]);
   child.reports.reset(fds[0]);
   return child;
