@@ -2,6 +2,8 @@
 // dispatcher.cpp, whose job is running calls).
 #include "talaria/core/dispatcher.h"
 
+#include <nlohmann/json.hpp>
+
 namespace talaria {
 
 ToolResult Dispatcher::Conclude(std::string_view name, std::string_view raw_args, ToolContext& ctx,

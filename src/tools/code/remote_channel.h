@@ -22,6 +22,9 @@
 #include <string>
 #include <string_view>
 
+// std::optional<Item> holds a Json by value: the complete type, not json_fwd.hpp.
+#include <nlohmann/json.hpp>
+
 #include "talaria/base/json.h"
 
 namespace talaria::tools::code {
