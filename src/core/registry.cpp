@@ -448,7 +448,15 @@ Availability Registry::CheckAvailability(const ToolEntry& entry) const {
     if (v == nullptr || *v == '\0') return {false, "environment variable " + var + " is not set"};
   }
   if (const auto& fn = entry.check_fn(); fn && !RunCheck(fn)) {
-    return {false, "availability check failed"};
+    std::string reason;
+    if (const UnavailableReasonFn& why = entry.unavailable_reason()) {
+      try {
+        reason = why();
+      } catch (...) {  // a throwing explanation must not turn into an available tool
+        reason.clear();
+      }
+    }
+    return {false, reason.empty() ? "availability check failed" : std::move(reason)};
   }
   return {};
 }

@@ -289,6 +289,23 @@ TEST(Registry, AThrowingCheckMeansUnavailable) {
   EXPECT_FALSE(r.IsToolsetAvailable("set"));
 }
 
+TEST(Registry, AFailedCheckIsExplainedByTheToolsOwnReason) {
+  Registry r;
+  ToolSpec spec = MakeSpec("alpha", "set");
+  spec.check_fn = [] { return false; };
+  spec.unavailable_reason = [] { return std::string("set ALPHA_KEY in the environment"); };
+  ASSERT_TRUE(r.Register(std::move(spec)).ok());
+  ToolSpec silent = MakeSpec("beta", "set");
+  silent.check_fn = [] { return false; };
+  silent.unavailable_reason = []() -> std::string { throw std::runtime_error("no words"); };
+  ASSERT_TRUE(r.Register(std::move(silent)).ok());
+
+  EXPECT_EQ(r.CheckAvailability("alpha").reason, "set ALPHA_KEY in the environment");
+  Availability beta = r.CheckAvailability("beta");
+  EXPECT_FALSE(beta.available) << "a throwing explanation leaves the tool unavailable";
+  EXPECT_EQ(beta.reason, "availability check failed");
+}
+
 TEST(Registry, RequiresEnvMakesAToolUnavailableWhileUnset) {
   Registry r;
   ToolSpec spec = MakeSpec("alpha", "set");

@@ -26,6 +26,7 @@ std::string_view ParallelClassName(ParallelClass c) {
 struct ToolEntry::Extras {
   AsyncHandler async_handler;
   std::shared_ptr<const CheckFn> check_fn;
+  UnavailableReasonFn unavailable_reason;
   std::vector<std::string> requires_env;
   std::vector<std::string> path_args;
   std::string description;  // only when it differs from the schema's
@@ -82,6 +83,7 @@ ToolEntry::ToolEntry(ToolSpec spec, std::string schema_text)
     auto extras = std::make_unique<Extras>();
     extras->async_handler = std::move(spec.async_handler);
     if (spec.check_fn) extras->check_fn = std::make_shared<const CheckFn>(std::move(spec.check_fn));
+    extras->unavailable_reason = std::move(spec.unavailable_reason);
     extras->requires_env = std::move(spec.requires_env);
     extras->path_args = std::move(spec.path_args);
     extras->description = std::move(spec.description);
@@ -129,6 +131,11 @@ const AsyncHandler& ToolEntry::async_handler() const {
 const std::shared_ptr<const CheckFn>& ToolEntry::check_fn() const {
   static const std::shared_ptr<const CheckFn> kNone;
   return extras_ ? extras_->check_fn : kNone;
+}
+
+const UnavailableReasonFn& ToolEntry::unavailable_reason() const {
+  static const UnavailableReasonFn kNone;
+  return extras_ ? extras_->unavailable_reason : kNone;
 }
 
 const std::vector<std::string>& ToolEntry::requires_env() const {

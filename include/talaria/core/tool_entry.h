@@ -29,6 +29,9 @@ using SyncHandler = std::function<ToolResult(const Json& args, ToolContext& ctx)
 using AsyncHandler = std::function<std::future<ToolResult>(Json args, ToolContext& ctx)>;
 // Availability probe. Throwing counts as "unavailable".
 using CheckFn = std::function<bool()>;
+// Why a tool is unavailable, asked only after its check failed, in words a user can act on
+// ("set FAL_KEY or image_generate.provider in config.yaml"). Empty answer: the generic reason.
+using UnavailableReasonFn = std::function<std::string()>;
 // Rewrites spellings a tool accepts besides its schema's (e.g. an enum value's old alias) in
 // place, before coercion and validation see the arguments. Must not throw.
 using ArgNormalizer = void (*)(Json& args);
@@ -95,6 +98,7 @@ struct ToolSpec {
   SyncHandler handler;
   AsyncHandler async_handler;  // set instead of `handler` for async tools
   CheckFn check_fn;
+  UnavailableReasonFn unavailable_reason;  // null: "availability check failed"
   std::vector<std::string> requires_env;
   std::string description;        // defaults to the schema's description
   std::string emoji;              // defaults to kDefaultEmoji
@@ -146,6 +150,7 @@ class ToolEntry {
   const AsyncHandler& async_handler() const;
   // Shared so the registry can key its availability cache on the function's identity.
   const std::shared_ptr<const CheckFn>& check_fn() const;
+  const UnavailableReasonFn& unavailable_reason() const;
   const std::vector<std::string>& requires_env() const;
   const std::vector<std::string>& path_args() const;
   ArgNormalizer normalize_args() const;    // null when the tool has none
