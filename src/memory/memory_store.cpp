@@ -9,6 +9,7 @@
 #include "memory/masked_entries.h"
 #include "memory/memory_apply.h"
 #include "memory/memory_file.h"
+#include "memory/operation_json.h"
 #include "talaria/base/paths.h"
 #include "talaria/memory/threat_scan.h"
 
@@ -42,35 +43,6 @@ WriteOutcome ArgumentError(std::string error) {
   WriteOutcome o;
   o.result = std::make_shared<Json>(Json{{"success", false}, {"error", std::move(error)}});
   return o;
-}
-
-Result<Action> ParseAction(const Json& value) {
-  if (value.is_string()) {
-    const std::string& s = value.get_ref<const std::string&>();
-    if (s == "add") return Action::kAdd;
-    if (s == "replace") return Action::kReplace;
-    if (s == "remove") return Action::kRemove;
-  }
-  return Err(InvalidArgumentError("action must be one of add, replace, remove"));
-}
-
-Result<Operation> ParseOperation(const Json& object) {
-  if (!object.is_object()) return Err(InvalidArgumentError("is not an object"));
-  auto action = object.find("action");
-  if (action == object.end()) {
-    return Err(InvalidArgumentError(
-        "action is missing: say add, replace or remove (memory has no read action; the "
-        "entries are in your system prompt and in every memory result)"));
-  }
-  Operation op;
-  op.action = TALARIA_TRY(ParseAction(*action));
-  for (const char* key : {"content", "old_text"}) {
-    auto it = object.find(key);
-    if (it == object.end() || it->is_null()) continue;
-    if (!it->is_string()) return Err(InvalidArgumentError(std::string(key) + " must be a string"));
-    (std::string_view(key) == "content" ? op.content : op.old_text) = it->get<std::string>();
-  }
-  return op;
 }
 
 }  // namespace
