@@ -21,7 +21,8 @@ Status AgentImpl::SetUpMemory() {
 
 ToolResult AgentImpl::RunMemory(const Json& args) {
   if (memory_ == nullptr) return ToolResult::Error("memory is not available in this session");
-  memory::WriteOutcome outcome = memory_->Call(args);
+  // A delegated child has nobody watching: its replace and remove wait for the person.
+  memory::WriteOutcome outcome = memory_->Call(args, /*unattended=*/child_ != nullptr);
   if (!outcome.notice.empty()) {
     if (AgentEvents* events = turn_events_.load(); events != nullptr) {
       events->OnNotice(outcome.notice);

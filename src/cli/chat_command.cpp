@@ -29,6 +29,8 @@ constexpr std::string_view kHelp =
     "  /usage           tokens and cost of this session\n"
     "  /tools           the tools this session offers the model\n"
     "  /compact         summarize the conversation so far to free context\n"
+    "  /memory [show|pending|approve ID|reject ID]\n"
+    "                   what the agent remembers, and its writes waiting for you\n"
     "  /help            this list\n"
     "  /exit            leave (also Ctrl-D)\n"
     "Ctrl-C cancels the answer in progress; pressed again, it leaves.\n";
@@ -190,6 +192,8 @@ class Chat {
       signals_.turn_running.store(false);
       signals_.current.store(nullptr);
       std::printf("· %s\n", s.ok() ? "compacted" : s.message().c_str());
+    } else if (name == "/memory") {
+      Memory(arg);
     } else if (name == "/new" || name == "/resume") {
       if (name == "/resume" && arg.empty()) {
         PrintSessions(*setup_->store);
@@ -201,6 +205,22 @@ class Chat {
       std::printf("unknown command %s; /help lists them\n", name.c_str());
     }
     return true;
+  }
+
+  // `talaria memory` inside the chat, for what the person decides while the session runs.
+  void Memory(std::string_view arg) {
+    const size_t space = arg.find(' ');
+    MemoryCommandOptions m;
+    m.action = std::string(arg.substr(0, space));
+    if (m.action.empty()) m.action = "show";
+    if (space != std::string_view::npos) m.text = std::string(Trim(arg.substr(space)));
+    const bool needs_id = m.action == "approve" || m.action == "reject";
+    if ((m.action != "show" && m.action != "pending" && !needs_id) ||
+        (needs_id && m.text.empty())) {
+      std::printf("usage: /memory [show|pending|approve ID|reject ID]\n");
+      return;
+    }
+    (void)RunMemoryCommand(rt_.config(), m);
   }
 
   void Reopen(const std::string& resume) {

@@ -98,9 +98,9 @@ int RunCheckCommand(const CheckCommandOptions& options);
 // talaria memory show|edit|add TEXT|remove TEXT [--target memory|user] [--json]: the agent's
 // memory files. Exit 0 done, 1 refused or failed (the reason on stderr), 2 usage errors.
 struct MemoryCommandOptions {
-  std::string action;  // show | edit | add | remove
+  std::string action;  // show | edit | add | remove | pending | approve | reject
   std::string target;  // memory | user; empty: show both, otherwise memory
-  std::string text;    // add: the entry; remove: a substring of the one entry to remove
+  std::string text;    // add: the entry; remove: a substring of the entry; approve/reject: id
   bool json = false;   // show: JSON
 };
 int RunMemoryCommand(const Config& config, const MemoryCommandOptions& options);

@@ -233,6 +233,13 @@ int main(int argc, char** argv) {
   CLI::App* memory_remove =
       memory_cmd->add_subcommand("remove", "Remove the one entry containing TEXT");
   memory_remove->add_option("text", memory_opts.text, "a substring of the entry")->required();
+  CLI::App* memory_pending =
+      memory_cmd->add_subcommand("pending", "Writes the agent staged for your approval");
+  memory_pending->add_flag("--json", memory_opts.json, "print JSON");
+  CLI::App* memory_approve = memory_cmd->add_subcommand("approve", "Apply a staged write");
+  memory_approve->add_option("id", memory_opts.text, "its id (talaria memory pending)")->required();
+  CLI::App* memory_reject = memory_cmd->add_subcommand("reject", "Drop a staged write");
+  memory_reject->add_option("id", memory_opts.text, "its id (talaria memory pending)")->required();
   for (CLI::App* sub : {memory_show, memory_edit, memory_add, memory_remove}) {
     sub->add_option("--target", memory_opts.target, "memory (the agent's notes) or user")
         ->check(CLI::IsMember({"memory", "user"}));

@@ -1,8 +1,8 @@
-// talaria memory show|edit|add|remove [--target memory|user]: the agent's memory files, for the
-// person. Writes go through the same store as the tool (lock, drift check, atomic replace), so a
-// running session and the person never overwrite each other. `edit` gives $VISUAL/$EDITOR a
-// copy, then saves it only if the file did not change meanwhile and the edit still splits
-// into entries within the limit.
+// talaria memory show|edit|add|remove [--target memory|user] and pending|approve|reject: the
+// agent's memory files and its writes staged for approval, for the person. Writes go through the
+// same store as the tool (lock, drift check, atomic replace), so a running session and the person
+// never overwrite each other. `edit` gives $VISUAL/$EDITOR a copy, then saves it only if the file
+// did not change meanwhile and the edit still splits into entries within the limit.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -105,8 +105,7 @@ int Show(const MemoryStore& store, const std::vector<Target>& targets, bool json
   return code;
 }
 
-int Write(const MemoryStore& store, Target target, memory::Operation op) {
-  memory::WriteOutcome o = store.Apply(target, {std::move(op)});
+int Report(const memory::WriteOutcome& o, Target target) {
   const Json& r = *o.result;
   if (!o.ok) {
     std::fprintf(stderr, "talaria memory: %s\n", r.value("error", std::string("failed")).c_str());
@@ -121,6 +120,62 @@ int Write(const MemoryStore& store, Target target, memory::Operation op) {
               std::string(memory::TargetFileName(target)).c_str(),
               r.value("usage", std::string()).c_str());
   return kExitOk;
+}
+
+int Write(const MemoryStore& store, Target target, memory::Operation op) {
+  return Report(store.Apply(target, {std::move(op)}), target);
+}
+
+// The writes staged for approval (memory.write_approval, or a subagent's replace/remove).
+int ListPending(const MemoryStore& store, bool json) {
+  auto pending = store.Pending();
+  if (!pending) {
+    std::fprintf(stderr, "talaria memory: %s\n", pending.error().message().c_str());
+    return kExitToolError;
+  }
+  Json out = Json::array();
+  for (const memory::PendingWrite& w : *pending) {
+    Json ops = Json::array();
+    for (const memory::Operation& op : w.operations) {
+      const char* action = op.action == memory::Action::kAdd       ? "add"
+                           : op.action == memory::Action::kReplace ? "replace"
+                                                                   : "remove";
+      ops.push_back(Json{{"action", action}, {"content", op.content}, {"old_text", op.old_text}});
+    }
+    if (json) {
+      out.push_back(Json{{"id", w.id},
+                         {"target", std::string(memory::TargetName(w.target))},
+                         {"created_at_ms", w.created_at_ms},
+                         {"operations", ops}});
+      continue;
+    }
+    std::printf("%s  %s\n", w.id.c_str(), std::string(memory::TargetFileName(w.target)).c_str());
+    for (const Json& op : ops) {
+      const std::string action = op["action"];
+      const std::string old_text = op["old_text"], content = op["content"];
+      std::printf("    %s", action.c_str());
+      if (!old_text.empty()) std::printf(" [%s]", old_text.c_str());
+      if (!content.empty()) std::printf(" -> %s", content.c_str());
+      std::printf("\n");
+    }
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+  } else if (pending->empty()) {
+    std::printf("No memory writes wait for approval.\n");
+  }
+  return kExitOk;
+}
+
+int Approve(const MemoryStore& store, const std::string& id) {
+  auto pending = store.Pending();
+  Target target = Target::kMemory;
+  if (pending) {
+    for (const memory::PendingWrite& w : *pending) {
+      if (w.id == id) target = w.target;
+    }
+  }
+  return Report(store.Approve(id), target);
 }
 
 // $VISUAL, else $EDITOR, else vi, run through the shell (so "code --wait" works) on `path`.
@@ -209,6 +264,16 @@ int RunMemoryCommand(const Config& config, const MemoryCommandOptions& options) 
     return Show(store, {*target}, options.json);
   }
   if (options.action == "edit") return Edit(store, *target);
+  if (options.action == "pending") return ListPending(store, options.json);
+  if (options.action == "approve") return Approve(store, options.text);
+  if (options.action == "reject") {
+    if (Status s = store.Reject(options.text); !s.ok()) {
+      std::fprintf(stderr, "talaria memory: %s\n", s.message().c_str());
+      return kExitToolError;
+    }
+    std::printf("Rejected %s; nothing was saved.\n", options.text.c_str());
+    return kExitOk;
+  }
   if (options.action == "add") {
     return Write(store, *target, memory::Operation{memory::Action::kAdd, options.text, {}});
   }

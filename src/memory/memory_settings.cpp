@@ -19,6 +19,7 @@ Result<MemorySettings> MemorySettingsFromConfig(const Config& config) {
   auto user_limit = static_cast<int64_t>(settings.user_char_limit);
   TALARIA_RETURN_IF_ERROR(section.ReadInt("memory_char_limit", kMinLimit, kMaxLimit, memory_limit));
   TALARIA_RETURN_IF_ERROR(section.ReadInt("user_char_limit", kMinLimit, kMaxLimit, user_limit));
+  TALARIA_RETURN_IF_ERROR(section.ReadBool("write_approval", settings.write_approval));
   settings.memory_char_limit = static_cast<size_t>(memory_limit);
   settings.user_char_limit = static_cast<size_t>(user_limit);
   return settings;

@@ -71,7 +71,7 @@ size_t MemoryStore::LimitOf(Target target) const {
   return target == Target::kUser ? settings_.user_char_limit : settings_.memory_char_limit;
 }
 
-WriteOutcome MemoryStore::Call(const Json& args) const {
+WriteOutcome MemoryStore::Call(const Json& args, bool unattended) const {
   if (!args.is_object()) return ArgumentError("arguments must be an object");
   std::optional<Target> target;
   if (auto t = args.find("target"); t != args.end() && t->is_string()) {
@@ -105,12 +105,12 @@ WriteOutcome MemoryStore::Call(const Json& args) const {
       if (!op) return refuse("operation " + std::to_string(i + 1) + ": " + op.error().message());
       operations.push_back(std::move(*op));
     }
-    return Apply(*target, operations, /*batch=*/true);
+    return ApplyOrStage(*target, operations, /*batch=*/true, unattended);
   }
   auto op = ParseOperation(args);
   if (!op) return refuse(op.error().message());
   operations.push_back(std::move(*op));
-  return Apply(*target, operations, /*batch=*/false);
+  return ApplyOrStage(*target, operations, /*batch=*/false, unattended);
 }
 
 WriteOutcome MemoryStore::Apply(Target target, const std::vector<Operation>& operations,

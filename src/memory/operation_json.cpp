@@ -1,4 +1,4 @@
-// ParseOperation (operation_json.h).
+// ParseOperation and OperationJson (operation_json.h).
 #include "memory/operation_json.h"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +35,16 @@ Result<Operation> ParseOperation(const Json& object) {
     (std::string_view(key) == "content" ? op.content : op.old_text) = it->get<std::string>();
   }
   return op;
+}
+
+Json OperationJson(const Operation& op) {
+  Json out = Json::object();
+  out["action"] = op.action == Action::kAdd       ? "add"
+                  : op.action == Action::kReplace ? "replace"
+                                                  : "remove";
+  if (!op.content.empty()) out["content"] = op.content;
+  if (!op.old_text.empty()) out["old_text"] = op.old_text;
+  return out;
 }
 
 }  // namespace talaria::memory

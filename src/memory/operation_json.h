@@ -1,4 +1,5 @@
-// One memory operation as JSON, the tool's argument shape {action, content?, old_text?}.
+// One memory operation as JSON, the tool's argument shape {action, content?, old_text?}: what
+// a call carries and what a staged write keeps on disk (memory_pending.cpp).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -10,5 +11,7 @@ namespace talaria::memory {
 
 // InvalidArgument saying what is wrong ("action must be one of add, replace, remove").
 Result<Operation> ParseOperation(const Json& object);
+
+Json OperationJson(const Operation& op);
 
 }  // namespace talaria::memory

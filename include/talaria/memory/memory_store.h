@@ -44,12 +44,15 @@ struct MemorySettings {
   std::string dir;  // empty: $TALARIA_HOME/memories
   size_t memory_char_limit = kDefaultMemoryCharLimit;
   size_t user_char_limit = kDefaultUserCharLimit;
+  // Every write waits for the person (`talaria memory approve <id>`) instead of landing.
+  bool write_approval = false;
 };
 
 // config.yaml's `memory:` section:
 //   memory:
 //     memory_char_limit: 2200   # MEMORY.md, characters over the whole file
 //     user_char_limit: 1375     # USER.md
+//     write_approval: false     # true: writes are staged until the person approves them
 // Errors: InvalidArgument naming the bad key.
 Result<MemorySettings> MemorySettingsFromConfig(const Config& config);
 
@@ -73,6 +76,15 @@ struct WriteOutcome {
   std::string notice;
 };
 
+// A write staged for the person's approval: $TALARIA_HOME/memories/pending/<id>.json.
+struct PendingWrite {
+  std::string id;  // 8 hex digits
+  Target target = Target::kMemory;
+  std::vector<Operation> operations;
+  bool batch = false;
+  int64_t created_at_ms = 0;
+};
+
 class MemoryStore {
  public:
   explicit MemoryStore(MemorySettings settings);
@@ -82,8 +94,19 @@ class MemoryStore {
   size_t LimitOf(Target target) const;
 
   // The memory tool's call: {target, action, content?, old_text?} or {target, operations: [...]}.
-  // Arguments it cannot use are an error result, never a crash.
-  WriteOutcome Call(const Json& args) const;
+  // Arguments it cannot use are an error result, never a crash. A valid write is staged instead
+  // of applied when settings().write_approval is on, and a replace or remove is staged when
+  // `unattended` (nobody watches the session: an unattended edit once deleted a user's rules);
+  // staged: {success: true, staged: true, pending_id, target, message}.
+  WriteOutcome Call(const Json& args, bool unattended = false) const;
+
+  // The staged writes, oldest first (unreadable files skipped). Errors: Unavailable.
+  Result<std::vector<PendingWrite>> Pending() const;
+  // Applies a staged write now (as Apply) and forgets it once applied; a refused one is kept so
+  // the person can reject it. NotFound result for an unknown id.
+  WriteOutcome Approve(std::string_view id) const;
+  // Forgets a staged write. NotFound for an unknown id.
+  Status Reject(std::string_view id) const;
 
   // The changes, in order, all or nothing; the limit is checked on the end result (and, for a
   // lone replace, on the replacement). `batch`: the operations form (messages say "operation N").
@@ -116,6 +139,10 @@ class MemoryStore {
   Status Check(Target target) const;
 
  private:
+  WriteOutcome ApplyOrStage(Target target, const std::vector<Operation>& operations, bool batch,
+                            bool unattended) const;
+  WriteOutcome Stage(Target target, const std::vector<Operation>& operations, bool batch) const;
+
   MemorySettings settings_;
 };
 
