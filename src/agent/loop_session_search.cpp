@@ -7,8 +7,7 @@
 namespace talaria::agent {
 
 ToolResult AgentImpl::RunSessionSearchTool(const Json& args) {
-  // {"success": false, "error": ...} becomes an error result through its "error" key.
-  return ToolResult::FromJson(RunSessionSearch(*store_, session_id_, args));
+  return SessionSearchToolResult(*store_, session_id_, args);
 }
 
 }  // namespace talaria::agent

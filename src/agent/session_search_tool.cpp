@@ -466,4 +466,12 @@ Json RunSessionSearch(store::SessionStore& store, std::string_view current_sessi
   return Browse(store, a, current);
 }
 
+ToolResult SessionSearchToolResult(store::SessionStore& store, std::string_view current_session_id,
+                                   const Json& args) {
+  // {"success": false, "error": ...} becomes an error result through its "error" key.
+  ToolResult result = ToolResult::FromJson(RunSessionSearch(store, current_session_id, args));
+  if (result.ok()) result.untrusted_source = "session_search";
+  return result;
+}
+
 }  // namespace talaria::agent

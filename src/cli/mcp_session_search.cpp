@@ -30,7 +30,7 @@ class ReadOnlyRecall {
       }
       store = store_.get();
     }
-    return ToolResult::FromJson(agent::RunSessionSearch(*store, /*current_session_id=*/"", args));
+    return agent::SessionSearchToolResult(*store, /*current_session_id=*/"", args);
   }
 
  private:

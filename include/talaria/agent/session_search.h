@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "talaria/base/json.h"
+#include "talaria/core/tool_result.h"
 
 namespace talaria::store {
 class SessionStore;
@@ -27,5 +28,11 @@ namespace talaria::agent {
 // for an MCP client). Always an object: the mode's result, or {"success": false, "error"}.
 Json RunSessionSearch(store::SessionStore& store, std::string_view current_session_id,
                       const Json& args);
+
+// The call as a tool result: an error result for {"success": false}, otherwise the result with
+// its recalled text marked untrusted (old sessions hold pages, files and tool output, so a
+// recalled "ignore your instructions" is data like a fetched page's).
+ToolResult SessionSearchToolResult(store::SessionStore& store, std::string_view current_session_id,
+                                   const Json& args);
 
 }  // namespace talaria::agent
