@@ -384,6 +384,11 @@ TALARIA_TOOL(MixtureOfAgents, [] {
     auto settings = talaria::agent::LoadSettings();
     return settings.has_value() && settings->has_value();
   };
+  spec.unavailable_reason = []() -> std::string {
+    auto settings = talaria::agent::LoadSettings();
+    if (!settings) return settings.error().message();
+    return "config.yaml has no moa: section (reference_models, aggregator_model, endpoint)";
+  };
   spec.emoji = "\xF0\x9F\xA7\xA0";  // "🧠"
   spec.parallel = talaria::ParallelClass::kSafe;
   spec.annotations.read_only = true;

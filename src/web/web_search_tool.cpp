@@ -73,6 +73,12 @@ bool AnyBackend() {
   return false;
 }
 
+// What `talaria tools` says when no backend is configured: what any one of them needs.
+std::string WhatToSet() {
+  auto chosen = ChooseSearchBackend("");
+  return chosen ? std::string() : chosen.error().message();
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "web_search";
@@ -80,6 +86,7 @@ ToolSpec MakeSpec() {
   spec.schema = kSchema;
   spec.handler = WebSearch;
   spec.check_fn = AnyBackend;
+  spec.unavailable_reason = WhatToSet;
   spec.emoji = "\xF0\x9F\x94\x8D";  // "🔍"
   spec.parallel = ParallelClass::kSafe;
   spec.counts_as_read = true;
