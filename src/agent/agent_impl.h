@@ -32,6 +32,9 @@
 
 namespace talaria::agent {
 
+// The session state key holding background subagents' undelivered results (loop_delegate.cpp).
+inline constexpr std::string_view kDelegationNoticesKey = "delegation_notices";
+
 // What one turn has used and seen so far.
 struct TurnState {
   AgentEvents* events = nullptr;
@@ -77,6 +80,8 @@ class AgentImpl final : public Agent {
                                            ToolContext& ctx);
   // Finished background subagents' results, to append to the next tool result.
   std::string TakeDelegationNotices();
+  // At close: stops the children and keeps what they left to say in the store.
+  void KeepDelegationNotices();
   // Usage spent for this session outside its own requests (its subagents, mixture_of_agents):
   // added to SessionUsage now and to the store's totals with the next message.
   void AddOutsideUsage(const Usage& usage, double cost);
@@ -162,6 +167,9 @@ class AgentImpl final : public Agent {
   void ChargeOutsideUsage(store::StoredMessage& row);
   bool routing_attached_ = false;
   std::unique_ptr<ChildRole> child_;
+  // Background subagents' results that reached no tool result before the session closed, kept
+  // in the store and delivered with the first turn after it resumes.
+  std::string carried_notices_;
   std::unique_ptr<Delegator> delegator_;  // last: destroyed (children stopped) first
 };
 

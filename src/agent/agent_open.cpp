@@ -54,6 +54,7 @@ AgentImpl::AgentImpl(AgentOptions options, ModelSettings model,
 }
 
 AgentImpl::~AgentImpl() {
+  KeepDelegationNotices();
   delegator_.reset();  // its children first: they use this agent's runtime and store
   if (registered_code_execution_) tools::DisableCodeExecution(runtime_->dispatcher());
   // The router finds agents by session: a runtime that outlives this one must not call into it.
@@ -209,6 +210,8 @@ Status AgentImpl::ResumeSession() {
     for (const ToolCall& call : m.tool_calls) used_call_ids_.insert(call.id);
     if (m.role == Role::kUser) ++turns_;
   }
+  std::optional<Json> notices = TALARIA_TRY(store_->GetState(session_id_, kDelegationNoticesKey));
+  if (notices && notices->is_string()) carried_notices_ = notices->get<std::string>();
   std::optional<Json> todo = TALARIA_TRY(store_->GetState(session_id_, kTodoStateKey));
   if (todo) {
     std::lock_guard lock(todo_mu_);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "agent/agent_impl.h"
 #include "agent/message_rows.h"
@@ -125,9 +126,14 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
   };
 
   const bool first_user_message = request_.messages.size() <= 1;
-  if (Status s = Persist(TextMessage(Role::kUser, std::string(user_message))); !s.ok()) {
+  // Background subagents that finished after the last tool result (or before the session last
+  // closed) report with this message: a result no tool call carried is never dropped.
+  const bool had_carried = !carried_notices_.empty();
+  const std::string notices = std::exchange(carried_notices_, {}) + TakeDelegationNotices();
+  if (Status s = Persist(TextMessage(Role::kUser, std::string(user_message) + notices)); !s.ok()) {
     return fail(TurnExit::kModelFailed, "session store: " + s.message());
   }
+  if (had_carried) (void)store_->PutState(session_id_, kDelegationNoticesKey, Json(nullptr));
   if (first_user_message) {
     (void)store_->SetTitle(session_id_, Utf8Prefix(user_message, kTitleChars));
   }

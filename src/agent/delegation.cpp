@@ -238,7 +238,9 @@ struct Delegator::ChildRun {
 Delegator::Delegator(AgentImpl& owner, DelegationSettings settings, int depth, bool may_delegate)
     : owner_(owner), settings_(std::move(settings)), depth_(depth), may_delegate_(may_delegate) {}
 
-Delegator::~Delegator() {
+Delegator::~Delegator() { StopAll(); }
+
+void Delegator::StopAll() {
   std::vector<std::shared_ptr<ChildRun>> runs;
   {
     std::lock_guard lock(mu_);

@@ -69,7 +69,10 @@ class Delegator {
  public:
   // depth: the owner's (0 for a session the user started); may_delegate: false for a leaf child.
   Delegator(AgentImpl& owner, DelegationSettings settings, int depth, bool may_delegate);
-  ~Delegator();  // stops every child still running (background ones too) and joins it
+  ~Delegator();  // StopAll
+  // Stops every child still running (background ones too) and joins it; a background child's
+  // result (interrupted) is then among the notices.
+  void StopAll();
   Delegator(const Delegator&) = delete;
   Delegator& operator=(const Delegator&) = delete;
 

@@ -250,7 +250,7 @@ TEST_F(Delegation, InterruptingTheParentKillsTheChildsProcess) {
   EXPECT_EQ(Children()[0].end_reason, "interrupted");
 }
 
-TEST_F(Delegation, ABackgroundResultArrivesWithTheNextToolResult) {
+TEST_F(Delegation, ABackgroundResultArrivesOnceWithWhatTheModelSeesNext) {
   WriteFile("a.txt", "alpha\n");
   Serve(R"({"turns": [
       {"tool_calls": [{"id": "d1", "name": "delegate_task",
@@ -260,10 +260,9 @@ TEST_F(Delegation, ABackgroundResultArrivesWithTheNextToolResult) {
        "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
       {"match": {"last_role": "tool", "last_content_contains": "dispatched"}, "text": "Dispatched.",
        "usage": {"prompt_tokens": 1000, "completion_tokens": 20}},
-      {"match": {"last_role": "user"},
+      {"match": {"last_role": "user"}, "expect": {"last_content_contains": "bg survey finished"},
        "tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
-      {"match": {"last_role": "tool"}, "expect": {"last_content_contains": "bg survey finished"},
-       "text": "Got it."}]})");
+      {"match": {"last_role": "tool"}, "text": "Got it."}]})");
   Open(ParentOptions());
   TurnResult first = Turn("start it");
   EXPECT_EQ(first.exit, TurnExit::kAnswered) << first.error;
@@ -282,7 +281,56 @@ TEST_F(Delegation, ABackgroundResultArrivesWithTheNextToolResult) {
                                       ? ToolResultOf("r1").get<std::string>()
                                       : ToolResultOf("r1").dump();
   EXPECT_NE(read_result.find("alpha"), std::string::npos);
-  EXPECT_NE(read_result.find("Background subagent"), std::string::npos) << read_result;
+  EXPECT_EQ(read_result.find("Background subagent"), std::string::npos)
+      << "delivered once, with the user's message: " << read_result;
+}
+
+TEST_F(Delegation, ABackgroundResultReachesTheNextTurnWithoutAToolCall) {
+  Serve(R"({"turns": [
+      {"tool_calls": [{"id": "d1", "name": "delegate_task",
+                       "arguments": {"goal": "TASK-QUIET: count files", "background": true}}],
+       "usage": {"prompt_tokens": 1000, "completion_tokens": 20}},
+      {"match": {"system_contains": "TASK-QUIET"}, "text": "there are 7 files",
+       "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+      {"match": {"last_role": "tool"}, "text": "Dispatched.",
+       "usage": {"prompt_tokens": 1000, "completion_tokens": 20}},
+      {"match": {"last_role": "user"},
+       "expect": {"last_content_contains": "there are 7 files"}, "text": "Seven."}]})");
+  Open(ParentOptions());
+  ASSERT_EQ(Turn("start it").exit, TurnExit::kAnswered);
+  // The child's usage is charged together with its notice: once it shows, the notice is queued.
+  ASSERT_TRUE(
+      test_support::WaitUntil([&] { return agent_->SessionUsage().input_tokens == 2100; }, 20s));
+  TurnResult second = Turn("how many?");
+  EXPECT_EQ(second.exit, TurnExit::kAnswered) << second.error;
+  EXPECT_EQ(second.text, "Seven.");
+  EXPECT_EQ(server_->ProblemsText(), "") << "the result rode on the user's message";
+}
+
+TEST_F(Delegation, ABackgroundResultOutlivesItsSessionsClose) {
+  Serve(R"({"turns": [
+      {"tool_calls": [{"id": "d1", "name": "delegate_task",
+                       "arguments": {"goal": "TASK-LONG: index the repo", "background": true}}]},
+      {"match": {"system_contains": "TASK-LONG"}, "text": "never",
+       "hold": {"until_requests": 99, "timeout_ms": 5000}},
+      {"match": {"last_role": "tool"}, "text": "Dispatched."},
+      {"match": {"last_role": "user"},
+       "expect": {"last_content_contains": "Background subagent"}, "text": "It was stopped."}]})");
+  Open(ParentOptions());
+  ASSERT_EQ(Turn("start it").exit, TurnExit::kAnswered);
+  const std::string id = agent_->session_id();
+  agent_.reset();  // closes while the child still works: it is stopped, its report kept
+
+  AgentOptions again = ParentOptions();
+  again.resume_session_id = id;
+  Open(again);
+  TurnResult next = Turn("what happened to the indexing?");
+  EXPECT_EQ(next.exit, TurnExit::kAnswered) << next.error;
+  EXPECT_EQ(next.text, "It was stopped.");
+  EXPECT_EQ(server_->ProblemsText(), "");
+  agent_.reset();
+  Open(again);  // delivered once: a third open carries nothing
+  EXPECT_TRUE(store_->GetState(id, "delegation_notices").value().value_or(Json()).is_null());
 }
 
 TEST_F(Delegation, BackgroundChildrenCountAgainstTheLimit) {

@@ -22,6 +22,15 @@ std::string AgentImpl::TakeDelegationNotices() {
   return delegator_ != nullptr ? delegator_->TakeNotices() : std::string();
 }
 
+void AgentImpl::KeepDelegationNotices() {
+  if (delegator_ == nullptr) return;
+  delegator_->StopAll();
+  const std::string left = delegator_->TakeNotices();
+  if (left.empty() || session_id_.empty()) return;
+  // Undelivered ones from an earlier close stay in front (the state still holds them).
+  (void)store_->PutState(session_id_, kDelegationNoticesKey, Json(carried_notices_ + left));
+}
+
 void AgentImpl::AddOutsideUsage(const Usage& usage, double cost) {
   if (delegator_ != nullptr) delegator_->AddUsage(usage, cost);
 }
