@@ -83,6 +83,13 @@ std::string Excerpt(std::string_view text, size_t width) {
   return line;
 }
 
+// A delegated child's row names its parent, so a list of sessions reads as the tree it is.
+std::string TitleCell(const store::SessionRow& s) {
+  std::string cell = Excerpt(s.title.empty() ? s.cwd : s.title, 40);
+  if (s.parent_id.empty()) return cell;
+  return "\u21B3 " + s.parent_id + ": " + cell;  // "↳ <parent>: title"
+}
+
 int List(store::SessionStore& db, const SessionsOptions& options) {
   store::ListOptions list{.cwd = {}, .limit = options.limit};
   if (options.here) {
@@ -106,7 +113,7 @@ int List(store::SessionStore& db, const SessionsOptions& options) {
     table.AddRow(
         {s.id, LocalTime(s.started_at_ms), s.model, std::to_string(s.message_count),
          std::to_string(s.totals.input_tokens) + "/" + std::to_string(s.totals.output_tokens),
-         Money(s.totals.cost_usd), Excerpt(s.title.empty() ? s.cwd : s.title, 40)});
+         Money(s.totals.cost_usd), TitleCell(s)});
   }
   table.Print(stdout);
   return kExitOk;

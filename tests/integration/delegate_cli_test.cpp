@@ -74,6 +74,14 @@ TEST(DelegateCli, RunHandsThreeTasksToChildrenThatRunAtOnce) {
     if (s.value("source", "") != "delegate") parent = s["id"];
   }
   ASSERT_FALSE(parent.empty()) << list.out;
+  // The table names each child's parent.
+  const CliRun table = RunTalaria(how, {"sessions", "list"});
+  size_t children_named = 0;
+  for (size_t at = table.out.find("\u21B3 " + parent); at != std::string::npos;
+       at = table.out.find("\u21B3 " + parent, at + 1)) {
+    ++children_named;
+  }
+  EXPECT_EQ(children_named, 3u) << table.out;
 
   // The parent's totals hold its children's usage; the overall total counts it once.
   const CliRun usage = RunTalaria(how, {"sessions", "usage", parent, "--json"});
