@@ -23,6 +23,8 @@ pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3>=3.34)
 # HTML5 parsing for main-content extraction (src/html/): Debian's libgumbo.
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
+# Internationalized host names for the network guard (src/web/idn.cpp).
+pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
 # `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
 pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 
@@ -32,4 +34,4 @@ target_link_libraries(talaria_deps_public INTERFACE tl::expected nlohmann_json::
 add_library(talaria_deps_private INTERFACE)
 target_link_libraries(talaria_deps_private INTERFACE yaml-cpp PkgConfig::RE2 PkgConfig::PCRE2 Threads::Threads
   tomlplusplus::tomlplusplus PkgConfig::NETTLE PkgConfig::SECCOMP PkgConfig::SQLITE3
-  PkgConfig::GUMBO)
+  PkgConfig::GUMBO PkgConfig::IDN2)

@@ -136,7 +136,30 @@ TEST(GuardCheck, RefusesUserinfoZoneIdsAndOddHosts) {
   EXPECT_EQ(RuleOf("http://1.2.3.999/"), "numeric-host");
   EXPECT_EQ(RuleOf("http://0x7g.1/"), "numeric-host");
   EXPECT_EQ(RuleOf("http://%31%32%37.0.0.1/"), "encoded-host");
-  EXPECT_EQ(RuleOf("http://ex\xC3\xA4mple.com/"), "idn");
+}
+
+TEST(GuardCheck, JudgesInternationalNamesAsTheAsciiTheyBecome) {
+  auto url = ParseWebUrl(
+      "https://B\xC3\xBC"
+      "cher.example/k\xC3\xBC"
+      "che");
+  ASSERT_TRUE(url) << url.error().ToString();
+  EXPECT_EQ(url->host, "xn--bcher-kva.example");
+  EXPECT_EQ(url->normalized,
+            "https://xn--bcher-kva.example/k\xC3\xBC"
+            "che");
+  EXPECT_EQ(RuleOf("http://ex\xC3\xA4mple.com/"), "");
+  // Fullwidth digits and ideographic full stops map to an address: judged as that address.
+  EXPECT_EQ(RuleOf("http://\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x97\xE3\x80\x82\xEF\xBC\x90"
+                   "\xE3\x80\x82\xEF\xBC\x90\xE3\x80\x82\xEF\xBC\x91/"),
+            "loopback");
+  EXPECT_EQ(RuleOf("http://\xEF\xBD\x8D"
+                   "etadata.google.internal/"),
+            "cloud-metadata");
+  EXPECT_EQ(RuleOf("http://\xCC\x81"
+                   "abc.example/"),
+            "idn")
+      << "a label opening with a combining mark";
 }
 
 TEST(GuardCheck, RefusesOtherSchemes) {

@@ -1,7 +1,8 @@
 // ParseWebUrl and UrlCarriesSecret (network_guard.h): the syntax half of the guard. Anything a
-// parser could read two ways (user info, backslashes, encoded or non-ASCII hosts, numeric hosts
-// that are not quite IPv4) is refused rather than guessed at, and the URL handed on is rebuilt
-// from the parts judged.
+// parser could read two ways (user info, backslashes, encoded hosts, numeric hosts that are not
+// quite IPv4) is refused rather than guessed at; a non-ASCII host is judged as its IDNA ASCII
+// form; the URL handed on is rebuilt from the parts judged.
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "talaria/base/redact.h"
 #include "talaria/base/uri.h"
 #include "talaria/web/network_guard.h"
+#include "web/idn.h"
 
 namespace talaria::web {
 namespace {
@@ -93,12 +95,18 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
     out.ip = ParseIpLiteral(host);
     if (!out.ip || !out.ip->v6) return Err(InvalidArgumentError("URL host is not an IPv6 address"));
   } else {
+    std::string ascii;
+    if (std::any_of(host.begin(), host.end(),
+                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      // Judged as the name it becomes: the mapping can turn fullwidth digits into an address.
+      auto mapped = HostToAscii(host);
+      if (!mapped) return Err(Refuse(mapped.error().message(), "idn"));
+      ascii = std::move(*mapped);
+      host = ascii;
+    }
     std::string lower;
     lower.reserve(host.size());
     for (char c : host) {
-      if (static_cast<unsigned char>(c) >= 0x80) {
-        return Err(Refuse("a non-ASCII host name (use its xn-- form)", "idn"));
-      }
       if (c == '%') return Err(Refuse("a percent-encoded host name", "encoded-host"));
       const char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c;
       if (!HostChar(l))
