@@ -25,6 +25,8 @@ pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3>=3.34)
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
 # Internationalized host names for the network guard (src/web/idn.cpp).
 pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
+# PDF text for web_extract; only the talaria-pdf-text program (src/web/pdf/) links it.
+pkg_check_modules(POPPLER_CPP REQUIRED IMPORTED_TARGET poppler-cpp)
 # `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
 pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 

@@ -13,6 +13,8 @@ install(TARGETS talaria_http LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS talaria_net_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Run by libtalaria from its own directory to trial-load plugins (plugin_loader.h).
 install(TARGETS talaria_plugin_trial RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Run by libtalaria from its own directory to read PDFs for web_extract (web/pdf_text.h).
+install(TARGETS talaria_pdf_text RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/talaria DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT talariaTargets NAMESPACE talaria::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/talaria)

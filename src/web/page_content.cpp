@@ -11,6 +11,7 @@
 #include "talaria/base/sha256.h"
 #include "talaria/html/main_content.h"
 #include "talaria/web/charset.h"
+#include "web/pdf_text.h"
 
 namespace talaria::web {
 namespace {
@@ -39,7 +40,7 @@ size_t Lines(std::string_view s) {
 
 }  // namespace
 
-Result<PageContent> ContentOf(const FetchedPage& page) {
+Result<PageContent> ContentOf(const FetchedPage& page, std::stop_token cancel) {
   if (page.status >= 400) {
     return Err(FailedPreconditionError("HTTP " + std::to_string(page.status)));
   }
@@ -48,9 +49,16 @@ Result<PageContent> ContentOf(const FetchedPage& page) {
     type = "application/pdf";
   }
   if (type == "application/pdf") {
-    return Err(FailedPreconditionError(
-        "a PDF: this build of talaria has no PDF text extraction (poppler-cpp); open it with "
-        "the browser or a PDF tool"));
+    if (page.truncated) {
+      return Err(FailedPreconditionError(
+          "a PDF larger than the download limit: a cut PDF cannot be read"));
+    }
+    PdfText pdf = TALARIA_TRY(ExtractPdfText(page.body, PdfLimits{.cancel = std::move(cancel)}));
+    if (pdf.pages_read < pdf.pages) {
+      pdf.text +=
+          "\n\n[... " + std::to_string(pdf.pages - pdf.pages_read) + " more pages not read ...]";
+    }
+    return PageContent{.title = std::move(pdf.title), .content = std::move(pdf.text)};
   }
   const bool html = type == "text/html" || type == "application/xhtml+xml";
   if (!html && !IsTextType(type)) {

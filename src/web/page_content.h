@@ -1,10 +1,12 @@
 // What web_extract makes of a fetched page: HTML through the html module's main-content
-// extraction, plain text and JSON passed through (as UTF-8), other types refused with a reason;
+// extraction, PDFs through poppler-cpp in a child process (pdf_text.h), plain text and JSON
+// passed through (as UTF-8), other types refused with a reason;
 // and the truncate-and-store window for a page larger than web.extract_char_limit.
 // Thread-safety: pure functions, except StoreFullText (writes a file).
 #pragma once
 
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -18,8 +20,9 @@ struct PageContent {
   std::string content;  // markdown or text, UTF-8
 };
 
-// FailedPrecondition (with the reason) for an HTTP error status or a type that is not text.
-Result<PageContent> ContentOf(const FetchedPage& page);
+// FailedPrecondition (with the reason) for an HTTP error status, a type that is not text, or a
+// PDF that cannot be read. `cancel` stops a PDF's extraction.
+Result<PageContent> ContentOf(const FetchedPage& page, std::stop_token cancel = {});
 
 // `content` when it is within `limit` characters; else a head (about 3/4) and tail (about 1/4)
 // window snapped to line breaks, with a footer naming where the full text was stored and the

@@ -90,7 +90,7 @@ Json ExtractOne(const Fetcher& fetcher, const WebSettings& s, const std::string&
     return r;
   }
   if (!page->redirects.empty()) r["url"] = page->url;  // where the content came from
-  auto content = ContentOf(*page);
+  auto content = ContentOf(*page, ctx.cancel);
   if (!content) {
     r["error"] = content.error().message();
     return r;

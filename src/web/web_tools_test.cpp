@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/loopback_http.h"
+#include "support/minimal_pdf.h"
 #include "support/temp_dir.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
@@ -243,7 +244,7 @@ TEST_F(WebToolsTest, ExtractReturnsPagesInTheOriginalShape) {
       res.set_content(R"({"k":1})", "application/json");
     });
     s.Get("/pdf", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("%PDF-1.4 ...", "application/pdf");
+      res.set_content("%PDF-1.4 ...", "application/pdf");  // damaged: a reason, not a crash
     });
     s.Get("/missing", [](const httplib::Request&, httplib::Response& res) { res.status = 404; });
   });
@@ -259,8 +260,32 @@ TEST_F(WebToolsTest, ExtractReturnsPagesInTheOriginalShape) {
   EXPECT_TRUE(res[0]["error"].is_null());
   EXPECT_EQ(res[1]["content"], "caf\xC3\xA9 au lait");
   EXPECT_EQ(res[2]["content"], R"({"k":1})");
-  EXPECT_NE(res[3]["error"].get<std::string>().find("PDF"), std::string::npos);
+  EXPECT_NE(res[3]["error"].get<std::string>().find("PDF"), std::string::npos) << res[3].dump();
   EXPECT_EQ(res[4]["error"], "HTTP 404");
+}
+
+TEST_F(WebToolsTest, ExtractReadsAPdfsText) {
+  const std::string pdf =
+      test_support::BuildPdf({"Minutes of the meeting", "Budget approved"}, "Board Minutes");
+  LoopbackHttpServer site([&](httplib::Server& s) {
+    s.set_keep_alive_timeout(1);
+    s.Get("/minutes.pdf", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(pdf, "application/pdf");
+    });
+    s.Get("/untyped", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(pdf, "application/octet-stream");  // known by its first bytes
+    });
+  });
+  WriteConfig("web:\n  allow_private: [\"127.0.0.1:" + std::to_string(site.port()) + "\"]\n");
+  Json r = Call("web_extract", {{"urls", {site.url("/minutes.pdf"), site.url("/untyped")}}});
+  ASSERT_TRUE(r.contains("results")) << r.dump();
+  for (const Json& one : r["results"]) {
+    EXPECT_TRUE(one["error"].is_null()) << one.dump();
+    EXPECT_EQ(one["title"], "Board Minutes");
+    const std::string content = one["content"].get<std::string>();
+    EXPECT_NE(content.find("Minutes of the meeting"), std::string::npos) << content;
+    EXPECT_NE(content.find("Budget approved"), std::string::npos) << content;
+  }
 }
 
 TEST_F(WebToolsTest, ExtractRefusesPrivateAddressesPerUrl) {
