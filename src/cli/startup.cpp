@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "talaria/core/command_hooks.h"
 #include "talaria/core/project_config.h"
 #include "talaria/mcp/client.h"
