@@ -27,6 +27,9 @@ pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
 pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
 # PDF text for web_extract; only the talaria-pdf-text program (src/web/pdf/) links it.
 pkg_check_modules(POPPLER_CPP REQUIRED IMPORTED_TARGET poppler-cpp)
+# The checkpoints' shadow git stores: Debian's libgit2, no git process; only the lazily loaded
+# libtalaria_checkpoints.so (src/checkpoints/git/) links it.
+pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
 # `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
 pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 
