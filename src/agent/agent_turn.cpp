@@ -138,6 +138,7 @@ TurnResult AgentImpl::RunTurn(std::string_view user_message, AgentEvents* events
     (void)store_->SetTitle(session_id_, Utf8Prefix(user_message, kTitleChars));
   }
   ++turns_;
+  session_->NewTurn();  // checkpoints: each project is snapshotted again before its next change
   if (events != nullptr) events->OnTurnStarted(turns_);
 
   // Preflight: a resumed or long session may already be over the threshold.

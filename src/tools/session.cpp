@@ -1,4 +1,5 @@
 #include "talaria/tools/session.h"
+#include "talaria/checkpoints/checkpoint_manager.h"
 
 #include "talaria/tools/session_services.h"
 
@@ -108,6 +109,16 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   session->tracker_ = std::make_shared<FileTracker>(options.read_guards);
   services.environment = TALARIA_TRY(OpenEnvironment(options, *services.workspace, ws_roots));
   services.processes = std::make_shared<env::ProcessTable>();
+  if (options.checkpoints.enabled) {
+    // Not fatal either: the tools work without snapshots; the reason is said once.
+    auto store = checkpoints::CheckpointStore::Open(options.checkpoints);
+    if (store) {
+      services.checkpoints =
+          std::make_shared<checkpoints::CheckpointManager>(std::move(*store), ws_roots);
+    } else {
+      LogWarn("checkpoints unavailable: " + store.error().message());
+    }
+  }
   if (options.audit) {
     auto audit = safety::AuditLog::Open(options.audit_log_path);
     if (audit) {
@@ -125,11 +136,17 @@ Result<std::shared_ptr<Session>> Session::Narrowed(std::vector<std::string> root
   options.roots = std::move(roots);
   options.cwd.clear();
   options.session_id = id_;
-  options.audit = false;  // shares ours below
+  options.audit = false;                // shares ours below
+  options.checkpoints.enabled = false;  // shares ours below (one snapshot per turn)
   auto narrowed = TALARIA_TRY(Open(std::move(options)));
   narrowed->tracker_ = tracker_;
   narrowed->services_->audit_log = services_->audit_log;
+  narrowed->services_->checkpoints = services_->checkpoints;
   return narrowed;
+}
+
+void Session::NewTurn() const {
+  if (services_->checkpoints) services_->checkpoints->NewTurn();
 }
 
 void Session::ForgetReads() const { static_cast<FileTracker&>(*tracker_).ForgetReads(); }

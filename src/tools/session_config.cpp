@@ -43,6 +43,7 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   TALARIA_RETURN_IF_ERROR(files.ReadBool("read_hard_links", read_hard_links));
   base.hard_link_reads =
       read_hard_links ? safety::HardLinkReads::kAllow : safety::HardLinkReads::kRefuse;
+  base.checkpoints = TALARIA_TRY(checkpoints::CheckpointSettingsFromConfig(config));
   return base;
 }
 

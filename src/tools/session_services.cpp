@@ -34,4 +34,9 @@ env::ProcessTable* ProcessesOf(const ToolContext& ctx) {
   return s != nullptr ? s->processes.get() : nullptr;
 }
 
+checkpoints::CheckpointManager* CheckpointsOf(const ToolContext& ctx) {
+  SessionServices* s = ServicesOf(ctx);
+  return s != nullptr ? s->checkpoints.get() : nullptr;
+}
+
 }  // namespace talaria::tools

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "talaria/base/status.h"
+#include "talaria/checkpoints/checkpoint_store.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/config.h"
 #include "talaria/core/tool_context.h"
@@ -70,9 +71,11 @@ struct SessionOptions {
   // files.read_hard_links: read files that have more than one hard link (see HardLinkReads).
   safety::HardLinkReads hard_link_reads = safety::HardLinkReads::kRefuse;
   ReadGuards read_guards = ReadGuards::kOn;
+  // config `checkpoints`: snapshots before write_file, patch and destructive terminal commands.
+  checkpoints::CheckpointSettings checkpoints;
 };
 
-// The `terminal` and `files` sections of `config` (defaults when absent);
+// The `terminal`, `files` and `checkpoints` sections of `config` (defaults when absent);
 // SessionOptions.env_passthrough is filled from it too. Errors: InvalidArgument naming the bad key.
 Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOptions base = {});
 
@@ -96,6 +99,14 @@ class Session {
   // The conversation's context no longer holds earlier read results (it was compacted or
   // restarted): the read guardrails start over, so the next read returns content again.
   void ForgetReads() const;
+
+  // A new turn of the conversation: the next mutation of each project directory is
+  // snapshotted again (checkpoints.enabled). An agent loop calls it as each turn starts.
+  void NewTurn() const;
+  // The session's checkpoints; null when checkpoints are off.
+  const std::shared_ptr<checkpoints::CheckpointManager>& checkpoints() const {
+    return services_->checkpoints;
+  }
 
  private:
   Session() = default;

@@ -15,6 +15,10 @@
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
 
+namespace talaria::checkpoints {
+class CheckpointManager;  // talaria/checkpoints/checkpoint_manager.h
+}  // namespace talaria::checkpoints
+
 namespace talaria::tools {
 
 struct SessionServices final : CallServices {
@@ -22,6 +26,8 @@ struct SessionServices final : CallServices {
   std::shared_ptr<const safety::AuditLog> audit_log;  // null: mutations are not audited
   std::shared_ptr<env::Environment> environment;      // where commands run; null: no terminal
   std::shared_ptr<env::ProcessTable> processes;       // the session's background processes
+  // Snapshots before mutations (config checkpoints.enabled); null: off.
+  std::shared_ptr<checkpoints::CheckpointManager> checkpoints;
 
   std::string cwd() const override { return workspace ? workspace->cwd() : std::string(); }
 };
@@ -36,5 +42,6 @@ safety::Workspace* WorkspaceOf(const ToolContext& ctx);
 const safety::AuditLog* AuditLogOf(const ToolContext& ctx);
 env::Environment* EnvironmentOf(const ToolContext& ctx);
 env::ProcessTable* ProcessesOf(const ToolContext& ctx);
+checkpoints::CheckpointManager* CheckpointsOf(const ToolContext& ctx);
 
 }  // namespace talaria::tools

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "talaria/base/sha256.h"
+#include "talaria/checkpoints/checkpoint_manager.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/editing/fuzzy_match.h"
 #include "talaria/editing/unified_diff.h"
@@ -211,6 +212,7 @@ ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& 
   auto resolved = ws.Resolve(*path);
   if (!resolved) return FailureFromStatus(resolved.error());
   const std::string display = resolved->display;
+  if (auto* checkpoints = CheckpointsOf(ctx)) checkpoints->BeforeFileMutation(display, "patch");
   safety::PathLock lock = ws.LockPaths({display});
 
   auto read = ReadForPatch(ws, *path);
@@ -313,6 +315,9 @@ class PatchRun {
     for (const V4aOperation& op : ops) {
       keys.push_back(op.path);
       if (op.kind == V4aOpKind::kMove) keys.push_back(op.new_path);
+    }
+    if (auto* checkpoints = CheckpointsOf(ctx_)) {
+      for (const std::string& key : keys) checkpoints->BeforeFileMutation(key, "patch");
     }
     safety::PathLock lock = ws_.LockPaths(keys);
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/sha256.h"
+#include "talaria/checkpoints/checkpoint_manager.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/lint/lint.h"
 #include "tools/files/file_support.h"
@@ -66,6 +67,9 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
 
   auto resolved = ws->Resolve(path);
   if (!resolved) return ErrorFromStatus(resolved.error());
+  // The project as it was, before this turn's first change to it (checkpoints.enabled).
+  if (auto* checkpoints = CheckpointsOf(ctx))
+    checkpoints->BeforeFileMutation(resolved->display, "write_file");
   safety::PathLock lock = ws->LockPaths({resolved->display});
 
   // The old content, when readable: its conventions are kept and the lint delta needs it.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/subprocess.h"
+#include "talaria/checkpoints/checkpoint_manager.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/tool_registration.h"
 #include "talaria/env/environment.h"
@@ -64,6 +65,19 @@ void FollowShellCwd(const ToolContext& ctx) {
   if (WorkspaceOf(ctx) == nullptr || EnvironmentOf(ctx) == nullptr) return;
   const std::string dir = EnvironmentOf(ctx)->cwd();
   if (dir != WorkspaceOf(ctx)->cwd()) (void)WorkspaceOf(ctx)->SetCwd(dir);
+}
+
+// checkpoints.enabled: the project as it was before a command that may destroy files. Only
+// where the commands see this machine's files (not over SSH or in Docker).
+void SnapshotIfDestructive(const ToolContext& ctx, const std::string& command,
+                           const std::string& workdir) {
+  checkpoints::CheckpointManager* checkpoints = CheckpointsOf(ctx);
+  if (checkpoints == nullptr) return;
+  const std::string_view kind = EnvironmentOf(ctx)->kind();
+  if (kind == "ssh" || kind == "docker") return;
+  std::string dir = EnvironmentOf(ctx)->cwd();
+  if (!workdir.empty()) dir = workdir.front() == '/' ? workdir : dir + "/" + workdir;
+  checkpoints->BeforeCommand(command, dir);
 }
 
 env::CommandOptions OptionsFor(const Json& args, const ToolContext& ctx, int64_t timeout_s) {
@@ -163,6 +177,7 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
     return FailureResult(
         "notify_on_complete and watch_patterns cannot be used together; choose one");
   }
+  SnapshotIfDestructive(ctx, command, workdir);
   if (background) return RunBackground(command, args, ctx);
   if (timeout_s > kMaxForegroundTimeoutS) {
     return FailureResult(
