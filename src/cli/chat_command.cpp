@@ -2,6 +2,9 @@
 // approval prompts and clarify questions on the terminal, slash commands, line editing and
 // history (libedit). Ctrl-C cancels the turn in progress; a second Ctrl-C (or one at an empty
 // prompt after the first) exits; Ctrl-D or /exit ends the chat.
+#include <limits.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -12,6 +15,7 @@
 
 #include "cli/agent_commands.h"
 #include "cli/agent_events.h"
+#include "cli/checkpoints_command.h"
 #include "cli/line_editor.h"
 #include "cli/signal_watch.h"
 #include "cli/table.h"
@@ -31,6 +35,7 @@ constexpr std::string_view kHelp =
     "  /compact         summarize the conversation so far to free context\n"
     "  /memory [show|pending|approve ID|reject ID]\n"
     "                   what the agent remembers, and its writes waiting for you\n"
+    "  /rollback [N [FILE]]  list checkpoints, or restore one (/rollback diff N shows it)\n"
     "  /help            this list\n"
     "  /exit            leave (also Ctrl-D)\n"
     "Ctrl-C cancels the answer in progress; pressed again, it leaves.\n";
@@ -194,6 +199,8 @@ class Chat {
       std::printf("· %s\n", s.ok() ? "compacted" : s.message().c_str());
     } else if (name == "/memory") {
       Memory(arg);
+    } else if (name == "/rollback") {
+      RunRollback(rt_, RollbackDirectory(), arg);
     } else if (name == "/new" || name == "/resume") {
       if (name == "/resume" && arg.empty()) {
         PrintSessions(*setup_->store);
@@ -221,6 +228,19 @@ class Chat {
       return;
     }
     (void)RunMemoryCommand(rt_.config(), m);
+  }
+
+  // The project /rollback shows: the session's first root (or the current directory), where
+  // the file tools' snapshots go unless a nested project marker (package.json, .git, ...) is
+  // nearer the file (`talaria checkpoints --dir` reaches those).
+  std::string RollbackDirectory() const {
+    const std::vector<std::string>& roots = options_.agent.session.roots;
+    std::string root = roots.empty() ? std::string() : roots.front();
+    char buf[PATH_MAX];
+    const std::string cwd = ::getcwd(buf, sizeof buf) != nullptr ? buf : "/";
+    if (root.empty()) root = cwd;
+    if (root.front() != '/') root = cwd + "/" + root;
+    return root;
   }
 
   void Reopen(const std::string& resume) {

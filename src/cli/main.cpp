@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/agent_commands.h"
+#include "cli/checkpoints_command.h"
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
 #include "cli/startup.h"
@@ -256,6 +257,30 @@ int main(int argc, char** argv) {
                            "the log to check (default: $TALARIA_HOME/audit.jsonl)");
   audit->require_subcommand(1);
 
+  cli::CheckpointsOptions checkpoints_opts;
+  CLI::App* checkpoints_cmd = app.add_subcommand(
+      "checkpoints",
+      "Snapshots taken before the agent changed a project (config checkpoints.enabled;\n"
+      "$TALARIA_HOME/checkpoints). Exit status: 0 done, 1 failed, 2 usage errors");
+  checkpoints_cmd->require_subcommand(1);
+  CLI::App* checkpoints_list =
+      checkpoints_cmd->add_subcommand("list", "The project's checkpoints, newest first");
+  checkpoints_list->add_flag("--json", checkpoints_opts.json, "print JSON");
+  CLI::App* checkpoints_diff = checkpoints_cmd->add_subcommand(
+      "diff", "What changed from a checkpoint to the directory as it is now");
+  checkpoints_diff->add_option("hash", checkpoints_opts.hash, "checkpoint hash (or a prefix)")
+      ->required();
+  CLI::App* checkpoints_restore = checkpoints_cmd->add_subcommand(
+      "restore", "Put a checkpoint's files back (the present is checkpointed first)");
+  checkpoints_restore->add_option("hash", checkpoints_opts.hash, "checkpoint hash (or a prefix)")
+      ->required();
+  checkpoints_restore->add_option("file", checkpoints_opts.file, "only this file");
+  checkpoints_restore->add_flag("--json", checkpoints_opts.json, "print JSON");
+  for (CLI::App* sub : {checkpoints_list, checkpoints_diff, checkpoints_restore}) {
+    sub->add_option("--dir", checkpoints_opts.dir,
+                    "the project directory (default: the project of the current directory)");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -282,6 +307,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "talaria: warning: %s\n", warning.c_str());
   }
   if (plugins->parsed()) return cli::RunPlugins(**rt, plugins_opts);
+  if (checkpoints_cmd->parsed()) {
+    for (CLI::App* sub : checkpoints_cmd->get_subcommands()) {
+      checkpoints_opts.action = sub->get_name();
+    }
+    return cli::RunCheckpoints(**rt, checkpoints_opts);
+  }
   if (memory_cmd->parsed()) {
     for (CLI::App* sub : memory_cmd->get_subcommands()) memory_opts.action = sub->get_name();
     return cli::RunMemoryCommand((*rt)->config(), memory_opts);
