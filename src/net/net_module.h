@@ -14,13 +14,14 @@
 
 #include "talaria/base/status.h"
 #include "talaria/net/http_client.h"
+#include "talaria/net/mail_client.h"
 
 namespace talaria::net::net_internal {
 
 inline constexpr const char* kModuleFile = "libtalaria_net.so";
 inline constexpr const char* kModuleEntry = "talaria_net_module";
 // Bumped whenever a type crossing the boundary changes; a module from another build is refused.
-inline constexpr uint32_t kModuleAbi = 2;
+inline constexpr uint32_t kModuleAbi = 3;
 
 // In the message of every Unavailable error that means no connection was made
 // (IsConnectFailure).
@@ -32,6 +33,7 @@ struct NetModule {
   Result<std::unique_ptr<HttpClient>> (*make_client)();
   Result<std::shared_ptr<ConnectionPool>> (*make_pool)();
   Result<std::unique_ptr<HttpClient>> (*make_pooled_client)(std::shared_ptr<ConnectionPool> pool);
+  Status (*send_mail)(const MailRequest& request, std::stop_token stop);
 };
 
 // The module's table, loaded once; Unavailable (naming the file and the loader's error) when
@@ -42,5 +44,7 @@ Result<const NetModule*> LoadNetModule();
 Result<std::unique_ptr<HttpClient>> MakeCurlHttpClient();
 Result<std::shared_ptr<ConnectionPool>> MakeCurlConnectionPool();
 Result<std::unique_ptr<HttpClient>> MakeCurlPooledHttpClient(std::shared_ptr<ConnectionPool> pool);
+Status CurlSendMail(const MailRequest& request, std::stop_token stop);  // curl/curl_mail.cpp
+Status StartCurl();                                                     // curl_global_init, once
 
 }  // namespace talaria::net::net_internal

@@ -4,9 +4,12 @@
 namespace talaria::net {
 namespace {
 
-const net_internal::NetModule kModule{
-    net_internal::kModuleAbi, sizeof(net_internal::NetModule), &net_internal::MakeCurlHttpClient,
-    &net_internal::MakeCurlConnectionPool, &net_internal::MakeCurlPooledHttpClient};
+const net_internal::NetModule kModule{net_internal::kModuleAbi,
+                                      sizeof(net_internal::NetModule),
+                                      &net_internal::MakeCurlHttpClient,
+                                      &net_internal::MakeCurlConnectionPool,
+                                      &net_internal::MakeCurlPooledHttpClient,
+                                      &net_internal::CurlSendMail};
 
 }  // namespace
 }  // namespace talaria::net
