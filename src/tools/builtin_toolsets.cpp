@@ -36,6 +36,8 @@ const std::vector<std::string>& CoreTools() {
       "mixture_of_agents",
       "vision_analyze",
       "image_generate",
+      // Messaging (available once a platform is configured)
+      "send_message",
   };
   return kCoreTools;
 }
@@ -59,6 +61,7 @@ std::vector<ToolsetDef> BuiltinToolsetTable() {
       {"moa", "Mixture of agents: several models on one hard problem", {"mixture_of_agents"}, {}},
       {"vision", "Analyze images", {"vision_analyze"}, {}},
       {"image_gen", "Generate images from text prompts", {"image_generate"}, {}},
+      {"messaging", "Send messages to chat platforms, e-mail and SMS", {"send_message"}, {}},
 
       // Scenario toolsets: compositions of basic ones. Their descriptions name no tools: some
       // they include may not be built in, and `talaria toolsets` adds the families they serve.

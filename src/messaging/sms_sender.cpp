@@ -1,0 +1,95 @@
+// SMS through Twilio's REST API: POST /2010-04-01/Accounts/{SID}/Messages.json with the form
+// fields From, To and Body and HTTP Basic auth (SID:token). Twilio answers 201 with the message
+// resource; its sid is the id, and a status of failed or undelivered is a failure. A 429 (error
+// 20429) is retried after Retry-After. Markdown is stripped: a phone shows it as punctuation.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "messaging/base64.h"
+#include "messaging/sender.h"
+
+namespace talaria::messaging {
+namespace {
+
+constexpr size_t kSmsLimit = 1600;  // Twilio's Body limit
+
+// **bold**, __bold__, `code`, leading #'s and [text](url) -> text (url).
+std::string StripMarkdown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool line_start = true;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (line_start && c == '#') {
+      while (i < text.size() && text[i] == '#') ++i;
+      while (i < text.size() && text[i] == ' ') ++i;
+      --i;
+      line_start = false;
+      continue;
+    }
+    line_start = c == '\n';
+    if ((c == '*' || c == '_') && i + 1 < text.size() && text[i + 1] == c) {
+      ++i;
+      continue;
+    }
+    if (c == '`') continue;
+    if (c == '[') {
+      const size_t close = text.find("](", i);
+      const size_t end = close == std::string_view::npos ? close : text.find(')', close);
+      if (close != std::string_view::npos && end != std::string_view::npos &&
+          text.substr(i, close - i).find('\n') == std::string_view::npos) {
+        out.append(text.substr(i + 1, close - i - 1));
+        out += " (";
+        out.append(text.substr(close + 2, end - close - 2));
+        out += ")";
+        i = end;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+class SmsSender final : public Sender {
+ public:
+  explicit SmsSender(PlatformSettings p) : p_(std::move(p)) {}
+
+  size_t limit() const override { return kSmsLimit; }
+
+  Result<std::string> Send(const Destination& d, std::string_view text,
+                           const CallLimits& limits) override {
+    net::HttpRequest req;
+    req.method = "POST";
+    req.url = p_.base_url + "/2010-04-01/Accounts/" + UrlEncode(p_.account) + "/Messages.json";
+    req.headers = {{"Authorization", "Basic " + Base64(p_.account + ":" + p_.token)},
+                   {"Content-Type", "application/x-www-form-urlencoded"}};
+    req.body = "From=" + UrlEncode(p_.from) + "&To=" + UrlEncode(d.chat) +
+               "&Body=" + UrlEncode(StripMarkdown(text));
+    const Reply reply = TALARIA_TRY(Exchange("sms", std::move(req), &RetryAfterHeader, limits));
+    if ((reply.status != 201 && reply.status != 200) || !reply.json.is_object()) {
+      const std::string message =
+          reply.json.is_object() ? JsonStringField(reply.json, "message") : "";
+      return Err(Rejected("twilio", reply, message));
+    }
+    const std::string status = JsonStringField(reply.json, "status");
+    if (status == "failed" || status == "undelivered") {
+      return Err(UnavailableError("twilio took the message but reports it " + status));
+    }
+    const std::string sid = JsonStringField(reply.json, "sid");
+    if (sid.empty()) return Err(UnavailableError("twilio accepted the call but named no sid"));
+    return sid;
+  }
+
+ private:
+  PlatformSettings p_;
+};
+
+}  // namespace
+
+std::unique_ptr<Sender> MakeSmsSender(const PlatformSettings& p) {
+  return std::make_unique<SmsSender>(p);
+}
+
+}  // namespace talaria::messaging
