@@ -52,7 +52,7 @@ ToolResult Failure(std::string message, const MessagingSettings* settings = null
   return ToolResult::Error(RedactSecrets(message));
 }
 
-ToolResult Success(Json body) {
+ToolResult Success(const Json& body) {
   ToolResult r = ToolResult::Text(body.dump(2, ' ', false, Json::error_handler_t::replace));
   return r;
 }
@@ -69,7 +69,7 @@ std::string Directory(const MessagingSettings& settings) {
                                             : " (home: " + p.name + " -> " + p.home_channel + ")");
     out += "\n";
     for (const auto& [name, id] : p.channels) {
-      out += "  " + p.name + ":#" + name + " -> " + id + "\n";
+      out.append("  ").append(p.name).append(":#").append(name).append(" -> ").append(id) += "\n";
     }
   }
   if (out.empty()) out = "No messaging platform is configured.\n";
@@ -175,7 +175,7 @@ ToolResult Send(const Json& args, ToolContext& ctx, const MessagingSettings& set
                                     " files)");
   }
   if (!notes.empty()) body["note"] = Join(notes, "; ");
-  return Success(std::move(body));
+  return Success(body);
 }
 
 ToolResult React(const Json& args, ToolContext& ctx, const MessagingSettings& settings,

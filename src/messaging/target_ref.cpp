@@ -127,8 +127,10 @@ Result<Destination> ResolveTarget(const TargetRef& ref, const PlatformSettings& 
     if (cname == name) {
       Destination d;
       if (!Explicit(platform.name, id, d)) {
-        return Err(InvalidArgumentError("messaging." + platform.name + ".channels." + cname +
-                                        " is not a " + platform.name + " id: " + id));
+        std::string msg = "messaging." + platform.name;
+        msg.append(".channels.").append(cname).append(" is not a ").append(platform.name);
+        msg.append(" id: ").append(id);
+        return Err(InvalidArgumentError(std::move(msg)));
       }
       return d;
     }

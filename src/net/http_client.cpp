@@ -50,9 +50,9 @@ Result<std::unique_ptr<HttpClient>> MakeHttpClient(std::shared_ptr<ConnectionPoo
   return module->make_pooled_client(std::move(pool));
 }
 
-Status SendMail(const MailRequest& request, std::stop_token stop) {
+Status SendMail(const MailRequest& request, const std::stop_token& stop) {
   const net_internal::NetModule* module = TALARIA_TRY(net_internal::LoadNetModule());
-  return module->send_mail(request, std::move(stop));
+  return module->send_mail(request, stop);
 }
 
 }  // namespace talaria::net

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stop_token>
 
 #include "talaria/base/status.h"
 #include "talaria/net/http_client.h"
@@ -33,7 +34,7 @@ struct NetModule {
   Result<std::unique_ptr<HttpClient>> (*make_client)();
   Result<std::shared_ptr<ConnectionPool>> (*make_pool)();
   Result<std::unique_ptr<HttpClient>> (*make_pooled_client)(std::shared_ptr<ConnectionPool> pool);
-  Status (*send_mail)(const MailRequest& request, std::stop_token stop);
+  Status (*send_mail)(const MailRequest& request, const std::stop_token& stop);
 };
 
 // The module's table, loaded once; Unavailable (naming the file and the loader's error) when
@@ -44,7 +45,7 @@ Result<const NetModule*> LoadNetModule();
 Result<std::unique_ptr<HttpClient>> MakeCurlHttpClient();
 Result<std::shared_ptr<ConnectionPool>> MakeCurlConnectionPool();
 Result<std::unique_ptr<HttpClient>> MakeCurlPooledHttpClient(std::shared_ptr<ConnectionPool> pool);
-Status CurlSendMail(const MailRequest& request, std::stop_token stop);  // curl/curl_mail.cpp
-Status StartCurl();                                                     // curl_global_init, once
+Status CurlSendMail(const MailRequest& request, const std::stop_token& stop);  // curl/curl_mail.cpp
+Status StartCurl();  // curl_global_init, once
 
 }  // namespace talaria::net::net_internal

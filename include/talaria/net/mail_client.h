@@ -33,6 +33,6 @@ struct MailRequest {
 // Errors: InvalidArgument (no recipient, bad URL), Unavailable (cannot connect, TLS, the server
 // refused a command: the message carries the server's reply), DeadlineExceeded, Cancelled.
 // Messages name scheme://host:port, never the credentials.
-Status SendMail(const MailRequest& request, std::stop_token stop = {});
+Status SendMail(const MailRequest& request, const std::stop_token& stop = {});
 
 }  // namespace talaria::net

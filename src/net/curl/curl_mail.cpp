@@ -57,7 +57,7 @@ struct EasyHandle {
 
 }  // namespace
 
-Status CurlSendMail(const MailRequest& request, std::stop_token stop) {
+Status CurlSendMail(const MailRequest& request, const std::stop_token& stop) {
   const bool smtps = request.url.starts_with("smtps://");
   if (!smtps && !request.url.starts_with("smtp://")) {
     return InvalidArgumentError("mail: the server URL must start with smtp:// or smtps://");
