@@ -1,39 +1,34 @@
-// Docker: one hardened container per session (the docker CLI), commands run with docker exec
-// in the session's shell state, which lives inside the container.
-
-#include <mutex>
+// Docker: one hardened container per session (the docker CLI), kept running (`sleep infinity`)
+// for the session; every command is one `docker exec` of the session's bash wrapper
+// (exec_shell_environment.h: docker exec has an ssh channel's limits), removed with the session.
 #include <string>
 #include <vector>
 
-#include "env/foreground_run.h"
-#include "env/shell_session.h"
+#include "env/exec_shell_environment.h"
 #include "talaria/base/random.h"
+#include "talaria/base/strings.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
 namespace talaria::env {
 namespace {
 
-constexpr std::string_view kStateDir = "/tmp/.talaria-shell";
-constexpr auto kControlTimeout = std::chrono::seconds(30);
+using namespace std::chrono_literals;
 
-std::string StatePath(std::string_view leaf) {
-  std::string path(kStateDir);
-  path += '/';
-  path += leaf;
-  return path;
-}
+constexpr auto kControlTimeout = 30s;
 
-std::string Trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
+// The docker CLI's argv up to the subcommand: the program and the engine's address.
+std::vector<std::string> CliArgv(const DockerOptions& o) {
+  std::vector<std::string> argv = {o.docker};
+  if (!o.host.empty()) argv.insert(argv.end(), {"-H", o.host});
+  return argv;
 }
 
 // Runs a docker CLI command to completion (control operations, not user commands).
-Result<ProcessResult> Docker(const std::string& docker, std::vector<std::string> args,
-                             std::chrono::seconds timeout = kControlTimeout) {
+Result<ProcessResult> Docker(const DockerOptions& o, std::vector<std::string> args,
+                             std::chrono::milliseconds timeout = kControlTimeout) {
   SpawnOptions spawn;
-  spawn.argv.push_back(docker);
+  spawn.argv = CliArgv(o);
   spawn.argv.insert(spawn.argv.end(), std::make_move_iterator(args.begin()),
                     std::make_move_iterator(args.end()));
   spawn.timeout = timeout;
@@ -72,80 +67,20 @@ std::vector<std::string> RunArgs(const DockerOptions& o, const std::string& name
                                    std::to_string(o.memory_mb) + "m",
                                    "--label",
                                    "talaria.session=1"};
+  for (const std::string& label : o.labels) args.insert(args.end(), {"--label", label});
+  if (!o.network.empty()) args.insert(args.end(), {"--network", o.network});
+  if (!o.pull.empty()) args.insert(args.end(), {"--pull", o.pull});
   for (const std::string& m : o.mounts) args.insert(args.end(), {"-v", m});
-  args.insert(args.end(), {"-w", o.initial_cwd, o.image, "sleep", "infinity"});
+  // Docker creates the working directory when the image lacks it, as the session expects.
+  if (!o.initial_cwd.empty()) args.insert(args.end(), {"-w", o.initial_cwd});
+  args.insert(args.end(), {o.image, "sleep", "infinity"});
   return args;
 }
-
-class DockerEnvironment final : public Environment {
- public:
-  DockerEnvironment(DockerOptions options, std::string container)
-      : options_(std::move(options)),
-        container_(std::move(container)),
-        cwd_(options_.initial_cwd) {}
-
-  ~DockerEnvironment() override { (void)Docker(options_.docker, {"rm", "-f", container_}); }
-
-  std::string_view kind() const override { return "docker"; }
-  std::string cwd() const override {
-    std::lock_guard lock(mu_);
-    return cwd_;
-  }
-
-  Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
-    std::lock_guard run(run_mu_);
-    SpawnOptions spawn;
-    spawn.argv = ExecArgv(command, options, /*persist=*/true, /*tty=*/false);
-    ProcessResult r = TALARIA_TRY(RunProcess(ForegroundSpawn(std::move(spawn), options)));
-    if (r.timed_out || r.cancelled) {
-      // Killing `docker exec` leaves the command running in the container: end its group there.
-      std::string kill = "kill -KILL -- -\"$(cat ";
-      kill += StatePath("pid");
-      kill += ")\" 2>/dev/null";
-      (void)Docker(options_.docker, {"exec", container_, "sh", "-c", kill});
-    }
-    const std::string cwd_file = StatePath("cwd");
-    if (auto cwd = Docker(options_.docker, {"exec", container_, "cat", cwd_file});
-        cwd && cwd->exit_code == 0 && !Trimmed(cwd->stdout_text).empty()) {
-      std::lock_guard lock(mu_);
-      cwd_ = Trimmed(std::move(cwd->stdout_text));
-    }
-    return OutcomeOf(std::move(r));
-  }
-
-  Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,
-                               const StartOptions& start) override {
-    SpawnOptions spawn;
-    spawn.argv = ExecArgv(command, options, /*persist=*/false, start.pty);
-    return StartProcess(spawn, start);
-  }
-
- private:
-  std::vector<std::string> ExecArgv(std::string_view command, const CommandOptions& options,
-                                    bool persist, bool tty) const {
-    std::vector<std::string> argv = {options_.docker, "exec", "-i"};
-    if (tty) argv.push_back("-t");
-    for (const std::string& name : options_.forward_env) argv.insert(argv.end(), {"-e", name});
-    argv.insert(argv.end(), {"-w", options.workdir.empty() ? cwd() : options.workdir, container_,
-                             "setsid", "-w"});  // its own process group, killable by the pid file
-    for (std::string& a : ShellSession::ArgvFor("bash", std::string(kStateDir), command, persist)) {
-      argv.push_back(std::move(a));
-    }
-    return argv;
-  }
-
-  const DockerOptions options_;
-  const std::string container_;
-  mutable std::mutex mu_;
-  std::string cwd_;  // Guarded by mu_.
-  std::mutex run_mu_;
-};
 
 }  // namespace
 
 Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
-  auto info =
-      Docker(options.docker, {"info", "--format", "{{.ServerVersion}}"}, std::chrono::seconds(10));
+  auto info = Docker(options, {"info", "--format", "{{.ServerVersion}}"}, 10s);
   if (!info) {
     if (info.error().code() == StatusCode::kNotFound) {
       return Err(
@@ -154,27 +89,31 @@ Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
     return Err(info.error());
   }
   if (info->exit_code != 0) {
-    return Err(
-        UnavailableError("docker: no Docker engine answers (" + Trimmed(info->stderr_text) + ")"));
+    return Err(UnavailableError("docker: no Docker engine answers (" +
+                                std::string(Trim(info->stderr_text)) + ")"));
   }
   const std::string name = "talaria-" + RandomHex(6);
-  auto started = Docker(options.docker, RunArgs(options, name), std::chrono::seconds(300));
+  auto started = Docker(options, RunArgs(options, name), 300s);
   if (!started) return Err(started.error());
   if (started->exit_code != 0) {
     return Err(UnavailableError("docker: could not start a container from " + options.image + ": " +
-                                Trimmed(started->stderr_text)));
+                                std::string(Trim(started->stderr_text))));
   }
-  auto env = std::make_shared<DockerEnvironment>(options, name);
-  std::string prepare = "mkdir -p ";
-  prepare += kStateDir;
-  prepare += " && chmod 700 ";
-  prepare += kStateDir;
-  auto prepared = Docker(options.docker, {"exec", name, "sh", "-c", prepare});
-  if (!prepared || prepared->exit_code != 0) {
-    return Err(
-        UnavailableError("docker: the container " + name + " does not run commands (no sh?)"));
-  }
-  return std::shared_ptr<Environment>(std::move(env));
+  ExecClient client;
+  client.kind = "docker";
+  client.what = "docker: the container " + name + " (" + options.image + ")";
+  std::string initial_cwd = options.initial_cwd;
+  client.argv_prefix = [options, name](ExecTty tty) {
+    std::vector<std::string> argv = CliArgv(options);
+    argv.insert(argv.end(), {"exec", "-i"});
+    if (tty == ExecTty::kYes) argv.push_back("-t");
+    for (const std::string& env : options.forward_env) argv.insert(argv.end(), {"-e", env});
+    argv.push_back(name);
+    return argv;
+  };
+  // Removing the container ends everything the session left running in it.
+  client.teardown = [options, name] { (void)Docker(options, {"rm", "-f", name}); };
+  return OpenExecShell(std::move(client), std::move(initial_cwd));
 }
 
 }  // namespace talaria::env

@@ -49,7 +49,7 @@ class Environment {
  public:
   virtual ~Environment() = default;
 
-  // "local", "bwrap", "ssh" or "docker".
+  // "local", "bwrap", "ssh", "docker" or "apptainer".
   virtual std::string_view kind() const = 0;
   // Whether execute_code runs its scripts through this environment, on the machine its commands
   // run on (whose interpreter and files are not this process's), instead of beside talaria.
@@ -130,8 +130,44 @@ struct DockerOptions {
   double cpus = 1;
   int64_t memory_mb = 5120;
   std::string docker = "docker";
+  // The engine's address (docker -H, e.g. "unix:///run/talaria/docker.sock"); empty: the CLI's
+  // own default (DOCKER_HOST, its context, /var/run/docker.sock).
+  std::string host;
+  // --network for the container; empty: the engine's default.
+  std::string network;
+  // --pull: "missing" (docker's default), "never" (offline, images imported locally) or
+  // "always"; empty: not passed.
+  std::string pull;
+  // More --label KEY=VALUE on the container (talaria.session=1 is always set).
+  std::vector<std::string> labels;
 };
-// Errors: NotFound (no docker CLI), Unavailable (no engine answers; the message says so).
+// The image must hold bash (the session's shell); `ps` is used when present. Commands run as
+// one `docker exec` each; the shell state lives in the container (see remote_shell_scripts.h).
+// Errors: NotFound (no docker CLI), Unavailable (no engine answers, the container does not
+// start or runs no bash; the message says which), NotFound (initial_cwd missing in the image).
 Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options);
+
+// Singularity / Apptainer: one instance per session (`instance start --containall --no-home`,
+// with a persistent overlay directory or a writable tmpfs), commands through
+// `exec instance://<name>`, `instance stop` when the session ends. A docker:// image is built
+// into a SIF once (under a lock, at most 10 minutes) in the cache directory; when that build
+// fails the docker:// URL is given to the instance as is.
+struct ApptainerOptions {
+  std::string image = "docker://debian:12-slim";  // a SIF file, a sandbox directory or docker://
+  // The program; empty: `apptainer`, else `singularity`, the first in PATH that answers
+  // `version`.
+  std::string program;
+  std::vector<std::string> binds;           // "host_dir:container_dir" read-write
+  std::vector<std::string> readonly_binds;  // host paths bound read-only at the same path
+  std::string initial_cwd;                  // inside; empty: the instance's default
+  std::string overlay;    // a directory kept between sessions; empty: --writable-tmpfs
+  std::string cache_dir;  // SIFs built from docker://; empty: $APPTAINER_CACHEDIR, else
+                          // $TALARIA_HOME/apptainer
+  int64_t memory_mb = 0;  // --memory; 0: no limit
+  double cpus = 0;        // --cpus; 0: no limit
+};
+// Errors: NotFound (neither program, or initial_cwd missing), Unavailable (the instance does not
+// start or runs no bash; the message carries the program's output).
+Result<std::shared_ptr<Environment>> OpenApptainer(ApptainerOptions options);
 
 }  // namespace talaria::env
