@@ -1,5 +1,7 @@
-// The Docker environment. Where no engine runs (this CI machine has the CLI but no daemon), the
-// behaviour tests skip with that reason; the error paths are tested everywhere.
+// The Docker environment. DockerEnvironment.*: the error paths, everywhere. DockerEngine.*:
+// behaviour against a real dockerd of the test's own (tests/support/dockerd_server.h; label
+// `docker`), skipped only when dockerd cannot start here, with the reason. The behaviour every
+// backend shares is in environment_conformance_test.cpp (EnvironmentConformance.*/docker).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,22 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "support/dockerd_server.h"
+#include "talaria/base/random.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
 namespace talaria::env {
 namespace {
-
-// Empty when an engine answers, else why not.
-std::string NoEngineReason() {
-  SpawnOptions probe;
-  probe.argv = {"docker", "info", "--format", "{{.ServerVersion}}"};
-  probe.timeout = std::chrono::seconds(10);
-  auto r = RunProcess(probe);
-  if (!r) return "the docker CLI is not installed";
-  if (r->exit_code != 0) return "no Docker engine answers: " + r->stderr_text.substr(0, 200);
-  return "";
-}
 
 // "Name:\tvalue" lines of /proc/<pid>/status, by name; other lines are skipped.
 std::map<std::string, std::string> StatusFields(const std::string& text) {
@@ -38,6 +31,30 @@ std::map<std::string, std::string> StatusFields(const std::string& text) {
   return fields;
 }
 
+// The test's dockerd, or the reason to skip in `skip`.
+test_support::DockerdServer* Engine(std::string& skip) {
+  if (std::string reason = test_support::DockerdUnavailableReason(); !reason.empty()) {
+    skip = reason;
+    return nullptr;
+  }
+  auto dockerd = test_support::SharedDockerd();
+  if (!dockerd) {
+    skip = "dockerd cannot start here: " + dockerd.error().ToString();
+    return nullptr;
+  }
+  return *dockerd;
+}
+
+// The ids of the engine's containers (running or not) carrying `label`.
+std::string ContainersLabelled(const test_support::DockerdServer& dockerd,
+                               const std::string& label) {
+  SpawnOptions ps;
+  ps.argv = {"docker", "-H", dockerd.host(), "ps", "-aq", "--filter", "label=" + label};
+  ps.timeout = std::chrono::seconds(30);
+  auto r = RunProcess(ps);
+  return r ? r->stdout_text : "docker ps failed: " + r.error().ToString();
+}
+
 TEST(DockerEnvironment, MissingCliIsNotFound) {
   DockerOptions options;
   options.docker = "/nonexistent/docker";
@@ -47,29 +64,31 @@ TEST(DockerEnvironment, MissingCliIsNotFound) {
 }
 
 TEST(DockerEnvironment, NoEngineIsUnavailableWithTheReason) {
-  const std::string reason = NoEngineReason();
-  if (reason.empty()) GTEST_SKIP() << "an engine runs here; this test is about its absence";
-  if (reason.starts_with("the docker CLI")) GTEST_SKIP() << reason;
-  auto env = OpenDocker({});
+  SpawnOptions probe;
+  probe.argv = {"docker", "--version"};
+  if (auto r = RunProcess(probe); !r || r->exit_code != 0) {
+    GTEST_SKIP() << "the docker CLI is not installed";
+  }
+  DockerOptions options;
+  options.host = "unix:///nonexistent/talaria/docker.sock";
+  auto env = OpenDocker(options);
   ASSERT_FALSE(env);
   EXPECT_EQ(env.error().code(), StatusCode::kUnavailable);
   EXPECT_NE(env.error().message().find("no Docker engine answers"), std::string::npos)
       << env.error().message();
 }
 
-TEST(DockerEnvironment, RunsCommandsWithShellStateInAHardenedContainer) {
-  if (const std::string reason = NoEngineReason(); !reason.empty()) GTEST_SKIP() << reason;
-  auto env = OpenDocker({});
+TEST(DockerEngine, RunsCommandsInAHardenedContainer) {
+  std::string skip;
+  test_support::DockerdServer* dockerd = Engine(skip);
+  if (dockerd == nullptr) GTEST_SKIP() << skip;
+  auto env = OpenDocker(dockerd->ClientOptions());
   ASSERT_TRUE(env) << env.error().ToString();
-  auto r = (*env)->Run("mkdir -p /tmp/w && cd /tmp/w && export X=1 && echo ok", {});
+  EXPECT_EQ((*env)->cwd(), "/workspace");  // created by docker: the image has none
+  auto r = (*env)->Run("grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status", {});
   ASSERT_TRUE(r) << r.error().ToString();
-  EXPECT_EQ(r->output, "ok\n");
-  r = (*env)->Run("pwd; echo $X; grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status", {});
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->output.rfind("/tmp/w\n1\n", 0), 0u) << r->output;
   // Every capability dropped but CHOWN (bit 0), DAC_OVERRIDE (1) and FOWNER (3): the bounding
-  // set holds exactly those, the effective set nothing else (nothing at all for a non-root
-  // image user), and no privilege can be gained.
+  // set holds exactly those, the effective set nothing else, and no privilege can be gained.
   const std::map<std::string, std::string> status = StatusFields(r->output);
   constexpr uint64_t kKept = (1u << 0) | (1u << 1) | (1u << 3);
   ASSERT_TRUE(status.contains("CapBnd") && status.contains("CapEff") &&
@@ -78,13 +97,43 @@ TEST(DockerEnvironment, RunsCommandsWithShellStateInAHardenedContainer) {
   EXPECT_EQ(std::stoull(status.at("CapBnd"), nullptr, 16), kKept) << r->output;
   EXPECT_EQ(std::stoull(status.at("CapEff"), nullptr, 16) & ~kKept, 0u) << r->output;
   EXPECT_EQ(status.at("NoNewPrivs"), "1") << r->output;
-  CommandOptions quick;
-  quick.timeout = std::chrono::milliseconds(500);
-  r = (*env)->Run("sleep 30", quick);
+  // A pid limit (fork bombs stay inside) and no network but loopback.
+  r = (*env)->Run(
+      "cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null; ls /sys/class/net",
+      {});
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->exit_code, 124);
-  r = (*env)->Run("ps -eo args | grep -c '^sleep 30' || true", {});
-  EXPECT_EQ(r->output, "0\n") << "the timed-out command must not survive in the container";
+  EXPECT_NE(r->output.find("256\n"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("lo\n"), std::string::npos) << r->output;
+  EXPECT_EQ(r->output.find("eth0"), std::string::npos) << r->output;
+}
+
+TEST(DockerEngine, TheContainerIsLabelledAndGoesWithTheSession) {
+  std::string skip;
+  test_support::DockerdServer* dockerd = Engine(skip);
+  if (dockerd == nullptr) GTEST_SKIP() << skip;
+  const std::string label = "talaria.test=" + RandomHex(6);
+  DockerOptions options = dockerd->ClientOptions();
+  options.labels = {label};
+  auto env = OpenDocker(options);
+  ASSERT_TRUE(env) << env.error().ToString();
+  EXPECT_EQ(ContainersLabelled(*dockerd, label).size(), 13u);  // one id and a newline
+  EXPECT_EQ(ContainersLabelled(*dockerd, "talaria.session=1").empty(), false);
+  ASSERT_TRUE((*env)->Run("sleep 1000.5 >/dev/null 2>&1 &", {}));
+  env->reset();
+  EXPECT_EQ(ContainersLabelled(*dockerd, label), "");
+}
+
+TEST(DockerEngine, AMissingImageIsUnavailableAndSaysWhich) {
+  std::string skip;
+  test_support::DockerdServer* dockerd = Engine(skip);
+  if (dockerd == nullptr) GTEST_SKIP() << skip;
+  DockerOptions options = dockerd->ClientOptions();
+  options.image = "talaria-test:absent";
+  auto env = OpenDocker(options);
+  ASSERT_FALSE(env);
+  EXPECT_EQ(env.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(env.error().message().find("talaria-test:absent"), std::string::npos)
+      << env.error().message();
 }
 
 }  // namespace

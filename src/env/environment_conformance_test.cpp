@@ -1,12 +1,13 @@
 // One behaviour, every backend: the same tests against the local environment, the bubblewrap
-// sandbox (when bwrap works here) and SSH to a real sshd on a loopback port (tests/support).
+// sandbox (when bwrap works here), SSH to a real sshd on a loopback port and Docker on a real
+// dockerd of the test's own (tests/support; `ctest -L docker`, which needs root).
 // What only one backend does (the scrubbed local environment, the sandbox's walls, the ssh
 // connection's life) is tested in that backend's own file.
 //
 // Every backend's commands are processes on this machine (the ssh "remote" is loopback; the
-// host sees into the sandbox's PID namespace), so "nothing is left running" is checked with
-// pgrep here. Each test's `sleep` has a duration of its own per backend (UniqueSleep), so tests
-// running in parallel never see each other's processes.
+// host sees into the sandbox's and the containers' PID namespaces), so "nothing is left running" is
+// checked with pgrep here. Each test's `sleep` has a duration of its own per backend (UniqueSleep),
+// so tests running in parallel never see each other's processes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "env/ssh_command.h"
+#include "support/dockerd_server.h"
 #include "support/env_helpers.h"
 #include "support/sshd_server.h"
 #include "support/wait_until.h"
@@ -35,7 +37,7 @@ using test_support::ProcessRunning;
 using test_support::ReadUntilEof;
 using test_support::WaitUntil;
 
-enum class Backend { kLocal, kSandbox, kSsh };
+enum class Backend { kLocal, kSandbox, kSsh, kDocker };
 
 std::string BackendName(Backend backend) {
   switch (backend) {
@@ -45,6 +47,8 @@ std::string BackendName(Backend backend) {
       return "bwrap";
     case Backend::kSsh:
       return "ssh";
+    case Backend::kDocker:
+      return "docker";
   }
   return "unknown";
 }
@@ -104,6 +108,28 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
         sshd_ = std::move(*sshd);
         work_ = sshd_->work_dir();
         auto env = OpenSsh(sshd_->ClientOptions());
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
+      case Backend::kDocker: {
+        if (const std::string reason = test_support::DockerdUnavailableReason(); !reason.empty()) {
+          GTEST_SKIP() << "no Docker engine to test against: " << reason;
+        }
+        auto dockerd = test_support::SharedDockerd();
+        if (!dockerd) GTEST_SKIP() << "dockerd cannot start here: " << dockerd.error().ToString();
+        // The workspace is bind-mounted at its own path, so the host's view (what the tests
+        // create and check) and the container's are the same directory.
+        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
+        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
+        tmpl += "/talaria-docker-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        scratch_ = std::filesystem::canonical(tmpl).string();
+        work_ = scratch_;
+        DockerOptions options = (*dockerd)->ClientOptions();
+        options.mounts = {scratch_ + ":" + scratch_};
+        options.initial_cwd = scratch_;
+        auto env = OpenDocker(options);
         ASSERT_TRUE(env) << env.error().ToString();
         env_ = *env;
         break;
@@ -227,7 +253,7 @@ TEST_P(EnvironmentConformance, WhatStillHoldsTheOutputWhenTheCommandEndsIsKilled
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(NoProcessWithin(holder.pattern, 10s));
   // A job that let go of the output is left alone, except in the sandbox, whose PID namespace
-  // (and everything in it) ends with the command.
+  // (and everything in it) ends with the command. (A container's ends with the session.)
   const Sleeper detached = UniqueSleep(3);
   Run("nohup " + detached.command + " >/dev/null 2>&1 &");
   if (GetParam() == Backend::kSandbox) {
@@ -343,7 +369,8 @@ TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
 }
 
 INSTANTIATE_TEST_SUITE_P(, EnvironmentConformance,
-                         ::testing::Values(Backend::kLocal, Backend::kSandbox, Backend::kSsh),
+                         ::testing::Values(Backend::kLocal, Backend::kSandbox, Backend::kSsh,
+                                           Backend::kDocker),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return BackendName(info.param);
                          });

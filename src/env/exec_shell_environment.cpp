@@ -19,6 +19,31 @@ using namespace std::chrono_literals;
 
 constexpr auto kControlTimeout = 30s;
 
+// docker exec sends its argv as JSON, which turns every byte that is not UTF-8 into U+FFFD. So
+// the arguments travel as ASCII, other bytes (and backslash) as \0NNN, and this first line of
+// every script decodes them (bash's printf %b; an argument cannot hold NUL anyway).
+constexpr std::string_view kDecodeArgs =
+    R"sh(__t_a=(); for __t_x; do printf -v __t_x '%b' "$__t_x"; __t_a+=("$__t_x"); done; set -- "${__t_a[@]}"; unset __t_a __t_x
+)sh";
+
+std::string EncodeArg(std::string_view arg) {
+  std::string out;
+  out.reserve(arg.size());
+  for (const char ch : arg) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += ch;
+      continue;
+    }
+    constexpr char kOctal[] = "01234567";
+    out += "\\0";
+    out += kOctal[(c >> 6) & 7];
+    out += kOctal[(c >> 3) & 7];
+    out += kOctal[c & 7];
+  }
+  return out;
+}
+
 std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;
   for (size_t start = 0; start < text.size();) {
@@ -120,10 +145,9 @@ class ExecShellEnvironment final : public Environment {
   std::vector<std::string> Argv(std::string_view script, std::vector<std::string> args,
                                 ExecTty tty) const {
     std::vector<std::string> argv = client_.argv_prefix(tty);
-    argv.insert(argv.end(),
-                {"bash", "--noprofile", "--norc", "-c", std::string(script), "talaria"});
-    argv.insert(argv.end(), std::make_move_iterator(args.begin()),
-                std::make_move_iterator(args.end()));
+    argv.insert(argv.end(), {"bash", "--noprofile", "--norc", "-c",
+                             std::string(kDecodeArgs) + std::string(script), "talaria"});
+    for (const std::string& arg : args) argv.push_back(EncodeArg(arg));
     return argv;
   }
 
