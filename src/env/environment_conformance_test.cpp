@@ -1,6 +1,7 @@
 // One behaviour, every backend: the same tests against the local environment, the bubblewrap
-// sandbox (when bwrap works here), SSH to a real sshd on a loopback port and Docker on a real
-// dockerd of the test's own (tests/support; `ctest -L docker`, which needs root).
+// sandbox (when bwrap works here), SSH to a real sshd on a loopback port, Docker on a real
+// dockerd of the test's own (tests/support; `ctest -L docker`, which needs root) and Apptainer
+// (the real program where installed, else the stand-in on bubblewrap in tests/support).
 // What only one backend does (the scrubbed local environment, the sandbox's walls, the ssh
 // connection's life) is tested in that backend's own file.
 //
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "env/ssh_command.h"
+#include "support/apptainer_support.h"
 #include "support/dockerd_server.h"
 #include "support/env_helpers.h"
 #include "support/sshd_server.h"
@@ -37,7 +39,7 @@ using test_support::ProcessRunning;
 using test_support::ReadUntilEof;
 using test_support::WaitUntil;
 
-enum class Backend { kLocal, kSandbox, kSsh, kDocker };
+enum class Backend { kLocal, kSandbox, kSsh, kDocker, kApptainer };
 
 std::string BackendName(Backend backend) {
   switch (backend) {
@@ -49,6 +51,8 @@ std::string BackendName(Backend backend) {
       return "ssh";
     case Backend::kDocker:
       return "docker";
+    case Backend::kApptainer:
+      return "apptainer";
   }
   return "unknown";
 }
@@ -130,6 +134,26 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
         options.mounts = {scratch_ + ":" + scratch_};
         options.initial_cwd = scratch_;
         auto env = OpenDocker(options);
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
+      case Backend::kApptainer: {
+        const test_support::ApptainerForTests apptainer = test_support::FindApptainerForTests();
+        if (apptainer.program.empty()) GTEST_SKIP() << apptainer.skip_reason;
+        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
+        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
+        tmpl += "/talaria-apptainer-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        scratch_ = std::filesystem::canonical(tmpl).string();
+        work_ = scratch_ + "/ws";
+        std::filesystem::create_directories(work_);
+        ApptainerOptions options;
+        options.program = apptainer.program;
+        options.cache_dir = scratch_ + "/cache";
+        options.binds = {work_ + ":" + work_};
+        options.initial_cwd = work_;
+        auto env = OpenApptainer(options);
         ASSERT_TRUE(env) << env.error().ToString();
         env_ = *env;
         break;
@@ -253,7 +277,8 @@ TEST_P(EnvironmentConformance, WhatStillHoldsTheOutputWhenTheCommandEndsIsKilled
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(NoProcessWithin(holder.pattern, 10s));
   // A job that let go of the output is left alone, except in the sandbox, whose PID namespace
-  // (and everything in it) ends with the command. (A container's ends with the session.)
+  // (and everything in it) ends with the command. (A container's or an instance's ends with
+  // the session.)
   const Sleeper detached = UniqueSleep(3);
   Run("nohup " + detached.command + " >/dev/null 2>&1 &");
   if (GetParam() == Backend::kSandbox) {
@@ -370,7 +395,7 @@ TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
 
 INSTANTIATE_TEST_SUITE_P(, EnvironmentConformance,
                          ::testing::Values(Backend::kLocal, Backend::kSandbox, Backend::kSsh,
-                                           Backend::kDocker),
+                                           Backend::kDocker, Backend::kApptainer),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return BackendName(info.param);
                          });
