@@ -18,6 +18,7 @@
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
 #include "tools/files/file_tracker.h"
+#include "tools/terminal_backends.h"
 
 namespace talaria::tools {
 namespace {
@@ -45,10 +46,11 @@ bool SandboxWorksHere(const std::string& bwrap) {
 
 // The terminal backend of `options`: auto (default: the bwrap sandbox where it works, else
 // local), local, a bwrap sandbox whose writable part is the workspace, a remote machine over
-// SSH, or Docker with the workspace mounted at /workspace.
+// SSH, Docker with the workspace mounted at /workspace, Apptainer, or a pool of SSH hosts.
 Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& options,
                                                           const safety::Workspace& workspace,
-                                                          const std::vector<std::string>& roots) {
+                                                          const std::vector<std::string>& roots,
+                                                          const std::string& session_id) {
   const TerminalSettings& t = options.terminal;
   env::LocalOptions local;
   local.initial_cwd = workspace.cwd();
@@ -85,6 +87,9 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     ssh.initial_cwd = t.ssh_cwd;
     return env::OpenSsh(std::move(ssh));
   }
+  if (t.backend == "apptainer" || t.backend == "pool") {
+    return OpenClusterBackend(t, roots, session_id);
+  }
   if (t.backend != "local")
     return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
   return env::OpenLocal(std::move(local));
@@ -107,7 +112,8 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   services.workspace = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>(options.read_guards);
-  services.environment = TALARIA_TRY(OpenEnvironment(options, *services.workspace, ws_roots));
+  services.environment =
+      TALARIA_TRY(OpenEnvironment(options, *services.workspace, ws_roots, session->id_));
   services.processes = std::make_shared<env::ProcessTable>();
   if (options.checkpoints.enabled) {
     // Not fatal either: the tools work without snapshots; the reason is said once.

@@ -13,9 +13,9 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   TerminalSettings& s = base.terminal;
   TALARIA_RETURN_IF_ERROR(t.ReadString("backend", s.backend));
   if (s.backend != "auto" && s.backend != "local" && s.backend != "bwrap" && s.backend != "ssh" &&
-      s.backend != "docker") {
-    return Err(
-        t.Bad("backend", "one of auto, local, bwrap, ssh, docker (got '" + s.backend + "')"));
+      s.backend != "docker" && s.backend != "apptainer" && s.backend != "pool") {
+    return Err(t.Bad("backend", "one of auto, local, bwrap, ssh, docker, apptainer, pool (got '" +
+                                    s.backend + "')"));
   }
   TALARIA_RETURN_IF_ERROR(t.ReadStrings("env_passthrough", base.env_passthrough));
   TALARIA_RETURN_IF_ERROR(t.ReadBool("network", s.network));
@@ -37,6 +37,15 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   const ConfigSection docker = TALARIA_TRY(t.Sub("docker"));
   TALARIA_RETURN_IF_ERROR(docker.ReadString("image", s.docker_image));
   TALARIA_RETURN_IF_ERROR(docker.ReadStrings("forward_env", s.docker_forward_env));
+
+  const ConfigSection apptainer = TALARIA_TRY(t.Sub("apptainer"));
+  TALARIA_RETURN_IF_ERROR(apptainer.ReadString("image", s.apptainer_image));
+  TALARIA_RETURN_IF_ERROR(apptainer.ReadString("program", s.apptainer_program));
+  const ConfigSection pool = TALARIA_TRY(t.Sub("pool"));
+  TALARIA_RETURN_IF_ERROR(pool.ReadStrings("hosts", s.pool_hosts));
+  TALARIA_RETURN_IF_ERROR(pool.ReadInt("health_interval_s", 1, 86400, s.pool_health_interval_s));
+  if (s.backend == "pool" && s.pool_hosts.empty())
+    return Err(t.Bad("pool.hosts", "set when backend is pool"));
 
   const ConfigSection files = TALARIA_TRY(ConfigSection::Of(config, "files"));
   bool read_hard_links = base.hard_link_reads == safety::HardLinkReads::kAllow;

@@ -56,6 +56,21 @@ TEST(SessionConfig, ReadsEveryKey) {
   EXPECT_EQ(o->terminal.docker_forward_env, std::vector<std::string>{"LANG"});
 }
 
+TEST(SessionConfig, ReadsTheApptainerAndPoolBackends) {
+  auto o = FromYaml(
+      "terminal:\n"
+      "  backend: pool\n"
+      "  apptainer: {image: 'docker://python:3.11-slim', program: singularity}\n"
+      "  pool: {hosts: ['ci@build1:2222', build2], health_interval_s: 30}\n");
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->terminal.backend, "pool");
+  EXPECT_EQ(o->terminal.apptainer_image, "docker://python:3.11-slim");
+  EXPECT_EQ(o->terminal.apptainer_program, "singularity");
+  EXPECT_EQ(o->terminal.pool_hosts, (std::vector<std::string>{"ci@build1:2222", "build2"}));
+  EXPECT_EQ(o->terminal.pool_health_interval_s, 30);
+  EXPECT_TRUE(FromYaml("terminal: {backend: apptainer}\n"));
+}
+
 TEST(SessionConfig, BadValuesNameTheKey) {
   const std::pair<const char*, const char*> cases[] = {
       {"terminal: [1]\n", "terminal must be a mapping"},
@@ -64,6 +79,8 @@ TEST(SessionConfig, BadValuesNameTheKey) {
       {"terminal: {env_passthrough: GH_TOKEN}\n", "terminal.env_passthrough"},
       {"terminal: {backend: ssh}\n", "terminal.ssh.host"},
       {"terminal: {ssh: {host: h, port: 70000}}\n", "terminal.ssh.port"},
+      {"terminal: {backend: pool}\n", "terminal.pool.hosts"},
+      {"terminal: {pool: {health_interval_s: 0}}\n", "terminal.pool.health_interval_s"},
   };
   for (const auto& [yaml, key] : cases) {
     auto o = FromYaml(yaml);

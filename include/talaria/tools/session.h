@@ -28,11 +28,13 @@ namespace talaria::tools {
 
 // Where a session's terminal commands run: config.yaml's `terminal` section.
 //   terminal:
-//     backend: local            # local | bwrap | ssh | docker
+//     backend: local            # local | bwrap | ssh | docker | apptainer | pool
 //     env_passthrough: [GH_TOKEN]
 //     network: false            # bwrap: keep the network
 //     ssh: {host: build1, port: 22, user: ci, identity_file: /home/me/.ssh/id_ed25519, cwd: /srv}
 //     docker: {image: "debian:12-slim", forward_env: []}
+//     apptainer: {image: "docker://debian:12-slim", program: apptainer}
+//     pool: {hosts: ["ci@build1:22", build2], health_interval_s: 10}
 struct TerminalSettings {
   // auto: the bwrap sandbox where bubblewrap can make namespaces here, else local (with one
   // warning); local | bwrap | ssh | docker pick one.
@@ -48,6 +50,12 @@ struct TerminalSettings {
   std::string ssh_cwd;
   std::string docker_image = "debian:12-slim";
   std::vector<std::string> docker_forward_env;
+  std::string apptainer_image = "docker://debian:12-slim";
+  std::string apptainer_program;  // empty: apptainer, else singularity
+  // pool: "user@host:port" SSH machines (identity_file and cwd from ssh:), probed every
+  // pool_health_interval_s seconds.
+  std::vector<std::string> pool_hosts;
+  int64_t pool_health_interval_s = 10;
 };
 
 // The read guardrails of read_file and search_files (the original's): an unchanged re-read
