@@ -1,0 +1,109 @@
+// talaria_docker_bench: per-command cost of the Docker environment, against a throwaway dockerd
+// on a private socket (tests/support/dockerd_server.h; needs root). A command is one
+// `docker exec` running the session's bash wrapper; the comparison is `docker exec` of `true`
+// alone in the same running container (issue 24's goal: at most 1.2x).
+//
+//   METRIC docker_open_ms          OpenDocker: `docker run` of the container and the session state
+//   METRIC docker_run_true_ms      Environment::Run("true"): median after a warmup
+//   METRIC docker_exec_true_ms     `docker exec <container> true`, for comparison
+//   METRIC docker_run_over_exec    the ratio of the two medians
+//
+//   talaria_docker_bench [--quick]
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "support/dockerd_server.h"
+#include "talaria/base/random.h"
+#include "talaria/base/subprocess.h"
+#include "talaria/env/environment.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using talaria_bench::Median;
+using talaria_bench::PrintMetric;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int n = quick ? 20 : 200;
+  const int warmup = quick ? 3 : 20;
+
+  if (const std::string reason = talaria::test_support::DockerdUnavailableReason();
+      !reason.empty()) {
+    std::fprintf(stderr, "# %s: docker_run_true_ms not measured\n", reason.c_str());
+    return 0;
+  }
+  auto dockerd = talaria::test_support::DockerdServer::Start();
+  if (!dockerd) {
+    std::fprintf(stderr, "cannot start dockerd: %s\n", dockerd.error().ToString().c_str());
+    return 1;
+  }
+
+  // The session's container carries a label of this run, so the bare exec finds the same one.
+  const std::string label = "talaria.bench=" + talaria::RandomHex(6);
+  talaria::env::DockerOptions options = (*dockerd)->ClientOptions();
+  options.labels = {label};
+  const auto t0 = Clock::now();
+  auto env = talaria::env::OpenDocker(options);
+  if (!env) {
+    std::fprintf(stderr, "cannot open the docker environment: %s\n",
+                 env.error().ToString().c_str());
+    return 1;
+  }
+  PrintMetric("docker_open_ms", MsSince(t0), "ms");
+
+  // Interleaved, so drift of the engine (or of the machine's load) hits both alike.
+  talaria::SpawnOptions find;
+  find.argv = {"docker", "-H", (*dockerd)->host(), "ps", "-q", "--filter", "label=" + label};
+  auto found = talaria::RunProcess(find);
+  if (!found || found->exit_code != 0 || found->stdout_text.size() < 2) {
+    std::fprintf(stderr, "cannot find the session's container\n");
+    return 1;
+  }
+  const std::string container = found->stdout_text.substr(0, found->stdout_text.find('\n'));
+  talaria::SpawnOptions bare;
+  bare.argv = {"docker", "-H", (*dockerd)->host(), "exec", "-i", container, "true"};
+  std::vector<double> run_ms;
+  std::vector<double> exec_ms;
+  for (int i = -warmup; i < n; ++i) {
+    auto start = Clock::now();
+    auto r = (*env)->Run("true", {});
+    const double run_elapsed = MsSince(start);
+    if (!r || r->exit_code != 0) {
+      std::fprintf(stderr, "Run(\"true\") failed: %s\n",
+                   r ? ("exit " + std::to_string(r->exit_code) + ": " + r->output).c_str()
+                     : r.error().ToString().c_str());
+      return 2;
+    }
+    start = Clock::now();
+    auto b = talaria::RunProcess(bare);
+    const double exec_elapsed = MsSince(start);
+    if (!b || b->exit_code != 0) {
+      std::fprintf(stderr, "docker exec true failed: %s\n",
+                   b ? b->stderr_text.c_str() : b.error().ToString().c_str());
+      return 2;
+    }
+    if (i >= 0) {
+      run_ms.push_back(run_elapsed);
+      exec_ms.push_back(exec_elapsed);
+    }
+  }
+  const double run = Median(std::move(run_ms));
+  const double exec = Median(std::move(exec_ms));
+  PrintMetric("docker_run_true_ms", run, "ms");
+  PrintMetric("docker_exec_true_ms", exec, "ms");
+  PrintMetric("docker_run_over_exec", run / exec, "x");
+
+  env->reset();  // the container goes before the engine
+  return 0;
+}
