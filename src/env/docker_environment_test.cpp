@@ -4,13 +4,20 @@
 // backend shares is in environment_conformance_test.cpp (EnvironmentConformance.*/docker).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "env/docker_reaper.h"
 #include "support/dockerd_server.h"
 #include "talaria/base/random.h"
+#include "talaria/base/spawn.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
@@ -121,6 +128,75 @@ TEST(DockerEngine, TheContainerIsLabelledAndGoesWithTheSession) {
   ASSERT_TRUE((*env)->Run("sleep 1000.5 >/dev/null 2>&1 &", {}));
   env->reset();
   EXPECT_EQ(ContainersLabelled(*dockerd, label), "");
+}
+
+// The owner label of a process that ran: "<hostname>/<pid>:<start time>".
+std::string OwnerLabel(pid_t pid) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) fields >> field;
+  return std::string(host) + "/" + std::to_string(pid) + ":" + field;
+}
+
+TEST(DockerEngine, ContainersOfATalariaThatDiedAreReaped) {
+  std::string skip;
+  test_support::DockerdServer* dockerd = Engine(skip);
+  if (dockerd == nullptr) GTEST_SKIP() << skip;
+  // A process that runs and then is killed, as a talaria hit by SIGKILL.
+  SpawnOptions sleeper;
+  sleeper.argv = {"sleep", "30"};
+  auto dead = StartProcess(sleeper, {});
+  ASSERT_TRUE(dead) << dead.error().ToString();
+  const std::string dead_owner = OwnerLabel(dead->pid);
+  TerminateProcessGroup(dead->pid, dead->pidfd.get(), std::chrono::milliseconds(0));
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(dead->pid), &info, WEXITED);
+  const std::string run = RandomHex(6);
+  auto start = [&](const std::string& owner) {
+    SpawnOptions docker;
+    docker.argv = {"docker",
+                   "-H",
+                   dockerd->host(),
+                   "run",
+                   "-d",
+                   "--network",
+                   "none",
+                   "--label",
+                   "talaria.session=1",
+                   "--label",
+                   "talaria.owner=" + owner,
+                   "--label",
+                   "talaria.test=" + run,
+                   test_support::DockerdServer::kImage,
+                   "sleep",
+                   "infinity"};
+    docker.timeout = std::chrono::seconds(60);
+    auto r = RunProcess(docker);
+    return r && r->exit_code == 0;
+  };
+  ASSERT_TRUE(start(dead_owner));
+  ASSERT_TRUE(start(OwnerLabel(::getpid())));  // this live process's: kept
+  ASSERT_TRUE(start("elsewhere/1:1"));         // another machine's: not ours to judge
+  ASSERT_EQ(ContainersLabelled(*dockerd, "talaria.test=" + run).size(), 3u * 13);
+  DockerOptions options = dockerd->ClientOptions();
+  ASSERT_TRUE(ReapOrphanedContainers(options).ok());
+  EXPECT_EQ(ContainersLabelled(*dockerd, "talaria.owner=" + dead_owner), "");
+  EXPECT_EQ(ContainersLabelled(*dockerd, "talaria.test=" + run).size(), 2u * 13);
+  // A session's own container names this process as its owner.
+  auto env = OpenDocker(options);
+  ASSERT_TRUE(env) << env.error().ToString();
+  EXPECT_EQ(ContainersLabelled(*dockerd, "talaria.owner=" + OwnerLabel(::getpid())).size(),
+            2u * 13);
+  SpawnOptions cleanup;
+  cleanup.argv = {
+      "sh", "-c",
+      "docker -H \"$0\" rm -f $(docker -H \"$0\" ps -aq --filter label=talaria.test=" + run + ")",
+      dockerd->host()};
+  (void)RunProcess(cleanup);
 }
 
 TEST(DockerEngine, AMissingImageIsUnavailableAndSaysWhich) {
