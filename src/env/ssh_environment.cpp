@@ -232,7 +232,7 @@ class SshEnvironment final : public Environment {
   std::vector<std::string> Argv(const std::string& remote_command, Tty tty) const {
     std::vector<std::string> argv = {ssh_};
     argv.insert(argv.end(), base_argv_.begin(), base_argv_.end());
-    if (tty == Tty::kYes) argv.push_back("-tt");
+    if (tty == Tty::kYes) argv.emplace_back("-tt");
     argv.insert(argv.end(), {destination_, "--", remote_command});
     return argv;
   }

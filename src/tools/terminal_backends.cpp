@@ -81,7 +81,8 @@ Result<std::shared_ptr<env::Environment>> OpenClusterBackend(const TerminalSetti
     env::ApptainerOptions apptainer;
     apptainer.image = t.apptainer_image;
     apptainer.program = t.apptainer_program;
-    for (const std::string& root : roots) apptainer.binds.push_back(root + ":" + root);
+    for (const std::string& root : roots)
+      apptainer.binds.push_back(std::string(root).append(":").append(root));
     apptainer.initial_cwd = roots.empty() ? std::string() : roots.front();
     return env::OpenApptainer(std::move(apptainer));
   }
