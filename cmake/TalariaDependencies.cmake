@@ -30,6 +30,9 @@ pkg_check_modules(POPPLER_CPP REQUIRED IMPORTED_TARGET poppler-cpp)
 # The checkpoints' shadow git stores: Debian's libgit2, no git process; only the lazily loaded
 # libtalaria_checkpoints.so (src/checkpoints/git/) links it.
 pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
+# The media tools' image decoding and scaling (src/media/): Debian's libpng and libjpeg-turbo.
+pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng16)
+pkg_check_modules(JPEG REQUIRED IMPORTED_TARGET libjpeg)
 # `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
 pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 

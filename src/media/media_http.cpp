@@ -1,0 +1,181 @@
+// Media services' JSON exchange, image downloads and base64 (media_http.h).
+#include "media/media_http.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/core/config.h"
+#include "talaria/core/config_section.h"
+#include "talaria/web/fetcher.h"
+#include "talaria/web/network_guard.h"
+
+namespace talaria::media {
+namespace {
+
+constexpr size_t kMaxAnswerBytes = size_t{16} << 20;
+
+// One Fetcher per guard configuration for the process (its connection pool is reused).
+Result<std::shared_ptr<web::Fetcher>> FetcherFor(size_t max_bytes) {
+  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
+  const ConfigSection w = TALARIA_TRY(ConfigSection::Of(config, "web"));
+  std::vector<std::string> allow;
+  std::string ca_file;
+  TALARIA_RETURN_IF_ERROR(w.ReadStrings("allow_private", allow));
+  TALARIA_RETURN_IF_ERROR(w.ReadString("ca_file", ca_file));
+  std::string key = ca_file + "|" + std::to_string(max_bytes);
+  for (const std::string& a : allow) key += "|" + a;
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<web::Fetcher>> cache;
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto guard =
+      TALARIA_TRY(web::NetworkGuard::Create({.allow_private = allow, .resolver = nullptr}));
+  web::FetchOptions options;
+  options.max_bytes = max_bytes;
+  options.timeout = std::chrono::seconds(60);
+  options.accept = "image/*,*/*;q=0.5";
+  options.ca_file = ca_file;
+  auto fetcher = TALARIA_TRY(web::Fetcher::Create(std::move(guard), options));
+  cache[key] = fetcher;
+  return fetcher;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+}  // namespace
+
+Result<JsonAnswer> SendJson(std::string_view what, net::HttpRequest req,
+                            const std::stop_token& stop) {
+  req.headers.emplace_back("Accept", "application/json");
+  if (!req.body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("User-Agent", "talaria/1.0");
+  req.max_body_bytes = kMaxAnswerBytes;
+  req.decompress = true;
+  auto client = net::MakeHttpClient();
+  if (!client) return Err(client.error());
+  std::string body;
+  auto head = (*client)->Send(
+      req,
+      [&](std::string_view chunk) {
+        body.append(chunk);
+        return true;
+      },
+      stop);
+  if (!head) return Err(head.error().WithContext(std::string(what)));
+  JsonAnswer answer;
+  answer.status = head->status;
+  answer.text = body.substr(0, 300);
+  if (auto json = ParseJson(body)) answer.body = std::move(*json);
+  return answer;
+}
+
+std::string ServiceError(const JsonAnswer& answer) {
+  const Json& b = answer.body;
+  if (b.is_object()) {
+    if (b.contains("error")) {
+      const Json& e = b["error"];
+      if (e.is_string()) return e.get<std::string>();
+      if (e.is_object() && e.contains("message") && e["message"].is_string()) {
+        return e["message"].get<std::string>();
+      }
+    }
+    if (b.contains("detail")) {
+      const Json& d = b["detail"];
+      if (d.is_string()) return d.get<std::string>();
+      return d.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 300);
+    }
+    if (std::string m = JsonStringField(b, "message"); !m.empty()) return m;
+  }
+  return answer.text;
+}
+
+Result<std::string> FetchBytes(std::string_view url, size_t max_bytes, const std::stop_token& stop,
+                               std::chrono::steady_clock::time_point deadline) {
+  if (url.rfind("data:", 0) == 0) {
+    const size_t comma = url.find(',');
+    if (comma == std::string_view::npos ||
+        url.substr(0, comma).find(";base64") == std::string_view::npos) {
+      return Err(InvalidArgumentError("a data: URL that is not base64"));
+    }
+    if ((url.size() - comma) / 4 * 3 > max_bytes) {
+      return Err(ResourceExhaustedError("the image is larger than " + std::to_string(max_bytes) +
+                                        " bytes"));
+    }
+    return Base64Decode(url.substr(comma + 1));
+  }
+  auto fetcher = TALARIA_TRY(FetcherFor(max_bytes));
+  web::FetchedPage page = TALARIA_TRY(fetcher->Fetch(url, stop, deadline));
+  if (page.status < 200 || page.status > 299) {
+    return Err(UnavailableError("fetching the image answered HTTP " + std::to_string(page.status)));
+  }
+  if (page.truncated) {
+    return Err(
+        ResourceExhaustedError("the image is larger than " + std::to_string(max_bytes) + " bytes"));
+  }
+  return std::move(page.body);
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
+                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                       static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < bytes.size()) {
+    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  bool padding = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
+    const int v = Base64Value(c);
+    if (v < 0 || padding) return Err(InvalidArgumentError("not valid base64"));
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+}  // namespace talaria::media

@@ -1,0 +1,181 @@
+// vision_analyze (toolset vision): an image (a path in the workspace, or an http(s) URL fetched
+// through the network guard) and a question, sent to the configured vision model as
+// OpenAI-compatible image input (a data: URL). Images over auxiliary.vision.max_dimension or
+// max_image_bytes are scaled down first; when the endpoint still says the image is too large,
+// it is halved and sent once more. The original's result shapes:
+//   {"success": true, "analysis": "..."}    {"success": false, "error": "..."}
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "media/image_codec.h"
+#include "media/media_http.h"
+#include "media/media_settings.h"
+#include "talaria/base/strings.h"
+#include "talaria/confinement/workspace.h"
+#include "talaria/core/tool_registration.h"
+#include "talaria/tools/session_services.h"
+
+namespace talaria::media {
+namespace {
+
+constexpr std::string_view kSchema = R"json({
+  "name": "vision_analyze",
+  "description": "Look at an image and answer a question about it with a vision model. The image is a path to an image file in the workspace or an http(s) URL. The answer describes the image fully, then answers the question.",
+  "parameters": {
+    "type": "object",
+    "properties": {
+      "image_url": {"type": "string", "description": "An http(s) URL of the image, or a path to an image file in the workspace (PNG, JPEG, GIF or WebP)."},
+      "question": {"type": "string", "description": "What to find out about the image."}
+    },
+    "required": ["image_url", "question"]
+  }
+})json";
+
+// Bytes read from a file or a URL before any check (a larger source is refused).
+constexpr size_t kMaxSourceBytes = size_t{40} << 20;
+
+ToolResult Failure(const std::string& message) {
+  ToolResult r = ToolResult::Text(DumpJson(Json{{"success", false}, {"error", message}}));
+  r.status = CallStatus::kError;
+  return r;
+}
+
+Result<std::string> ReadSource(const std::string& source, ToolContext& ctx,
+                               std::chrono::steady_clock::time_point deadline) {
+  if (source.rfind("http://", 0) == 0 || source.rfind("https://", 0) == 0) {
+    return FetchBytes(source, kMaxSourceBytes, ctx.cancel, deadline);
+  }
+  if (source.find("://") != std::string::npos || source.rfind("data:", 0) == 0) {
+    return Err(InvalidArgumentError("image_url must be an http(s) URL or a workspace path"));
+  }
+  const safety::Workspace* workspace = tools::WorkspaceOf(ctx);
+  if (workspace == nullptr) {
+    return Err(FailedPreconditionError("a local image needs a workspace; this call has none"));
+  }
+  return workspace->ReadAll(source, kMaxSourceBytes);
+}
+
+// True for an endpoint's refusal that says the image is too big.
+bool SaysTooLarge(const JsonAnswer& a) {
+  if (a.status == 413) return true;
+  if (a.status != 400) return false;
+  std::string text = ServiceError(a);
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text.find("too large") != std::string::npos || text.find("too big") != std::string::npos ||
+         text.find("exceeds") != std::string::npos || text.find("size") != std::string::npos;
+}
+
+Result<JsonAnswer> AskModel(const VisionSettings& s, const FittedImage& image,
+                            const std::string& prompt, ToolContext& ctx,
+                            std::chrono::steady_clock::time_point deadline) {
+  const std::string data_url =
+      "data:" + std::string(MimeType(image.format)) + ";base64," + Base64Encode(image.bytes);
+  Json content = Json::array();
+  content.push_back({{"type", "text"}, {"text", prompt}});
+  content.push_back({{"type", "image_url"}, {"image_url", {{"url", data_url}}}});
+  Json body = {{"model", s.model},
+               {"messages", Json::array({{{"role", "user"}, {"content", content}}})},
+               {"temperature", s.temperature},
+               {"max_tokens", 2000}};
+  net::HttpRequest req;
+  req.method = "POST";
+  req.url = s.base_url + "/chat/completions";
+  if (!s.api_key.empty()) req.headers = {{"Authorization", "Bearer " + s.api_key}};
+  req.body = DumpJson(body);
+  req.total_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::max<std::chrono::steady_clock::duration>(deadline - std::chrono::steady_clock::now(),
+                                                    std::chrono::seconds(1)));
+  return SendJson("the vision model", std::move(req), ctx.cancel);
+}
+
+ToolResult VisionAnalyze(const Json& args, ToolContext& ctx) {
+  const std::string source = JsonStringField(args, "image_url");
+  const std::string question = JsonStringField(args, "question");
+  if (source.empty()) return Failure("image_url is empty");
+  if (question.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Failure("question is empty");
+  }
+  auto settings = LoadVisionSettings();
+  if (!settings) return Failure(settings.error().message());
+  if (settings->model.empty()) {
+    return Failure("no vision model is configured: set auxiliary.vision.model in config.yaml");
+  }
+  const auto deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(settings->timeout_seconds));
+  auto bytes = ReadSource(source, ctx, deadline);
+  if (!bytes) return Failure("cannot read the image: " + bytes.error().message());
+  auto dimension = static_cast<uint32_t>(settings->max_dimension);
+  auto image = FitImage(*bytes, dimension, static_cast<size_t>(settings->max_image_bytes));
+  if (!image) return Failure(image.error().message());
+  const std::string prompt =
+      "Fully describe and explain everything about this image, then answer the following "
+      "question:\n\n" +
+      question;
+  auto answer = AskModel(*settings, *image, prompt, ctx, deadline);
+  if (answer && SaysTooLarge(*answer)) {  // once more at half the size
+    dimension = std::max<uint32_t>(64, std::max(image->width, image->height) / 2);
+    auto smaller = FitImage(*bytes, dimension, static_cast<size_t>(settings->max_image_bytes) / 2);
+    if (smaller) {
+      image = std::move(smaller);
+      answer = AskModel(*settings, *image, prompt, ctx, deadline);
+    }
+  }
+  if (!answer) return Failure(answer.error().message());
+  if (answer->status < 200 || answer->status > 299) {
+    return Failure("the vision model answered HTTP " + std::to_string(answer->status) + ": " +
+                   ServiceError(*answer));
+  }
+  const Json& b = answer->body;
+  std::string analysis;
+  if (b.is_object() && b.contains("choices") && b["choices"].is_array() && !b["choices"].empty() &&
+      b["choices"][0].is_object() && b["choices"][0].contains("message") &&
+      b["choices"][0]["message"].is_object()) {
+    analysis = JsonStringField(b["choices"][0]["message"], "content");
+  }
+  const size_t first = analysis.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return Failure("the vision model answered with no text");
+  analysis = analysis.substr(first, analysis.find_last_not_of(" \t\r\n") - first + 1);
+  ToolResult r = ToolResult::Text(DumpJson(Json{{"success", true}, {"analysis", analysis}}));
+  // What a model says about an image from outside is data, not instructions.
+  if (source.rfind("http", 0) == 0) r.untrusted_source = "vision_analyze";
+  return r;
+}
+
+bool VisionConfigured() {
+  auto s = LoadVisionSettings();
+  return s.has_value() && !s->model.empty();
+}
+
+ToolSpec MakeSpec() {
+  ToolSpec spec;
+  spec.name = "vision_analyze";
+  spec.toolset = "vision";
+  spec.schema = kSchema;
+  spec.handler = VisionAnalyze;
+  spec.check_fn = VisionConfigured;
+  spec.emoji = "\xF0\x9F\x91\x81";  // "👁"
+  spec.parallel = ParallelClass::kSafe;
+  spec.counts_as_read = true;
+  spec.annotations.read_only = true;
+  spec.annotations.open_world = true;
+  return spec;
+}
+
+}  // namespace
+
+// Why vision_analyze is unavailable, for `talaria tools` ("" when it is available).
+std::string VisionAnalyzeUnavailableReason() {
+  auto s = LoadVisionSettings();
+  if (!s) return s.error().message();
+  return s->model.empty() ? "no vision model: set auxiliary.vision.model (or model.name) in "
+                            "config.yaml"
+                          : "";
+}
+
+}  // namespace talaria::media
+
+TALARIA_TOOL(VisionAnalyze, talaria::media::MakeSpec());
