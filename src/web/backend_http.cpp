@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/net/tool_gateway.h"
+
 namespace talaria::web::backend {
 namespace {
 
@@ -54,6 +56,22 @@ Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::st
     return Err(UnavailableError(std::string(what) + " answered with something that is not JSON"));
   }
   return std::move(*json);
+}
+
+bool FirecrawlConfigured() {
+  return !Env("FIRECRAWL_API_KEY").empty() || !Env("FIRECRAWL_API_URL").empty() ||
+         net::ToolGatewayConfigured("firecrawl");
+}
+
+Result<Endpoint> FirecrawlEndpoint(const std::stop_token& stop) {
+  const std::string key = Env("FIRECRAWL_API_KEY");
+  const bool direct = !key.empty() || !Env("FIRECRAWL_API_URL").empty();
+  auto gateway = TALARIA_TRY(
+      net::PickToolGateway("firecrawl", direct, net::GatewayPreference::kDirectFirst, stop));
+  if (gateway) return Endpoint{gateway->origin, {gateway->auth_header}};
+  Endpoint e{Base("FIRECRAWL_API_URL", "https://api.firecrawl.dev"), {}};
+  if (!key.empty()) e.headers.emplace_back("Authorization", "Bearer " + key);
+  return e;
 }
 
 std::string Str(const Json& object, std::string_view key) { return JsonStringField(object, key); }

@@ -21,6 +21,17 @@ std::string Base(const char* var, std::string_view fallback);
 // for a status outside 2xx or a body that is not JSON.
 Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::stop_token& stop);
 
+// Where Firecrawl requests go: FIRECRAWL_API_URL (default https://api.firecrawl.dev) with
+// FIRECRAWL_API_KEY as Bearer, or the managed tool gateway with the user's token when neither
+// is set (or FIRECRAWL_USE_GATEWAY=1 and the gateway is usable; a direct key is never dropped
+// for a gateway that is not). Errors: the gateway's, when there is no direct configuration.
+struct Endpoint {
+  std::string origin;
+  net::HeaderList headers;
+};
+bool FirecrawlConfigured();
+Result<Endpoint> FirecrawlEndpoint(const std::stop_token& stop);
+
 std::string Str(const Json& object, std::string_view key);    // "" when absent
 const Json* Array(const Json& object, std::string_view key);  // null when absent
 std::string JoinStrings(const Json* array);                   // the strings, joined with " ... "

@@ -36,18 +36,16 @@ std::vector<ExtractedDoc> InOrder(const std::vector<std::string>& urls,
 }
 
 // --- Firecrawl: POST /v2/scrape per URL, Bearer; data.markdown, data.metadata.
-bool FirecrawlAvailable() {
-  return !Env("FIRECRAWL_API_KEY").empty() || !Env("FIRECRAWL_API_URL").empty();
-}
+bool FirecrawlAvailable() { return backend::FirecrawlConfigured(); }
 Result<std::vector<ExtractedDoc>> FirecrawlExtract(const std::vector<std::string>& urls,
                                                    const std::stop_token& stop) {
   std::vector<ExtractedDoc> out;
+  const backend::Endpoint endpoint = TALARIA_TRY(backend::FirecrawlEndpoint(stop));
   for (const std::string& url : urls) {
     net::HttpRequest req;
     req.method = "POST";
-    req.url = Base("FIRECRAWL_API_URL", "https://api.firecrawl.dev") + "/v2/scrape";
-    const std::string key = Env("FIRECRAWL_API_KEY");
-    if (!key.empty()) req.headers = {{"Authorization", "Bearer " + key}};
+    req.url = endpoint.origin + "/v2/scrape";
+    req.headers = endpoint.headers;
     req.body = DumpJson(
         Json{{"url", url}, {"formats", Json::array({"markdown"})}, {"onlyMainContent", true}});
     req.total_timeout = std::chrono::seconds(60);
@@ -146,8 +144,8 @@ Result<std::vector<ExtractedDoc>> ParallelExtract(const std::vector<std::string>
 
 const std::vector<ExtractBackend>& ExtractBackends() {
   static const std::vector<ExtractBackend> kBackends = {
-      {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL", &FirecrawlAvailable,
-       &FirecrawlExtract},
+      {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL (or a tool gateway token)",
+       &FirecrawlAvailable, &FirecrawlExtract},
       {"tavily", "TAVILY_API_KEY", &TavilyAvailable, &TavilyExtract},
       {"exa", "EXA_API_KEY", &ExaAvailable, &ExaExtract},
       {"parallel", "PARALLEL_API_KEY", &ParallelAvailable, &ParallelExtract},

@@ -152,16 +152,14 @@ Result<std::vector<SearchHit>> ParallelSearch(std::string_view query, int limit,
 }
 
 // --- Firecrawl v2: POST /v2/search, Bearer; results in data.web[] (or web[]).
-bool FirecrawlAvailable() {
-  return !Env("FIRECRAWL_API_KEY").empty() || !Env("FIRECRAWL_API_URL").empty();
-}
+bool FirecrawlAvailable() { return backend::FirecrawlConfigured(); }
 Result<std::vector<SearchHit>> FirecrawlSearch(std::string_view query, int limit,
                                                const std::stop_token& stop) {
+  const backend::Endpoint endpoint = TALARIA_TRY(backend::FirecrawlEndpoint(stop));
   net::HttpRequest req;
   req.method = "POST";
-  req.url = Base("FIRECRAWL_API_URL", "https://api.firecrawl.dev") + "/v2/search";
-  const std::string key = Env("FIRECRAWL_API_KEY");
-  if (!key.empty()) req.headers = {{"Authorization", "Bearer " + key}};
+  req.url = endpoint.origin + "/v2/search";
+  req.headers = endpoint.headers;
   req.body = DumpJson(Json{{"query", query}, {"limit", limit}});
   req.total_timeout = std::chrono::seconds(60);
   const Json answer = TALARIA_TRY(Exchange("firecrawl", std::move(req), stop));
@@ -206,8 +204,8 @@ const std::vector<SearchBackend>& SearchBackends() {
       {"tavily", "TAVILY_API_KEY", &TavilyAvailable, &TavilySearch},
       {"exa", "EXA_API_KEY", &ExaAvailable, &ExaSearch},
       {"parallel", "PARALLEL_API_KEY", &ParallelAvailable, &ParallelSearch},
-      {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL", &FirecrawlAvailable,
-       &FirecrawlSearch},
+      {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL (or a tool gateway token)",
+       &FirecrawlAvailable, &FirecrawlSearch},
       {"searxng", "SEARXNG_URL", &SearxngAvailable, &SearxngSearch},
       {"brave-free", "BRAVE_SEARCH_API_KEY", &BraveAvailable, &BraveSearch},
   };

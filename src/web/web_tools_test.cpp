@@ -22,10 +22,21 @@ namespace {
 using talaria_test::LoopbackHttpServer;
 using talaria_test::RawReplyServer;
 
-const std::vector<const char*> kBackendVars = {
-    "SEARXNG_URL",       "BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_BASE_URL", "TAVILY_API_KEY",
-    "TAVILY_BASE_URL",   "EXA_API_KEY",          "EXA_BASE_URL",          "PARALLEL_API_KEY",
-    "PARALLEL_BASE_URL", "PARALLEL_SEARCH_MODE", "FIRECRAWL_API_KEY",     "FIRECRAWL_API_URL"};
+const std::vector<const char*> kBackendVars = {"SEARXNG_URL",
+                                               "BRAVE_SEARCH_API_KEY",
+                                               "BRAVE_SEARCH_BASE_URL",
+                                               "TAVILY_API_KEY",
+                                               "TAVILY_BASE_URL",
+                                               "EXA_API_KEY",
+                                               "EXA_BASE_URL",
+                                               "PARALLEL_API_KEY",
+                                               "PARALLEL_BASE_URL",
+                                               "PARALLEL_SEARCH_MODE",
+                                               "FIRECRAWL_API_KEY",
+                                               "FIRECRAWL_API_URL",
+                                               "TOOL_GATEWAY_USER_TOKEN",
+                                               "FIRECRAWL_GATEWAY_URL",
+                                               "FIRECRAWL_USE_GATEWAY"};
 
 // A $TALARIA_HOME of its own with `config` as config.yaml, and no backend variables.
 class WebToolsTest : public ::testing::Test {
@@ -196,6 +207,44 @@ TEST_F(WebToolsTest, FirecrawlSendsBearerAndReadsDataWeb) {
   EXPECT_EQ(body["limit"], 7);
   ASSERT_EQ(r["success"], true) << r.dump();
   EXPECT_EQ(r["data"]["web"][0]["title"], "F");
+}
+
+// The managed tool gateway in front of Firecrawl: with no Firecrawl key, search and extract go
+// to the gateway with the user's token, in Firecrawl's own protocol.
+TEST_F(WebToolsTest, FirecrawlThroughTheToolGatewayUsesTheUserToken) {
+  std::vector<std::string> seen;
+  LoopbackHttpServer gateway([&](httplib::Server& s) {
+    s.Post("/v2/search", [&](const httplib::Request& req, httplib::Response& res) {
+      seen.push_back("search|" + req.get_header_value("Authorization"));
+      res.set_content(R"({"success":true,"data":{"web":[{"url":"https://g","title":"G"}]}})",
+                      "application/json");
+    });
+    s.Post("/v2/scrape", [&](const httplib::Request& req, httplib::Response& res) {
+      seen.push_back("scrape|" + req.get_header_value("Authorization"));
+      res.set_content(R"({"success":true,"data":{"markdown":"# Hi","metadata":{"title":"T"}}})",
+                      "application/json");
+    });
+  });
+  auto search = Registry::Global().GetEntry("web_search");
+  ASSERT_NE(search, nullptr);
+  EXPECT_FALSE((*search->check_fn())());
+  ::setenv("TOOL_GATEWAY_USER_TOKEN", "user-token", 1);
+  ::setenv("FIRECRAWL_GATEWAY_URL", gateway.url().c_str(), 1);
+  EXPECT_TRUE((*search->check_fn())()) << "a gateway token makes firecrawl available";
+  Json r = Call("web_search", {{"query", "q"}});
+  ASSERT_EQ(r["success"], true) << r.dump();
+  EXPECT_EQ(r["data"]["web"][0]["title"], "G");
+  WriteConfig("web:\n  extract_backend: firecrawl\n");
+  r = Call("web_extract", {{"urls", {"https://example.org/a"}}});
+  ASSERT_EQ(seen.size(), 2U) << r.dump();
+  EXPECT_EQ(seen[0], "search|Bearer user-token");
+  EXPECT_EQ(seen[1], "scrape|Bearer user-token");
+  // A direct key wins over the gateway, and is kept.
+  ::setenv("FIRECRAWL_API_KEY", "fc-key", 1);
+  ::setenv("FIRECRAWL_API_URL", gateway.url().c_str(), 1);
+  r = Call("web_search", {{"query", "q"}});
+  ASSERT_EQ(seen.size(), 3U);
+  EXPECT_EQ(seen[2], "search|Bearer fc-key");
 }
 
 TEST_F(WebToolsTest, AFailingBackendGivesItsError) {
