@@ -170,6 +170,9 @@ TEST_F(ImageGenerateTest, UnavailableUntilAKeyOrAGatewayTokenIsSet) {
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(entry->toolset(), "image_gen");
   EXPECT_FALSE((*entry->check_fn())());
+  const std::string reason = Registry::Global().CheckAvailability("image_generate").reason;
+  EXPECT_NE(reason.find("FAL_KEY"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("OPENAI_API_KEY"), std::string::npos) << reason;
   Json r = Call({{"prompt", "a fox"}});
   EXPECT_EQ(r["success"], false);
   EXPECT_TRUE(r["image"].is_null());

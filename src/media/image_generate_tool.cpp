@@ -227,6 +227,14 @@ ToolResult ImageGenerate(const Json& args, ToolContext& ctx) {
   return ToolResult::Text(DumpJson(Json{{"success", true}, {"image", *path}}));
 }
 
+// What `talaria tools` says when no backend is configured ("" when one is).
+std::string WhatToSet() {
+  auto s = LoadImageGenSettings();
+  if (!s) return s.error().message();
+  auto p = ChooseProvider(*s);
+  return p ? std::string() : p.error().message();
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "image_generate";
@@ -237,6 +245,7 @@ ToolSpec MakeSpec() {
     auto s = LoadImageGenSettings();
     return s.has_value() && ChooseProvider(*s).has_value();
   };
+  spec.unavailable_reason = WhatToSet;
   spec.emoji = "\xF0\x9F\x8E\xA8";  // "🎨"
   spec.parallel = ParallelClass::kSafe;
   spec.annotations.open_world = true;
@@ -244,15 +253,6 @@ ToolSpec MakeSpec() {
 }
 
 }  // namespace
-
-// Why image_generate is unavailable, for `talaria tools` ("" when it is available).
-std::string ImageGenerateUnavailableReason() {
-  auto s = LoadImageGenSettings();
-  if (!s) return s.error().message();
-  auto p = ChooseProvider(*s);
-  return p ? std::string() : p.error().message();
-}
-
 }  // namespace talaria::media
 
 TALARIA_TOOL(ImageGenerate, talaria::media::MakeSpec());

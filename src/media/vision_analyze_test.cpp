@@ -119,6 +119,8 @@ TEST_F(VisionAnalyzeTest, UnavailableUntilAVisionModelIsConfigured) {
   EXPECT_EQ(entry->toolset(), "vision");
   std::ofstream(home_.path() + "/config.yaml") << "";
   EXPECT_FALSE((*entry->check_fn())());
+  const std::string reason = Registry::Global().CheckAvailability("vision_analyze").reason;
+  EXPECT_NE(reason.find("auxiliary.vision.model"), std::string::npos) << reason;
   Json r = Call({{"image_url", "a.png"}, {"question", "what?"}});
   EXPECT_EQ(r["success"], false);
   EXPECT_NE(r["error"].get<std::string>().find("auxiliary.vision.model"), std::string::npos);

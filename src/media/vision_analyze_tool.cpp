@@ -150,6 +150,15 @@ bool VisionConfigured() {
   return s.has_value() && !s->model.empty();
 }
 
+// What `talaria tools` says when no vision model is configured ("" when one is).
+std::string WhatToSet() {
+  auto s = LoadVisionSettings();
+  if (!s) return s.error().message();
+  return s->model.empty() ? "no vision model: set auxiliary.vision.model (or model.name) in "
+                            "config.yaml"
+                          : "";
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "vision_analyze";
@@ -157,6 +166,7 @@ ToolSpec MakeSpec() {
   spec.schema = kSchema;
   spec.handler = VisionAnalyze;
   spec.check_fn = VisionConfigured;
+  spec.unavailable_reason = WhatToSet;
   spec.emoji = "\xF0\x9F\x91\x81";  // "👁"
   spec.parallel = ParallelClass::kSafe;
   spec.counts_as_read = true;
@@ -166,16 +176,6 @@ ToolSpec MakeSpec() {
 }
 
 }  // namespace
-
-// Why vision_analyze is unavailable, for `talaria tools` ("" when it is available).
-std::string VisionAnalyzeUnavailableReason() {
-  auto s = LoadVisionSettings();
-  if (!s) return s.error().message();
-  return s->model.empty() ? "no vision model: set auxiliary.vision.model (or model.name) in "
-                            "config.yaml"
-                          : "";
-}
-
 }  // namespace talaria::media
 
 TALARIA_TOOL(VisionAnalyze, talaria::media::MakeSpec());
