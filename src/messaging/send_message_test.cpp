@@ -80,6 +80,9 @@ TEST_F(SendMessageTest, IsUnavailableUntilAPlatformIsConfigured) {
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(entry->toolset(), "messaging");
   EXPECT_FALSE((*entry->check_fn())());
+  const std::string why = entry->unavailable_reason()();
+  EXPECT_NE(why.find("SLACK_BOT_TOKEN"), std::string::npos) << why;
+  EXPECT_NE(why.find("TELEGRAM_BOT_TOKEN"), std::string::npos) << why;
   bool ok = true;
   const Json r = Call({{"target", "slack:C0123"}, {"message", "hi"}}, &ok);
   EXPECT_FALSE(ok);

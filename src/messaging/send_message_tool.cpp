@@ -235,6 +235,18 @@ bool AnyPlatform() {
   return settings && settings->AnyEnabled();
 }
 
+// What `talaria tools` says while no platform is configured: what any one of them needs.
+std::string WhatToSet() {
+  auto settings = LoadMessagingSettings();
+  if (!settings) return settings.error().message();
+  std::string needs;
+  for (const PlatformSettings& p : settings->platforms) {
+    if (p.enabled || p.missing.empty()) continue;
+    needs += (needs.empty() ? "" : "; ") + p.name + ": " + p.missing;
+  }
+  return "no messaging platform is configured (set one: " + needs + ")";
+}
+
 ToolSpec MakeSpec() {
   ToolSpec spec;
   spec.name = "send_message";
@@ -242,6 +254,7 @@ ToolSpec MakeSpec() {
   spec.schema = kSchema;
   spec.handler = SendMessage;
   spec.check_fn = AnyPlatform;
+  spec.unavailable_reason = WhatToSet;
   spec.emoji = "\xF0\x9F\x93\xA8";        // "📨"
   spec.parallel = ParallelClass::kNever;  // order matters between messages to one chat
   spec.annotations.open_world = true;
