@@ -1,0 +1,75 @@
+// Sandbox services as execution environments: a remote sandbox (Modal through its managed
+// gateway, Daytona, E2B, Kubernetes agent-sandbox) created for the session, commands run through
+// the service's exec API with the session's shell state kept inside the sandbox, the sandbox
+// deleted (or stopped, when persistent) with the environment.
+//
+//   talaria::sandboxes::SandboxServiceOptions o;
+//   o.kind = "daytona"; o.base_url = "https://app.daytona.io/api"; o.api_key = key;
+//   auto env = talaria::sandboxes::OpenSandboxService(o);
+//   auto r = (*env)->Run("cd /srv && export A=1", {});
+//
+// Every sandbox talaria creates carries its owner (this process: host, pid and start time) as a
+// label or metadata, so a talaria killed without cleanup leaves sandboxes that the next one
+// finds and deletes (ReapOrphanSandboxes).
+// Thread-safety: as env::Environment; ReapOrphanSandboxes is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "talaria/base/status.h"
+#include "talaria/env/environment.h"
+
+namespace talaria::sandboxes {
+
+struct SandboxServiceOptions {
+  // "modal" (the managed gateway's REST API; the direct Modal SDK speaks gRPC and is not
+  // supported), "daytona", "e2b" or "kubernetes".
+  std::string kind;
+  // The control plane: the Modal gateway origin, Daytona's API base (".../api"), E2B's API
+  // ("https://api.e2b.app"), the Kubernetes API server.
+  std::string base_url;
+  // Bearer token / API key (E2B: X-API-Key; Kubernetes: the service account's token).
+  std::string api_key;
+  std::string organization;  // Daytona: X-Daytona-Organization-ID; empty: none
+  // E2B: the envd data plane's base URL; empty: https://49983-<sandboxID>.<domain>.
+  // Kubernetes: the sandbox router's base URL (X-Sandbox-* headers); empty: the pod address
+  // (http://<serviceFQDN or podIP>:8888).
+  std::string data_plane_url;
+  std::string ca_file;                   // HTTPS: PEM CA bundle instead of the system's
+  std::string image = "debian:12-slim";  // Modal/Daytona image, E2B template, pod image
+  std::string initial_cwd;               // inside the sandbox; empty: its home directory
+  std::string task_id;                   // logical key / label; empty: a random one
+  std::string k8s_namespace = "default";
+  int cpu = 1;
+  int64_t memory_mib = 5120;
+  int64_t disk_mib = 0;     // 0: the service's default
+  bool persistent = false;  // stop (Daytona) / snapshot (Modal) instead of deleting
+  std::chrono::milliseconds ready_timeout{120'000};
+  std::chrono::milliseconds request_timeout{60'000};  // one control-plane request
+};
+
+// Creates the sandbox (waiting until it is ready) and prepares the session in it.
+// Errors: InvalidArgument (unknown kind, no base_url), Unavailable (the service refused or
+// could not be reached; the message carries its status and error text), DeadlineExceeded
+// (not ready within ready_timeout).
+Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptions options);
+
+// This process as a sandbox owner: "<host>.<pid>.<start time in ticks>" (a label value).
+std::string OwnerLabel();
+// Whether `owner` (an OwnerLabel) names a process on this host that is gone. An owner on
+// another host is never judged dead.
+bool OwnerIsGone(std::string_view owner);
+
+// Lists the service's sandboxes that carry talaria's owner label and deletes those whose owner
+// OwnerIsGone says is gone (`is_gone` replaces that judgement when set). Returns how many were
+// deleted. Modal's gateway has no listing: there the gateway's idle timeout reaps.
+Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
+                                std::function<bool(std::string_view owner)> is_gone = {});
+
+}  // namespace talaria::sandboxes

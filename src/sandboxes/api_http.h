@@ -1,0 +1,95 @@
+// JSON over HTTP to one sandbox service: a base URL, the auth headers every request carries, a
+// shared connection pool and a free list of clients (HttpClient serves one request at a time;
+// an exec and the call that ends it run at once). Errors carry the service's status and its
+// error text ({error|message|code}), never the headers.
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "talaria/base/json.h"
+#include "talaria/base/status.h"
+#include "talaria/net/http_client.h"
+
+namespace talaria::sandboxes {
+
+struct ApiAnswer {
+  int status = 0;
+  std::string body;
+  // The body as JSON; null when it is empty or not JSON.
+  Json json;
+};
+
+class ApiHttp {
+ public:
+  // `what` names the service in errors ("daytona").
+  static Result<std::unique_ptr<ApiHttp>> Make(std::string what, std::string base_url,
+                                               net::HeaderList headers, std::string ca_file);
+  ~ApiHttp();
+
+  struct Call {
+    std::string method = "GET";
+    std::string url;  // absolute, or a path joined to the base URL
+    const Json* body = nullptr;
+    net::HeaderList headers;  // beyond the service's
+    std::chrono::milliseconds timeout{60'000};
+    std::chrono::milliseconds connect_timeout{10'000};
+  };
+  // One request; any HTTP status is an answer. Errors: the transport's (Unavailable,
+  // DeadlineExceeded, Cancelled).
+  Result<ApiAnswer> Send(const Call& call, std::stop_token stop = {});
+  // Send, retried (same request: callers make retried creates idempotent) on transport
+  // failures and 5xx/429 up to `attempts` times with a growing pause; a 2xx answer or an error
+  // naming the status and the service's message otherwise.
+  Result<ApiAnswer> Expect2xx(const Call& call, int attempts = 3, std::stop_token stop = {});
+
+  const std::string& what() const { return what_; }
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  ApiHttp(std::string what, std::string base_url, net::HeaderList headers, std::string ca_file,
+          std::shared_ptr<net::ConnectionPool> pool);
+  Result<std::unique_ptr<net::HttpClient>> Take();
+  void Give(std::unique_ptr<net::HttpClient> client);
+
+  const std::string what_;
+  const std::string base_url_;
+  const net::HeaderList headers_;
+  const std::string ca_file_;
+  const std::shared_ptr<net::ConnectionPool> pool_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<net::HttpClient>> free_;  // Guarded by mu_.
+};
+
+// A Call without designated initializers (which -Wextra faults for the members left out).
+inline ApiHttp::Call MakeCall(std::string method, std::string url, const Json* body = nullptr) {
+  ApiHttp::Call call;
+  call.method = std::move(method);
+  call.url = std::move(url);
+  call.body = body;
+  return call;
+}
+
+// "{what}: HTTP {status}: {error text}" from an answer that was not 2xx.
+Status ServiceError(const std::string& what, const ApiAnswer& answer);
+
+// Standard base64 with padding, and back (nullopt: not base64).
+std::string Base64Encode(std::string_view in);
+std::optional<std::string> Base64Decode(std::string_view in);
+
+// `script` with `stdin_data` fed to it through a base64 pipe, for exec APIs without stdin.
+std::string ScriptWithStdin(const std::string& script, std::string_view stdin_data);
+
+// A random RFC 4122 version 4 UUID (idempotency keys, exec ids).
+std::string NewUuid();
+
+}  // namespace talaria::sandboxes

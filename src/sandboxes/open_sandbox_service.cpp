@@ -1,0 +1,118 @@
+// OpenSandboxService: the dialect by kind; the owner label; the reaper of a dead talaria's
+// sandboxes.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "sandboxes/remote_environment.h"
+#include "sandboxes/sandbox_api.h"
+#include "talaria/base/file_io.h"
+#include "talaria/base/random.h"
+#include "talaria/sandboxes/sandboxes.h"
+
+namespace talaria::sandboxes {
+namespace {
+
+// Field 22 of /proc/<pid>/stat: the start time in clock ticks since boot ("" when gone).
+std::string StartTicks(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  const size_t close = line.rfind(')');  // the name may hold spaces
+  if (close == std::string::npos) return "";
+  size_t at = close + 2;
+  for (int field = 3; field < 22; ++field) {
+    at = line.find(' ', at);
+    if (at == std::string::npos) return "";
+    ++at;
+  }
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  std::string host;
+  for (char* p = buf; *p != '\0'; ++p) {
+    const char c = *p;
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    host += ok ? c : '_';
+  }
+  return host.substr(0, 40);
+}
+
+Result<std::unique_ptr<SandboxApi>> MakeApi(const SandboxServiceOptions& o) {
+  if (o.kind == "modal") return MakeModalApi(o);
+  if (o.kind == "daytona") return MakeDaytonaApi(o);
+  if (o.kind == "e2b") return MakeE2bApi(o);
+  if (o.kind == "kubernetes") return MakeKubernetesApi(o);
+  return Err(InvalidArgumentError("sandbox service '" + o.kind +
+                                  "' is not one of modal, daytona, e2b, kubernetes"));
+}
+
+// In a pod: the API server and the service account's token and CA, when not configured.
+void FillInCluster(SandboxServiceOptions& o) {
+  constexpr const char* kAccount = "/var/run/secrets/kubernetes.io/serviceaccount";
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (o.base_url.empty() && host != nullptr && *host != '\0') {
+    o.base_url = std::string("https://") + host + ":" + (port != nullptr ? port : "443");
+  }
+  if (o.api_key.empty()) {
+    if (auto token = ReadWholeFile(std::string(kAccount) + "/token")) o.api_key = *token;
+    while (!o.api_key.empty() && (o.api_key.back() == '\n' || o.api_key.back() == ' '))
+      o.api_key.pop_back();
+  }
+  const std::string ca = std::string(kAccount) + "/ca.crt";
+  if (o.ca_file.empty() && ::access(ca.c_str(), R_OK) == 0) o.ca_file = ca;
+}
+
+}  // namespace
+
+std::string OwnerLabel() {
+  static const std::string label = [] {
+    const long pid = static_cast<long>(::getpid());
+    return HostName() + "." + std::to_string(pid) + "." + StartTicks(pid);
+  }();
+  return label;
+}
+
+bool OwnerIsGone(std::string_view owner) {
+  const size_t last = owner.rfind('.');
+  if (last == std::string_view::npos || last == 0) return false;
+  const size_t mid = owner.rfind('.', last - 1);
+  if (mid == std::string_view::npos) return false;
+  if (owner.substr(0, mid) != HostName()) return false;  // another machine's: not ours to judge
+  const std::string pid_text(owner.substr(mid + 1, last - mid - 1));
+  char* end = nullptr;
+  const long pid = std::strtol(pid_text.c_str(), &end, 10);
+  if (pid_text.empty() || *end != '\0' || pid <= 0) return false;
+  return StartTicks(pid) != owner.substr(last + 1);
+}
+
+Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptions options) {
+  if (options.kind == "kubernetes") FillInCluster(options);
+  if (options.task_id.empty()) options.task_id = "talaria-" + RandomHex(6);
+  auto api = TALARIA_TRY(MakeApi(options));
+  return OpenRemoteEnvironment(std::move(api), options.initial_cwd);
+}
+
+Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
+                                std::function<bool(std::string_view owner)> is_gone) {
+  SandboxServiceOptions o = options;
+  if (o.kind == "kubernetes") FillInCluster(o);
+  auto api = TALARIA_TRY(MakeApi(o));
+  const std::vector<ListedSandbox> listed = TALARIA_TRY(api->ListOwned());
+  int deleted = 0;
+  for (const ListedSandbox& s : listed) {
+    const bool gone = is_gone ? is_gone(s.owner) : OwnerIsGone(s.owner);
+    if (!gone || s.id.empty()) continue;
+    TALARIA_RETURN_IF_ERROR(api->DeleteById(s.id));
+    ++deleted;
+  }
+  return deleted;
+}
+
+}  // namespace talaria::sandboxes
