@@ -1,0 +1,66 @@
+// A local sandbox control plane for the sandboxes module's tests and benchmark: one cpp-httplib
+// server on 127.0.0.1 (port 0) speaking four dialects at once, with their paths, auth headers,
+// fields and status codes:
+//   - the managed Modal gateway (/v1/sandboxes, execs with client ids, poll, cancel, terminate;
+//     idempotent creates by x-idempotency-key);
+//   - Daytona (/sandbox create/get/list/start/stop/delete with labels; the toolbox's
+//     /toolbox/{id}/toolbox/process/execute);
+//   - E2B (/sandboxes, /v2/sandboxes, DELETE; envd's Connect process API /process.Process/Start
+//     routed by E2b-Sandbox-Id, checked against the sandbox's envdAccessToken);
+//   - Kubernetes agent-sandbox (an API-server stub for agents.x-k8s.io/v1beta1 Sandbox objects
+//     with a Ready condition; the pod runtime's /execute routed by the router's X-Sandbox-ID).
+// Its sandboxes are bubblewrap jails on this machine (the whole file system read-only, a
+// private persistent /tmp per sandbox, the configured workspace writable) where bwrap works,
+// plain processes otherwise; each exec is one process group, killed on timeout or cancel.
+// Faults on demand: 409 while a Modal sandbox builds, 404 and dropped connections on polls, a
+// create that fails after creating (the retry must find the same sandbox), slow claims, idle
+// reaping.
+// Thread-safety: the accessors are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace talaria::test_support {
+
+struct SandboxControlPlaneOptions {
+  std::string api_key = "test-key";      // Bearer / X-API-Key every control request must carry
+  std::string root;                      // per-sandbox directories; required
+  std::string workspace;                 // bound writable into every sandbox; may be empty
+  bool jail = true;                      // bwrap where it works
+  int modal_build_409s = 0;              // per Modal sandbox: execs answered 409 first
+  int modal_poll_404s = 0;               // per Modal exec: polls answered 404 first
+  int modal_poll_drops = 0;              // per Modal exec: polls whose connection is cut mid-body
+  int create_failures_after_create = 0;  // creates that make the sandbox, then answer 503
+  std::chrono::milliseconds claim_delay{0};         // Daytona "starting" / k8s not Ready this long
+  std::chrono::milliseconds idle_reap{0};           // >0: sandboxes idle this long are deleted
+  std::chrono::milliseconds modal_exec_wait{2000};  // a Modal exec POST waits this long
+  int threads = 64;
+};
+
+struct FakeSandboxCounts {
+  int live = 0;     // sandboxes not deleted (stopped ones count)
+  int created = 0;  // sandboxes ever made
+  int create_requests = 0;
+  int execs = 0;          // commands run
+  int auth_failures = 0;  // requests refused for their credentials
+  int reaped_idle = 0;
+};
+
+class SandboxControlPlane {
+ public:
+  static std::unique_ptr<SandboxControlPlane> Start(SandboxControlPlaneOptions options);
+  virtual ~SandboxControlPlane() = default;
+  virtual std::string url() const = 0;
+  virtual FakeSandboxCounts counts() const = 0;
+  // Labels/metadata owner values of the live sandboxes.
+  virtual std::vector<std::string> live_owners() const = 0;
+  // Total wall time the fake spent running commands (its own cost, for the benchmark).
+  virtual std::chrono::nanoseconds exec_time() const = 0;
+  // Whether the jail is bwrap (false: plain processes).
+  virtual bool jailed() const = 0;
+};
+
+}  // namespace talaria::test_support
