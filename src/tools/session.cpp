@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "talaria/audit/audit_log.h"
+#include "talaria/base/file_io.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
@@ -17,6 +19,7 @@
 #include "talaria/env/bwrap.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
+#include "talaria/sandboxes/sandboxes.h"
 #include "tools/files/file_tracker.h"
 #include "tools/terminal_backends.h"
 
@@ -42,6 +45,63 @@ bool SandboxWorksHere(const std::string& bwrap) {
   }
   known.emplace(bwrap, probed.ok());
   return probed.ok();
+}
+
+// A sandbox service backend (modal, daytona, e2b, kubernetes): the service's section of the
+// config, its key from the environment (never from config files), the session id as the
+// sandbox's task label.
+Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSettings& t,
+                                                                const std::string& session_id) {
+  const auto from_env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  sandboxes::SandboxServiceOptions o;
+  o.kind = t.backend;
+  o.base_url = t.sandbox_url;
+  o.data_plane_url = t.sandbox_data_plane_url;
+  o.ca_file = t.sandbox_ca_file;
+  o.organization = t.sandbox_organization;
+  o.initial_cwd = t.sandbox_cwd;
+  o.persistent = t.sandbox_persistent;
+  o.k8s_namespace = t.sandbox_namespace;
+  o.task_id = session_id;
+  if (!t.sandbox_image.empty()) o.image = t.sandbox_image;
+  std::string key_name;
+  if (t.backend == "modal") {
+    key_name = "TOOL_GATEWAY_USER_TOKEN";
+    if (o.base_url.empty()) o.base_url = from_env("MODAL_GATEWAY_URL");
+    if (o.base_url.empty()) {
+      const std::string domain = from_env("TOOL_GATEWAY_DOMAIN");
+      const std::string scheme = from_env("TOOL_GATEWAY_SCHEME");
+      o.base_url = (scheme.empty() ? "https" : scheme) + "://modal-gateway." +
+                   (domain.empty() ? "nousresearch.com" : domain);
+    }
+  } else if (t.backend == "daytona") {
+    key_name = "DAYTONA_API_KEY";
+    if (o.base_url.empty()) o.base_url = from_env("DAYTONA_API_URL");
+    if (o.base_url.empty()) o.base_url = "https://app.daytona.io/api";
+    if (o.organization.empty()) o.organization = from_env("DAYTONA_ORGANIZATION_ID");
+  } else if (t.backend == "e2b") {
+    key_name = "E2B_API_KEY";
+    if (o.base_url.empty()) o.base_url = from_env("E2B_API_URL");
+    if (o.base_url.empty()) o.base_url = "https://api.e2b.app";
+    if (t.sandbox_image.empty()) o.image = "base";
+  } else if (!t.sandbox_token_file.empty()) {  // kubernetes; else the pod's service account
+    auto token = ReadWholeFile(t.sandbox_token_file);
+    if (!token) return Err(token.error().WithContext("terminal.kubernetes.token_file"));
+    o.api_key = *token;
+    while (!o.api_key.empty() && (o.api_key.back() == '\n' || o.api_key.back() == ' '))
+      o.api_key.pop_back();
+  }
+  if (!key_name.empty()) {
+    o.api_key = from_env(key_name.c_str());
+    if (o.api_key.empty()) {
+      return Err(InvalidArgumentError("terminal backend " + t.backend + " needs " + key_name +
+                                      " in the environment"));
+    }
+  }
+  return sandboxes::OpenSandboxService(std::move(o));
 }
 
 // The terminal backend of `options`: auto (default: the bwrap sandbox where it works, else
@@ -89,6 +149,10 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
   }
   if (t.backend == "apptainer" || t.backend == "pool") {
     return OpenClusterBackend(t, roots, session_id);
+  }
+  if (t.backend == "modal" || t.backend == "daytona" || t.backend == "e2b" ||
+      t.backend == "kubernetes") {
+    return OpenSandboxServiceFor(t, session_id);
   }
   if (t.backend != "local")
     return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));

@@ -12,10 +12,15 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   const ConfigSection t = TALARIA_TRY(ConfigSection::Of(config, "terminal"));
   TerminalSettings& s = base.terminal;
   TALARIA_RETURN_IF_ERROR(t.ReadString("backend", s.backend));
+  const bool sandbox_service = s.backend == "modal" || s.backend == "daytona" ||
+                               s.backend == "e2b" || s.backend == "kubernetes";
   if (s.backend != "auto" && s.backend != "local" && s.backend != "bwrap" && s.backend != "ssh" &&
-      s.backend != "docker" && s.backend != "apptainer" && s.backend != "pool") {
-    return Err(t.Bad("backend", "one of auto, local, bwrap, ssh, docker, apptainer, pool (got '" +
-                                    s.backend + "')"));
+      s.backend != "docker" && s.backend != "apptainer" && s.backend != "pool" &&
+      !sandbox_service) {
+    return Err(t.Bad("backend",
+                     "one of auto, local, bwrap, ssh, docker, apptainer, pool, modal, daytona, "
+                     "e2b, kubernetes (got '" +
+                         s.backend + "')"));
   }
   TALARIA_RETURN_IF_ERROR(t.ReadStrings("env_passthrough", base.env_passthrough));
   TALARIA_RETURN_IF_ERROR(t.ReadBool("network", s.network));
@@ -46,6 +51,20 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   TALARIA_RETURN_IF_ERROR(pool.ReadInt("health_interval_s", 1, 86400, s.pool_health_interval_s));
   if (s.backend == "pool" && s.pool_hosts.empty())
     return Err(t.Bad("pool.hosts", "set when backend is pool"));
+  // The sandbox services' sections (terminal.modal, terminal.daytona, ...): the backend's own.
+  for (const char* service : {"modal", "daytona", "e2b", "kubernetes"}) {
+    const ConfigSection sb = TALARIA_TRY(t.Sub(service));
+    if (s.backend != service) continue;
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("url", s.sandbox_url));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("image", s.sandbox_image));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("data_plane_url", s.sandbox_data_plane_url));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("namespace", s.sandbox_namespace));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("ca_file", s.sandbox_ca_file));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("token_file", s.sandbox_token_file));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("organization", s.sandbox_organization));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("cwd", s.sandbox_cwd));
+    TALARIA_RETURN_IF_ERROR(sb.ReadBool("persistent", s.sandbox_persistent));
+  }
 
   const ConfigSection files = TALARIA_TRY(ConfigSection::Of(config, "files"));
   bool read_hard_links = base.hard_link_reads == safety::HardLinkReads::kAllow;

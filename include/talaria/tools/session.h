@@ -37,7 +37,7 @@ namespace talaria::tools {
 //     pool: {hosts: ["ci@build1:22", build2], health_interval_s: 10}
 struct TerminalSettings {
   // auto: the bwrap sandbox where bubblewrap can make namespaces here, else local (with one
-  // warning); local | bwrap | ssh | docker pick one.
+  // warning); local | bwrap | ssh | docker | modal | daytona | e2b | kubernetes pick one.
   std::string backend = "auto";
   // The sandbox's network; unset: on for auto, off for an explicit bwrap.
   std::optional<bool> network;
@@ -56,6 +56,18 @@ struct TerminalSettings {
   // pool_health_interval_s seconds.
   std::vector<std::string> pool_hosts;
   int64_t pool_health_interval_s = 10;
+  // The sandbox services (backend modal | daytona | e2b | kubernetes), from the section named
+  // after the backend. Keys come from the environment, never from config: TOOL_GATEWAY_USER_TOKEN
+  // (modal), DAYTONA_API_KEY, E2B_API_KEY, the service account's token (kubernetes).
+  std::string sandbox_url;             // url: the control plane; empty: the service's public one
+  std::string sandbox_image;           // image (E2B: the template); empty: the default
+  std::string sandbox_data_plane_url;  // data_plane_url: E2B's envd / the agent-sandbox router
+  std::string sandbox_namespace = "default";  // kubernetes namespace
+  std::string sandbox_ca_file;                // ca_file
+  std::string sandbox_token_file;             // token_file (kubernetes bearer token)
+  std::string sandbox_organization;           // organization (Daytona)
+  std::string sandbox_cwd;                    // cwd inside the sandbox
+  bool sandbox_persistent = false;            // persistent
 };
 
 // The read guardrails of read_file and search_files (the original's): an unchanged re-read

@@ -1,0 +1,128 @@
+// terminal.backend: modal | daytona | e2b | kubernetes: the service's config section, its key
+// from the environment, and the terminal tool running in the service's sandbox (the fake
+// control plane of tests/support), which is deleted with the session.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/env_helpers.h"
+#include "support/sandbox_control_plane.h"
+#include "support/temp_dir.h"
+#include "talaria/core/config.h"
+#include "talaria/core/runtime.h"
+#include "talaria/tools/session.h"
+
+namespace talaria::tools {
+namespace {
+
+TEST(SessionSandboxConfig, ReadsTheBackendsOwnSection) {
+  auto config = ParseConfig(
+      "terminal:\n"
+      "  backend: kubernetes\n"
+      "  daytona: {url: http://ignored}\n"
+      "  kubernetes: {url: 'https://10.0.0.1', namespace: agents, token_file: /t, ca_file: /c,\n"
+      "               data_plane_url: 'http://router:8080', image: rt, cwd: /app,\n"
+      "               persistent: true}\n");
+  ASSERT_TRUE(config) << config.error().ToString();
+  auto o = SessionOptionsFromConfig(*config);
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->terminal.backend, "kubernetes");
+  EXPECT_EQ(o->terminal.sandbox_url, "https://10.0.0.1");
+  EXPECT_EQ(o->terminal.sandbox_namespace, "agents");
+  EXPECT_EQ(o->terminal.sandbox_token_file, "/t");
+  EXPECT_EQ(o->terminal.sandbox_ca_file, "/c");
+  EXPECT_EQ(o->terminal.sandbox_data_plane_url, "http://router:8080");
+  EXPECT_EQ(o->terminal.sandbox_image, "rt");
+  EXPECT_EQ(o->terminal.sandbox_cwd, "/app");
+  EXPECT_TRUE(o->terminal.sandbox_persistent);
+  auto bad = ParseConfig("terminal: {backend: lambda}\n");
+  ASSERT_TRUE(bad);
+  EXPECT_FALSE(SessionOptionsFromConfig(*bad));
+}
+
+class SessionSandbox : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    scratch_ = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR) + "/talaria-sess-sbx-XXXXXX";
+    ASSERT_NE(::mkdtemp(scratch_.data()), nullptr);
+    scratch_ = std::filesystem::canonical(scratch_).string();
+    std::filesystem::create_directories(scratch_ + "/ws");
+    test_support::SandboxControlPlaneOptions fake;
+    fake.root = scratch_;
+    fake.workspace = scratch_ + "/ws";
+    plane_ = test_support::SandboxControlPlane::Start(fake);
+    std::ofstream(scratch_ + "/token") << "test-key\n";
+  }
+  void TearDown() override {
+    plane_.reset();
+    for (const char* name : {"TOOL_GATEWAY_USER_TOKEN", "DAYTONA_API_KEY", "E2B_API_KEY"})
+      ::unsetenv(name);
+    std::error_code ec;
+    std::filesystem::remove_all(scratch_, ec);
+  }
+  std::string Yaml() const {
+    const std::string& kind = GetParam();
+    std::string yaml = "terminal:\n  backend: " + kind + "\n  " + kind + ": {url: '" +
+                       plane_->url() + "', cwd: '" + scratch_ + "/ws'";
+    if (kind == "e2b" || kind == "kubernetes") yaml += ", data_plane_url: '" + plane_->url() + "'";
+    if (kind == "kubernetes") yaml += ", token_file: '" + scratch_ + "/token'";
+    return yaml + "}\n";
+  }
+  static const char* KeyName(const std::string& kind) {
+    if (kind == "modal") return "TOOL_GATEWAY_USER_TOKEN";
+    if (kind == "daytona") return "DAYTONA_API_KEY";
+    if (kind == "e2b") return "E2B_API_KEY";
+    return nullptr;
+  }
+
+  std::string scratch_;
+  std::unique_ptr<test_support::SandboxControlPlane> plane_;
+};
+
+TEST_P(SessionSandbox, TheTerminalRunsInTheServicesSandbox) {
+  auto config = ParseConfig(Yaml());
+  ASSERT_TRUE(config) << config.error().ToString();
+  auto options = SessionOptionsFromConfig(*config);
+  ASSERT_TRUE(options) << options.error().ToString();
+  options->roots = {scratch_ + "/ws"};
+  options->audit = false;
+  if (const char* key = KeyName(GetParam())) {
+    // Without its key the backend says which variable it needs.
+    auto refused = OpenSession(*options);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find(key), std::string::npos);
+    ::setenv(key, "test-key", 1);
+  }
+  std::ofstream(scratch_ + "/config.yaml") << "{}\n";
+  RuntimeOptions rt_options;
+  rt_options.config_path = scratch_ + "/config.yaml";
+  auto rt = Runtime::Create(rt_options);
+  ASSERT_TRUE(rt) << rt.error().ToString();
+  {
+    auto session = OpenSession(*options);
+    ASSERT_TRUE(session) << session.error().ToString();
+    EXPECT_EQ(plane_->counts().live, 1);
+    ToolContext ctx = (*session)->NewContext("call_1");
+    const ToolResult r = (*rt)->dispatcher().Dispatch(
+        "terminal", Json{{"command", "echo in-sandbox; pwd"}}.dump(), ctx);
+    ASSERT_TRUE(r.ok()) << r.text;
+    EXPECT_NE(r.text.find("in-sandbox"), std::string::npos) << r.text;
+    EXPECT_NE(r.text.find(scratch_ + "/ws"), std::string::npos) << r.text;
+  }
+  EXPECT_GE(plane_->counts().execs, 2);
+  EXPECT_EQ(plane_->counts().live, 0);  // deleted with the session
+}
+
+INSTANTIATE_TEST_SUITE_P(, SessionSandbox,
+                         ::testing::Values("modal", "daytona", "e2b", "kubernetes"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace talaria::tools
