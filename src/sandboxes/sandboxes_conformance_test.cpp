@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -17,6 +20,8 @@
 #include "support/sandbox_control_plane.h"
 #include "support/wait_until.h"
 #include "talaria/base/shell_words.h"
+#include "talaria/base/subprocess.h"
+#include "talaria/sandboxes/file_sync.h"
 #include "talaria/sandboxes/sandboxes.h"
 
 namespace talaria::sandboxes {
@@ -254,6 +259,70 @@ TEST_P(SandboxConformance, AWrongKeyIsRefusedWithTheServiceStatus) {
   EXPECT_EQ(env.error().code(), StatusCode::kPermissionDenied) << env.error().ToString();
   EXPECT_NE(env.error().message().find("401"), std::string::npos) << env.error().ToString();
   EXPECT_EQ(plane_->counts().live, 1);  // only the fixture's
+}
+
+TEST_P(SandboxConformance, FilesGoInAsOneTarStreamAndChangedFilesComeBack) {
+  const std::string local = scratch_ + "/local";
+  std::filesystem::create_directories(local + "/sub");
+  std::filesystem::create_directories(local + "/.git");
+  std::ofstream(local + "/a.txt") << "one";
+  std::ofstream(local + "/sub/b.txt") << "two";
+  std::ofstream(local + "/.git/HEAD") << "ref";
+  ASSERT_TRUE(PushTree(*env_, local, "/tmp/proj", {}).ok());
+  EXPECT_EQ(Run("cat /tmp/proj/a.txt /tmp/proj/sub/b.txt; ls -A /tmp/proj").output,
+            "onetwoa.txt\nsub\n");
+  Run("echo changed > /tmp/proj/a.txt; echo new > /tmp/proj/sub/c.txt");
+  const std::string cwd = env_->cwd();
+  auto changed = PullChanged(*env_, "/tmp/proj", local, {});
+  ASSERT_TRUE(changed) << changed.error().ToString();
+  EXPECT_EQ(env_->cwd(), cwd);  // the session's directory is left alone
+  std::sort(changed->begin(), changed->end());
+  EXPECT_EQ(*changed, (std::vector<std::string>{"a.txt", "sub/c.txt"}));
+  std::ifstream a(local + "/a.txt");
+  std::string text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "changed\n");
+  EXPECT_TRUE(std::filesystem::exists(local + "/sub/b.txt"));
+  // Nothing changed since: nothing comes back.
+  changed = PullChanged(*env_, "/tmp/proj", local, {});
+  ASSERT_TRUE(changed) << changed.error().ToString();
+  EXPECT_TRUE(changed->empty());
+  EXPECT_FALSE(PushTree(*env_, scratch_ + "/missing", "/tmp/x", {}).ok());
+}
+
+// A sandbox is not trusted: what it sends back is checked before anything is written here.
+TEST_P(SandboxConformance, AHostileArchiveFromTheSandboxIsRefusedWhole) {
+  const std::string evil = scratch_ + "/evil";
+  std::filesystem::create_directories(evil + "/in");
+  std::filesystem::create_symlink("/etc", evil + "/in/link");
+  std::ofstream(evil + "/in/plain") << "x";
+  SpawnOptions tar;
+  tar.argv = {"tar", "-c", "-f", evil + "/links.tar", "-C", evil + "/in", "plain", "link"};
+  ASSERT_EQ(RunProcess(tar)->exit_code, 0);
+  tar.argv = {"tar",
+              "-c",
+              "-P",
+              "-f",
+              evil + "/dotdot.tar",
+              "-C",
+              evil + "/in",
+              "--transform=s,^plain,../escaped,",
+              "plain"};
+  ASSERT_EQ(RunProcess(tar)->exit_code, 0);
+  std::filesystem::remove_all(evil + "/in");
+  ASSERT_TRUE(PushTree(*env_, evil, "/tmp/evil", {}).ok());
+  const std::string local = scratch_ + "/pulled";
+  std::filesystem::create_directories(local);
+  for (const char* archive : {"links.tar", "dotdot.tar"}) {
+    // The sandbox's own `tar` now answers with the hostile archive.
+    Run("mkdir -p /tmp/bin && printf '#!/bin/sh\\ncat /tmp/evil/%s\\n' " + std::string(archive) +
+        " > /tmp/bin/tar && chmod +x /tmp/bin/tar && export PATH=/tmp/bin:$PATH; touch "
+        "/tmp/evil/x");
+    auto pulled = PullChanged(*env_, "/tmp/evil", local, {});
+    ASSERT_FALSE(pulled) << archive;
+    EXPECT_EQ(pulled.error().code(), StatusCode::kInvalidArgument) << pulled.error().ToString();
+    EXPECT_TRUE(std::filesystem::is_empty(local)) << archive;
+    EXPECT_FALSE(std::filesystem::exists(scratch_ + "/escaped"));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(, SandboxConformance,
