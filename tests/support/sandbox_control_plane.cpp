@@ -145,6 +145,7 @@ class ControlPlane final : public SandboxControlPlane {
     return std::chrono::nanoseconds(exec_ns_.load());
   }
   bool jailed() const override { return jailed_; }
+  void SetNoopExecs(bool noop) override { noop_execs_ = noop; }
 
  private:
   // --- plumbing
@@ -492,6 +493,9 @@ class ControlPlane final : public SandboxControlPlane {
                      std::lock_guard lock(mu_);
                      if (s->state != "started") return Error(res, 400, "sandbox is not started");
                    }
+                   if (noop_execs_) {
+                     return Json(res, 200, {{"exitCode", 0}, {"result", ""}});
+                   }
                    const int64_t timeout_s = body.value("timeout", int64_t{10});
                    auto e = Track(*s);
                    ProcessResult r = RunIn(*s, "sh", body["command"],
@@ -715,6 +719,7 @@ class ControlPlane final : public SandboxControlPlane {
   FakeSandboxCounts counts_;                                   // Guarded by mu_.
   std::atomic<int64_t> exec_ns_{0};
   std::atomic<int> launched_{0};  // Modal exec threads still running
+  std::atomic<bool> noop_execs_{false};
   std::jthread reaper_;
 };
 

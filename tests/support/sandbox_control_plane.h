@@ -59,6 +59,10 @@ class SandboxControlPlane {
   virtual std::vector<std::string> live_owners() const = 0;
   // Total wall time the fake spent running commands (its own cost, for the benchmark).
   virtual std::chrono::nanoseconds exec_time() const = 0;
+  // From now on Daytona's process/execute answers exit 0 at once without running anything:
+  // what is left of an exec's cost is the client's and the HTTP exchange's (the benchmark's
+  // floor).
+  virtual void SetNoopExecs(bool noop) = 0;
   // Whether the jail is bwrap (false: plain processes).
   virtual bool jailed() const = 0;
 };
