@@ -75,7 +75,7 @@ Result<ApiAnswer> ApiHttp::Send(const Call& call, std::stop_token stop) {
         answer.body.append(chunk);
         return true;
       },
-      stop);
+      std::move(stop));
   if (!head) return Err(Status(head.error().code(), what_ + ": " + head.error().message()));
   Give(std::move(client));
   answer.status = head->status;
@@ -85,7 +85,7 @@ Result<ApiAnswer> ApiHttp::Send(const Call& call, std::stop_token stop) {
   return answer;
 }
 
-Result<ApiAnswer> ApiHttp::Expect2xx(const Call& call, int attempts, std::stop_token stop) {
+Result<ApiAnswer> ApiHttp::Expect2xx(const Call& call, int attempts, const std::stop_token& stop) {
   Status last = UnavailableError(what_ + ": no attempt made");
   for (int attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0) {

@@ -50,7 +50,7 @@ class ApiHttp {
   // Send, retried (same request: callers make retried creates idempotent) on transport
   // failures and 5xx/429 up to `attempts` times with a growing pause; a 2xx answer or an error
   // naming the status and the service's message otherwise.
-  Result<ApiAnswer> Expect2xx(const Call& call, int attempts = 3, std::stop_token stop = {});
+  Result<ApiAnswer> Expect2xx(const Call& call, int attempts = 3, const std::stop_token& stop = {});
 
   const std::string& what() const { return what_; }
   const std::string& base_url() const { return base_url_; }

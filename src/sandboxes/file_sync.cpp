@@ -68,7 +68,7 @@ Status PushTree(env::Environment& env, const std::string& local_dir, const std::
   SpawnOptions pack;
   pack.argv = {"tar", "-c", "-f", "-", "-C", local_dir};
   for (const std::string& pattern : options.exclude) pack.argv.push_back("--exclude=" + pattern);
-  pack.argv.push_back(".");
+  pack.argv.emplace_back(".");
   pack.timeout = options.timeout;
   pack.max_output_bytes = options.max_bytes + 1;
   ProcessResult packed = TALARIA_TRY(RunProcess(pack));

@@ -118,7 +118,7 @@ class ModalApi final : public SandboxApi {
       std::mutex mu;
       std::condition_variable_any cv;
       std::unique_lock lock(mu);
-      cv.wait_for(lock, done, std::chrono::seconds(15), [] { return false; });
+      cv.wait_for(lock, std::move(done), std::chrono::seconds(15), [] { return false; });
       bound.request_stop();
     });
     auto answer = Poll(exec_id, bound.get_token());

@@ -100,7 +100,7 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptio
 }
 
 Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
-                                std::function<bool(std::string_view owner)> is_gone) {
+                                const std::function<bool(std::string_view owner)>& is_gone) {
   SandboxServiceOptions o = options;
   if (o.kind == "kubernetes") FillInCluster(o);
   auto api = TALARIA_TRY(MakeApi(o));

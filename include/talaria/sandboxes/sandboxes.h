@@ -70,6 +70,6 @@ bool OwnerIsGone(std::string_view owner);
 // OwnerIsGone says is gone (`is_gone` replaces that judgement when set). Returns how many were
 // deleted. Modal's gateway has no listing: there the gateway's idle timeout reaps.
 Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
-                                std::function<bool(std::string_view owner)> is_gone = {});
+                                const std::function<bool(std::string_view owner)>& is_gone = {});
 
 }  // namespace talaria::sandboxes
