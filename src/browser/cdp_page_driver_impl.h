@@ -1,0 +1,95 @@
+// CdpPageDriver: the PageDriver behind OpenCdpPageDriver (talaria/browser/cdp_page_driver.h),
+// declared here so this module's tests can crash its renderer.
+//
+// State the event thread writes (loads, crashes, refusals, console) is kept under one mutex
+// with a condition variable the calls wait on, each wait bounded by the call's deadline and
+// woken by its cancel token.
+// Thread-safety: as PageDriver.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "browser/cdp_client.h"
+#include "talaria/browser/cdp_page_driver.h"
+
+namespace talaria::browser {
+
+class CdpPageDriver final : public PageDriver {
+ public:
+  explicit CdpPageDriver(CdpDriverOptions options);
+  ~CdpPageDriver() override;
+
+  Status Start(std::unique_ptr<CdpTransport> transport, const CallLimits& limits);
+
+  std::string_view backend() const override { return options_.backend; }
+  Result<Snapshot> Navigate(std::string_view url, const CallLimits& limits) override;
+  Result<Snapshot> TakeSnapshot(const SnapshotOptions& options, const CallLimits& limits) override;
+  Status Click(std::string_view ref, const CallLimits& limits) override;
+  Status Type(std::string_view ref, std::string_view text, const CallLimits& limits) override;
+  Status Scroll(bool down, const CallLimits& limits) override;
+  Result<std::string> Back(const CallLimits& limits) override;
+  Status Press(std::string_view key, const CallLimits& limits) override;
+  Result<std::vector<PageImage>> Images(const CallLimits& limits) override;
+  Result<std::string> Screenshot(bool annotate, const CallLimits& limits) override;
+  Result<Evaluation> Evaluate(std::string_view expression, const CallLimits& limits) override;
+  Result<std::vector<ConsoleEntry>> Console(bool clear, const CallLimits& limits) override;
+  void Close() override;
+
+  // A raw CDP command on the page's session (the bench's raw accessibility tree).
+  Result<Json> RawCall(std::string_view method, const Json& params, const CallLimits& limits) {
+    return PageCall(method, params, limits);
+  }
+  // Kills the page's renderer (Page.crash), as a crash would.
+  Status CrashRendererForTest(const CallLimits& limits);
+
+ private:
+  Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
+  Status OpenPage(const CallLimits& limits);
+  // Before each call: a closed browser, a crashed page (reported once, then replaced) or a
+  // refused navigation the page started on its own.
+  Status Ready(const CallLimits& limits);
+  Result<int64_t> World(const CallLimits& limits);
+  // `call` is an expression over `__talaria` evaluated in the isolated world.
+  Result<Json> InWorld(const std::string& call, const CallLimits& limits);
+  // Waits until `done` holds (under mu_), the page crashed, the browser closed, or the limits
+  // end. `what` names the wait in the DeadlineExceeded message.
+  Status WaitFor(const std::function<bool()>& done, const CallLimits& limits,
+                 std::string_view what);
+  Status Refused(std::string message, const CallLimits& limits);
+  Status MouseClick(double x, double y, const CallLimits& limits);
+  // Waits (at most a few seconds) for a navigation in flight to commit, stop or be refused.
+  void SettleNavigation(const CallLimits& limits);
+
+  void OnEvent(const std::string& method, const Json& params, const std::string& session);
+  void JudgeRequest(const Json& params, const std::string& session);
+  void AddConsole(std::string type, std::string text);
+
+  CdpDriverOptions options_;
+  std::unique_ptr<CdpClient> client_;
+  CdpClient* cdp_ = nullptr;  // client_.get(), kept valid for the event thread until it joins
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string session_;    // the page's flat session
+  std::string target_id_;  // also the main frame's id
+  int64_t world_ = 0;      // the isolated world's context id; 0 until made for this document
+  bool world_ready_ = false;
+  bool crashed_ = false;
+  bool closed_ = false;
+  std::set<std::string> loaded_;  // loaderIds whose main-frame load fired
+  uint64_t navigations_ = 0;      // main-frame commits (frameNavigated, same-document too)
+  bool loading_ = false;
+  // Main-frame navigations the page asked for, and how many of them have ended (committed,
+  // stopped or refused): while they differ, a navigation is in flight.
+  uint64_t nav_requested_ = 0;
+  uint64_t nav_settled_ = 0;
+  std::string refusal_;  // a refused main-frame navigation not yet reported
+  std::deque<ConsoleEntry> console_;
+};
+
+}  // namespace talaria::browser
