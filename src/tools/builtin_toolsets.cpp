@@ -47,6 +47,12 @@ std::vector<ToolsetDef> BuiltinToolsetTable() {
       // Basic toolsets: one tool family each.
       {"web", "Search the web and extract page content", {"web_search", "web_extract"}, {}},
       {"search", "Web search only (no page extraction)", {"web_search"}, {}},
+      {"browser",
+       "Drive a web browser: navigate, read the page, click, type",
+       {"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
+        "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
+        "browser_close"},
+       {}},
       {"terminal", "Shell commands and background process management", {"terminal", "process"}, {}},
       {"file",
        "Read, write, patch and search files in the workspace",
