@@ -138,6 +138,7 @@ Result<std::unique_ptr<ChromiumProcess>> ChromiumProcess::Launch(const ChromiumO
   for (const std::string& a : options.extra_args) args.push_back(a);
   args.emplace_back("about:blank");
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
@@ -148,6 +149,7 @@ Result<std::unique_ptr<ChromiumProcess>> ChromiumProcess::Launch(const ChromiumO
   env_store.push_back(std::string(kOwnerVariable) + "=" + std::to_string(::getpid()) + ":" +
                       proc->profile_dir_);
   std::vector<char*> envp;
+  envp.reserve(env_store.size() + 1);
   for (std::string& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
 

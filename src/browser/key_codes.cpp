@@ -79,10 +79,10 @@ Result<KeyStroke> ParseKey(std::string_view name) {
     if (std::isalpha(static_cast<unsigned char>(c)) != 0) {
       const char up = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       k.code = std::string("Key") + up;
-      k.key_code = up;
+      k.key_code = static_cast<unsigned char>(up);
     } else if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
       k.code = std::string("Digit") + c;
-      k.key_code = c;
+      k.key_code = static_cast<unsigned char>(c);
     } else {
       k.key_code = 0;
     }

@@ -17,7 +17,7 @@ std::string Store(std::string_view snapshot) {
   const std::string dir = TalariaHome() + "/cache/browser";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const std::string path = dir + "/snapshot-" + Sha256Hex(snapshot).substr(0, 16) + ".txt";
+  std::string path = dir + "/snapshot-" + Sha256Hex(snapshot).substr(0, 16) + ".txt";
   if (!WriteFileAtomic(path, snapshot, {.mode = 0600, .sync = false}).ok()) return "";
   return path;
 }
