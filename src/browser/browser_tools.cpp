@@ -301,6 +301,14 @@ bool BrowserAvailable() {
   return !s->executable.empty() || !FindChromium().empty();
 }
 
+std::string WhyUnavailable() {
+  auto s = LoadBrowserSettings();
+  if (!s) return "browser config: " + s.error().message();
+  if (!s->executable.empty()) return "browser.executable is set but the browser does not start";
+  return "no Chromium found: install Debian's chromium (make deps) or set TALARIA_CHROMIUM or "
+         "browser.executable";
+}
+
 struct Def {
   const char* name;
   const char* schema;
@@ -338,6 +346,7 @@ ToolSpec MakeSpec(const Def& d) {
   spec.schema = d.schema;
   spec.handler = d.handler;
   spec.check_fn = BrowserAvailable;
+  spec.unavailable_reason = WhyUnavailable;
   spec.emoji = "\xF0\x9F\x8C\x90";        // "🌐"
   spec.parallel = ParallelClass::kNever;  // one page per task: calls are ordered
   spec.annotations.read_only = d.read_only;

@@ -246,6 +246,8 @@ TEST_F(BrowserToolsTest, TheToolsetIsAvailableWithChromium) {
   EXPECT_TRUE((*entry->check_fn())());
   ::setenv("TALARIA_CHROMIUM", "/nonexistent/chromium", 1);
   EXPECT_FALSE((*entry->check_fn())());
+  ASSERT_TRUE(static_cast<bool>(entry->unavailable_reason()));
+  EXPECT_NE(entry->unavailable_reason()().find("TALARIA_CHROMIUM"), std::string::npos);
   ::unsetenv("TALARIA_CHROMIUM");
 }
 
