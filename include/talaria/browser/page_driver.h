@@ -13,6 +13,9 @@
 #include <string_view>
 #include <vector>
 
+// Evaluation holds a Json by value: the complete type, not json_fwd.hpp.
+#include <nlohmann/json.hpp>
+
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
 
