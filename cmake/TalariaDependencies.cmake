@@ -19,6 +19,9 @@ pkg_check_modules(PYTHON_EMBED REQUIRED IMPORTED_TARGET python-3.11-embed)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # Outbound HTTP(S) (the model client); only the lazily loaded libtalaria_net.so links it.
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+# The browser's WebSocket transport (wss): only the lazily loaded libtalaria_browser_ws.so links
+# it; Boost.Beast (libboost-dev) is header-only.
+pkg_check_modules(OPENSSL REQUIRED IMPORTED_TARGET openssl)
 # The session store (src/store/): Debian's SQLite, with FTS5 and its trigram tokenizer (3.34+).
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3>=3.34)
 # HTML5 parsing for main-content extraction (src/html/): Debian's libgumbo.

@@ -13,6 +13,8 @@ install(TARGETS talaria_http LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS talaria_net_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Loaded by libtalaria from its own directory when checkpoints are enabled.
 install(TARGETS talaria_checkpoints_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The browser's WebSocket transport, loaded by libtalaria from its own directory.
+install(TARGETS talaria_browser_ws LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Run by libtalaria from its own directory to trial-load plugins (plugin_loader.h).
 install(TARGETS talaria_plugin_trial RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Run by libtalaria from its own directory to read PDFs for web_extract (web/pdf_text.h).
