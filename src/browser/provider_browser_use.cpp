@@ -1,0 +1,163 @@
+// Browser Use (hermes-wave2.md e.3): POST {base}/browsers creates a browser ({id, cdpUrl or
+// connectUrl}); PATCH {base}/browsers/{id} {action: "stop"} stops it. Direct, with
+// X-Browser-Use-API-Key and an empty body; through the managed gateway, with the gateway token
+// as Bearer, {timeout: 5 (minutes), proxyCountryCode} and an X-Idempotency-Key.
+//
+// Why the key is kept per task and not per request: a create whose answer was lost (timeout,
+// a 5xx from the gateway after it forwarded) may still have made a browser. Sending the same
+// key again, from this call's retries or from the next Acquire of the same task, lets the
+// gateway hand back that browser instead of billing a second one. The key is dropped when the
+// task's browser is released.
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "browser/provider_rest.h"
+#include "talaria/base/random.h"
+#include "talaria/browser/providers.h"
+#include "talaria/net/http_client.h"
+
+namespace talaria::browser {
+namespace {
+
+constexpr std::string_view kWho = "browser-use";
+constexpr int kGatewayAttempts = 3;
+
+bool Retryable(const Status& s) {
+  return s.code() == StatusCode::kDeadlineExceeded || net::IsConnectFailure(s);
+}
+
+bool RetryableStatus(int status) { return status == 429 || status >= 500; }
+
+// Sleeps `d` unless `cancel` fires first; false when cancelled.
+bool Pause(std::chrono::milliseconds d, const std::stop_token& cancel) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  return !cv.wait_for(lock, cancel, d, [] { return false; }) && !cancel.stop_requested();
+}
+
+class BrowserUseProvider final : public BrowserProvider {
+ public:
+  BrowserUseProvider(BrowserUseSettings s, std::chrono::milliseconds timeout)
+      : s_(std::move(s)), timeout_(timeout) {}
+
+  std::string_view name() const override { return kWho; }
+
+  Result<RemoteBrowser> Acquire(std::string_view task_id, std::stop_token cancel) override {
+    const bool gateway = UsesGateway();
+    if (!gateway && s_.api_key.empty()) {
+      return Err(FailedPreconditionError("browser-use: BROWSER_USE_API_KEY is not set"));
+    }
+    Json body = Json::object();
+    net::HeaderList headers;
+    if (gateway) {
+      body["timeout"] = 5;
+      if (!s_.proxy_country.empty()) body["proxyCountryCode"] = s_.proxy_country;
+      headers.emplace_back("Authorization", "Bearer " + s_.gateway_token);
+      headers.emplace_back("X-Idempotency-Key", KeyFor(task_id));
+    } else {
+      headers.emplace_back("X-Browser-Use-API-Key", s_.api_key);
+    }
+    rest::Call call{.method = "POST",
+                    .url = Base() + "/browsers",
+                    .headers = std::move(headers),
+                    .body = &body,
+                    .timeout = timeout_};
+    // Direct creates are retried only when nothing reached the service: without a key a
+    // retry after a lost answer could make a second browser.
+    const int attempts = gateway ? kGatewayAttempts : 2;
+    Status last = UnavailableError("browser-use: no attempt made");
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+      if (attempt > 1 && !Pause(std::chrono::milliseconds(100 * (attempt - 1)), cancel)) {
+        return Err(CancelledError("browser-use: cancelled while creating a browser"));
+      }
+      auto answer = rest::Exchange(kWho, call, cancel);
+      if (!answer) {
+        last = answer.error();
+        const bool again = gateway ? Retryable(last) : net::IsConnectFailure(last);
+        if (again) continue;
+        return Err(last);
+      }
+      if (!answer->ok()) {
+        last = rest::StatusError(kWho, "creating a browser", *answer);
+        if (gateway && RetryableStatus(answer->status)) continue;
+        return Err(last);
+      }
+      return Accept(*answer, task_id);
+    }
+    return Err(last);
+  }
+
+  Status Release(const RemoteBrowser& browser) override {
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    net::HeaderList headers;
+    if (UsesGateway()) {
+      headers.emplace_back("Authorization", "Bearer " + s_.gateway_token);
+    } else {
+      headers.emplace_back("X-Browser-Use-API-Key", s_.api_key);
+    }
+    const Json body = {{"action", "stop"}};
+    rest::Call call{.method = "PATCH",
+                    .url = Base() + "/browsers/" + browser.session_id,
+                    .headers = std::move(headers),
+                    .body = &body,
+                    .timeout = timeout_};
+    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, {}));
+    if (!answer.ok() && answer.status != 404) {
+      return rest::StatusError(kWho, "stopping browser " + browser.session_id, answer);
+    }
+    std::lock_guard lock(mu_);
+    if (auto it = task_of_.find(browser.session_id); it != task_of_.end()) {
+      keys_.erase(it->second);
+      task_of_.erase(it);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool UsesGateway() const { return !s_.gateway_url.empty() && !s_.gateway_token.empty(); }
+  std::string Base() const { return UsesGateway() ? s_.gateway_url + "/api/v3" : s_.base_url; }
+
+  std::string KeyFor(std::string_view task_id) {
+    std::lock_guard lock(mu_);
+    auto [it, fresh] = keys_.try_emplace(std::string(task_id));
+    if (fresh) it->second = "talaria-" + RandomHex(16);
+    return it->second;
+  }
+
+  Result<RemoteBrowser> Accept(const rest::Answer& answer, std::string_view task_id) {
+    RemoteBrowser browser{.provider = std::string(kWho),
+                          .session_id = rest::StringField(answer.json, {"id"}),
+                          .cdp_url = rest::StringField(answer.json, {"cdpUrl", "connectUrl"}),
+                          .cdp_headers = {}};
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    if (Status bad = rest::CheckCdpUrl(kWho, browser.cdp_url); !bad.ok()) {
+      (void)Release(browser);
+      return Err(bad);
+    }
+    std::lock_guard lock(mu_);
+    task_of_[browser.session_id] = std::string(task_id);
+    return browser;
+  }
+
+  const BrowserUseSettings s_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::map<std::string, std::string, std::less<>> keys_;  // task -> key. Guarded by mu_.
+  std::map<std::string, std::string> task_of_;            // session -> task. Guarded by mu_.
+};
+
+}  // namespace
+
+std::unique_ptr<BrowserProvider> MakeBrowserUseProvider(BrowserUseSettings settings,
+                                                        std::chrono::milliseconds timeout) {
+  return std::make_unique<BrowserUseProvider>(std::move(settings), timeout);
+}
+
+}  // namespace talaria::browser
