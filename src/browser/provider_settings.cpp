@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "talaria/base/ascii.h"
 #include "talaria/browser/providers.h"
@@ -15,7 +16,7 @@ namespace {
 
 std::string EnvOr(const char* name, std::string fallback) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
-  return v == nullptr || *v == '\0' ? fallback : std::string(v);
+  return v == nullptr || *v == '\0' ? std::move(fallback) : std::string(v);
 }
 
 Status EnvBool(const char* name, bool& out) {
