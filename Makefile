@@ -79,6 +79,7 @@ bench: deps
 	build-bench/bench/talaria_html_extract_bench
 	build-bench/bench/talaria_web_bench
 	build-bench/bench/talaria_delegate_bench
+	build-bench/bench/talaria_browser_remote_bench
 
 # search_files against ripgrep on a generated 200 MB tree (needs `rg`; takes a few minutes).
 bench-search: bench
