@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "talaria/base/json.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/strings.h"
