@@ -19,6 +19,8 @@
 #include "browser/chromium_process.h"
 #include "browser/key_codes.h"
 #include "browser/snapshot_budget.h"
+#include "support/fake_browser_cloud.h"
+#include "support/local_chromium.h"
 #include "support/loopback_http.h"
 #include "support/self_spawn.h"
 #include "support/temp_dir.h"
@@ -305,6 +307,40 @@ TEST(BrowserLifeline, NoChromiumOutlivesAKilledOwner) {
     if (owner >> p && p == child) ++dead_profiles;
   }
   EXPECT_EQ(dead_profiles, 0);
+}
+
+}  // namespace
+}  // namespace talaria::browser
+
+namespace talaria::browser {
+namespace {
+
+// browser.provider: browserbase through the tools: the fake cloud hands out a real Chromium's
+// WebSocket, the page is driven over CDP (the guard still judges it), and closing the task's
+// browser releases the billed session.
+TEST_F(BrowserToolsTest, ACloudProvidersBrowserIsDrivenAndReleased) {
+  std::string why;
+  auto chromium = talaria_test::LocalChromium::Start(why);
+  ASSERT_TRUE(chromium) << why;
+  talaria_test::FakeBrowserCloud cloud({.cdp_url = chromium->browser_ws_url()});
+  std::ofstream(home_.path() + "/config.yaml")
+      << "browser:\n  provider: browserbase\n  allow_private: [\"127.0.0.1:" << server_.port()
+      << "\"]\n";
+  ::setenv("BROWSERBASE_API_KEY", "bb-test-key", 1);
+  ::setenv("BROWSERBASE_PROJECT_ID", "proj-test", 1);
+  ::setenv("BROWSERBASE_BASE_URL", cloud.url().c_str(), 1);
+  bool ok = false;
+  Json nav = Call("browser_navigate", {{"url", server_.url("/")}}, &ok);
+  EXPECT_TRUE(ok) << nav.dump();
+  EXPECT_EQ(nav.value("title", ""), "Shop") << nav.dump();
+  EXPECT_EQ(cloud.sessions_made("browserbase"), 1);
+  EXPECT_EQ(cloud.live_sessions("browserbase"), 1);
+  Json refused = Call("browser_navigate", {{"url", "http://169.254.169.254/"}}, &ok);
+  EXPECT_FALSE(ok) << "the guard judges a cloud browser's pages too: " << refused.dump();
+  Call("browser_close", Json::object());
+  EXPECT_EQ(cloud.live_sessions("browserbase"), 0) << "closing released the session";
+  for (const char* v : {"BROWSERBASE_API_KEY", "BROWSERBASE_PROJECT_ID", "BROWSERBASE_BASE_URL"})
+    ::unsetenv(v);
 }
 
 }  // namespace

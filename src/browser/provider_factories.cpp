@@ -1,0 +1,52 @@
+// The cloud providers and Camofox as `browser.provider` choices of the browser tools: a
+// Browserbase, Browser Use or Firecrawl session is created over REST, reached over a WebSocket
+// and driven by the same CDP page driver (and network guard) as local Chromium, and released
+// when the task's browser closes; Camofox is its own PageDriver.
+#include <memory>
+
+#include "talaria/browser/browser_sessions.h"
+#include "talaria/browser/camofox_driver.h"
+#include "talaria/browser/cdp_page_driver.h"
+#include "talaria/browser/providers.h"
+
+namespace talaria::browser {
+namespace {
+
+Result<std::unique_ptr<PageDriver>> OpenCloudBrowser(const DriverRequest& request) {
+  const BrowserProviderSettings settings = TALARIA_TRY(LoadBrowserProviderSettings());
+  std::shared_ptr<BrowserProvider> provider = TALARIA_TRY(MakeBrowserProvider(settings));
+  RemoteConnection connection =
+      TALARIA_TRY(ConnectRemoteBrowser(*provider, request.task_id, request.limits.cancel));
+  const RemoteBrowser remote = connection.browser;
+  CdpDriverOptions options;
+  options.guard = request.guard;
+  options.backend = std::string(provider->name());
+  // The session is the provider's and billed: released whenever the driver goes.
+  options.on_close = [provider, remote] { (void)provider->Release(remote); };
+  auto driver =
+      OpenCdpPageDriver(std::move(connection.transport), std::move(options), request.limits);
+  if (!driver) (void)provider->Release(remote);
+  return driver;
+}
+
+Result<std::unique_ptr<PageDriver>> OpenCamofox(const DriverRequest& request) {
+  const BrowserProviderSettings settings = TALARIA_TRY(LoadBrowserProviderSettings());
+  CamofoxOptions options;
+  options.url = settings.camofox.url;
+  options.api_key = settings.camofox.api_key;
+  options.session_key = request.task_id;
+  options.guard = request.guard;
+  options.request_timeout = settings.request_timeout;
+  return MakeCamofoxDriver(std::move(options));
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (const char* cloud : {"browserbase", "browser-use", "firecrawl"}) {
+    RegisterDriverFactory(cloud, &OpenCloudBrowser);
+  }
+  RegisterDriverFactory("camofox", &OpenCamofox);
+  return true;
+}();
+
+}  // namespace
+}  // namespace talaria::browser
