@@ -38,6 +38,11 @@ const std::vector<std::string>& CoreTools() {
       "image_generate",
       // Messaging (available once a platform is configured)
       "send_message",
+      // Home Assistant (available when HASS_TOKEN is set)
+      "ha_list_entities",
+      "ha_get_state",
+      "ha_list_services",
+      "ha_call_service",
   };
   return kCoreTools;
 }
@@ -68,6 +73,10 @@ std::vector<ToolsetDef> BuiltinToolsetTable() {
       {"vision", "Analyze images", {"vision_analyze"}, {}},
       {"image_gen", "Generate images from text prompts", {"image_generate"}, {}},
       {"messaging", "Send messages to chat platforms, e-mail and SMS", {"send_message"}, {}},
+      {"homeassistant",
+       "Home Assistant: list and read entities, list and call services",
+       {"ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"},
+       {}},
 
       // Scenario toolsets: compositions of basic ones. Their descriptions name no tools: some
       // they include may not be built in, and `talaria toolsets` adds the families they serve.
