@@ -34,5 +34,7 @@ std::vector<LintIssue> LintTomlText(std::string_view content, std::string_view p
 // started (the caller reports kSkipped).
 Result<std::vector<LintIssue>> LintPythonText(std::string_view content, std::string_view path);
 Status EnsurePython();
+// The classes `content` defines as JSON text (python_outline.h); the source never runs.
+Result<std::string> OutlinePythonJson(std::string_view content, std::string_view path);
 
 }  // namespace talaria::lint_internal

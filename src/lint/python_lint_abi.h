@@ -26,6 +26,14 @@ typedef int (*talaria_pylint_start_fn)(char* error, unsigned long error_size);
 typedef int (*talaria_pylint_check_fn)(const char* source, const char* filename,
                                        struct talaria_pylint_issue* issue);
 
+// Outlines the classes `source` defines (ast.parse and a walk in the embedded interpreter; the
+// source never runs). 0: *json_out is a malloc'd JSON text (free it with the module's
+// talaria_pylint_free) listing the classes; 1: the source does not parse, `issue` says why;
+// -1: the interpreter is unavailable (issue->message says why). Absent from older modules.
+typedef int (*talaria_pylint_outline_fn)(const char* source, const char* filename, char** json_out,
+                                         struct talaria_pylint_issue* issue);
+typedef void (*talaria_pylint_free_fn)(char* text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,8 @@ namespace {
 
 struct PythonModule {
   talaria_pylint_check_fn check = nullptr;
+  talaria_pylint_outline_fn outline = nullptr;  // null in a module without outlines
+  talaria_pylint_free_fn free_text = nullptr;
   std::string error;  // why it is unavailable; empty when check is set
 };
 
@@ -36,6 +38,10 @@ PythonModule LoadModule() {
     return m;
   }
   m.check = check;
+  m.outline =
+      reinterpret_cast<talaria_pylint_outline_fn>(::dlsym(handle, "talaria_pylint_outline"));
+  m.free_text = reinterpret_cast<talaria_pylint_free_fn>(::dlsym(handle, "talaria_pylint_free"));
+  if (m.free_text == nullptr) m.outline = nullptr;
   return m;
 }
 
@@ -70,6 +76,33 @@ Result<std::vector<LintIssue>> LintPythonText(std::string_view content, std::str
   issue.kind = raw.kind;
   issue.message = CleanMessage(raw.message);
   return std::vector<LintIssue>{std::move(issue)};
+}
+
+Result<std::string> OutlinePythonJson(std::string_view content, std::string_view path) {
+  TALARIA_RETURN_IF_ERROR(EnsurePython());
+  const PythonModule& m = Module();
+  if (m.outline == nullptr) {
+    return Err(UnavailableError(std::string(TALARIA_PYLINT_MODULE) +
+                                " is from a build without Python outlines"));
+  }
+  if (content.find('\0') != std::string_view::npos) {
+    return Err(InvalidArgumentError("the Python source contains a NUL byte"));
+  }
+  const std::string source(content);
+  std::string filename(path.substr(0, path.find('\0')));
+  if (filename.empty()) filename = "<unknown>";
+  talaria_pylint_issue issue{};
+  char* json = nullptr;
+  const int rc = m.outline(source.c_str(), filename.c_str(), &json, &issue);
+  if (rc < 0) return Err(UnavailableError(issue.message));
+  if (rc > 0) {
+    std::string where = issue.line > 0 ? " (line " + std::to_string(issue.line) + ")" : "";
+    return Err(InvalidArgumentError(std::string(issue.kind[0] != '\0' ? issue.kind : "Error") +
+                                    ": " + CleanMessage(issue.message) + where));
+  }
+  std::string out(json);
+  m.free_text(json);
+  return out;
 }
 
 }  // namespace talaria::lint_internal

@@ -6,6 +6,7 @@
 // takes the GIL through PyGILState (RAII below), compiles, converts any exception into an issue
 // and clears the error indicator before letting go. The interpreter is never finalised: other
 // threads may still be linting while the process exits.
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -199,4 +200,161 @@ extern "C" __attribute__((visibility("default"))) int talaria_pylint_check(
   }
   TakeCompileError(*issue);
   return 1;
+}
+
+// --- Class outlines (talaria_pylint_outline) ----------------------------------------------
+namespace {
+
+// Our own Python, run in the embedded interpreter: parses the text it is given and walks the
+// tree. Nothing of the scanned file runs; literal_eval only reads constants.
+constexpr const char* kOutlineSource = R"py(
+import ast, json
+
+_NONE = object()
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+def _base_name(node):
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+def _literal(node):
+    try:
+        value = ast.literal_eval(node)
+        json.dumps(value, allow_nan=False)
+        return {"value": value}
+    except Exception:
+        pass
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return {"name": _dotted(node)}
+    return None
+
+def _text(node):
+    try:
+        return ast.unparse(node)[:200]
+    except Exception:
+        return ""
+
+def _field(item):
+    field = {"name": item.target.id, "line": item.lineno, "annotation": _text(item.annotation)}
+    value = item.value
+    if isinstance(value, ast.Call) and _base_name(value.func) == "Field":
+        for kw in value.keywords:
+            if kw.arg == "default":
+                field["default"] = _literal(kw.value)
+            elif kw.arg == "description":
+                d = _literal(kw.value)
+                if d is not None and isinstance(d.get("value"), str):
+                    field["description"] = d["value"]
+        if "default" not in field and value.args:
+            field["default"] = _literal(value.args[0])
+    elif value is not None:
+        field["default"] = _literal(value)
+    return field
+
+def outline(source, filename):
+    tree = ast.parse(source, filename)
+    classes = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        attributes = {}
+        fields = []
+        for item in node.body:
+            if isinstance(item, ast.Assign):
+                for target in item.targets:
+                    if isinstance(target, ast.Name):
+                        lit = _literal(item.value)
+                        if lit is not None:
+                            attributes[target.id] = lit
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                fields.append(_field(item))
+                if item.value is not None:
+                    lit = _literal(item.value)
+                    if lit is not None:
+                        attributes[item.target.id] = lit
+        classes.append({
+            "name": node.name,
+            "line": node.lineno,
+            "bases": [b for b in map(_base_name, node.bases) if b],
+            "docstring": ast.get_docstring(node) or "",
+            "attributes": attributes,
+            "fields": fields,
+        })
+    return json.dumps(classes, allow_nan=False)
+)py";
+
+// The `outline` function, built once. REQUIRES: the GIL. Null (error cleared) when it fails.
+PyObject* OutlineFunction() {
+  static PyObject* fn = nullptr;  // written once under the GIL; never released
+  if (fn != nullptr) return fn;
+  PyRef code(Py_CompileString(kOutlineSource, "<talaria-outline>", Py_file_input));
+  if (code.get() == nullptr) return nullptr;
+  PyRef module(PyImport_ExecCodeModule("_talaria_outline", code.get()));
+  if (module.get() == nullptr) return nullptr;
+  fn = PyObject_GetAttrString(module.get(), "outline");
+  return fn;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int talaria_pylint_outline(
+    const char* source, const char* filename, char** json_out, talaria_pylint_issue* issue) {
+  *issue = talaria_pylint_issue{};
+  *json_out = nullptr;
+  if (const std::string& failure = StartOnce(); !failure.empty()) {
+    CopyText(failure, issue->message, sizeof issue->message);
+    return -1;
+  }
+  GilLock gil;
+  PyObject* fn = OutlineFunction();
+  if (fn == nullptr) {
+    PyErr_Clear();
+    CopyText("the outline helper failed to load", issue->message, sizeof issue->message);
+    return -1;
+  }
+  // Bytes that are not UTF-8 become U+FFFD rather than refusing the file.
+  PyRef text(PyUnicode_DecodeUTF8(source, static_cast<Py_ssize_t>(std::strlen(source)), "replace"));
+  PyRef name(
+      PyUnicode_DecodeUTF8(filename, static_cast<Py_ssize_t>(std::strlen(filename)), "replace"));
+  if (text.get() == nullptr || name.get() == nullptr) {
+    TakeCompileError(*issue);
+    return 1;
+  }
+  PyRef result(PyObject_CallFunctionObjArgs(fn, text.get(), name.get(), nullptr));
+  if (result.get() == nullptr) {
+    TakeCompileError(*issue);
+    return 1;
+  }
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(result.get(), &size);
+  if (data == nullptr) {
+    TakeCompileError(*issue);
+    return 1;
+  }
+  char* copy = static_cast<char*>(std::malloc(static_cast<size_t>(size) + 1));
+  if (copy == nullptr) {
+    CopyText("out of memory", issue->message, sizeof issue->message);
+    return -1;
+  }
+  std::memcpy(copy, data, static_cast<size_t>(size));
+  copy[size] = '\0';
+  *json_out = copy;
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void talaria_pylint_free(char* text) {
+  std::free(text);
 }
