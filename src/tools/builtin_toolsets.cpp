@@ -77,6 +77,12 @@ std::vector<ToolsetDef> BuiltinToolsetTable() {
        "Home Assistant: list and read entities, list and call services",
        {"ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"},
        {}},
+      {"rl",
+       "RL training: environments, config, runs and their metrics",
+       {"rl_list_environments", "rl_select_environment", "rl_get_current_config", "rl_edit_config",
+        "rl_start_training", "rl_check_status", "rl_stop_training", "rl_get_results",
+        "rl_list_runs", "rl_test_inference"},
+       {}},
 
       // Scenario toolsets: compositions of basic ones. Their descriptions name no tools: some
       // they include may not be built in, and `talaria toolsets` adds the families they serve.
