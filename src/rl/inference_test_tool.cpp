@@ -3,6 +3,7 @@
 // environment (loading, prompts, parsing, scoring) before hours of training. Each model's run is
 // one child process with a 10-minute limit, cancelled with the call; its scored groups are read
 // back from the JSONL file the environment writes.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -91,7 +92,7 @@ void ReadGroups(const std::string& path, Json& model) {
   }
 }
 
-double Round3(double v) { return static_cast<double>(static_cast<int64_t>(v * 1000 + 0.5)) / 1000; }
+double Round3(double v) { return static_cast<double>(std::llround(v * 1000)) / 1000; }
 
 ToolResult TestInference(const Json& args, ToolContext& ctx) {
   const int64_t num_steps = IntArg(args, "num_steps", 3);
@@ -146,8 +147,13 @@ ToolResult TestInference(const Json& args, ToolContext& ctx) {
   for (const TestModel& model : models) {
     if (ctx.cancelled()) break;
     const std::string safe = SafeName(model.id);
-    const std::string output_file = out_dir + "/test_" + SafeName(env_name) + "_" + safe + ".jsonl";
-    const std::string log_file = out_dir + "/test_" + SafeName(env_name) + "_" + safe + ".log";
+    std::string stem = out_dir;
+    stem += "/test_";
+    stem += SafeName(env_name);
+    stem += "_";
+    stem += safe;
+    const std::string output_file = stem + ".jsonl";
+    const std::string log_file = stem + ".log";
     std::filesystem::remove(output_file, ec);  // a previous test's groups are not this one's
     const std::string wandb_name = "test_inference_" + SafeName(env_name) + "_" + RandomHex(4);
     SpawnOptions options;

@@ -23,7 +23,7 @@ std::string ExpandHome(std::string path) {
 Status ReadSeconds(const ConfigSection& c, std::string_view key, int64_t min,
                    std::chrono::seconds& out) {
   int64_t v = out.count();
-  TALARIA_RETURN_IF_ERROR(c.ReadInt(key, min, 7 * 24 * 3600, v));
+  TALARIA_RETURN_IF_ERROR(c.ReadInt(key, min, int64_t{7} * 24 * 3600, v));
   out = std::chrono::seconds(v);
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 // failures are {"error": ...} with the fields the original adds. Available when TINKER_API_KEY
 // and WANDB_API_KEY are set, as the original.
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <string>
@@ -314,12 +315,11 @@ ToolResult CheckStatus(const Json& args, ToolContext& ctx) {
     if (elapsed < settings->status_interval) {
       const double remaining =
           std::chrono::duration<double>(settings->status_interval - elapsed).count();
-      return Answer(
-          {{"rate_limited", true},
-           {"run_id", run_id},
-           {"message", "Rate limited. Next check available in " +
-                           std::to_string(static_cast<int>(remaining / 60 + 0.5)) + " minutes."},
-           {"next_check_in_seconds", remaining}});
+      return Answer({{"rate_limited", true},
+                     {"run_id", run_id},
+                     {"message", "Rate limited. Next check available in " +
+                                     std::to_string(std::lround(remaining / 60)) + " minutes."},
+                     {"next_check_in_seconds", remaining}});
     }
   }
   state.last_status_check[run_id] = now;

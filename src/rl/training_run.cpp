@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ranges>
 #include <string>
 #include <utility>
 
@@ -218,8 +219,8 @@ bool TrainingRun::ReapExited() {
 
 void TrainingRun::EndAll() {
   // Reverse order: the environment feeds the API, the trainer reads it.
-  for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
-    Child& c = **it;
+  for (auto& child : std::ranges::reverse_view(children_)) {
+    Child& c = *child;
     if (c.exited) {
       // The leader is gone; what it started may not be. Its group id stays taken while any
       // member lives, so this reaches only them.
