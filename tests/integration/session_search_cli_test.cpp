@@ -22,6 +22,14 @@ using test_support::FakeJson;
 using test_support::FakeLlmServer;
 using namespace std::chrono_literals;
 
+// The JSON inside a tools/call answer's text (recalled text arrives wrapped as untrusted).
+json Recalled(const json& answer) {
+  const std::string text = answer["result"]["content"][0]["text"].get<std::string>();
+  const size_t open = text.find('{'), close = text.rfind('}');
+  if (open == std::string::npos || close == std::string::npos) return json();
+  return json::parse(text.substr(open, close - open + 1), nullptr, false);
+}
+
 std::unique_ptr<FakeLlmServer> StartServer(const FakeJson& script) {
   std::string error;
   auto server = FakeLlmServer::FromScript(script.dump(), &error);
@@ -157,7 +165,10 @@ TEST_F(SessionSearchCli, McpServesSessionSearchReadOnly) {
                         {{"name", "session_search"}, {"arguments", {{"query", "capybara"}}}});
   ASSERT_TRUE(found.contains("result")) << found.dump() << mcp.Stderr();
   EXPECT_FALSE(found["result"].value("isError", false)) << found.dump();
-  const json result = json::parse(found["result"]["content"][0]["text"].get<std::string>());
+  const std::string found_text = found["result"]["content"][0]["text"].get<std::string>();
+  EXPECT_NE(found_text.find("<untrusted_tool_result"), std::string::npos)
+      << "recalled sessions reach the client marked as outside content: " << found_text;
+  const json result = Recalled(found);
   EXPECT_EQ(result["mode"], "discover");
   ASSERT_EQ(result["count"], 1) << result.dump();
   const std::string session = result["results"][0]["session_id"];
@@ -166,12 +177,12 @@ TEST_F(SessionSearchCli, McpServesSessionSearchReadOnly) {
   // Browse and read work too.
   json browse =
       mcp.Call(4, "tools/call", {{"name", "session_search"}, {"arguments", json::object()}});
-  const json listed = json::parse(browse["result"]["content"][0]["text"].get<std::string>());
+  const json listed = Recalled(browse);
   EXPECT_EQ(listed["mode"], "browse");
   EXPECT_EQ(listed["count"], 1);
   json read = mcp.Call(5, "tools/call",
                        {{"name", "session_search"}, {"arguments", {{"session_id", session}}}});
-  const json transcript = json::parse(read["result"]["content"][0]["text"].get<std::string>());
+  const json transcript = Recalled(read);
   EXPECT_EQ(transcript["mode"], "read");
   EXPECT_NE(transcript.dump().find("port 8443"), std::string::npos);
 
@@ -180,7 +191,7 @@ TEST_F(SessionSearchCli, McpServesSessionSearchReadOnly) {
       "how is the marmot cache?");
   json later =
       mcp.Call(6, "tools/call", {{"name", "session_search"}, {"arguments", {{"query", "marmot"}}}});
-  const json again = json::parse(later["result"]["content"][0]["text"].get<std::string>());
+  const json again = Recalled(later);
   EXPECT_EQ(again["count"], 1) << again.dump();
   mcp.CloseInput();
   EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
