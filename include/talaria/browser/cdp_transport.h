@@ -39,7 +39,7 @@ class CdpTransport {
 Result<std::unique_ptr<CdpTransport>> OpenPipe(int read_fd, int write_fd);
 
 struct WebSocketOptions {
-  std::string url;  // ws:// or wss://
+  std::string url;                                           // ws:// or wss://
   std::vector<std::pair<std::string, std::string>> headers;  // sent with the upgrade request
   std::chrono::milliseconds connect_timeout{10'000};
   // Messages larger than this close the connection with an error (a hostile peer).

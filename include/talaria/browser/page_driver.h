@@ -34,8 +34,8 @@ struct Snapshot {
 };
 
 struct SnapshotOptions {
-  bool full = false;     // every node, not only the interesting ones
-  std::string scope;     // a ref ("e12") or CSS selector to snapshot under; empty: the page
+  bool full = false;  // every node, not only the interesting ones
+  std::string scope;  // a ref ("e12") or CSS selector to snapshot under; empty: the page
 };
 
 struct PageImage {
