@@ -108,7 +108,7 @@ std::vector<std::string> StartArgv(const std::string& program, const ApptainerOp
                                    const std::string& image, const std::string& name) {
   std::vector<std::string> argv = {program, "instance", "start", "--containall", "--no-home"};
   if (o.overlay.empty()) {
-    argv.push_back("--writable-tmpfs");
+    argv.emplace_back("--writable-tmpfs");
   } else {
     argv.insert(argv.end(), {"--overlay", o.overlay});
   }
