@@ -82,8 +82,7 @@ Result<std::string> OutlinePythonJson(std::string_view content, std::string_view
   TALARIA_RETURN_IF_ERROR(EnsurePython());
   const PythonModule& m = Module();
   if (m.outline == nullptr) {
-    return Err(UnavailableError(std::string(TALARIA_PYLINT_MODULE) +
-                                " is from a build without Python outlines"));
+    return Err(UnavailableError(TALARIA_PYLINT_MODULE " is from a build without Python outlines"));
   }
   if (content.find('\0') != std::string_view::npos) {
     return Err(InvalidArgumentError("the Python source contains a NUL byte"));

@@ -54,18 +54,20 @@ Result<std::unique_ptr<SandboxApi>> MakeApi(const SandboxServiceOptions& o) {
 
 // In a pod: the API server and the service account's token and CA, when not configured.
 void FillInCluster(SandboxServiceOptions& o) {
-  constexpr const char* kAccount = "/var/run/secrets/kubernetes.io/serviceaccount";
+  // Whole literals: GCC 12 misreads the bounds of a concatenated temporary (-Warray-bounds).
+  constexpr const char* kToken = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  constexpr const char* kCa = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
   if (o.base_url.empty() && host != nullptr && *host != '\0') {
     o.base_url = std::string("https://") + host + ":" + (port != nullptr ? port : "443");
   }
   if (o.api_key.empty()) {
-    if (auto token = ReadWholeFile(std::string(kAccount) + "/token")) o.api_key = *token;
+    if (auto token = ReadWholeFile(kToken)) o.api_key = *token;
     while (!o.api_key.empty() && (o.api_key.back() == '\n' || o.api_key.back() == ' '))
       o.api_key.pop_back();
   }
-  const std::string ca = std::string(kAccount) + "/ca.crt";
+  const std::string ca = kCa;
   if (o.ca_file.empty() && ::access(ca.c_str(), R_OK) == 0) o.ca_file = ca;
 }
 
