@@ -99,8 +99,16 @@ TEST_F(AgentCrash, EveryResumeAfterAKillSendsAValidHistory) {
   std::mt19937 random(20);
   std::uniform_int_distribution<int> delay_ms(30, 250);
   for (int k = 0; k < kills; ++k) {
+    const size_t requests_before = server_->requests().size();
     const pid_t pid = SpawnChild(server_->base_url(), id, project_.path());
     ASSERT_GT(pid, 0);
+    // The kill's moment counts from the child's first request, not from its spawn: a child
+    // slowed by a loaded machine or a sanitizer would otherwise die before it resumed anything.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (server_->requests().size() == requests_before &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     int status = 0;
