@@ -14,6 +14,7 @@
 
 #include "agent_process.h"
 #include "cli_harness.h"
+#include "scripted_llm.h"
 #include "support/fake_llm_server.h"
 #include "support/wait_until.h"
 
@@ -22,15 +23,6 @@ namespace {
 
 using test_support::FakeJson;
 using test_support::FakeLlmServer;
-
-std::unique_ptr<FakeLlmServer> StartServer(const FakeJson& script) {
-  std::string error;
-  auto server = FakeLlmServer::FromScript(script.dump(), &error);
-  EXPECT_TRUE(server) << error;
-  if (!server) return nullptr;
-  EXPECT_TRUE(server->Start(&error)) << error;
-  return server;
-}
 
 FakeJson ToolTurn(const std::string& id, const std::string& name, const FakeJson& args) {
   return FakeJson{{"tool_calls", FakeJson::array({FakeJson{
@@ -68,7 +60,7 @@ class AgentCli : public ::testing::Test {
 
 TEST_F(AgentCli, RunPrintsTheAnswerAndExitsZero) {
   auto server =
-      StartServer(FakeJson{{"turns", FakeJson::array({TextTurn("Hello from the model.")})}});
+      StartScriptedLlm(FakeJson{{"turns", FakeJson::array({TextTurn("Hello from the model.")})}});
   ASSERT_TRUE(server);
   const auto args = RunArgs(*server, {"say hello"});
   const CliRun run = RunTalaria(How(), args);
@@ -89,7 +81,7 @@ TEST_F(AgentCli, RunReadsPatchesAndTestsAProject) {
   std::ofstream(project_ + "/calc.sh") << "add() { echo $(($1 - $2)); }\n";
   std::ofstream(project_ + "/test.sh")
       << ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ] && echo PASS || { echo FAIL; exit 1; }\n";
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns",
        FakeJson::array({ToolTurn("call_read", "read_file", FakeJson{{"path", "calc.sh"}}),
                         ToolTurn("call_patch", "patch",
@@ -119,7 +111,7 @@ TEST_F(AgentCli, RunReadsPatchesAndTestsAProject) {
 
 TEST_F(AgentCli, RunJsonPrintsOneEventPerLine) {
   std::ofstream(project_ + "/notes.txt") << "alpha\n";
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns", FakeJson::array({ToolTurn("call_1", "read_file", FakeJson{{"path", "notes.txt"}}),
                                  TextTurn("It says alpha.")})}});
   ASSERT_TRUE(server);
@@ -160,7 +152,7 @@ TEST_F(AgentCli, RunAgainstAnUnreachableEndpointSaysSoOnce) {
   // A port nothing listens on: bind one, then close it.
   int port = 0;
   {
-    auto probe = StartServer(FakeJson{{"turns", FakeJson::array()}});
+    auto probe = StartScriptedLlm(FakeJson{{"turns", FakeJson::array()}});
     ASSERT_TRUE(probe);
     port = probe->port();
   }
@@ -178,9 +170,9 @@ TEST_F(AgentCli, RunAgainstAnUnreachableEndpointSaysSoOnce) {
 // model is left to a server that serves one.
 TEST_F(AgentCli, RunNeedsOnlyTheBaseUrl) {
   // A local server that serves one model (llama.cpp, vLLM): a request without one is fine.
-  auto server =
-      StartServer(FakeJson{{"lenient", FakeJson::array({"missing_model"})},
-                           {"turns", FakeJson::array({TextTurn("served by the default model")})}});
+  auto server = StartScriptedLlm(
+      FakeJson{{"lenient", FakeJson::array({"missing_model"})},
+               {"turns", FakeJson::array({TextTurn("served by the default model")})}});
   ASSERT_TRUE(server);
   CliInvocation how = How();
   how.extra_env.push_back("TALARIA_MODEL=");
@@ -211,7 +203,7 @@ TEST_F(AgentCli, RunWithABadFlagIsAUsageError) {
 TEST_F(AgentCli, TheConfiguredIterationBudgetEndsARunawayTurn) {
   std::ofstream(project_ + "/a.txt") << "a\n";
   home_.WriteConfig("agent:\n  max_iterations: 2\n");
-  auto server = StartServer(
+  auto server = StartScriptedLlm(
       FakeJson{{"turns", FakeJson::array({ToolTurn("c1", "read_file", FakeJson{{"path", "a.txt"}}),
                                           ToolTurn("c2", "read_file", FakeJson{{"path", "a.txt"}}),
                                           FakeJson{{"text", "Summary: I read a.txt twice."},
@@ -232,7 +224,7 @@ TEST_F(AgentCli, TheConfiguredIterationBudgetEndsARunawayTurn) {
 }
 
 TEST_F(AgentCli, ContinueResumesTheLatestSessionOfThisDirectory) {
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns", FakeJson::array(
                     {TextTurn("first answer"),
                      FakeJson{{"text", "second answer"},
@@ -255,7 +247,7 @@ TEST_F(AgentCli, ContinueResumesTheLatestSessionOfThisDirectory) {
 }
 
 TEST_F(AgentCli, SessionsListShowUsageAndDelete) {
-  auto server = StartServer(
+  auto server = StartScriptedLlm(
       FakeJson{{"turns", FakeJson::array({FakeJson{{"text", "counted"},
                                                    {"usage", FakeJson{{"prompt_tokens", 120},
                                                                       {"completion_tokens", 30},
@@ -297,7 +289,7 @@ TEST_F(AgentCli, SessionsListShowUsageAndDelete) {
 }
 
 TEST_F(AgentCli, CtrlCStopsTheTurnAndTheSessionGoesOn) {
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns",
        FakeJson::array(
            {FakeJson{{"text", "this answer takes a long time to arrive"},

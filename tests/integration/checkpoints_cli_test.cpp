@@ -12,17 +12,13 @@
 
 #include "cli_harness.h"
 #include "support/fake_llm_server.h"
+#include "support/file_text.h"
 
 namespace talaria::testing_cli {
 namespace {
 
 using test_support::FakeJson;
 using test_support::FakeLlmServer;
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 
 FakeJson Call(const std::string& id, const std::string& name, const FakeJson& args) {
   return FakeJson{{"tool_calls", FakeJson::array({FakeJson{
@@ -68,7 +64,7 @@ TEST_F(CheckpointsCli, ATurnsChangesCanBeListedDiffedAndRestored) {
                                      "--model", "m",          "tidy up"};
   const CliRun ran = Talaria(run);
   ASSERT_EQ(ran.exit_code, 0) << Describe(run, ran);
-  EXPECT_EQ(ReadText(project_ + "/notes.txt"), "rewritten\n");
+  EXPECT_EQ(test_support::ReadWholeFile(project_ + "/notes.txt"), "rewritten\n");
   EXPECT_FALSE(std::filesystem::exists(project_ + "/keep.txt"));
 
   const CliRun list = Talaria({"checkpoints", "list", "--json"});
@@ -91,13 +87,13 @@ TEST_F(CheckpointsCli, ATurnsChangesCanBeListedDiffedAndRestored) {
   const nlohmann::json restored = nlohmann::json::parse(restore.out);
   EXPECT_EQ(restored["restored_to"], hash);
   EXPECT_TRUE(restored.contains("pre_rollback")) << restore.out;
-  EXPECT_EQ(ReadText(project_ + "/notes.txt"), "original notes\n");
-  EXPECT_EQ(ReadText(project_ + "/keep.txt"), "keep me\n");
+  EXPECT_EQ(test_support::ReadWholeFile(project_ + "/notes.txt"), "original notes\n");
+  EXPECT_EQ(test_support::ReadWholeFile(project_ + "/keep.txt"), "keep me\n");
 
   // The restore itself can be undone: the pre-rollback snapshot holds the turn's result.
   const CliRun undo = Talaria({"checkpoints", "restore", restored["pre_rollback"], "notes.txt"});
   ASSERT_EQ(undo.exit_code, 0) << undo.err;
-  EXPECT_EQ(ReadText(project_ + "/notes.txt"), "rewritten\n");
+  EXPECT_EQ(test_support::ReadWholeFile(project_ + "/notes.txt"), "rewritten\n");
 }
 
 TEST_F(CheckpointsCli, BadInputIsAUsageErrorAndNothingIsListedWhenOff) {

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "scripted_llm.h"
 #include "support/fake_llm_server.h"
+#include "support/file_text.h"
 
 namespace talaria::testing_cli {
 namespace {
@@ -22,24 +24,10 @@ using test_support::FakeLlmServer;
 
 const std::string kSep = "\n\xC2\xA7\n";
 
-std::unique_ptr<FakeLlmServer> StartServer(const FakeJson& script) {
-  std::string error;
-  auto server = FakeLlmServer::FromScript(script.dump(), &error);
-  EXPECT_TRUE(server) << error;
-  if (!server) return nullptr;
-  EXPECT_TRUE(server->Start(&error)) << error;
-  return server;
-}
-
 FakeJson MemoryCall(const std::string& id, const FakeJson& args) {
   return FakeJson{
       {"tool_calls",
        FakeJson::array({FakeJson{{"id", id}, {"name", "memory"}, {"arguments", args.dump()}}})}};
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 class MemoryCli : public ::testing::Test {
@@ -76,7 +64,7 @@ class MemoryCli : public ::testing::Test {
 
 TEST_F(MemoryCli, AFactSavedInOneSessionIsInTheNextSessionsPrompt) {
   const std::string fact = "The user's favourite colour is teal.";
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns", FakeJson::array(
                     {MemoryCall("call_mem",
                                 FakeJson{{"target", "user"}, {"action", "add"}, {"content", fact}}),
@@ -88,7 +76,7 @@ TEST_F(MemoryCli, AFactSavedInOneSessionIsInTheNextSessionsPrompt) {
   const auto first = RunArgs(*server, {"remember that my favourite colour is teal"});
   const CliRun one = RunTalaria(How(), first);
   ASSERT_EQ(one.exit_code, 0) << Describe(first, one);
-  EXPECT_EQ(ReadText(MemoryFile("USER.md")), fact + "\n");
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("USER.md")), fact + "\n");
   // The session that wrote it keeps its frozen prompt: the fact is not in its own requests.
   ASSERT_EQ(server->requests().size(), 2u);
   EXPECT_EQ(SystemPrompt(*server, 0).find(fact), std::string::npos);
@@ -111,7 +99,7 @@ TEST_F(MemoryCli, AFullStoreIsRefusedAndThePersonIsTold) {
   std::filesystem::create_directories(home_.talaria_home() + "/memories");
   const std::string existing(90, 'x');
   std::ofstream(MemoryFile("MEMORY.md")) << existing;
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns",
        FakeJson::array(
            {MemoryCall("call_full", FakeJson{{"target", "memory"},
@@ -133,7 +121,7 @@ TEST_F(MemoryCli, AFullStoreIsRefusedAndThePersonIsTold) {
     }
   }
   EXPECT_TRUE(told) << Describe(args, run);
-  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), existing);
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), existing);
   EXPECT_EQ(server->ProblemsText(), "");
 }
 
@@ -164,7 +152,7 @@ TEST_F(MemoryCli, ThePersonCanShowAddRemoveAndEdit) {
   EXPECT_EQ(RunTalaria(How(), {"memory", "show", "--target", "nobody"}).exit_code, 2);
 
   ASSERT_EQ(RunTalaria(How(), {"memory", "remove", "Ninja"}).exit_code, 0);
-  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), "");
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), "");
 
   // edit: the editor is a script that writes the file it is given.
   const std::string editor = home_.path() + "/editor.sh";
@@ -175,14 +163,14 @@ TEST_F(MemoryCli, ThePersonCanShowAddRemoveAndEdit) {
   how.extra_env.push_back("TMPDIR=" + home_.path());  // a refused edit's copy stays there
   const CliRun edit = RunTalaria(how, {"memory", "edit"});
   ASSERT_EQ(edit.exit_code, 0) << edit.err;
-  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), "first" + kSep + "second\n");
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), "first" + kSep + "second\n");
 
   // An edit that no longer splits into entries is not saved; the file keeps what it had.
   std::ofstream(editor) << "#!/bin/sh\nprintf 'a\\n\\302\\247\\n\\n\\302\\247\\nb' > \"$1\"\n";
   const CliRun bad = RunTalaria(how, {"memory", "edit"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("cannot be used"), std::string::npos) << bad.err;
-  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), "first" + kSep + "second\n");
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), "first" + kSep + "second\n");
 }
 
 }  // namespace

@@ -8,16 +8,10 @@
 #include <sstream>
 
 #include "cli_harness.h"
+#include "support/file_text.h"
 
 namespace talaria::testing_cli {
 namespace {
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 class SelfApproval : public ::testing::TestWithParam<std::string> {
  protected:
@@ -56,8 +50,8 @@ TEST_P(SelfApproval, NoToolCanWriteApprovalsOrTrust) {
     CliRun run = Call(attempt);
     EXPECT_NE(run.exit_code, 0) << Describe(attempt, run);
   }
-  EXPECT_FALSE(std::filesystem::exists(approvals())) << ReadText(approvals());
-  EXPECT_FALSE(std::filesystem::exists(trusted())) << ReadText(trusted());
+  EXPECT_FALSE(std::filesystem::exists(approvals())) << test_support::ReadWholeFile(approvals());
+  EXPECT_FALSE(std::filesystem::exists(trusted())) << test_support::ReadWholeFile(trusted());
 
   // The next session, still at the default deny: the recursive delete is refused.
   CliRun rm = Call({"terminal", "command=rm -rf victim"});

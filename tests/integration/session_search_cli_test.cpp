@@ -12,6 +12,7 @@
 
 #include "cli_harness.h"
 #include "mcp_process.h"
+#include "scripted_llm.h"
 #include "support/fake_llm_server.h"
 
 namespace talaria::testing_cli {
@@ -28,15 +29,6 @@ json Recalled(const json& answer) {
   const size_t open = text.find('{'), close = text.rfind('}');
   if (open == std::string::npos || close == std::string::npos) return json();
   return json::parse(text.substr(open, close - open + 1), nullptr, false);
-}
-
-std::unique_ptr<FakeLlmServer> StartServer(const FakeJson& script) {
-  std::string error;
-  auto server = FakeLlmServer::FromScript(script.dump(), &error);
-  EXPECT_TRUE(server) << error;
-  if (!server) return nullptr;
-  EXPECT_TRUE(server->Start(&error)) << error;
-  return server;
 }
 
 FakeJson SearchTurn(const FakeJson& args) {
@@ -61,7 +53,7 @@ class SessionSearchCli : public ::testing::Test {
   }
   // One `talaria run` of `prompt` against `script`; the server's problems must be none.
   void Run(const FakeJson& script, const std::string& prompt) {
-    auto server = StartServer(script);
+    auto server = StartScriptedLlm(script);
     ASSERT_TRUE(server);
     const std::vector<std::string> args{"run",     "--base-url", server->base_url(),
                                         "--model", "fake-model", prompt};
