@@ -22,5 +22,11 @@ function(talaria_configure_test_target target)
   if(TALARIA_SANITIZE)
     target_compile_options(${target} PRIVATE -fno-sanitize=all)
   endif()
+  # Unity batches: a test file's cost is mostly gtest's and json's templates, instantiated once
+  # per translation unit; eight test files per unit compiled 2.4x faster than one each (six
+  # agent tests: 27.5 s apart, 11.3 s together), which keeps CI's two builds in budget.
+  if(TALARIA_UNITY_TESTS)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
   talaria_set_warnings(${target})
 endfunction()

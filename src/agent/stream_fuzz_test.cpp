@@ -16,6 +16,7 @@
 
 namespace talaria::agent {
 namespace {
+namespace fuzz {
 
 enum class Style : unsigned char {
   kIndexed,
@@ -299,5 +300,6 @@ TEST(StreamFuzz, DeepNestingIsRefusedNotRecursedInto) {
   EXPECT_FALSE(ParseCompletion("{\"choices\":" + deep + "}").has_value());
 }
 
+}  // namespace fuzz
 }  // namespace
 }  // namespace talaria::agent

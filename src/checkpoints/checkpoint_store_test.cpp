@@ -17,6 +17,7 @@
 
 namespace talaria::checkpoints {
 namespace {
+namespace store_cases {
 
 namespace fs = std::filesystem;
 using test_support::TempDir;
@@ -390,5 +391,6 @@ TEST_F(CheckpointStoreTest, ConcurrentSnapshotsOfOneProjectStayConsistent) {
   }
 }
 
+}  // namespace store_cases
 }  // namespace
 }  // namespace talaria::checkpoints

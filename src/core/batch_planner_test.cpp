@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A temp dir (support/temp_dir.h) with the shapes the planner tests build in it.
-class TempDir : public test_support::TempDir {
+class PlannerTree : public test_support::TempDir {
  public:
   void MakeDir(std::string_view rel) const { fs::create_directories(*this / rel); }
   void MakeFile(std::string_view rel) const {
@@ -78,7 +78,7 @@ TEST(PathScope, OverlapIsAComponentWisePrefixEitherWay) {
 }
 
 TEST(PathScope, CanonicalizesRelativeAbsoluteAndDotDotPaths) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("dir/f.txt");
   PathCanonicalizer c;
   const std::string& root = t.path();
@@ -117,7 +117,7 @@ TEST(PathScope, EmptyOrRelativeCwdIsTakenAgainstTheProcessCwd) {
 }
 
 TEST(PathScope, ResolvesSymlinkedDirectoriesOnDisk) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("real/sub/f.txt");
   t.MakeSymlink(t / "real", "link");         // absolute target
   t.MakeSymlink("real/sub", "rel-link");     // relative target
@@ -145,7 +145,7 @@ TEST(PathScope, ResolvesSymlinkedDirectoriesOnDisk) {
 }
 
 TEST(PathScope, CachedResultsMatchFreshOnes) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("real/a.txt");
   t.MakeSymlink(t / "real", "link");
   PathCanonicalizer warm;
@@ -258,7 +258,7 @@ struct PlanCase {
   std::string_view want;
 };
 
-void RunTable(const std::vector<PlanCase>& cases, const TempDir& t) {
+void RunTable(const std::vector<PlanCase>& cases, const PlannerTree& t) {
   PlannerHarness h;
   for (const PlanCase& c : cases) {
     EXPECT_EQ(Describe(Plan(h, t.path(), c.calls)), c.want) << c.what;
@@ -281,7 +281,7 @@ Call Safe() { return {"searcher", R"({"query":"q"})", ""}; }
 Call Never() { return {"runner", R"({"command":"ls"})", ""}; }
 
 TEST(BatchPlanner, EmptyAndSingleCallBatches) {
-  TempDir t;
+  PlannerTree t;
   RunTable(
       {
           {"no calls", {}, ""},
@@ -293,7 +293,7 @@ TEST(BatchPlanner, EmptyAndSingleCallBatches) {
 }
 
 TEST(BatchPlanner, SafeCallsRunTogetherAndBarriersSplitThem) {
-  TempDir t;
+  PlannerTree t;
   RunTable(
       {
           {"two safe", {Safe(), Safe()}, "P0,1"},
@@ -318,7 +318,7 @@ TEST(BatchPlanner, SafeCallsRunTogetherAndBarriersSplitThem) {
 }
 
 TEST(BatchPlanner, ReaderReaderOverlapStaysParallel) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("src/a.txt");
   RunTable(
       {
@@ -332,7 +332,7 @@ TEST(BatchPlanner, ReaderReaderOverlapStaysParallel) {
 }
 
 TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("src/a.txt");
   RunTable(
       {
@@ -371,7 +371,7 @@ TEST(BatchPlanner, WriterOverlapStartsANewSegmentAfterTheConflictingCall) {
 }
 
 TEST(BatchPlanner, CanonicalisesPathsBeforeComparingThem) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("real/f.txt");
   t.MakeDir("one");
   t.MakeDir("two");
@@ -396,7 +396,7 @@ TEST(BatchPlanner, CanonicalisesPathsBeforeComparingThem) {
 }
 
 TEST(BatchPlanner, ScopesCallsByTheirCallPathsWhenTheToolNamesThem) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("a.txt");
   RunTable(
       {
@@ -420,7 +420,7 @@ TEST(BatchPlanner, ScopesCallsByTheirCallPathsWhenTheToolNamesThem) {
 }
 
 TEST(BatchPlanner, UnreadableCallsAreBarriers) {
-  TempDir t;
+  PlannerTree t;
   RunTable(
       {
           {"arguments that are not JSON",
@@ -453,7 +453,7 @@ TEST(BatchPlanner, UnreadableCallsAreBarriers) {
 }
 
 TEST(BatchPlanner, ReportsHowEachCallWasAdmitted) {
-  TempDir t;
+  PlannerTree t;
   PlannerHarness h;
   BatchPlan plan;
   Plan(h, t.path(),
@@ -476,7 +476,7 @@ TEST(BatchPlanner, ReportsHowEachCallWasAdmitted) {
 }
 
 TEST(BatchPlanner, PlanToJsonListsSegmentsToolsAndAdmissions) {
-  TempDir t;
+  PlannerTree t;
   PlannerHarness h;
   const std::string a = R"({"path":"a"})";
   const std::string cmd = R"({"command":"ls"})";
@@ -498,7 +498,7 @@ TEST(BatchPlanner, PlanToJsonListsSegmentsToolsAndAdmissions) {
 }
 
 TEST(BatchPlanner, UsesTheRegistryAsItIsWhenPlanning) {
-  TempDir t;
+  PlannerTree t;
   PlannerHarness h;
   const std::vector<Call> calls = {{"late_tool", "{}", ""}, {"late_tool", "{}", ""}};
   EXPECT_EQ(Describe(Plan(h, t.path(), calls)), "S0,1");
@@ -510,7 +510,7 @@ TEST(BatchPlanner, UsesTheRegistryAsItIsWhenPlanning) {
 // have >= 2 calls, no two sequential segments are adjacent, no barrier sits in a parallel run,
 // and no two calls of a run conflict.
 TEST(BatchPlanner, RandomBatchesKeepEveryInvariant) {
-  TempDir t;
+  PlannerTree t;
   t.MakeFile("d/a");
   t.MakeFile("d/b");
   t.MakeSymlink(t / "d", "l");

@@ -19,14 +19,14 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-Json J(std::string_view text) {
+Json JsonOf(std::string_view text) {
   Result<Json> json = ParseJson(text);
   EXPECT_TRUE(json.has_value()) << text;
   return json ? std::move(*json) : Json();
 }
 
 SchemaValidator MustCompile(std::string_view schema) {
-  Result<SchemaValidator> validator = SchemaValidator::Compile(J(schema));
+  Result<SchemaValidator> validator = SchemaValidator::Compile(JsonOf(schema));
   EXPECT_TRUE(validator.has_value()) << schema << ": " << validator.error().ToString();
   if (!validator) return std::move(*SchemaValidator::Compile(Json(true)));
   return std::move(*validator);
@@ -35,9 +35,9 @@ SchemaValidator MustCompile(std::string_view schema) {
 std::vector<std::string> ErrorsOf(std::string_view schema, std::string_view instance) {
   const SchemaValidator validator = MustCompile(schema);
   std::vector<std::string> errors;
-  const bool valid = validator.Validate(J(instance), &errors);
+  const bool valid = validator.Validate(JsonOf(instance), &errors);
   EXPECT_EQ(valid, errors.empty()) << schema << " / " << instance;
-  EXPECT_EQ(validator.Validate(J(instance)), valid) << "verdict must not depend on collecting";
+  EXPECT_EQ(validator.Validate(JsonOf(instance)), valid) << "verdict must not depend on collecting";
   return errors;
 }
 
@@ -50,9 +50,9 @@ constexpr std::string_view kToolSchema = R"({
 TEST(SchemaValidator, AcceptsConformingToolArguments) {
   const SchemaValidator validator = MustCompile(kToolSchema);
   std::vector<std::string> errors;
-  EXPECT_TRUE(validator.Validate(J(R"({"n": 42, "flag": true, "s": "x"})"), &errors));
+  EXPECT_TRUE(validator.Validate(JsonOf(R"({"n": 42, "flag": true, "s": "x"})"), &errors));
   EXPECT_THAT(errors, IsEmpty());
-  EXPECT_TRUE(validator.Validate(J(R"({"n": -1, "extra": [1, 2]})")));
+  EXPECT_TRUE(validator.Validate(JsonOf(R"({"n": -1, "extra": [1, 2]})")));
 }
 
 TEST(SchemaValidator, ReportsEveryProblemOfToolArguments) {
@@ -162,17 +162,17 @@ TEST(SchemaValidator, CapsTheNumberOfReportedProblems) {
 
 TEST(SchemaValidator, IntegerAcceptsFloatsWithoutFraction) {
   const SchemaValidator validator = MustCompile(R"({"type": "integer"})");
-  EXPECT_TRUE(validator.Validate(J("1.0")));
-  EXPECT_TRUE(validator.Validate(J("-3")));
-  EXPECT_FALSE(validator.Validate(J("1.5")));
-  EXPECT_FALSE(validator.Validate(J(R"("1")")));
+  EXPECT_TRUE(validator.Validate(JsonOf("1.0")));
+  EXPECT_TRUE(validator.Validate(JsonOf("-3")));
+  EXPECT_FALSE(validator.Validate(JsonOf("1.5")));
+  EXPECT_FALSE(validator.Validate(JsonOf(R"("1")")));
 }
 
 TEST(SchemaValidator, UniqueItemsUsesJsonEquality) {
   const SchemaValidator validator = MustCompile(R"({"uniqueItems": true})");
-  EXPECT_FALSE(validator.Validate(J(R"([{"a": 1, "b": 2}, {"b": 2.0, "a": 1}])")));
-  EXPECT_TRUE(validator.Validate(J(R"([1, true, "1", [1], {"1": 1}])")));
-  EXPECT_TRUE(validator.Validate(J("[0, false, null]")));
+  EXPECT_FALSE(validator.Validate(JsonOf(R"([{"a": 1, "b": 2}, {"b": 2.0, "a": 1}])")));
+  EXPECT_TRUE(validator.Validate(JsonOf(R"([1, true, "1", [1], {"1": 1}])")));
+  EXPECT_TRUE(validator.Validate(JsonOf("[0, false, null]")));
 
   // Past the pairwise limit the check hashes; equal values must still collide.
   Json items = Json::array();
@@ -187,22 +187,22 @@ TEST(SchemaValidator, UniqueItemsUsesJsonEquality) {
 
 TEST(SchemaValidator, NumbersCompareExactlyBeyondDoublePrecision) {
   const SchemaValidator validator = MustCompile(R"({"maximum": 9007199254740993})");
-  EXPECT_TRUE(validator.Validate(J("9007199254740993")));
-  EXPECT_FALSE(validator.Validate(J("9007199254740994")));
-  EXPECT_TRUE(validator.Validate(J("-9007199254740994")));
+  EXPECT_TRUE(validator.Validate(JsonOf("9007199254740993")));
+  EXPECT_FALSE(validator.Validate(JsonOf("9007199254740994")));
+  EXPECT_TRUE(validator.Validate(JsonOf("-9007199254740994")));
 }
 
 TEST(SchemaValidator, MultipleOfToleratesDecimalRounding) {
   const SchemaValidator cents = MustCompile(R"({"multipleOf": 0.01})");
-  EXPECT_TRUE(cents.Validate(J("19.99")));
-  EXPECT_FALSE(cents.Validate(J("19.995")));
+  EXPECT_TRUE(cents.Validate(JsonOf("19.99")));
+  EXPECT_FALSE(cents.Validate(JsonOf("19.995")));
   const SchemaValidator tiny = MustCompile(R"({"multipleOf": 0.0001})");
-  EXPECT_TRUE(tiny.Validate(J("0.0075")));
-  EXPECT_FALSE(tiny.Validate(J("0.00751")));
+  EXPECT_TRUE(tiny.Validate(JsonOf("0.0075")));
+  EXPECT_FALSE(tiny.Validate(JsonOf("0.00751")));
   const SchemaValidator whole = MustCompile(R"({"multipleOf": 3})");
-  EXPECT_TRUE(whole.Validate(J("18446744073709551615")));  // 2^64 - 1
-  EXPECT_FALSE(whole.Validate(J("18446744073709551614")));
-  EXPECT_FALSE(whole.Validate(J("-7")));
+  EXPECT_TRUE(whole.Validate(JsonOf("18446744073709551615")));  // 2^64 - 1
+  EXPECT_FALSE(whole.Validate(JsonOf("18446744073709551614")));
+  EXPECT_FALSE(whole.Validate(JsonOf("-7")));
 }
 
 TEST(SchemaValidator, ChecksManyRequiredNames) {
@@ -229,17 +229,17 @@ TEST(SchemaValidator, ChecksManyRequiredNames) {
 }
 
 TEST(SchemaValidator, BooleanSchemas) {
-  EXPECT_TRUE(MustCompile("true").Validate(J(R"({"any": "thing"})")));
-  EXPECT_FALSE(MustCompile("false").Validate(J("null")));
+  EXPECT_TRUE(MustCompile("true").Validate(JsonOf(R"({"any": "thing"})")));
+  EXPECT_FALSE(MustCompile("false").Validate(JsonOf("null")));
   const SchemaValidator no_items = MustCompile(R"({"items": false})");
-  EXPECT_TRUE(no_items.Validate(J("[]")));
-  EXPECT_FALSE(no_items.Validate(J("[1]")));
+  EXPECT_TRUE(no_items.Validate(JsonOf("[]")));
+  EXPECT_FALSE(no_items.Validate(JsonOf("[1]")));
 }
 
 TEST(SchemaValidator, IgnoresUnknownKeywordsAndFormat) {
   const SchemaValidator validator = MustCompile(
       R"({"format": "email", "x-internal": {"type": 5}, "description": 7, "type": "string"})");
-  EXPECT_TRUE(validator.Validate(J(R"("not an email")")));
+  EXPECT_TRUE(validator.Validate(JsonOf(R"("not an email")")));
 }
 
 TEST(SchemaValidator, ResolvesRefsToDefsAnchorsAndIds) {
@@ -247,22 +247,22 @@ TEST(SchemaValidator, ResolvesRefsToDefsAnchorsAndIds) {
   const SchemaValidator defs = MustCompile(R"({
     "$defs": {"Item": {"type": "object", "required": ["id"]}},
     "type": "array", "items": {"$ref": "#/$defs/Item"}})");
-  EXPECT_TRUE(defs.Validate(J(R"([{"id": 1}])")));
-  EXPECT_FALSE(defs.Validate(J(R"([{"name": 1}])")));
+  EXPECT_TRUE(defs.Validate(JsonOf(R"([{"id": 1}])")));
+  EXPECT_FALSE(defs.Validate(JsonOf(R"([{"name": 1}])")));
 
   const SchemaValidator anchor = MustCompile(R"({
     "definitions": {"a": {"$id": "#positive", "minimum": 0}},
     "items": {"$ref": "#positive"}})");
-  EXPECT_TRUE(anchor.Validate(J("[0, 1]")));
-  EXPECT_FALSE(anchor.Validate(J("[-1]")));
+  EXPECT_TRUE(anchor.Validate(JsonOf("[0, 1]")));
+  EXPECT_FALSE(anchor.Validate(JsonOf("[-1]")));
 
   const SchemaValidator ids = MustCompile(R"({
     "$id": "http://example.com/root.json",
     "definitions": {"b": {"$id": "other.json", "type": "boolean"}},
     "properties": {"flag": {"$ref": "other.json"},
                    "again": {"$ref": "root.json#/properties/flag"}}})");
-  EXPECT_TRUE(ids.Validate(J(R"({"flag": true, "again": false})")));
-  EXPECT_FALSE(ids.Validate(J(R"({"again": 1})")));
+  EXPECT_TRUE(ids.Validate(JsonOf(R"({"flag": true, "again": false})")));
+  EXPECT_FALSE(ids.Validate(JsonOf(R"({"again": 1})")));
 }
 
 TEST(SchemaValidator, RecursiveSchemaValidatesNestedInstances) {
@@ -271,10 +271,10 @@ TEST(SchemaValidator, RecursiveSchemaValidatesNestedInstances) {
       "properties": {"value": {"type": "number"},
                      "children": {"type": "array", "items": {"$ref": "#/definitions/node"}}}}},
     "$ref": "#/definitions/node"})");
-  EXPECT_TRUE(tree.Validate(J(R"({"value": 1, "children": [{"value": 2, "children": []}]})")));
+  EXPECT_TRUE(tree.Validate(JsonOf(R"({"value": 1, "children": [{"value": 2, "children": []}]})")));
   std::vector<std::string> errors;
-  EXPECT_FALSE(
-      tree.Validate(J(R"({"value": 1, "children": [{"children": [{"value": "x"}]}]})"), &errors));
+  EXPECT_FALSE(tree.Validate(
+      JsonOf(R"({"value": 1, "children": [{"children": [{"value": "x"}]}]})"), &errors));
   EXPECT_THAT(errors,
               ElementsAre(R"(children[0].children[0].value: expected number, got string "x")",
                           R"(children[0]: missing required property "value")"));
@@ -304,7 +304,7 @@ struct BadSchemaCase {
 class SchemaValidatorRejects : public testing::TestWithParam<BadSchemaCase> {};
 
 TEST_P(SchemaValidatorRejects, MalformedSchema) {
-  Result<SchemaValidator> validator = SchemaValidator::Compile(J(GetParam().schema));
+  Result<SchemaValidator> validator = SchemaValidator::Compile(JsonOf(GetParam().schema));
   ASSERT_FALSE(validator.has_value());
   EXPECT_EQ(validator.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(validator.error().message(), HasSubstr(GetParam().message));
@@ -347,8 +347,8 @@ INSTANTIATE_TEST_SUITE_P(SchemaKeywords, SchemaValidatorRejects, testing::Values
 
 TEST(SchemaValidator, ValidatesConcurrently) {
   const SchemaValidator validator = MustCompile(kToolSchema);
-  const Json good = J(R"({"n": 42, "flag": true, "s": "x"})");
-  const Json bad = J(R"({"n": "x"})");
+  const Json good = JsonOf(R"({"n": 42, "flag": true, "s": "x"})");
+  const Json bad = JsonOf(R"({"n": "x"})");
   std::vector<std::jthread> threads;
   std::vector<int> failures(4, 0);
   for (int t = 0; t < 4; ++t) {
@@ -368,9 +368,9 @@ TEST(SchemaValidator, ValidatesConcurrently) {
 TEST(SchemaValidator, MoveKeepsTheCompiledSchema) {
   SchemaValidator original = MustCompile(kToolSchema);
   SchemaValidator moved = std::move(original);
-  EXPECT_TRUE(moved.Validate(J(R"({"n": 1})")));
+  EXPECT_TRUE(moved.Validate(JsonOf(R"({"n": 1})")));
   original = std::move(moved);
-  EXPECT_FALSE(original.Validate(J("{}")));
+  EXPECT_FALSE(original.Validate(JsonOf("{}")));
 }
 
 struct UriCase {
@@ -400,7 +400,7 @@ TEST(SchemaUri, ResolvesReferencesAgainstBase) {
 }
 
 TEST(SchemaUri, FollowsEscapedJsonPointers) {
-  const Json doc = J(R"({"a/b": {"c~d": [10, 20]}, "%": 1})");
+  const Json doc = JsonOf(R"({"a/b": {"c~d": [10, 20]}, "%": 1})");
   const Json* found = schema_internal::FollowPointer(doc, "/a~1b/c~0d/1");
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(*found, 20);

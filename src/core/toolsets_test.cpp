@@ -6,7 +6,7 @@
 namespace talaria {
 namespace {
 
-ToolSpec MakeSpec(const std::string& name, const std::string& toolset) {
+ToolSpec MakeToolsetSpec(const std::string& name, const std::string& toolset) {
   ToolSpec spec;
   spec.name = name;
   spec.toolset = toolset;
@@ -42,7 +42,7 @@ TEST(Toolsets, DiamondsAndCyclesTerminate) {
 
 TEST(Toolsets, AllAndStarAreTheUnionOfEverything) {
   Registry r;
-  ASSERT_TRUE(r.Register(MakeSpec("plug", "my-plugin")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("plug", "my-plugin")).ok());
   Toolsets ts(r, {{"a", "", {"x"}, {}}, {"b", "", {"y"}, {"a"}}});
   EXPECT_EQ(Names(ts.Resolve("all")), (V{"plug", "x", "y"}));
   EXPECT_EQ(Names(ts.Resolve("*")), (V{"plug", "x", "y"}));
@@ -62,8 +62,8 @@ TEST(Toolsets, UnknownNameListsTheValidOnes) {
 
 TEST(Toolsets, RegistryToolsMergeIntoStaticToolsetsAndRegistryOnlyToolsetsExist) {
   Registry r;
-  ASSERT_TRUE(r.Register(MakeSpec("browser_extra", "browser")).ok());
-  ASSERT_TRUE(r.Register(MakeSpec("mcp_gh_issue", "mcp-github")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("browser_extra", "browser")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("mcp_gh_issue", "mcp-github")).ok());
   r.RegisterToolsetAlias("github", "mcp-github");
   Toolsets ts(r, {{"browser", "", {"browser_navigate"}, {}}, {"dev", "", {}, {"github"}}});
   EXPECT_EQ(Names(ts.Resolve("browser")), (V{"browser_extra", "browser_navigate"}));
@@ -81,7 +81,7 @@ TEST(Toolsets, MemoFollowsTheRegistryGeneration) {
   Registry r;
   Toolsets ts(r, {{"p", "", {}, {}}});
   EXPECT_EQ(Names(ts.Resolve("p")), V{});
-  ASSERT_TRUE(r.Register(MakeSpec("late", "p")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("late", "p")).ok());
   EXPECT_EQ(Names(ts.Resolve("p")), V{"late"});
   ASSERT_TRUE(r.Deregister("late"));
   EXPECT_EQ(Names(ts.Resolve("p")), V{});
@@ -113,7 +113,7 @@ TEST(Toolsets, DisabledToolsetsAreSubtractedLast) {
 
 TEST(Toolsets, DefinitionsCoverTheSelectionsRegisteredTools) {
   Registry r;
-  ASSERT_TRUE(r.Register(MakeSpec("reader", "file")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("reader", "file")).ok());
   Toolsets ts(r, {{"file", "", {"reader", "writer"}, {}}});
   const V enabled{"file"};
   auto defs = ts.Definitions(enabled, {});
@@ -124,7 +124,7 @@ TEST(Toolsets, DefinitionsCoverTheSelectionsRegisteredTools) {
   EXPECT_EQ((*parsed)[0]["function"]["name"], "reader");
   auto again = ts.Definitions(enabled, {});
   EXPECT_EQ(again->get(), defs->get()) << "memoized";
-  ASSERT_TRUE(r.Register(MakeSpec("writer", "file")).ok());
+  ASSERT_TRUE(r.Register(MakeToolsetSpec("writer", "file")).ok());
   EXPECT_EQ(ParseJson(**ts.Definitions(enabled, {}))->size(), 2u)
       << "a registry change invalidates";
 }

@@ -12,6 +12,7 @@
 
 namespace talaria::safety {
 namespace {
+namespace guard_classes {
 
 struct Case {
   const char* command;
@@ -632,5 +633,6 @@ TEST(GuardClasses, ConfiguredTalariaHomeIsProtected) {
   EXPECT_EQ(JudgeCommand("cat /srv/u/.config/talaria/config.yaml", o).decision, kAllow);
 }
 
+}  // namespace guard_classes
 }  // namespace
 }  // namespace talaria::safety

@@ -16,6 +16,7 @@
 
 namespace talaria::memory {
 namespace {
+namespace store_cases {
 
 using test_support::TempDir;
 namespace fs = std::filesystem;
@@ -343,5 +344,6 @@ TEST_F(MemoryStoreTest, StoredThreatsAreMaskedInResultsButKeptOnDisk) {
   EXPECT_EQ(FileText(store, Target::kMemory), raw + kSep + "another\n");
 }
 
+}  // namespace store_cases
 }  // namespace
 }  // namespace talaria::memory
