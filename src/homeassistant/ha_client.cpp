@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/net/http_client.h"
+#include "talaria/net/send_and_collect.h"
 
 namespace talaria::homeassistant {
 namespace {
@@ -49,22 +49,15 @@ Result<HaAnswer> SendToHomeAssistant(const HaEndpoint& endpoint, std::string_vie
   req.connect_timeout = std::min(timeout, req.connect_timeout);
   req.total_timeout = timeout;
   req.max_body_bytes = kMaxAnswerBytes;
-  auto client = net::MakeHttpClient();
-  if (!client) return Err(client.error());
-  HaAnswer answer;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        answer.body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return Err(head.error());
-  if (head->truncated) {
+  auto sent = net::SendAndCollect(req, stop);
+  if (!sent) return Err(sent.error());
+  if (sent->head.truncated) {
     return Err(UnavailableError("Home Assistant's answer passed " +
                                 std::to_string(kMaxAnswerBytes >> 20) + " MB"));
   }
-  answer.status = head->status;
+  HaAnswer answer;
+  answer.status = sent->head.status;
+  answer.body = std::move(sent->body);
   return answer;
 }
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/net/http_client.h"
+#include "talaria/net/send_and_collect.h"
 
 namespace talaria::rl {
 namespace {
@@ -94,19 +94,11 @@ Result<RunMetrics> FetchRunMetrics(const RlSettings& settings, const std::string
   req.connect_timeout = std::chrono::seconds(10);
   req.max_body_bytes = kMaxAnswerBytes;
   req.decompress = true;
-  auto client = net::MakeHttpClient();
-  if (!client) return Err(client.error());
-  std::string body;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return Err(head.error().WithContext("W&B"));
-  if (head->status < 200 || head->status > 299) {
-    return Err(UnavailableError("W&B answered HTTP " + std::to_string(head->status) +
+  auto sent = net::SendAndCollect(req, stop);
+  if (!sent) return Err(sent.error().WithContext("W&B"));
+  const std::string& body = sent->body;
+  if (sent->head.status < 200 || sent->head.status > 299) {
+    return Err(UnavailableError("W&B answered HTTP " + std::to_string(sent->head.status) +
                                 (body.empty() ? "" : ": " + body.substr(0, 300))));
   }
   auto json = ParseJson(body);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/net/send_and_collect.h"
 #include "talaria/net/tool_gateway.h"
 
 namespace talaria::web::backend {
@@ -34,21 +35,13 @@ Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::st
   req.headers.emplace_back("User-Agent", "talaria-web/1.0");
   req.max_body_bytes = kMaxAnswerBytes;
   req.decompress = true;
-  auto client = net::MakeHttpClient();
-  if (!client) return Err(client.error());
-  std::string body;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return Err(head.error().WithContext(std::string(what)));
-  if (head->status < 200 || head->status > 299) {
+  auto sent = net::SendAndCollect(req, stop);
+  if (!sent) return Err(sent.error().WithContext(std::string(what)));
+  const std::string& body = sent->body;
+  if (sent->head.status < 200 || sent->head.status > 299) {
     const std::string snippet = body.substr(0, 300);
     return Err(UnavailableError(std::string(what) + " answered HTTP " +
-                                std::to_string(head->status) +
+                                std::to_string(sent->head.status) +
                                 (snippet.empty() ? "" : ": " + snippet)));
   }
   auto json = ParseJson(body);
