@@ -38,6 +38,10 @@ struct CallOptions {
   std::string name;
   std::vector<std::string> assignments;  // key=value, values arrive as strings
   std::string args_json;                 // --args
+  // Browser tools run in the task's browser daemon (browser_daemon.h), so separate calls act
+  // on one page; TALARIA_BROWSER_DAEMON=0 runs them in this process instead.
+  std::string task;         // --task; empty: the default browser task
+  std::string config_path;  // --config as given (the daemon must use the same)
 };
 int RunCall(Runtime& rt, const CallOptions& options);
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/agent_commands.h"
+#include "cli/browser_daemon.h"
 #include "cli/checkpoints_command.h"
 #include "cli/commands.h"
 #include "cli/plugins_command.h"
@@ -67,6 +68,16 @@ int main(int argc, char** argv) {
                    "directory the file tools may use (repeatable; default: .)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  call->add_option("--task", call_opts.task,
+                   "browser task whose page the browser tools act on (default: cli); separate "
+                   "calls of one task share it");
+
+  // Started by `talaria call` for the browser tools; not for people (hidden).
+  cli::BrowserDaemonOptions daemon_opts;
+  CLI::App* browser_daemon = app.add_subcommand("browser-daemon", "");
+  browser_daemon->group("");
+  browser_daemon->add_option("--task", daemon_opts.task, "the browser task served");
+  browser_daemon->add_option("--ready-fd", daemon_opts.ready_fd, "where to say ready");
 
   cli::BatchCommandOptions batch_opts;
   CLI::App* batch = app.add_subcommand(
@@ -291,6 +302,10 @@ int main(int argc, char** argv) {
   if (check->parsed()) return cli::RunCheckCommand(check_opts);
   if (trust->parsed()) return cli::RunTrust(trust_opts);
   if (audit_verify->parsed()) return cli::RunAuditVerify(audit_opts);
+  if (browser_daemon->parsed()) {
+    daemon_opts.config_path = config_path;
+    return cli::RunBrowserDaemon(daemon_opts);
+  }
   if (sessions->parsed()) {
     for (CLI::App* sub : sessions->get_subcommands()) sessions_opts.action = sub->get_name();
     return cli::RunSessions(sessions_opts);
@@ -332,7 +347,10 @@ int main(int argc, char** argv) {
     return cli::RunTools(**rt, tools_opts);
   }
   if (toolsets->parsed()) return cli::RunToolsets(**rt);
-  if (call->parsed()) return cli::RunCall(**rt, call_opts);
+  if (call->parsed()) {
+    call_opts.config_path = config_path;
+    return cli::RunCall(**rt, call_opts);
+  }
   if (batch->parsed()) return cli::RunBatch(**rt, batch_opts);
   if (run->parsed()) {
     run_opts.agent.toolsets = SplitCommas(run_toolsets);

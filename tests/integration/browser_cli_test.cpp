@@ -1,13 +1,14 @@
 // The browser tools from the command line against real Chromium and a 127.0.0.1 page:
-// `talaria call browser_navigate`, a navigate/type/press/snapshot/click sequence in one
-// `talaria batch` (one process, one browser), and `talaria tools` listing the toolset. Skipped
-// only where no Chromium is installed.
+// `talaria call browser_navigate` (through the browser daemon), a
+// navigate/type/press/snapshot/click sequence in one `talaria batch` (one process, one browser),
+// and `talaria tools` listing the toolset. Skipped only where no Chromium is installed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "browser_daemon_support.h"
 #include "cli_harness.h"
 #include "support/loopback_http.h"
 
@@ -28,6 +29,8 @@ class BrowserCli : public ::testing::Test {
     home_.WriteConfig("browser:\n  allow_private: [\"127.0.0.1:" + std::to_string(site_.port()) +
                       "\"]\n");
   }
+  // `talaria call` left the task's browser daemon running: it goes with the test.
+  void TearDown() override { EndBrowserDaemons(home_.talaria_home()); }
   CliRun Run(const std::vector<std::string>& args, std::string stdin_data = "") {
     CliInvocation how;
     how.home = home_.path();
