@@ -9,9 +9,9 @@ DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev liby
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev nettle-dev libgtest-dev \
         libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev chromium libboost-dev \
         python3 clang-format clang-tidy
-NPM_PEERS := tests/mcp_peers tests/conformance
+NPM_PEERS := tests/mcp_peers tests/conformance bench/browser_peers
 
-.PHONY: deps configure build test run bench bench-search bench-store-fts bench-session-search install sanitize clean
+.PHONY: deps configure build test run bench bench-search bench-store-fts bench-session-search bench-browser-peers install sanitize clean
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -94,6 +94,12 @@ bench-store-fts: bench
 # session_search discover over 1,000,000 messages in 10,000 sessions (issue 21; a few minutes).
 bench-session-search: bench
 	build-bench/bench/talaria_store_bench recall $(STORE_FTS_ARGS)
+
+# The browser tools over MCP beside @playwright/mcp (bench/browser_peers, npm ci'd by deps) on one
+# page in one sitting, plus `talaria call` through the browser daemon (about a minute).
+BROWSER_PEER_ROUNDS ?= 3
+bench-browser-peers: build
+	node bench/browser_peers/start_bench.mjs $(BUILD)/talaria --rounds $(BROWSER_PEER_ROUNDS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
