@@ -1,7 +1,9 @@
 // Browser Use (hermes-wave2.md e.3): POST {base}/browsers creates a browser ({id, cdpUrl or
 // connectUrl}); PATCH {base}/browsers/{id} {action: "stop"} stops it. Direct, with
-// X-Browser-Use-API-Key and an empty body; through the managed gateway, with the gateway token
-// as Bearer, {timeout: 5 (minutes), proxyCountryCode} and an X-Idempotency-Key.
+// X-Browser-Use-API-Key and an empty body; through the managed gateway (net::PickToolGateway:
+// its origin, and its fresh token in the header the vendor protocol carries a key in), with
+// {timeout: 5 (minutes), proxyCountryCode} and an X-Idempotency-Key. The gateway is asked on
+// every create and stop, so a token refreshed in between is the one sent.
 //
 // Why the key is kept per task and not per request: a create whose answer was lost (timeout,
 // a 5xx from the gateway after it forwarded) may still have made a browser. Sending the same
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -21,6 +24,7 @@
 #include "talaria/base/random.h"
 #include "talaria/browser/providers.h"
 #include "talaria/net/http_client.h"
+#include "talaria/net/tool_gateway.h"
 
 namespace talaria::browser {
 namespace {
@@ -50,22 +54,18 @@ class BrowserUseProvider final : public BrowserProvider {
   std::string_view name() const override { return kWho; }
 
   Result<RemoteBrowser> Acquire(std::string_view task_id, std::stop_token cancel) override {
-    const bool gateway = UsesGateway();
-    if (!gateway && s_.api_key.empty()) {
-      return Err(FailedPreconditionError("browser-use: BROWSER_USE_API_KEY is not set"));
-    }
+    const Route route = TALARIA_TRY(PickRoute(cancel));
+    const bool gateway = route.gateway;
     Json body = Json::object();
     net::HeaderList headers;
+    headers.push_back(route.auth);
     if (gateway) {
       body["timeout"] = 5;
       if (!s_.proxy_country.empty()) body["proxyCountryCode"] = s_.proxy_country;
-      headers.emplace_back("Authorization", "Bearer " + s_.gateway_token);
       headers.emplace_back("X-Idempotency-Key", KeyFor(task_id));
-    } else {
-      headers.emplace_back("X-Browser-Use-API-Key", s_.api_key);
     }
     rest::Call call{.method = "POST",
-                    .url = Base() + "/browsers",
+                    .url = route.base + "/browsers",
                     .headers = std::move(headers),
                     .body = &body,
                     .timeout = timeout_};
@@ -89,22 +89,26 @@ class BrowserUseProvider final : public BrowserProvider {
         if (gateway && RetryableStatus(answer->status)) continue;
         return Err(last);
       }
-      return Accept(*answer, task_id);
+      return Accept(*answer, task_id, gateway);
     }
     return Err(last);
   }
 
   Status Release(const RemoteBrowser& browser) override {
     TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
-    net::HeaderList headers;
-    if (UsesGateway()) {
-      headers.emplace_back("Authorization", "Bearer " + s_.gateway_token);
-    } else {
-      headers.emplace_back("X-Browser-Use-API-Key", s_.api_key);
+    bool via_gateway = false;
+    {
+      std::lock_guard lock(mu_);
+      via_gateway = via_gateway_.contains(browser.session_id);
     }
+    // Stopped the way it was made: a gateway's browser through the gateway, even when a direct
+    // key turned up since.
+    const Route route = TALARIA_TRY(via_gateway ? GatewayRoute({}) : PickRoute({}));
+    net::HeaderList headers;
+    headers.push_back(route.auth);
     const Json body = {{"action", "stop"}};
     rest::Call call{.method = "PATCH",
-                    .url = Base() + "/browsers/" + browser.session_id,
+                    .url = route.base + "/browsers/" + browser.session_id,
                     .headers = std::move(headers),
                     .body = &body,
                     .timeout = timeout_};
@@ -117,12 +121,49 @@ class BrowserUseProvider final : public BrowserProvider {
       keys_.erase(it->second);
       task_of_.erase(it);
     }
+    via_gateway_.erase(browser.session_id);
     return Status::Ok();
   }
 
  private:
-  bool UsesGateway() const { return !s_.gateway_url.empty() && !s_.gateway_token.empty(); }
-  std::string Base() const { return UsesGateway() ? s_.gateway_url + "/api/v3" : s_.base_url; }
+  // Where a request goes and the header that authenticates it.
+  struct Route {
+    bool gateway = false;
+    std::string base;  // ends in /api/v3
+    std::pair<std::string, std::string> auth;
+  };
+
+  // A gateway set in config wins; else the net module's choice (a direct key first, unless
+  // BROWSER_USE_USE_GATEWAY=1); else the direct key.
+  Result<Route> PickRoute(const std::stop_token& cancel) const {
+    if (ConfiguredGateway()) return GatewayRoute(cancel);
+    auto picked = net::PickToolGateway(kWho, !s_.api_key.empty(),
+                                       net::GatewayPreference::kDirectFirst, cancel);
+    if (!picked) {
+      return Err(
+          FailedPreconditionError("browser-use: BROWSER_USE_API_KEY is not set, and the "
+                                  "managed gateway is not usable: " +
+                                  picked.error().message()));
+    }
+    if (*picked)
+      return Route{
+          .gateway = true, .base = (*picked)->origin + "/api/v3", .auth = (*picked)->auth_header};
+    return Route{
+        .gateway = false, .base = s_.base_url, .auth = {"X-Browser-Use-API-Key", s_.api_key}};
+  }
+
+  Result<Route> GatewayRoute(const std::stop_token& cancel) const {
+    if (ConfiguredGateway()) {
+      return Route{.gateway = true,
+                   .base = s_.gateway_url + "/api/v3",
+                   .auth = {"X-Browser-Use-API-Key", s_.gateway_token}};
+    }
+    auto gw = net::ResolveToolGateway(kWho, cancel);
+    if (!gw) return Err(gw.error().WithContext("browser-use gateway"));
+    return Route{.gateway = true, .base = gw->origin + "/api/v3", .auth = gw->auth_header};
+  }
+
+  bool ConfiguredGateway() const { return !s_.gateway_url.empty() && !s_.gateway_token.empty(); }
 
   std::string KeyFor(std::string_view task_id) {
     std::lock_guard lock(mu_);
@@ -131,12 +172,16 @@ class BrowserUseProvider final : public BrowserProvider {
     return it->second;
   }
 
-  Result<RemoteBrowser> Accept(const rest::Answer& answer, std::string_view task_id) {
+  Result<RemoteBrowser> Accept(const rest::Answer& answer, std::string_view task_id, bool gateway) {
     RemoteBrowser browser{.provider = std::string(kWho),
                           .session_id = rest::StringField(answer.json, {"id"}),
                           .cdp_url = rest::StringField(answer.json, {"cdpUrl", "connectUrl"}),
                           .cdp_headers = {}};
     TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    {
+      std::lock_guard lock(mu_);
+      if (gateway) via_gateway_.insert(browser.session_id);
+    }
     if (Status bad = rest::CheckCdpUrl(kWho, browser.cdp_url); !bad.ok()) {
       (void)Release(browser);
       return Err(bad);
@@ -151,6 +196,7 @@ class BrowserUseProvider final : public BrowserProvider {
   std::mutex mu_;
   std::map<std::string, std::string, std::less<>> keys_;  // task -> key. Guarded by mu_.
   std::map<std::string, std::string> task_of_;            // session -> task. Guarded by mu_.
+  std::set<std::string> via_gateway_;  // sessions made through the gateway. Guarded by mu_.
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "talaria/base/ascii.h"
 #include "talaria/browser/providers.h"
 #include "talaria/core/config_section.h"
+#include "talaria/net/tool_gateway.h"
 
 namespace talaria::browser {
 namespace {
@@ -77,8 +78,7 @@ Status ReadBrowserUse(const ConfigSection& browser, BrowserUseSettings& s) {
   TALARIA_RETURN_IF_ERROR(c.ReadString("proxy_country", s.proxy_country));
   s.api_key = EnvOr("BROWSER_USE_API_KEY", s.api_key);
   s.base_url = TrimSlashes(EnvOr("BROWSER_USE_BASE_URL", s.base_url));
-  s.gateway_url = TrimSlashes(EnvOr("BROWSER_USE_GATEWAY_URL", s.gateway_url));
-  s.gateway_token = EnvOr("TOOL_GATEWAY_USER_TOKEN", s.gateway_token);
+  s.gateway_url = TrimSlashes(s.gateway_url);
   return Status::Ok();
 }
 
@@ -135,7 +135,9 @@ std::string ProviderUnavailableReason(const BrowserProviderSettings& s) {
     if (s.browserbase.api_key.empty()) return "BROWSERBASE_API_KEY is not set";
     if (s.browserbase.project_id.empty()) return "BROWSERBASE_PROJECT_ID is not set";
   } else if (s.provider == "browser-use") {
-    const bool gateway = !s.browser_use.gateway_url.empty() && !s.browser_use.gateway_token.empty();
+    const bool gateway =
+        (!s.browser_use.gateway_url.empty() && !s.browser_use.gateway_token.empty()) ||
+        net::ToolGatewayConfigured("browser-use");
     if (!gateway && s.browser_use.api_key.empty()) {
       return "BROWSER_USE_API_KEY is not set (nor a Browser Use gateway)";
     }

@@ -190,7 +190,7 @@ TEST(BrowserUseProvider, TheGatewayKeepsOneIdempotencyKeyPerTaskAcrossRetries) {
     if (r.method != "POST") continue;
     ++creates;
     keys.insert(r.headers.at("x-idempotency-key"));
-    EXPECT_EQ(r.headers.at("authorization"), "Bearer gw-test-token");
+    EXPECT_EQ(r.headers.at("x-browser-use-api-key"), "gw-test-token");
     EXPECT_EQ(Body(r), nlohmann::json::parse(R"({"timeout":5,"proxyCountryCode":"us"})"));
   }
   EXPECT_EQ(creates, 3);
@@ -204,6 +204,60 @@ TEST(BrowserUseProvider, TheGatewayKeepsOneIdempotencyKeyPerTaskAcrossRetries) {
   ASSERT_TRUE(provider->Release(*remote).ok());
   ASSERT_TRUE(provider->Release(*other).ok());
   EXPECT_EQ(cloud.live_sessions("browser-use"), 0);
+}
+
+// The managed gateway as the net module resolves it (its URL and token variables), not read
+// by the provider itself: used when there is no direct key, and for the stop too.
+TEST(BrowserUseProvider, TheNetModulesGatewayIsUsedWithoutAKey) {
+  FakeBrowserCloud cloud({.cdp_url = kNoBrowser});
+  ::setenv("BROWSER_USE_GATEWAY_URL", cloud.url().c_str(), 1);
+  ::setenv("TOOL_GATEWAY_USER_TOKEN", "gw-test-token", 1);
+  BrowserProviderSettings settings;
+  settings.provider = "browser-use";
+  EXPECT_EQ(ProviderUnavailableReason(settings), "");
+  auto provider = MakeBrowserUseProvider(BrowserUseSettings{}, kTimeout);
+  auto remote = provider->Acquire("t", {});
+  ASSERT_TRUE(remote.has_value()) << remote.error().message();
+  const auto create = cloud.requests().at(0);
+  EXPECT_EQ(create.path, "/api/v3/browsers");
+  EXPECT_EQ(create.headers.at("x-browser-use-api-key"), "gw-test-token");
+  EXPECT_EQ(create.headers.count("x-idempotency-key"), 1u);
+  EXPECT_EQ(Body(create), nlohmann::json::parse(R"({"timeout":5,"proxyCountryCode":"us"})"));
+  EXPECT_TRUE(provider->Release(*remote).ok());
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "gw-test-token");
+  EXPECT_EQ(cloud.live_sessions("browser-use"), 0);
+  ::unsetenv("BROWSER_USE_GATEWAY_URL");
+  ::unsetenv("TOOL_GATEWAY_USER_TOKEN");
+  EXPECT_NE(ProviderUnavailableReason(settings), "");  // neither a key nor a gateway
+  auto none = MakeBrowserUseProvider(BrowserUseSettings{}, kTimeout)->Acquire("t", {});
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message().find("BROWSER_USE_API_KEY"), std::string::npos);
+}
+
+TEST(BrowserUseProvider, ADirectKeyWinsOverTheGatewayUnlessItIsPreferred) {
+  FakeBrowserCloud cloud({.cdp_url = kNoBrowser});
+  ::setenv("BROWSER_USE_GATEWAY_URL", cloud.url().c_str(), 1);
+  ::setenv("TOOL_GATEWAY_USER_TOKEN", "gw-test-token", 1);
+  BrowserUseSettings s;
+  s.api_key = "bu-test-key";
+  s.base_url = cloud.url() + "/api/v3";
+  auto provider = MakeBrowserUseProvider(s, kTimeout);
+  auto direct = provider->Acquire("t", {});
+  ASSERT_TRUE(direct.has_value()) << direct.error().message();
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "bu-test-key");
+  ::setenv("BROWSER_USE_USE_GATEWAY", "1", 1);
+  auto gated = provider->Acquire("u", {});
+  ASSERT_TRUE(gated.has_value()) << gated.error().message();
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "gw-test-token");
+  // Each is stopped the way it was made.
+  EXPECT_TRUE(provider->Release(*gated).ok());
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "gw-test-token");
+  ::unsetenv("BROWSER_USE_USE_GATEWAY");
+  EXPECT_TRUE(provider->Release(*direct).ok());
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "bu-test-key");
+  EXPECT_EQ(cloud.live_sessions("browser-use"), 0);
+  ::unsetenv("BROWSER_USE_GATEWAY_URL");
+  ::unsetenv("TOOL_GATEWAY_USER_TOKEN");
 }
 
 TEST(BrowserUseProvider, DirectCreatesAreNotRetriedAfterTheServiceAnswered) {

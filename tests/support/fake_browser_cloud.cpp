@@ -170,15 +170,16 @@ void Routes(httplib::Server& server, const std::shared_ptr<State>& st) {
     Answer(res, 200, json{{"id", req.matches[1]}, {"status", "COMPLETED"}});
   });
 
-  // Browser Use, direct or through the gateway (Bearer token, idempotency key).
+  // Browser Use, direct or through the gateway (the gateway token where the protocol carries
+  // its key, and an idempotency key).
   auto browser_use_auth = [&s](const httplib::Request& req, httplib::Response& res, bool& gateway) {
-    gateway = req.has_header("Authorization");
-    if (gateway) {
-      if (req.get_header_value("Authorization") != "Bearer " + s.options.gateway_token) {
-        Error(res, 401, "invalid gateway token");
-        return false;
-      }
-    } else if (req.get_header_value("X-Browser-Use-API-Key") != s.options.browser_use_key) {
+    const std::string key = req.get_header_value("X-Browser-Use-API-Key");
+    gateway = key == s.options.gateway_token;
+    if (req.has_header("Authorization")) {
+      Error(res, 401, "Browser Use takes its key in X-Browser-Use-API-Key");
+      return false;
+    }
+    if (!gateway && key != s.options.browser_use_key) {
       Error(res, 401, "invalid api key");
       return false;
     }

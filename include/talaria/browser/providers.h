@@ -15,7 +15,8 @@
 // Every key may instead come from the environment, which wins over the file when set:
 // BROWSERBASE_API_KEY, BROWSERBASE_PROJECT_ID, BROWSERBASE_BASE_URL, BROWSERBASE_PROXIES,
 // BROWSERBASE_ADVANCED_STEALTH, BROWSERBASE_KEEP_ALIVE, BROWSERBASE_SESSION_TIMEOUT;
-// BROWSER_USE_API_KEY, BROWSER_USE_BASE_URL, BROWSER_USE_GATEWAY_URL, TOOL_GATEWAY_USER_TOKEN;
+// BROWSER_USE_API_KEY, BROWSER_USE_BASE_URL (the gateway's own variables, BROWSER_USE_GATEWAY_URL,
+// TOOL_GATEWAY_USER_TOKEN and the token file, are net::ResolveToolGateway's);
 // FIRECRAWL_API_KEY, FIRECRAWL_API_URL, FIRECRAWL_BROWSER_TTL; CAMOFOX_URL, CAMOFOX_API_KEY.
 //
 //   auto settings = talaria::browser::LoadBrowserProviderSettings();
@@ -54,8 +55,10 @@ struct BrowserbaseSettings {
 struct BrowserUseSettings {
   std::string api_key;
   std::string base_url = "https://api.browser-use.com/api/v3";
-  // The managed gateway: when both are set, sessions are created through it (5-minute
-  // timeout, proxy country, X-Idempotency-Key kept per task across retries).
+  // The managed gateway: sessions go through it (5-minute timeout, proxy country,
+  // X-Idempotency-Key kept per task across retries) when both of these are set in config, or
+  // else when net::PickToolGateway("browser-use", ...) picks it (talaria/net/tool_gateway.h: no
+  // api_key and a gateway token, or BROWSER_USE_USE_GATEWAY=1; its origin and fresh token).
   std::string gateway_url, gateway_token;
   std::string proxy_country = "us";
 };
