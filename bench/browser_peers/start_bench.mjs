@@ -126,7 +126,8 @@ function servers(url, home) {
     },
     playwright: {
       argv: [process.execPath, playwrightMcp, "--headless", "--isolated", "--executable-path",
-        chromium, ...(isRoot ? ["--no-sandbox"] : [])],
+        chromium, "--output-dir", path.join(path.dirname(home), "playwright-out"),
+        ...(isRoot ? ["--no-sandbox"] : [])],
       env: { ...process.env },
       refOf: (text, label) => text.match(new RegExp(`button "${label}" \\[ref=(e\\d+)\\]`)),
       click: (ref, label) => ({ element: `${label} button`, target: ref }),
