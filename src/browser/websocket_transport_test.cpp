@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -230,6 +235,147 @@ TEST(WebSocketTransport, RefusesBadUrlsAndHeadersAndReportsNoListener) {
       Ws("ws://127.0.0.1:" + std::to_string(talaria_test::UnusedLoopbackPort()) + "/x"));
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code(), StatusCode::kUnavailable) << refused.error().message();
+}
+
+// A CONNECT proxy on 127.0.0.1: records each request head, answers `status`, and with 200
+// splices the tunnel to the 127.0.0.1 port asked for. One connection at a time.
+class ConnectProxy {
+ public:
+  explicit ConnectProxy(int status) : status_(status), listener_(test_support::ListenOnLoopback()) {
+    thread_ = std::jthread([this](std::stop_token stop) { Serve(stop); });
+  }
+  ~ConnectProxy() {
+    thread_.request_stop();
+    ::shutdown(listener_.fd.get(), SHUT_RDWR);
+  }
+  int port() const { return listener_.port; }
+  std::vector<std::string> heads() {
+    std::lock_guard lock(mu_);
+    return heads_;
+  }
+
+ private:
+  void Serve(const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      UniqueFd client(::accept4(listener_.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!client) return;
+      std::string head;
+      char c;
+      while (head.find("\r\n\r\n") == std::string::npos && head.size() < 8192 &&
+             ::recv(client.get(), &c, 1, 0) == 1) {
+        head.push_back(c);
+      }
+      {
+        std::lock_guard lock(mu_);
+        heads_.push_back(head);
+      }
+      if (status_ != 200) {
+        const std::string no = "HTTP/1.1 " + std::to_string(status_) + " No\r\n\r\n";
+        ::send(client.get(), no.data(), no.size(), MSG_NOSIGNAL);
+        continue;
+      }
+      const size_t colon = head.find(':', 8);
+      const int target_port = std::atoi(head.c_str() + colon + 1);
+      UniqueFd upstream(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(target_port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(upstream.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) continue;
+      const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+      ::send(client.get(), ok.data(), ok.size(), MSG_NOSIGNAL);
+      Splice(client.get(), upstream.get(), stop);
+    }
+  }
+  static void Splice(int a, int b, const std::stop_token& stop) {
+    char buf[65536];
+    while (!stop.stop_requested()) {
+      pollfd p[2] = {{.fd = a, .events = POLLIN, .revents = 0},
+                     {.fd = b, .events = POLLIN, .revents = 0}};
+      if (::poll(p, 2, 100) <= 0) continue;
+      for (int i = 0; i < 2; ++i) {
+        if ((p[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        const ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
+        if (n <= 0) return;
+        if (::send(p[1 - i].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL) != n) return;
+      }
+    }
+  }
+
+  const int status_;
+  test_support::LoopbackListener listener_;
+  std::mutex mu_;
+  std::vector<std::string> heads_;
+  std::jthread thread_;
+};
+
+TEST(WebSocketTransport, GoesThroughTheEnvironmentsProxyUnlessNoProxySaysNot) {
+  if (LocalChromium::ProgramPath().empty()) GTEST_SKIP() << "no Chromium installed";
+  auto chromium = StartChromiumOrSkip();
+  ASSERT_TRUE(chromium);
+  ConnectProxy proxy(200);
+  ::setenv("http_proxy", ("http://cdp:s%40cret@127.0.0.1:" + std::to_string(proxy.port())).c_str(),
+           1);
+  {
+    auto t = ConnectWebSocket(Ws(chromium->browser_ws_url()));
+    ASSERT_TRUE(t.has_value()) << t.error().message();
+    ASSERT_TRUE((*t)->Send(R"({"id":1,"method":"Browser.getVersion"})").ok());
+    EXPECT_TRUE(ReplyTo(**t, 1).contains("result"));
+    (*t)->Close();
+  }
+  const auto heads = proxy.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_TRUE(heads[0].starts_with("CONNECT 127.0.0.1:" + std::to_string(chromium->port()) +
+                                   " HTTP/1.1\r\n"))
+      << heads[0];
+  // "cdp:s@cret", base64.
+  EXPECT_NE(heads[0].find("Proxy-Authorization: Basic Y2RwOnNAY3JldA=="), std::string::npos)
+      << heads[0];
+
+  ::setenv("no_proxy", "localhost,127.0.0.1", 1);
+  auto direct = ConnectWebSocket(Ws(chromium->browser_ws_url()));
+  ::unsetenv("no_proxy");
+  ::unsetenv("http_proxy");
+  ASSERT_TRUE(direct.has_value()) << direct.error().message();
+  EXPECT_EQ(proxy.heads().size(), 1u) << "no_proxy was not honoured";
+}
+
+TEST(WebSocketTransport, WssRunsTlsAndTheUpgradeInsideTheTunnel) {
+  test_support::TempDir dir;
+  if (!MakeCertificate(dir.path())) GTEST_SKIP() << "openssl cannot make a test certificate";
+  httplib::SSLServer server((dir.path() + "/local.pem").c_str(),
+                            (dir.path() + "/local.key").c_str());
+  server.Get("/devtools/browser/tls",
+             [&](const httplib::Request&, httplib::Response& res) { res.status = 401; });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  ConnectProxy proxy(200);
+  ::setenv("https_proxy", ("127.0.0.1:" + std::to_string(proxy.port())).c_str(), 1);
+  ::setenv("SSL_CERT_FILE", (dir.path() + "/local.pem").c_str(), 1);
+  auto t =
+      ConnectWebSocket(Ws("wss://127.0.0.1:" + std::to_string(port) + "/devtools/browser/tls"));
+  ::unsetenv("SSL_CERT_FILE");
+  ::unsetenv("https_proxy");
+  server.stop();
+  serving.join();
+  // The server's own answer, over TLS verified against its certificate, through the proxy.
+  ASSERT_FALSE(t.has_value());
+  EXPECT_NE(t.error().message().find("upgrade refused with HTTP 401"), std::string::npos)
+      << t.error().message();
+  ASSERT_EQ(proxy.heads().size(), 1u);
+  EXPECT_TRUE(proxy.heads()[0].starts_with("CONNECT 127.0.0.1:" + std::to_string(port)));
+}
+
+TEST(WebSocketTransport, AProxyThatRefusesTheTunnelIsAClearError) {
+  ConnectProxy proxy(407);
+  ::setenv("https_proxy", ("http://127.0.0.1:" + std::to_string(proxy.port())).c_str(), 1);
+  auto t = ConnectWebSocket(Ws("wss://cdp.example:9222/devtools/browser/x"));
+  ::unsetenv("https_proxy");
+  ASSERT_FALSE(t.has_value());
+  EXPECT_NE(t.error().message().find("refused the tunnel (HTTP 407)"), std::string::npos)
+      << t.error().message();
+  ASSERT_EQ(proxy.heads().size(), 1u);
+  EXPECT_TRUE(proxy.heads()[0].starts_with("CONNECT cdp.example:9222 HTTP/1.1\r\n"));
 }
 
 TEST(LocalChromiumFixture, LeavesNoProcessBehind) {

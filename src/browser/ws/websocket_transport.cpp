@@ -17,6 +17,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
@@ -25,11 +26,13 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "browser/websocket_proxy.h"
 #include "browser/ws_module.h"
 #include "talaria/base/ascii.h"
 #include "talaria/browser/cdp_transport.h"
@@ -160,9 +163,14 @@ class BeastTransport final : public CdpTransport {
   BeastTransport(const BeastTransport&) = delete;
   BeastTransport& operator=(const BeastTransport&) = delete;
 
-  // Runs the whole handshake (resolve, connect, TLS, upgrade) on the caller's thread under
-  // one deadline, then starts the io thread.
+  // Runs the whole handshake (resolve, connect, through the environment's proxy a CONNECT
+  // tunnel, TLS, upgrade) on the caller's thread under one deadline, then starts the io thread.
   Status Connect(const WsUrl& url, const WebSocketOptions& options) {
+    auto proxy_choice = WebSocketProxyFor(url.tls, url.host);
+    if (!proxy_choice) {
+      return proxy_choice.error().WithContext("CDP WebSocket to " + url.host_header);
+    }
+    const std::optional<WebSocketProxy>& proxy = *proxy_choice;
     Status result = InternalError("CDP WebSocket handshake did not finish");
     bool timed_out = false;
     tcp::resolver resolver(ioc_);
@@ -174,7 +182,7 @@ class BeastTransport final : public CdpTransport {
       result = std::move(s);
       timer.cancel();
     };
-    auto failed = [&](std::string_view step, const ErrorCode& ec) {
+    auto failed = [&](const std::string& step, const ErrorCode& ec) {
       if (timed_out) {
         finish(DeadlineExceededError("CDP WebSocket to " + where + ": no connection within " +
                                      std::to_string(options.connect_timeout.count()) + " ms"));
@@ -202,6 +210,42 @@ class BeastTransport final : public CdpTransport {
           for (const auto& [name, value] : headers) req.set(name, value);
         }));
 
+    // Through a proxy: CONNECT host:port, and a 200 before anything else crosses.
+    const bool v6 = url.host.find(':') != std::string::npos;
+    const std::string tunnel_target = (v6 ? "[" + url.host + "]" : url.host) + ":" + url.port;
+    http::request<http::empty_body> tunnel_request{http::verb::connect, tunnel_target, 11};
+    http::response_parser<http::empty_body> tunnel_answer;
+    beast::flat_buffer tunnel_buffer;
+    auto through_tunnel = [&](auto&& next) {
+      tunnel_request.set(http::field::host, tunnel_target);
+      tunnel_request.set(http::field::user_agent, "talaria-cdp/1.0");
+      if (!proxy->authorization.empty()) {
+        tunnel_request.set(http::field::proxy_authorization, proxy->authorization);
+      }
+      http::async_write(
+          beast::get_lowest_layer(ws_), tunnel_request, [&, next](const ErrorCode& ec, size_t) {
+            if (ec) return failed("asking proxy " + proxy->where + " for a tunnel", ec);
+            tunnel_answer.skip(true);  // an answer to CONNECT has no body
+            http::async_read(beast::get_lowest_layer(ws_), tunnel_buffer, tunnel_answer,
+                             [&, next](const ErrorCode& rec, size_t) {
+                               if (rec)
+                                 return failed("reading proxy " + proxy->where + "'s answer", rec);
+                               const unsigned status = tunnel_answer.get().result_int();
+                               if (status / 100 != 2) {
+                                 return finish(UnavailableError(
+                                     "CDP WebSocket to " + where + ": proxy " + proxy->where +
+                                     " refused the tunnel (HTTP " + std::to_string(status) + ")"));
+                               }
+                               if (tunnel_buffer.size() != 0) {
+                                 return finish(UnavailableError(
+                                     "CDP WebSocket to " + where + ": proxy " + proxy->where +
+                                     " sent bytes before the tunnel opened"));
+                               }
+                               next();
+                             });
+          });
+    };
+
     auto upgrade = [&] {
       ws_.async_handshake(upgrade_answer, url.host_header, url.target, [&](const ErrorCode& ec) {
         if (!ec) return finish(Status::Ok());
@@ -214,24 +258,32 @@ class BeastTransport final : public CdpTransport {
       });
     };
 
+    auto secure_then_upgrade = [&, upgrade] {
+      if constexpr (kTls) {
+        StartTls(url, [&, upgrade](const ErrorCode& tec) {
+          if (tec) return failed("TLS handshake", tec);
+          upgrade();
+        });
+      } else {
+        upgrade();
+      }
+    };
+    const std::string& dial_host = proxy ? proxy->host : url.host;
+    const std::string& dial_port = proxy ? proxy->port : url.port;
     resolver.async_resolve(
-        url.host, url.port, [&](const ErrorCode& ec, const tcp::resolver::results_type& found) {
-          if (ec) return failed("resolving the host", ec);
-          asio::async_connect(beast::get_lowest_layer(ws_).socket(), found,
-                              [&](const ErrorCode& cec, const tcp::endpoint&) {
-                                if (cec) return failed("connecting", cec);
-                                ErrorCode ignored;
-                                beast::get_lowest_layer(ws_).socket().set_option(
-                                    tcp::no_delay(true), ignored);
-                                if constexpr (kTls) {
-                                  StartTls(url, [&, upgrade](const ErrorCode& tec) {
-                                    if (tec) return failed("TLS handshake", tec);
-                                    upgrade();
-                                  });
-                                } else {
-                                  upgrade();
-                                }
-                              });
+        dial_host, dial_port, [&](const ErrorCode& ec, const tcp::resolver::results_type& found) {
+          if (ec)
+            return failed(proxy ? "resolving proxy " + proxy->where : "resolving the host", ec);
+          asio::async_connect(
+              beast::get_lowest_layer(ws_).socket(), found,
+              [&](const ErrorCode& cec, const tcp::endpoint&) {
+                if (cec)
+                  return failed(proxy ? "connecting to proxy " + proxy->where : "connecting", cec);
+                ErrorCode ignored;
+                beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
+                if (proxy) return through_tunnel(secure_then_upgrade);
+                secure_then_upgrade();
+              });
         });
     ioc_.run();
     ioc_.restart();
