@@ -100,6 +100,7 @@ Status SpawnDaemon(const BrowserDaemonPaths& paths, const ForwardOptions& option
   }
   args.insert(args.end(), {"browser-daemon", "--task", options.task, "--ready-fd", "3"});
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 

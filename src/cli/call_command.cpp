@@ -24,7 +24,7 @@ bool UsesBrowserDaemon(Runtime& rt, const std::string& name) {
   return entry != nullptr && entry->toolset() == "browser";
 }
 
-int ForwardToDaemon(const CallOptions& options, Json args) {
+int ForwardToDaemon(const CallOptions& options, const Json& args) {
   ForwardOptions forward;
   if (!options.task.empty()) forward.task = options.task;
   if (!options.config_path.empty()) {
@@ -60,7 +60,7 @@ int RunCall(Runtime& rt, const CallOptions& options) {
     }
     args[assignment.substr(0, eq)] = assignment.substr(eq + 1);
   }
-  if (UsesBrowserDaemon(rt, options.name)) return ForwardToDaemon(options, std::move(args));
+  if (UsesBrowserDaemon(rt, options.name)) return ForwardToDaemon(options, args);
   std::shared_ptr<tools::Session> session = OpenCliSession(rt, options.session, "call");
   if (!session) return kExitUsage;
   ToolContext ctx = session->NewContext("cli_" + std::to_string(::getpid()));
