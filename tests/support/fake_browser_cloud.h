@@ -4,8 +4,8 @@
 //                browserSettings?}) -> {id, connectUrl}; POST /v1/sessions/{id}
 //                {projectId, status: "REQUEST_RELEASE"}
 //   Browser Use  POST /api/v3/browsers (X-Browser-Use-API-Key: the key, or the gateway token
-//                plus X-Idempotency-Key through the gateway) -> {id, cdpUrl}; PATCH /api/v3/browsers/{id}
-//                {action: "stop"}
+//                plus X-Idempotency-Key through the gateway) -> {id, cdpUrl};
+//                PATCH /api/v3/browsers/{id} {action: "stop"}
 //   Firecrawl    POST /v2/browser (Bearer; {ttl}) -> {id, cdpUrl}; DELETE /v2/browser/{id}
 // Each checks the auth header, the path and the fields, and answers 401/400/404 as the real
 // service would; the CDP URL it hands out is whatever the test gives it (a real Chromium's).
