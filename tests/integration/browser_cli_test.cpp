@@ -15,17 +15,10 @@
 namespace talaria::testing_cli {
 namespace {
 
-bool HaveChromium() {
-  for (const char* p : {"/usr/lib/chromium/chromium", "/usr/bin/chromium"}) {
-    if (::access(p, X_OK) == 0) return true;
-  }
-  return false;
-}
-
 class BrowserCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveChromium()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
+    if (!ChromiumInstalled()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
     home_.WriteConfig("browser:\n  allow_private: [\"127.0.0.1:" + std::to_string(site_.port()) +
                       "\"]\n");
   }

@@ -28,17 +28,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool HaveChromium() {
-  for (const char* p : {"/usr/lib/chromium/chromium", "/usr/bin/chromium"}) {
-    if (::access(p, X_OK) == 0) return true;
-  }
-  return false;
-}
-
 class BrowserDaemonCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveChromium()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
+    if (!ChromiumInstalled()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
     WriteConfig("");
   }
   void TearDown() override { EndBrowserDaemons(home_.talaria_home()); }

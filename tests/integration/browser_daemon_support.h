@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +17,14 @@
 #include <vector>
 
 namespace talaria::testing_cli {
+
+// Debian's Chromium, which the browser tests drive (they skip without it, saying so).
+inline bool ChromiumInstalled() {
+  for (const char* p : {"/usr/lib/chromium/chromium", "/usr/bin/chromium"}) {
+    if (::access(p, X_OK) == 0) return true;
+  }
+  return false;
+}
 
 // The daemon pid recorded for `task`, or -1 when there is no pid file.
 inline pid_t DaemonPid(const std::string& talaria_home, const std::string& task = "cli") {
