@@ -35,6 +35,8 @@ namespace talaria::agent {
 // The session state key holding background subagents' undelivered results (loop_delegate.cpp).
 inline constexpr std::string_view kDelegationNoticesKey = "delegation_notices";
 
+struct MoaSessionSettings;  // mixture_of_agents.h
+
 // What one turn has used and seen so far.
 struct TurnState {
   AgentEvents* events = nullptr;
@@ -85,6 +87,9 @@ class AgentImpl final : public Agent {
   // Usage spent for this session outside its own requests (its subagents, mixture_of_agents):
   // added to SessionUsage now and to the store's totals with the next message.
   void AddOutsideUsage(const Usage& usage, double cost);
+  // mixture_of_agents.cpp: this session's moa: settings, read from its config at the first
+  // call and kept for the session (an edit to config.yaml applies to the next session).
+  std::shared_ptr<const MoaSessionSettings> MoaSettingsOfSession();
 
  private:
   // agent_open.cpp
@@ -160,6 +165,9 @@ class AgentImpl final : public Agent {
   std::mutex todo_mu_;
   TodoStore todo_;                                  // Guarded by todo_mu_.
   std::atomic<AgentEvents*> turn_events_{nullptr};  // for clarify, during a turn
+
+  std::mutex moa_mu_;
+  std::shared_ptr<const MoaSessionSettings> moa_;  // Guarded by moa_mu_; null until first used.
 
   // Delegation (delegation.h): set for a subagent before Init; this agent's children.
   friend class Delegator;

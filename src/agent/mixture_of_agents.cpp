@@ -29,6 +29,20 @@ Status Bad(std::string_view key, std::string_view why) {
   return InvalidArgumentError("config.yaml: moa." + std::string(key) + " " + std::string(why));
 }
 
+// The efforts a reasoning model can be asked for, as the reference and OpenRouter name them;
+// "none" sends no effort at all (an endpoint that rejects the field).
+Result<std::string> ReadEffort(const Json& value, std::string_view key) {
+  constexpr std::string_view kEfforts[] = {"minimal", "low", "medium", "high", "xhigh"};
+  if (value.is_string()) {
+    const std::string effort = value.get<std::string>();
+    if (effort == "none") return std::string();
+    for (std::string_view known : kEfforts) {
+      if (effort == known) return effort;
+    }
+  }
+  return Err(Bad(key, "must be one of none, minimal, low, medium, high, xhigh"));
+}
+
 Result<std::chrono::milliseconds> ReadSeconds(const Json& value, std::string_view key) {
   if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 86'400) {
     return Err(Bad(key, "must be a number of seconds above 0 (at most 86400)"));
@@ -59,12 +73,15 @@ Result<MoaModel> ReadModel(const Json& value, const std::string& key) {
           return Err(Bad(at, "must be a whole number of at least 0"));
         }
         m.max_tokens = v.get<int64_t>();
+      } else if (k == "reasoning_effort") {
+        m.reasoning_effort = TALARIA_TRY(ReadEffort(v, at));
       } else {
-        return Err(Bad(at, "is not a known key (name, temperature, max_tokens)"));
+        return Err(Bad(at, "is not a known key (name, temperature, max_tokens, reasoning_effort)"));
       }
     }
   } else {
-    return Err(Bad(key, "must be a model name or {name, temperature, max_tokens}"));
+    return Err(
+        Bad(key, "must be a model name or {name, temperature, max_tokens, reasoning_effort}"));
   }
   if (Trim(m.name).empty()) return Err(Bad(key, "names no model"));
   return m;
@@ -89,6 +106,7 @@ Result<ChatResponse> Ask(const MoaSettings& settings, const MoaModel& model,
     ms.temperature.reset();
   }
   if (model.max_tokens > 0) ms.max_output_tokens = model.max_tokens;
+  ms.reasoning_effort = model.reasoning_effort.value_or(settings.reasoning_effort);
   auto client = ModelClient::Open(std::move(ms));
   if (!client) return Err(client.error());
   ChatRequest request;
@@ -151,6 +169,8 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
         return Err(Bad(key, "must be a whole number from 1 to 64"));
       }
       s.min_successful = static_cast<int>(value.get<int64_t>());
+    } else if (key == "reasoning_effort") {
+      s.reasoning_effort = TALARIA_TRY(ReadEffort(value, key));
     } else if (key == "max_retries") {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > 10) {
         return Err(Bad(key, "must be a whole number from 0 to 10"));
@@ -179,8 +199,8 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
     } else {
       return Err(Bad(key,
                      "is not a setting (base_url, api_key_env, reference_models, aggregator, "
-                     "reference_timeout_seconds, timeout_seconds, min_successful, max_retries, "
-                     "pricing)"));
+                     "reference_timeout_seconds, timeout_seconds, min_successful, "
+                     "reasoning_effort, max_retries, pricing)"));
     }
   }
   if (s.references.empty()) {
@@ -351,10 +371,21 @@ Result<std::optional<MoaSettings>> LoadSettings() {
   return MoaSettingsFromConfig(config);
 }
 
+// The calling session's settings, read once for it; a call with no agent behind it (`talaria
+// call`, one process per call) reads config.yaml itself.
+std::shared_ptr<const MoaSessionSettings> SettingsFor(const ToolContext& ctx) {
+  std::shared_ptr<const MoaSessionSettings> settings;
+  WithSessionAgent(ctx.session_id,
+                   [&](AgentImpl& agent) { settings = agent.MoaSettingsOfSession(); });
+  if (settings) return settings;
+  return std::make_shared<const MoaSessionSettings>(MoaSessionSettings{LoadSettings()});
+}
+
 ToolResult RunTool(const Json& args, ToolContext& ctx) {
   const std::string prompt = args.value("user_prompt", std::string());
   if (Trim(prompt).empty()) return ToolResult::Error("mixture_of_agents: user_prompt is empty");
-  auto settings = LoadSettings();
+  const std::shared_ptr<const MoaSessionSettings> session = SettingsFor(ctx);
+  const Result<std::optional<MoaSettings>>& settings = session->loaded;
   if (!settings) return ToolResult::Error("mixture_of_agents: " + settings.error().message());
   if (!*settings) {
     return ToolResult::Error(
@@ -370,6 +401,15 @@ ToolResult RunTool(const Json& args, ToolContext& ctx) {
 }
 
 }  // namespace
+
+std::shared_ptr<const MoaSessionSettings> AgentImpl::MoaSettingsOfSession() {
+  std::lock_guard lock(moa_mu_);
+  if (!moa_) {
+    moa_ = std::make_shared<const MoaSessionSettings>(
+        MoaSessionSettings{MoaSettingsFromConfig(runtime_->config())});
+  }
+  return moa_;
+}
 
 }  // namespace talaria::agent
 

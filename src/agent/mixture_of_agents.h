@@ -8,14 +8,16 @@
 //     reference_models:                          # names, or {name, temperature, max_tokens}
 //       - {name: anthropic/claude-opus-4.6, temperature: 0.6}
 //       - google/gemini-2.5-pro
-//     aggregator: {name: anthropic/claude-opus-4.6, temperature: 0.4}
+//     aggregator: {name: anthropic/claude-opus-4.6, temperature: 0.4}  # also reasoning_effort
 //     reference_timeout_seconds: 300             # each reference model
 //     timeout_seconds: 600                       # the whole call
 //     min_successful: 1                          # reference answers the aggregator needs
+//     reasoning_effort: xhigh                    # the reference's; none: not sent
 //     pricing: {input: 3, output: 15}            # USD per million tokens, for the usage
 //
 // The tool is available only when the section names reference models and an aggregator and
-// the key variable it names is set. Its usage is charged to the calling agent's session.
+// the key variable it names is set. Its usage is charged to the calling agent's session. An
+// agent's calls use the section as its session's config had it when the tool first ran.
 // Thread-safety: RunMixture is reentrant.
 #pragma once
 
@@ -37,7 +39,8 @@ namespace talaria::agent {
 struct MoaModel {
   std::string name;
   std::optional<double> temperature;
-  int64_t max_tokens = 0;  // 0: the endpoint's default
+  int64_t max_tokens = 0;                       // 0: the endpoint's default
+  std::optional<std::string> reasoning_effort;  // nullopt: the section's; "": none sent
 };
 
 struct MoaSettings {
@@ -47,12 +50,18 @@ struct MoaSettings {
   std::chrono::milliseconds reference_timeout{300'000};
   std::chrono::milliseconds timeout{600'000};
   int min_successful = 1;
+  std::string reasoning_effort = "xhigh";  // the reference's for both layers; "": none sent
 };
 
 // nullopt when config.yaml has no `moa:` section. Errors: InvalidArgument naming the bad key;
 // FailedPrecondition when the section lacks reference models, the aggregator, or the key its
 // api_key_env names (the message says which).
 Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config);
+
+// What one session read from its config for the tool, kept for the session (agent_impl.h).
+struct MoaSessionSettings {
+  Result<std::optional<MoaSettings>> loaded;
+};
 
 struct MoaOutcome {
   Json result;  // the reference's result object ({success, response, models_used, ...})

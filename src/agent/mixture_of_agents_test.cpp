@@ -170,5 +170,91 @@ TEST_F(MixtureOfAgents, AnAgentsCallIsChargedToItsSession) {
   Registry::Global().InvalidateAvailabilityCache();
 }
 
+// The reference asks every model for its highest reasoning effort ("xhigh"); a model's own
+// setting wins, and "none" leaves the field out.
+TEST_F(MixtureOfAgents, EveryRequestCarriesTheReasoningEffortTheConfigNames) {
+  Serve(R"({"turns": [
+      {"match": {"model": "ref-one"}, "text": "answer one"},
+      {"match": {"model": "ref-two"}, "text": "answer two"},
+      {"match": {"model": "ref-three"}, "text": "answer three"},
+      {"match": {"model": "agg"}, "text": "combined"}]})");
+  ConfigureMoa();
+  auto settings = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_TRUE(settings.has_value() && settings->has_value());
+  EXPECT_EQ((*settings)->reasoning_effort, "xhigh") << "the reference's default";
+  (*settings)->references[1].reasoning_effort = "low";
+  (*settings)->references[2].reasoning_effort = "";
+  MoaOutcome out = RunMixture(**settings, "PROBLEM", {});
+  ASSERT_EQ(out.result["success"], true) << out.result.dump();
+  int seen = 0;
+  for (const auto& r : server_->requests()) {
+    const auto body = r.Json();
+    const std::string model = body["model"];
+    ++seen;
+    if (model == "ref-one" || model == "agg") {
+      EXPECT_EQ(body["reasoning"], Json::parse(R"({"enabled": true, "effort": "xhigh"})")) << model;
+    } else if (model == "ref-two") {
+      EXPECT_EQ(body["reasoning"]["effort"], "low");
+    } else {
+      EXPECT_FALSE(body.contains("reasoning")) << model;
+    }
+  }
+  EXPECT_EQ(seen, 4);
+
+  std::ofstream(home_ / "config.yaml")
+      << "moa:\n  reference_models: [{name: a, reasoning_effort: none}]\n"
+      << "  aggregator: b\n  reasoning_effort: medium\n";
+  auto read = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_TRUE(read.has_value() && read->has_value()) << read.error().message();
+  EXPECT_EQ((*read)->reasoning_effort, "medium");
+  EXPECT_EQ((*read)->references[0].reasoning_effort, "");
+  EXPECT_FALSE((*read)->aggregator.reasoning_effort.has_value());
+  std::ofstream(home_ / "config.yaml")
+      << "moa:\n  reference_models: [a]\n  aggregator: b\n  reasoning_effort: maximal\n";
+  auto bad = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("moa.reasoning_effort"), std::string::npos);
+}
+
+// The session reads its moa: section once: an edit to config.yaml mid-session changes nothing
+// until the next session (the second call would ask "other-agg", which nothing answers).
+TEST_F(MixtureOfAgents, ASessionReadsTheSectionOnceNotOnEveryCall) {
+  constexpr std::string_view kCall = R"(
+    {"match": {"model": "fake-model", "last_role": "user"},
+     "tool_calls": [{"id": "ID", "name": "mixture_of_agents",
+                     "arguments": {"user_prompt": "PROBLEM"}}]},
+    {"match": {"model": "ref-one"}, "text": "answer one"},
+    {"match": {"model": "ref-two"}, "text": "answer two"},
+    {"match": {"model": "ref-three"}, "text": "answer three"},
+    {"match": {"model": "agg"}, "text": "the synthesis"},
+    {"match": {"model": "fake-model", "last_role": "tool"}, "text": "Done."})";
+  std::string first(kCall);
+  first.replace(first.find("ID"), 2, "m1");
+  std::string second(kCall);
+  second.replace(second.find("ID"), 2, "m2");
+  Serve(R"({"turns": [)" + first + "," + second + "]}");
+  ConfigureMoa();
+  AgentOptions options = Options();
+  options.toolsets = {"file", "moa"};
+  Open(options);
+  ASSERT_EQ(Turn("think hard").exit, TurnExit::kAnswered);
+  std::ofstream(home_ / "config.yaml")
+      << "terminal:\n  backend: local\n"
+      << "moa:\n  base_url: " << server_->base_url() << "\n  max_retries: 0\n"
+      << "  reference_models: [ref-one]\n  aggregator: other-agg\n";
+  ASSERT_EQ(Turn("once more").exit, TurnExit::kAnswered);
+  std::vector<std::string> answers;
+  for (const auto& m : History()) {
+    if (m.role != "tool") continue;
+    auto result = Json::parse(m.content, nullptr, false);
+    ASSERT_FALSE(result.is_discarded()) << m.content;
+    answers.push_back(result.value("response", ""));
+  }
+  EXPECT_EQ(answers, (std::vector<std::string>{"the synthesis", "the synthesis"}));
+  for (const auto& r : server_->requests()) EXPECT_NE(r.Json()["model"], "other-agg");
+  EXPECT_EQ(server_->ProblemsText(), "");
+  Registry::Global().InvalidateAvailabilityCache();
+}
+
 }  // namespace
 }  // namespace talaria::agent::testing

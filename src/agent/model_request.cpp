@@ -67,13 +67,20 @@ std::string BuildRequestBody(const ModelSettings& model, const ChatRequest& requ
     body["stream_options"] = {{"include_usage", true}};
   }
   const int64_t max_tokens = request.max_tokens.value_or(model.max_output_tokens);
-  if (max_tokens > 0) {
-    // OpenAI's own API refuses max_tokens for its reasoning models and takes
-    // max_completion_tokens for all; the compatible servers know max_tokens.
-    const bool openai = model.base_url.find("://api.openai.com") != std::string::npos;
-    body[openai ? "max_completion_tokens" : "max_tokens"] = max_tokens;
-  }
+  // OpenAI's own API refuses max_tokens for its reasoning models and takes
+  // max_completion_tokens for all; the compatible servers know max_tokens.
+  const bool openai = model.base_url.find("://api.openai.com") != std::string::npos;
+  if (max_tokens > 0) body[openai ? "max_completion_tokens" : "max_tokens"] = max_tokens;
   if (model.temperature) body["temperature"] = *model.temperature;
+  if (!model.reasoning_effort.empty()) {
+    // OpenAI names it at the top level; OpenRouter (and the servers copying it) take the
+    // object, which the reference sends as its extra_body.
+    if (openai) {
+      body["reasoning_effort"] = model.reasoning_effort;
+    } else {
+      body["reasoning"] = {{"enabled", true}, {"effort", model.reasoning_effort}};
+    }
+  }
   return DumpJson(body);
 }
 

@@ -31,6 +31,23 @@ TEST(ModelRequest, OpenAiGetsMaxCompletionTokensOthersMaxTokens) {
   EXPECT_FALSE(local.contains("temperature"));
 }
 
+TEST(ModelRequest, ReasoningEffortIsSentInTheEndpointsOwnShape) {
+  ModelSettings model;
+  model.model = "m";
+  ChatRequest request;
+  model.base_url = "https://openrouter.ai/api/v1";
+  EXPECT_FALSE(Json::parse(BuildRequestBody(model, request)).contains("reasoning"))
+      << "no effort configured, none sent";
+  model.reasoning_effort = "xhigh";
+  Json router = Json::parse(BuildRequestBody(model, request));
+  EXPECT_EQ(router["reasoning"], Json::parse(R"({"enabled": true, "effort": "xhigh"})"));
+  EXPECT_FALSE(router.contains("reasoning_effort"));
+  model.base_url = "https://api.openai.com/v1";
+  Json openai = Json::parse(BuildRequestBody(model, request));
+  EXPECT_EQ(openai["reasoning_effort"], "xhigh");
+  EXPECT_FALSE(openai.contains("reasoning"));
+}
+
 TEST(ModelRequest, ConfiguredHeadersOverrideTheDefaults) {
   ModelSettings model;
   model.api_key = "k";

@@ -58,6 +58,9 @@ struct ModelSettings {
   int64_t context_window = 128'000;
   int64_t max_output_tokens = 0;  // 0: the endpoint's default
   std::optional<double> temperature;
+  // How hard a reasoning model thinks ("low" ... "xhigh"); empty: the field is not sent.
+  // Sent as OpenRouter's `reasoning: {enabled, effort}`, or `reasoning_effort` to OpenAI's API.
+  std::string reasoning_effort;
   std::vector<std::pair<std::string, std::string>> headers;
   ToolCallFormat tool_call_format = ToolCallFormat::kNative;
   bool stream = true;
