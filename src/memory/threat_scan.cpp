@@ -21,6 +21,14 @@ struct Pattern {
 // Words between two anchors: a few, on one line (an entry is short; this keeps the phrase
 // together without letting a pattern span a whole file).
 #define TALARIA_GAP "[^\\n]{0,60}?"
+// What an exfiltration order sends: the conversation, the memory, keys and secrets, the user's
+// files or data, or an unnamed "it"/"everything" (whatever the injected text pointed at).
+#define TALARIA_PRIVATE                                                                      \
+  R"(\b(?:conversations?|chats?|history|transcripts?|memor(?:y|ies)|prompts?|instructions|)" \
+  R"(context|keys?|secrets?|tokens?|passwords?|passphrases?|credentials?|env|environment|)"  \
+  R"(cookies?|sessions?|contents?|everything|anything|it|them|(?:the|all|our|my|your|)"      \
+  R"(user'?s?|private|previous|personal|local|home)\s+(?:[a-z]+\s+)?(?:messages|files?|)"    \
+  R"(data|documents?|folders?|notes|info|information|details))\b)"
 
 constexpr std::array<Pattern, 14> kPatterns = {{
     // Injected instructions.
@@ -42,9 +50,11 @@ constexpr std::array<Pattern, 14> kPatterns = {{
      R"((?i)\b(?:curl|wget|nc|ncat|httpie|http)\b[^\n]*\$\{?[A-Za-z_]*(?:KEY|TOKEN|SECRET|PASS|PASSWORD|CREDENTIALS?|AUTH)[A-Za-z_]*)"},
     {"read_credentials",
      R"((?i)\b(?:cat|less|more|head|tail|grep|base64|xxd|strings|od)\b[^\n]*(?:(?:^|[\s/"'=])\.env\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|credentials\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.kube/config|\.docker/config\.json|\.git-credentials|/etc/shadow))"},
+    // Sending *something private* to a URL, or something unnamed ("it", "everything"): "post
+    // results to https://ci..." is a note about a build, not an exfiltration order.
     {"exfil_send",
      R"((?i)\b(?:send|post|upload|exfiltrate|forward|transmit|leak|pipe)\b)" TALARIA_GAP
-     R"(\bto\s+(?:https?|ftp)://)"},
+         TALARIA_PRIVATE TALARIA_GAP R"(\bto\s+(?:https?|ftp)://)"},
     {"ssh_backdoor", R"((?i)authorized_keys)"},
     {"ssh_access", R"((?i)(?:~|\$HOME|\$\{HOME\}|/home/[^/\s]+|/root)/\.ssh\b)"},
     {"agent_secrets",
@@ -57,6 +67,7 @@ constexpr std::array<Pattern, 14> kPatterns = {{
 }};
 
 #undef TALARIA_GAP
+#undef TALARIA_PRIVATE
 
 const std::vector<std::unique_ptr<RE2>>& Compiled() {
   static const auto* compiled = [] {
