@@ -40,6 +40,14 @@ std::string LibraryDirectory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+std::string FindBesideLibrary(const char* env_var, std::string_view name) {
+  if (const char* set = std::getenv(env_var); set != nullptr && *set != '\0') return set;
+  const std::string dir = LibraryDirectory();
+  if (dir.empty()) return {};
+  std::string path = dir + std::string(name);
+  return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
+}
+
 void* OpenSiblingModule(std::string_view file, std::string_view what, std::string& error) {
   const std::string dir = LibraryDirectory();
   if (dir.empty()) {

@@ -11,7 +11,6 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -51,12 +50,7 @@ std::string Seconds(std::chrono::milliseconds ms) {
 }  // namespace
 
 std::string FindTrialExecutable() {
-  if (const char* set = std::getenv("TALARIA_PLUGIN_TRIAL"); set != nullptr && *set != '\0')
-    return set;
-  const std::string dir = LibraryDirectory();
-  if (dir.empty()) return {};
-  std::string path = dir + std::string(kTrialProgram);
-  return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
+  return FindBesideLibrary("TALARIA_PLUGIN_TRIAL", kTrialProgram);
 }
 
 PluginTrial::PluginTrial(std::string executable, std::vector<std::string> paths,

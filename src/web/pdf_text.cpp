@@ -1,9 +1,6 @@
 // ExtractPdfText (pdf_text.h).
 #include "web/pdf_text.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,13 +20,7 @@ constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 
 }  // namespace
 
-std::string FindPdfTextProgram() {
-  if (const char* set = std::getenv("TALARIA_PDF_TEXT"); set != nullptr && *set != '\0') return set;
-  const std::string dir = LibraryDirectory();
-  if (dir.empty()) return {};
-  std::string path = dir + std::string(kProgram);
-  return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
-}
+std::string FindPdfTextProgram() { return FindBesideLibrary("TALARIA_PDF_TEXT", kProgram); }
 
 Result<PdfText> ExtractPdfText(std::string_view pdf, const PdfLimits& limits) {
   const std::string program = FindPdfTextProgram();

@@ -24,6 +24,11 @@ std::string ShellHome();
 // Empty when the loader cannot tell.
 std::string LibraryDirectory();
 
+// A helper program: $`env_var` when set and non-empty (taken as given: tests and packagers
+// point it elsewhere), else `name` in LibraryDirectory() when that file is executable. Empty
+// when neither. Used for talaria-pdf-text and talaria-plugin-trial.
+std::string FindBesideLibrary(const char* env_var, std::string_view name);
+
 // dlopen (RTLD_NOW | RTLD_LOCAL, so its symbols stay out of the global scope plugins bind
 // against) of the helper module `file` installed beside libtalaria; never by bare name, which
 // would let the loader's search path pick up some other build. On failure, why, naming `what`
