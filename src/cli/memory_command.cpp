@@ -18,6 +18,7 @@
 #include "talaria/base/file_io.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/memory/memory_store.h"
+#include "talaria/memory/operation_json.h"
 #include "talaria/memory/threat_scan.h"
 
 extern char** environ;
@@ -136,12 +137,8 @@ int ListPending(const MemoryStore& store, bool json) {
   Json out = Json::array();
   for (const memory::PendingWrite& w : *pending) {
     Json ops = Json::array();
-    for (const memory::Operation& op : w.operations) {
-      const char* action = op.action == memory::Action::kAdd       ? "add"
-                           : op.action == memory::Action::kReplace ? "replace"
-                                                                   : "remove";
-      ops.push_back(Json{{"action", action}, {"content", op.content}, {"old_text", op.old_text}});
-    }
+    // The tool's own argument shape ({action, content?, old_text?}), as the write was staged.
+    for (const memory::Operation& op : w.operations) ops.push_back(memory::OperationJson(op));
     if (json) {
       out.push_back(Json{{"id", w.id},
                          {"target", std::string(memory::TargetName(w.target))},
@@ -151,8 +148,8 @@ int ListPending(const MemoryStore& store, bool json) {
     }
     std::printf("%s  %s\n", w.id.c_str(), std::string(memory::TargetFileName(w.target)).c_str());
     for (const Json& op : ops) {
-      const std::string action = op["action"];
-      const std::string old_text = op["old_text"], content = op["content"];
+      const std::string action = op.value("action", "");
+      const std::string old_text = op.value("old_text", ""), content = op.value("content", "");
       std::printf("    %s", action.c_str());
       if (!old_text.empty()) std::printf(" [%s]", old_text.c_str());
       if (!content.empty()) std::printf(" -> %s", content.c_str());

@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "memory/memory_apply.h"
-#include "memory/operation_json.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/random.h"
 #include "talaria/memory/memory_store.h"
+#include "talaria/memory/operation_json.h"
 
 namespace talaria::memory {
 namespace {

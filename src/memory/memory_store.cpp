@@ -9,8 +9,8 @@
 #include "memory/masked_entries.h"
 #include "memory/memory_apply.h"
 #include "memory/memory_file.h"
-#include "memory/operation_json.h"
 #include "talaria/base/paths.h"
+#include "talaria/memory/operation_json.h"
 #include "talaria/memory/threat_scan.h"
 
 namespace talaria::memory {

@@ -1,5 +1,5 @@
 // ParseOperation and OperationJson (operation_json.h).
-#include "memory/operation_json.h"
+#include "talaria/memory/operation_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -173,5 +173,33 @@ TEST_F(MemoryCli, ThePersonCanShowAddRemoveAndEdit) {
   EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), "first" + kSep + "second\n");
 }
 
+// A staged write is listed in the memory tool's own argument shape, the action named as the
+// tool names it (the list and the tool share one spelling).
+TEST_F(MemoryCli, PendingWritesAreListedAsTheToolsOperations) {
+  home_.WriteConfig("terminal:\n  backend: local\nmemory:\n  write_approval: true\n");
+  auto server = StartServer(FakeJson{
+      {"turns", FakeJson::array({MemoryCall("call_staged", FakeJson{{"target", "memory"},
+                                                                    {"action", "add"},
+                                                                    {"content", "Uses Ninja"}}),
+                                 FakeJson{{"text", "Staged."}}})}});
+  ASSERT_TRUE(server);
+  const auto args = RunArgs(*server, {"remember the build tool"});
+  const CliRun run = RunTalaria(How(), args);
+  ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+
+  const CliRun json = RunTalaria(How(), {"memory", "pending", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const FakeJson listed = FakeJson::parse(json.out, nullptr, false);
+  ASSERT_TRUE(listed.is_array() && listed.size() == 1) << json.out;
+  EXPECT_EQ(listed[0]["target"], "memory");
+  EXPECT_EQ(listed[0]["operations"],
+            FakeJson::parse(R"([{"action": "add", "content": "Uses Ninja"}])"));
+  const CliRun text = RunTalaria(How(), {"memory", "pending"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("    add -> Uses Ninja"), std::string::npos) << text.out;
+  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), "") << "staged, not written";
+  EXPECT_EQ(server->ProblemsText(), "");
+}
+
 }  // namespace
 }  // namespace talaria::testing_cli

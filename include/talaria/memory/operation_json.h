@@ -1,5 +1,6 @@
 // One memory operation as JSON, the tool's argument shape {action, content?, old_text?}: what
-// a call carries and what a staged write keeps on disk (memory_pending.cpp).
+// a call carries, what a staged write keeps on disk (memory_pending.cpp) and what `talaria memory
+// pending` lists.
 // Thread-safety: pure functions.
 #pragma once
 
