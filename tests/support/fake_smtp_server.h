@@ -1,20 +1,19 @@
 // A small SMTP server on 127.0.0.1 (port 0) for the e-mail tests: it speaks enough ESMTP for
 // libcurl (EHLO, AUTH PLAIN, MAIL, RCPT, DATA, QUIT), checks the login against the one it was
 // given, and records what each accepted message carried. It can refuse a recipient (550) to show
-// the send failing. One connection at a time; every read is bounded (5 s).
+// the send failing. One connection at a time; every read is bounded (5 s) (loopback_accept_loop.h).
 // Header-only; include it from test files only. Thread-safe accessors.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
+
+#include "loopback_accept_loop.h"
 
 namespace talaria_test {
 
@@ -30,30 +29,10 @@ class FakeSmtpServer {
   FakeSmtpServer(std::string user, std::string password, std::string refuse_rcpt = "")
       : user_(std::move(user)),
         password_(std::move(password)),
-        refuse_rcpt_(std::move(refuse_rcpt)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 4) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  FakeSmtpServer(const FakeSmtpServer&) = delete;
-  FakeSmtpServer& operator=(const FakeSmtpServer&) = delete;
-  ~FakeSmtpServer() {
-    stopping_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    if (thread_.joinable()) thread_.join();
-    ::close(fd_);
-  }
+        refuse_rcpt_(std::move(refuse_rcpt)),
+        loop_([this](int conn, int) { Session(conn); }, 4) {}
 
-  std::string url() const { return "smtp://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "smtp://127.0.0.1:" + std::to_string(loop_.port()); }
   std::vector<Mail> mails() const {
     std::lock_guard lock(mu_);
     return mails_;
@@ -109,14 +88,7 @@ class FakeSmtpServer {
     }
   }
 
-  static void Write(int conn, const std::string& s) {
-    size_t sent = 0;
-    while (sent < s.size()) {
-      const ssize_t n = ::send(conn, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      sent += static_cast<size_t>(n);
-    }
-  }
+  static void Write(int conn, const std::string& s) { LoopbackAcceptLoop::WriteAll(conn, s); }
 
   void Session(int conn) {
     std::string buffer;
@@ -182,27 +154,13 @@ class FakeSmtpServer {
     }
   }
 
-  void Serve() {
-    while (!stopping_) {
-      const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn < 0) return;
-      timeval tv{5, 0};
-      ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-      Session(conn);
-      ::close(conn);
-    }
-  }
-
   std::string user_;
   std::string password_;
   std::string refuse_rcpt_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
   std::atomic<int> failed_logins_{0};
-  std::thread thread_;
   mutable std::mutex mu_;
   std::vector<Mail> mails_;  // Guarded by mu_.
+  LoopbackAcceptLoop loop_;  // last: serves once everything else is there, stops first
 };
 
 }  // namespace talaria_test

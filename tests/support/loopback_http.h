@@ -1,7 +1,7 @@
 // Small real servers on 127.0.0.1 (port 0) for the HTTP client's and the model client's tests:
 // a cpp-httplib server that counts the connections it served and can hold handlers until the
 // test releases them, and a raw TCP server that answers each connection with scripted bytes and
-// then closes it (a response cut off mid-body, a peer that vanishes).
+// then closes it (a response cut off mid-body, a peer that vanishes; loopback_accept_loop.h).
 // Header-only; include it from test files only (it pulls in httplib.h).
 #pragma once
 
@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -21,6 +20,8 @@
 #include <utility>
 
 #include <httplib.h>
+
+#include "loopback_accept_loop.h"
 
 namespace talaria_test {
 
@@ -106,75 +107,39 @@ class LoopbackHttpServer {
 // body), writes `reply(n)` for the n-th connection (0-based) and closes the connection.
 class RawReplyServer {
  public:
-  explicit RawReplyServer(std::function<std::string(int)> reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  RawReplyServer(const RawReplyServer&) = delete;
-  RawReplyServer& operator=(const RawReplyServer&) = delete;
-  ~RawReplyServer() {
-    stopping_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    if (thread_.joinable()) thread_.join();
-    ::close(fd_);
-  }
-  int port() const { return port_; }
+  explicit RawReplyServer(std::function<std::string(int)> reply)
+      : reply_(std::move(reply)), loop_([this](int conn, int n) { Answer(conn, n); }) {}
+
+  int port() const { return loop_.port(); }
   std::string url(const std::string& path = "") const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
+    return "http://127.0.0.1:" + std::to_string(port()) + path;
   }
-  int connections() const { return connections_; }
+  int connections() const { return loop_.connections(); }
 
  private:
-  void Serve() {
-    while (!stopping_) {
-      const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn < 0) return;
-      timeval tv{5, 0};  // every read bounded
-      ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-      std::string request;
-      char buf[4096];
-      size_t head_end = std::string::npos;
-      while (head_end == std::string::npos) {
-        const ssize_t n = ::read(conn, buf, sizeof(buf));
-        if (n <= 0) break;
-        request.append(buf, static_cast<size_t>(n));
-        head_end = request.find("\r\n\r\n");
-      }
-      size_t want = 0;
-      const size_t cl = request.find("Content-Length: ");
-      if (cl != std::string::npos && cl < head_end) want = std::stoul(request.substr(cl + 16));
-      while (head_end != std::string::npos && request.size() < head_end + 4 + want) {
-        const ssize_t n = ::read(conn, buf, sizeof(buf));
-        if (n <= 0) break;
-        request.append(buf, static_cast<size_t>(n));
-      }
-      const std::string out = reply_(connections_++);
-      size_t sent = 0;
-      while (sent < out.size()) {
-        const ssize_t n = ::send(conn, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        sent += static_cast<size_t>(n);
-      }
-      ::close(conn);
+  void Answer(int conn, int n) {
+    std::string request;
+    char buf[4096];
+    size_t head_end = std::string::npos;
+    while (head_end == std::string::npos) {
+      const ssize_t got = ::read(conn, buf, sizeof(buf));
+      if (got <= 0) break;
+      request.append(buf, static_cast<size_t>(got));
+      head_end = request.find("\r\n\r\n");
     }
+    size_t want = 0;
+    const size_t cl = request.find("Content-Length: ");
+    if (cl != std::string::npos && cl < head_end) want = std::stoul(request.substr(cl + 16));
+    while (head_end != std::string::npos && request.size() < head_end + 4 + want) {
+      const ssize_t got = ::read(conn, buf, sizeof(buf));
+      if (got <= 0) break;
+      request.append(buf, static_cast<size_t>(got));
+    }
+    LoopbackAcceptLoop::WriteAll(conn, reply_(n));
   }
 
   std::function<std::string(int)> reply_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> connections_{0};
-  std::thread thread_;
+  LoopbackAcceptLoop loop_;  // last: serves once everything else is there, stops first
 };
 
 // A port on 127.0.0.1 nothing listens on (bound, then closed).
