@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "html/text_runs.h"
 #include "talaria/base/ascii.h"
 
 namespace talaria::html {
@@ -51,7 +52,7 @@ void GumboArena::Deallocate(void* arena, void* block) {
 void* GumboArena::AllocateSmall(size_t size) {
   const size_t need = kHeader + ((size + 15) & ~size_t{15});
   if (need > left_) {
-    chunks_.push_back(std::make_unique<unsigned char[]>(kChunkBytes));
+    chunks_.push_back(std::make_unique_for_overwrite<unsigned char[]>(kChunkBytes));
     next_ = chunks_.back().get();
     left_ = kChunkBytes;
   }
@@ -73,7 +74,7 @@ void* GumboArena::AllocateLarge(size_t size) {
   return reinterpret_cast<unsigned char*>(header) + kHeader;
 }
 
-ParsedHtml::ParsedHtml(std::string_view html) {
+GumboOutput* ParsedHtml::Parse(std::string_view html) {
   GumboOptions options = kGumboDefaultOptions;
   options.allocator = &GumboArena::Allocate;
   options.deallocator = &GumboArena::Deallocate;
@@ -81,7 +82,20 @@ ParsedHtml::ParsedHtml(std::string_view html) {
   // Errors are only recorded, never acted on: recording them costs time and memory on the
   // broken markup hostile pages are made of.
   options.max_errors = 0;
-  output_ = gumbo_parse_with_options(&options, html.data(), html.size());
+  return gumbo_parse_with_options(&options, html.data(), html.size());
+}
+
+ParsedHtml::ParsedHtml(std::string_view html) {
+  MarkedHtml marked = MarkTextRuns(html);
+  if (!marked.runs.empty()) {
+    // The tree points into the text it was parsed from: keep it, at its final address.
+    marked_input_ = std::move(marked.html);
+    output_ = Parse(marked_input_);
+    if (RestoreTextRuns(output_->root, marked.runs, arena_)) return;
+    // A marker did not come back as text (see text_runs.h): parse what was written. The
+    // first tree stays in the arena until this object goes.
+  }
+  output_ = Parse(html);
 }
 
 std::string_view AttributeOf(const GumboNode* node, const char* name) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,7 +50,10 @@ class ParsedHtml {
   const GumboNode* root() const { return output_->root; }
 
  private:
+  GumboOutput* Parse(std::string_view html);
+
   GumboArena arena_;
+  std::string marked_input_;  // the text parsed when its runs were marked (text_runs.h)
   GumboOutput* output_;
 };
 
