@@ -313,6 +313,9 @@ struct SnapshotCache {
   uint64_t registry_id = 0;
   uint64_t generation = 0;
   std::shared_ptr<const RegistrySnapshot> snapshot;
+  // The entry PeekEntry found last in `snapshot`: a hot caller asks for the same tool again
+  // and again, and comparing its name is cheaper than hashing it.
+  const ToolEntry* last_peeked = nullptr;
 };
 thread_local SnapshotCache t_snapshot_cache;
 
@@ -325,6 +328,7 @@ const RegistrySnapshot& Registry::CachedSnapshot() const {
     cache.registry_id = id_;
     cache.generation = snapshot->generation;
     cache.snapshot = std::move(snapshot);
+    cache.last_peeked = nullptr;
   }
   return *cache.snapshot;
 }
@@ -335,7 +339,12 @@ std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
 }
 
 const ToolEntry* Registry::PeekEntry(std::string_view name) const {
-  return CachedSnapshot().Find(name);
+  const RegistrySnapshot& snapshot = CachedSnapshot();
+  SnapshotCache& cache = t_snapshot_cache;
+  if (cache.last_peeked != nullptr && cache.last_peeked->name() == name) return cache.last_peeked;
+  const ToolEntry* entry = snapshot.Find(name);
+  if (entry != nullptr) cache.last_peeked = entry;
+  return entry;
 }
 
 std::shared_ptr<const ToolEntry> Registry::GetEntry(std::string_view name) const {

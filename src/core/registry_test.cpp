@@ -38,6 +38,30 @@ TEST(Registry, RegistersAndFindsATool) {
   EXPECT_EQ(r.EmojiOf("beta"), kDefaultEmoji);
 }
 
+// PeekEntry remembers the entry it found last; a change to the registry (or a lookup in another
+// registry on the same thread) must never hand back that stale entry.
+TEST(Registry, PeekEntryFollowsChangesAndOtherRegistries) {
+  Registry r;
+  ASSERT_TRUE(r.Register(MakeSpec("alpha", "set")).ok());
+  const ToolEntry* first = r.PeekEntry("alpha");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(r.PeekEntry("alpha"), first);
+  EXPECT_EQ(r.PeekEntry("alph"), nullptr);
+  EXPECT_EQ(r.PeekEntry("alphaa"), nullptr);
+
+  ASSERT_TRUE(r.Deregister("alpha"));
+  EXPECT_EQ(r.PeekEntry("alpha"), nullptr);
+  ASSERT_TRUE(r.Register(MakeSpec("alpha", "other")).ok());
+  const ToolEntry* second = r.PeekEntry("alpha");
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->toolset(), "other");
+
+  Registry other;
+  ASSERT_TRUE(other.Register(MakeSpec("alpha", "elsewhere")).ok());
+  EXPECT_EQ(other.PeekEntry("alpha")->toolset(), "elsewhere");
+  EXPECT_EQ(r.PeekEntry("alpha")->toolset(), "other");
+}
+
 TEST(Registry, ForcesTheSchemaNameToTheRegisteredName) {
   Registry r;
   ASSERT_TRUE(r.Register(MakeSpec("alpha", "set")).ok());
