@@ -24,7 +24,12 @@ enum class JsonType : unsigned char {
   kObject
 };
 
+// What coercion does with a value under a node, decided once when the plan is compiled for the
+// shapes most parameters have: a plain string (nothing to do), an integer or a boolean.
+enum class Shape : unsigned char { kGeneral, kInert, kInteger, kBoolean };
+
 struct CoercionPlan::Node {
+  Shape shape = Shape::kGeneral;
   std::vector<JsonType> types;  // the declared "type", in declaration order
   bool allows_null = false;
   bool object_has_required = false;
@@ -79,6 +84,21 @@ std::optional<JsonType> TypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
+// The node's Shape: kInert when no value under it is ever changed (only "string" declared, or
+// nothing, with no null, branches, items or properties), kInteger/kBoolean for that one
+// scalar type alone.
+Shape ShapeOf(const Node& node) {
+  if (node.allows_null || !node.branches.empty() || node.items || !node.properties.empty()) {
+    return Shape::kGeneral;
+  }
+  bool only_strings = true;
+  for (JsonType t : node.types) only_strings = only_strings && t == JsonType::kString;
+  if (only_strings) return Shape::kInert;
+  if (node.types.size() == 1 && node.types[0] == JsonType::kInteger) return Shape::kInteger;
+  if (node.types.size() == 1 && node.types[0] == JsonType::kBoolean) return Shape::kBoolean;
+  return Shape::kGeneral;
+}
+
 void CompileNode(const Json& schema, Node& node, int depth) {
   // Deeper schemas are legal but never need coercion that deep; stopping bounds the work.
   if (!schema.is_object() || depth > 32) return;
@@ -124,6 +144,7 @@ void CompileNode(const Json& schema, Node& node, int depth) {
       if (b.types.size() == 1 && b.types[0] == JsonType::kNull) node.allows_null = true;
     }
   }
+  node.shape = ShapeOf(node);
 }
 
 // Python's str.strip() set for ASCII. A loop, not find_first_not_of: arguments are short and
@@ -293,13 +314,43 @@ bool CoerceStringAs(Json& value, JsonType t, const Node& node) {
 
 void CoerceValue(Json& value, const Node& node, int depth);
 
+// CoerceValue with the common shapes done inline; the same result for every value. A
+// non-string under a scalar or inert node never changes (nothing to wrap, nothing inside).
+void CoerceProperty(Json& value, const Node& node, int depth) {
+  switch (node.shape) {
+    case Shape::kInert:
+      return;
+    case Shape::kInteger:
+      if (!value.is_string()) return;
+      if (auto i = ParseShortDecimalInteger(value.get_ref<const std::string&>())) {
+        value = *i;
+        return;
+      }
+      break;  // floats, whitespace, inf: the general path
+    case Shape::kBoolean: {
+      if (!value.is_string()) return;
+      const std::string_view v = Trim(value.get_ref<const std::string&>());
+      if (EqualsIgnoreCase(v, "true")) {
+        value = true;
+      } else if (EqualsIgnoreCase(v, "false")) {
+        value = false;
+      }
+      return;
+    }
+    case Shape::kGeneral:
+      break;
+  }
+  CoerceValue(value, node, depth);
+}
+
 void CoerceChildren(Json& value, const Node& node, int depth) {
   if (value.is_object()) {
     if (!node.properties.empty()) {
       // The object's own pairs, not items(): its proxy builds two strings per element.
       size_t hint = 0;
       for (auto& [key, child] : value.get_ref<Json::object_t&>()) {
-        if (const Node* prop = node.Property(key, hint)) CoerceValue(child, *prop, depth + 1);
+        const Node* prop = node.Property(key, hint);
+        if (prop != nullptr) CoerceProperty(child, *prop, depth + 1);
       }
     }
     for (const Node& branch : node.branches) {

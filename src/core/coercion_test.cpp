@@ -128,6 +128,25 @@ const Case kCases[] = {
      R"({"n":"9"})", R"({"n":9})"},
     {"AnyOfStringValue", R"({"properties":{"v":{"anyOf":[{"type":"integer"},{"type":"string"}]}}})",
      R"({"v":"12"})", R"({"v":12})"},
+    // The shapes compiled to a fast path (string, integer or boolean alone) keep what the
+    // general rules keep.
+    {"StringParamKeepsAnObject", R"({"properties":{"s":{"type":"string"}}})", R"({"s":{"a":"1"}})",
+     R"({"s":{"a":"1"}})"},
+    {"StringParamKeepsNullText", R"({"properties":{"s":{"type":"string"}}})", R"({"s":"null"})",
+     R"({"s":"null"})"},
+    {"UntypedParamKeepsText", R"({"properties":{"u":{}}})", R"({"u":"42"})", R"({"u":"42"})"},
+    {"IntegerParamKeepsAnArray", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":["1"]})",
+     R"({"n":["1"]})"},
+    {"IntegerParamKeepsABoolean", R"({"properties":{"n":{"type":"integer"}}})", R"({"n":true})",
+     R"({"n":true})"},
+    {"BooleanIgnoresCaseAndSpace", R"({"properties":{"b":{"type":"boolean"}}})",
+     R"({"b":" FaLsE\n"})", R"({"b":false})"},
+    {"BooleanRefusesYes", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":"yes"})",
+     R"({"b":"yes"})"},
+    {"BooleanParamKeepsANumber", R"({"properties":{"b":{"type":"boolean"}}})", R"({"b":1})",
+     R"({"b":1})"},
+    {"NullableIntegerTakesNull", R"({"properties":{"n":{"type":"integer","nullable":true}}})",
+     R"({"n":"null"})", R"({"n":null})"},
 };
 
 class CoercionTable : public ::testing::TestWithParam<Case> {};
