@@ -20,11 +20,24 @@ bool ReadMode() {
   return v != nullptr && v[0] == '1' && v[1] == '\0';
 }
 
-// Decided at the first allocation (before main) and never changed, so every block is freed in
-// the mode it was allocated in.
-bool Counting() {
-  static const bool counting = ReadMode();
-  return counting;
+// 0 until the first allocation decides, then 1 (plain) or 2 (counting); never changed after,
+// so every block is freed in the mode it was allocated in. A constant-initialized atomic
+// rather than a function-local static: the timing workloads pay one load per call, not a
+// guard check and a call.
+std::atomic<int> g_mode{0};
+
+[[gnu::noinline]] int DecideMode() {
+  const int mode = ReadMode() ? 2 : 1;
+  int expected = 0;
+  g_mode.compare_exchange_strong(expected, mode, std::memory_order_relaxed);
+  return g_mode.load(std::memory_order_relaxed);
+}
+
+[[gnu::always_inline]] inline bool Counting() {
+  int mode = g_mode.load(std::memory_order_relaxed);
+  if (mode == 0) [[unlikely]]
+    mode = DecideMode();
+  return mode == 2;
 }
 
 size_t PrefixFor(size_t align) { return align > kPrefix ? align : kPrefix; }
@@ -86,7 +99,13 @@ using talaria_bench::Release;
 
 constexpr size_t kDefaultAlign = alignof(std::max_align_t);
 
-void* operator new(size_t n) { return AllocateOrThrow(n, kDefaultAlign); }
+// The plain path of the calls the workloads make inline: malloc and free with one load before.
+void* operator new(size_t n) {
+  if (!talaria_bench::Counting()) [[likely]] {
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  }
+  return AllocateOrThrow(n, kDefaultAlign);
+}
 void* operator new[](size_t n) { return AllocateOrThrow(n, kDefaultAlign); }
 void* operator new(size_t n, const std::nothrow_t&) noexcept { return Allocate(n, kDefaultAlign); }
 void* operator new[](size_t n, const std::nothrow_t&) noexcept {
@@ -105,9 +124,21 @@ void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexce
   return Allocate(n, static_cast<size_t>(a));
 }
 
-void operator delete(void* p) noexcept { Release(p, kDefaultAlign); }
+void operator delete(void* p) noexcept {
+  if (!talaria_bench::Counting()) [[likely]] {
+    std::free(p);
+    return;
+  }
+  Release(p, kDefaultAlign);
+}
 void operator delete[](void* p) noexcept { Release(p, kDefaultAlign); }
-void operator delete(void* p, size_t) noexcept { Release(p, kDefaultAlign); }
+void operator delete(void* p, size_t) noexcept {
+  if (!talaria_bench::Counting()) [[likely]] {
+    std::free(p);
+    return;
+  }
+  Release(p, kDefaultAlign);
+}
 void operator delete[](void* p, size_t) noexcept { Release(p, kDefaultAlign); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { Release(p, kDefaultAlign); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { Release(p, kDefaultAlign); }
