@@ -1,7 +1,7 @@
 #include "html/nesting_limit.h"
 
 #include <algorithm>
-#include <array>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,21 +12,59 @@ namespace talaria::html {
 namespace {
 
 // Void elements and those whose end tag the parser implies (a new <p> closes the open one):
-// counting them would make an ordinary page of unclosed <p>s look deep.
-bool IsUncounted(std::string_view name) {
-  static constexpr std::array<std::string_view, 36> kNames = {
-      "area", "base",  "br",     "col",   "embed",    "hr",       "img",  "input", "link",
-      "meta", "param", "source", "track", "wbr",      "keygen",   "p",    "li",    "dt",
-      "dd",   "tr",    "td",     "th",    "option",   "optgroup", "rb",   "rt",    "rp",
-      "rtc",  "thead", "tbody",  "tfoot", "colgroup", "caption",  "html", "head",  "body"};
-  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+// counting them would make an ordinary page of unclosed <p>s look deep. A switch on the length
+// and a few compares: this runs once per tag, and a search of the whole list cost more than
+// the rest of the scan.
+bool IsUncounted(std::string_view n) {
+  switch (n.size()) {
+    case 1:
+      return n == "p";
+    case 2:
+      return n == "br" || n == "hr" || n == "li" || n == "dt" || n == "dd" || n == "tr" ||
+             n == "td" || n == "th" || n == "rb" || n == "rt" || n == "rp";
+    case 3:
+      return n == "col" || n == "img" || n == "wbr" || n == "rtc";
+    case 4:
+      return n == "area" || n == "base" || n == "link" || n == "meta" || n == "html" ||
+             n == "head" || n == "body";
+    case 5:
+      return n == "embed" || n == "input" || n == "param" || n == "track" || n == "thead" ||
+             n == "tbody" || n == "tfoot";
+    case 6:
+      return n == "source" || n == "keygen" || n == "option";
+    case 7:
+      return n == "caption";
+    case 8:
+      return n == "optgroup" || n == "colgroup";
+    default:
+      return false;
+  }
 }
 
 // Elements whose content is text up to their end tag: tags inside do not nest.
-bool IsRawText(std::string_view name) {
-  static constexpr std::array<std::string_view, 9> kNames = {
-      "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"};
-  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+bool IsRawText(std::string_view n) {
+  switch (n.size()) {
+    case 3:
+      return n == "xmp";
+    case 5:
+      return n == "style" || n == "title";
+    case 6:
+      return n == "script" || n == "iframe";
+    case 7:
+      return n == "noembed";
+    case 8:
+      return n == "textarea" || n == "noframes" || n == "noscript";
+    default:
+      return false;
+  }
+}
+
+// An open element's name as a 64-bit hash (FNV-1a of the lower-case name, at most 32 bytes):
+// the scan follows names, and hashing once per tag is cheaper than keeping strings in a map.
+uint64_t NameHash(std::string_view lower) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : lower) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h;
 }
 
 bool IsNameByte(char c) {
@@ -66,11 +104,14 @@ size_t SkipTag(std::string_view html, size_t i, bool* self_closing) {
 }  // namespace
 
 size_t ParseablePrefixLength(std::string_view html, const NestingLimits& limits) {
-  std::vector<std::string> open;
-  std::unordered_map<std::string, size_t> open_count;
+  static const uint64_t kSvg = NameHash("svg");
+  static const uint64_t kMath = NameHash("math");
+  std::vector<uint64_t> open;
+  std::unordered_map<uint64_t, size_t> open_count;
   size_t work = 0;
   size_t foreign = 0;  // open <svg>/<math>: there "<x/>" really is self-closing
   size_t i = 0;
+  char lower[32];
   while (i < html.size()) {
     const size_t lt = html.find('<', i);
     if (lt == std::string_view::npos || lt + 1 >= html.size()) break;
@@ -94,26 +135,28 @@ size_t ParseablePrefixLength(std::string_view html, const NestingLimits& limits)
       i = lt + 1;  // "<" followed by something else is text
       continue;
     }
-    std::string name =
-        AsciiLower(html.substr(name_begin, std::min<size_t>(name_end - name_begin, 32)));
+    const size_t length = std::min<size_t>(name_end - name_begin, sizeof lower);
+    for (size_t k = 0; k < length; ++k) lower[k] = AsciiLower(html[name_begin + k]);
+    const std::string_view name(lower, length);
+    const uint64_t hash = NameHash(name);
     bool self_closing = false;
     const size_t after = SkipTag(html, name_end, &self_closing);
     if (is_end) {
-      auto found = open_count.find(name);
+      auto found = open_count.find(hash);
       if (found != open_count.end() && found->second > 0) {
         while (!open.empty()) {
-          std::string top = std::move(open.back());
+          const uint64_t top = open.back();
           open.pop_back();
           --open_count[top];
-          if (top == "svg" || top == "math") --foreign;
-          if (top == name) break;
+          if (top == kSvg || top == kMath) --foreign;
+          if (top == hash) break;
         }
       }
       i = after;
       continue;
     }
     if (IsRawText(name)) {
-      const size_t close = FindIgnoringCase(html, "</" + name, after);
+      const size_t close = FindIgnoringCase(html, "</" + std::string(name), after);
       i = close == std::string_view::npos ? html.size() : close;
       continue;
     }
@@ -124,9 +167,9 @@ size_t ParseablePrefixLength(std::string_view html, const NestingLimits& limits)
     }
     work += open.size();
     if (open.size() + 1 > limits.max_depth || work > limits.max_work) return lt;
-    if (name == "svg" || name == "math") ++foreign;
-    ++open_count[name];
-    open.push_back(std::move(name));
+    if (hash == kSvg || hash == kMath) ++foreign;
+    ++open_count[hash];
+    open.push_back(hash);
     i = after;
   }
   return html.size();
