@@ -1,6 +1,7 @@
 #include "html/text_runs.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "talaria/base/ascii.h"
@@ -34,13 +35,27 @@ constexpr bool IsPrivateUse(uint32_t cp) { return (cp >= 0xE000 && cp <= 0xF8FF)
 // Whether the document holds private-use characters, raw or as numeric character references:
 // then a marker could not be told from the page's own text.
 bool HoldsPrivateUse(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
   const size_t n = s.size();
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  while (i < n) {
+    // Eight ASCII bytes without '&' at a time: most of a page.
+    if (i + 8 <= n) {
+      uint64_t word = 0;
+      std::memcpy(&word, s.data() + i, sizeof word);
+      const uint64_t amp = word ^ (kOnes * '&');
+      if (((word | ((amp - kOnes) & ~amp)) & kHighs) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0xEE && c != '&') continue;
+    const auto next = i + 1 < n ? static_cast<unsigned char>(s[i + 1]) : 0;
+    ++i;
     if (c == '&') {
-      if (i + 1 >= n || s[i + 1] != '#') continue;
-      size_t j = i + 2;
+      if (next != '#') continue;
+      size_t j = i + 1;
       const bool hex = j < n && (s[j] == 'x' || s[j] == 'X');
       if (hex) ++j;
       uint32_t value = 0;
@@ -60,7 +75,6 @@ bool HoldsPrivateUse(std::string_view s) {
       if (value <= 0x10FFFF && IsPrivateUse(value)) return true;
       continue;
     }
-    const auto next = i + 1 < n ? static_cast<unsigned char>(s[i + 1]) : 0;
     if (c == 0xEE) return true;                                  // U+E000..U+EFFF
     if (c == 0xEF && next >= 0x80 && next <= 0xA3) return true;  // U+F000..U+F8FF
     if (c == 0xF3 && next >= 0xB0) return true;                  // U+F0000..
