@@ -1,6 +1,7 @@
 #include "html/gumbo_util.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "html/text_runs.h"
@@ -98,14 +99,30 @@ ParsedHtml::ParsedHtml(std::string_view html) {
   output_ = Parse(html);
 }
 
+namespace {
+
+// gumbo_get_attribute compares every attribute with strcasecmp, several times per element.
+// The tokenizer has already lowered attribute names (foreign content's camelCase adjustments
+// touch none of the lower-case names asked for here), so a byte compare finds the same one.
+const GumboAttribute* FindAttribute(const GumboNode* node, const char* name) {
+  if (!IsElement(node)) return nullptr;
+  const GumboVector& attributes = node->v.element.attributes;
+  for (unsigned i = 0; i < attributes.length; ++i) {
+    const auto* attribute = static_cast<const GumboAttribute*>(attributes.data[i]);
+    if (attribute->name[0] == name[0] && std::strcmp(attribute->name, name) == 0) return attribute;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string_view AttributeOf(const GumboNode* node, const char* name) {
-  if (!IsElement(node)) return {};
-  const GumboAttribute* attribute = gumbo_get_attribute(&node->v.element.attributes, name);
+  const GumboAttribute* attribute = FindAttribute(node, name);
   return attribute == nullptr ? std::string_view() : std::string_view(attribute->value);
 }
 
 bool HasAttribute(const GumboNode* node, const char* name) {
-  return IsElement(node) && gumbo_get_attribute(&node->v.element.attributes, name) != nullptr;
+  return FindAttribute(node, name) != nullptr;
 }
 
 bool IsBlockTag(GumboTag tag) {
