@@ -28,13 +28,17 @@ enum class JsonType : unsigned char {
 // shapes most parameters have: a plain string (nothing to do), an integer or a boolean.
 enum class Shape : unsigned char { kGeneral, kInert, kInteger, kBoolean };
 
+// A property's name and node. Not a std::pair: clang cannot instantiate pair<string, Node>
+// inside Node's own definition (its constructor traits need Node complete).
+struct NamedNode;
+
 struct CoercionPlan::Node {
   Shape shape = Shape::kGeneral;
   std::vector<JsonType> types;  // the declared "type", in declaration order
   bool allows_null = false;
   bool object_has_required = false;
   std::unique_ptr<Node> items;
-  std::vector<std::pair<std::string, Node>> properties;
+  std::vector<NamedNode> properties;
   std::vector<Node> branches;  // anyOf / oneOf / allOf
 
   bool Declares(JsonType t) const {
@@ -45,18 +49,7 @@ struct CoercionPlan::Node {
   }
   // `hint` is where the search starts and, on a match, becomes the next position: a model
   // usually sends the arguments in the schema's order, so each lookup is then one comparison.
-  const Node* Property(std::string_view name, size_t& hint) const {
-    const size_t n = properties.size();
-    for (size_t k = 0; k < n; ++k) {
-      size_t i = hint + k;
-      if (i >= n) i -= n;
-      if (SameKey(properties[i].first, name)) {
-        hint = i + 1;
-        return &properties[i].second;
-      }
-    }
-    return nullptr;
-  }
+  const Node* Property(std::string_view name, size_t& hint) const;
 
  private:
   // Keys are a few bytes: an inline loop beats a call to memcmp.
@@ -68,6 +61,25 @@ struct CoercionPlan::Node {
     return true;
   }
 };
+
+struct NamedNode {
+  std::string first;
+  CoercionPlan::Node second;
+};
+
+inline const CoercionPlan::Node* CoercionPlan::Node::Property(std::string_view name,
+                                                              size_t& hint) const {
+  const size_t n = properties.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = hint + k;
+    if (i >= n) i -= n;
+    if (SameKey(properties[i].first, name)) {
+      hint = i + 1;
+      return &properties[i].second;
+    }
+  }
+  return nullptr;
+}
 
 namespace {
 
@@ -130,7 +142,7 @@ void CompileNode(const Json& schema, Node& node, int depth) {
   if (auto it = schema.find("properties"); it != schema.end() && it->is_object()) {
     node.properties.reserve(it->size());
     for (const auto& [key, sub] : it->items()) {
-      node.properties.emplace_back(key, Node{});
+      node.properties.push_back(NamedNode{key, Node{}});
       CompileNode(sub, node.properties.back().second, depth + 1);
     }
   }
