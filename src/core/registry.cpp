@@ -319,18 +319,37 @@ struct SnapshotCache {
 };
 thread_local SnapshotCache t_snapshot_cache;
 
-}  // namespace
+// Names are a few bytes: an inline loop beats a call to memcmp.
+bool SameName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
 
-const RegistrySnapshot& Registry::CachedSnapshot() const {
+// The calling thread's cache, brought up to `generation` of registry `id` (`load` reads the
+// published snapshot). One thread-local access per call: in a shared library each costs a
+// __tls_get_addr call.
+template <typename Load>
+SnapshotCache& FreshCache(uint64_t id, uint64_t generation, Load&& load) {
   SnapshotCache& cache = t_snapshot_cache;
-  if (cache.registry_id != id_ || cache.generation != generation_.load(std::memory_order_acquire)) {
-    auto snapshot = current_.load();
-    cache.registry_id = id_;
+  if (cache.registry_id != id || cache.generation != generation) {
+    auto snapshot = load();
+    cache.registry_id = id;
     cache.generation = snapshot->generation;
     cache.snapshot = std::move(snapshot);
     cache.last_peeked = nullptr;
   }
-  return *cache.snapshot;
+  return cache;
+}
+
+}  // namespace
+
+const RegistrySnapshot& Registry::CachedSnapshot() const {
+  return *FreshCache(id_, generation_.load(std::memory_order_acquire), [this] {
+            return current_.load();
+          }).snapshot;
 }
 
 std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
@@ -339,10 +358,12 @@ std::shared_ptr<const RegistrySnapshot> Registry::Snapshot() const {
 }
 
 const ToolEntry* Registry::PeekEntry(std::string_view name) const {
-  const RegistrySnapshot& snapshot = CachedSnapshot();
-  SnapshotCache& cache = t_snapshot_cache;
-  if (cache.last_peeked != nullptr && cache.last_peeked->name() == name) return cache.last_peeked;
-  const ToolEntry* entry = snapshot.Find(name);
+  SnapshotCache& cache = FreshCache(id_, generation_.load(std::memory_order_acquire),
+                                    [this] { return current_.load(); });
+  if (cache.last_peeked != nullptr && SameName(cache.last_peeked->name(), name)) {
+    return cache.last_peeked;
+  }
+  const ToolEntry* entry = cache.snapshot->Find(name);
   if (entry != nullptr) cache.last_peeked = entry;
   return entry;
 }
