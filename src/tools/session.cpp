@@ -144,6 +144,7 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
     ssh.port = t.ssh_port;
     ssh.user = t.ssh_user;
     ssh.identity_file = t.ssh_identity_file;
+    ssh.known_hosts_file = t.ssh_known_hosts_file;
     ssh.initial_cwd = t.ssh_cwd;
     return env::OpenSsh(std::move(ssh));
   }

@@ -33,6 +33,7 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
   TALARIA_RETURN_IF_ERROR(ssh.ReadString("user", s.ssh_user));
   TALARIA_RETURN_IF_ERROR(ssh.ReadString("identity_file", s.ssh_identity_file));
   TALARIA_RETURN_IF_ERROR(ssh.ReadString("cwd", s.ssh_cwd));
+  TALARIA_RETURN_IF_ERROR(ssh.ReadString("known_hosts_file", s.ssh_known_hosts_file));
   int64_t port = s.ssh_port;
   TALARIA_RETURN_IF_ERROR(ssh.ReadInt("port", 1, 65535, port));
   s.ssh_port = static_cast<int>(port);

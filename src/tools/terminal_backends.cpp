@@ -11,19 +11,26 @@ namespace {
 
 // One pool per host list for the whole process: every session placed by the same rule, on the
 // same counts.
-Result<std::shared_ptr<env::HostPool>> PoolFor(const TerminalSettings& t) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<env::HostPool>> pools;  // Guarded by mu.
+std::mutex pools_mu;
+std::map<std::string, std::shared_ptr<env::HostPool>> pools;  // Guarded by pools_mu.
+
+std::string PoolKey(const TerminalSettings& t) {
   std::string key;
   for (const std::string& h : t.pool_hosts) key += h + "\n";
-  key += t.ssh_identity_file + "\n" + t.ssh_cwd;
-  std::lock_guard lock(mu);
+  key += t.ssh_identity_file + "\n" + t.ssh_known_hosts_file + "\n" + t.ssh_cwd;
+  return key;
+}
+
+Result<std::shared_ptr<env::HostPool>> PoolFor(const TerminalSettings& t) {
+  const std::string key = PoolKey(t);
+  std::lock_guard lock(pools_mu);
   if (auto it = pools.find(key); it != pools.end()) return it->second;
   env::HostPoolOptions options;
   options.health_interval = std::chrono::seconds(t.pool_health_interval_s);
   for (const std::string& spec : t.pool_hosts) {
     env::SshOptions ssh;
     ssh.identity_file = t.ssh_identity_file;
+    ssh.known_hosts_file = t.ssh_known_hosts_file;
     ssh.initial_cwd = t.ssh_cwd;
     TALARIA_RETURN_IF_ERROR(ParsePoolHost(spec, ssh));
     env::SshOptions probe = ssh;
@@ -45,6 +52,15 @@ Result<std::shared_ptr<env::HostPool>> PoolFor(const TerminalSettings& t) {
 }
 
 }  // namespace
+
+std::vector<env::PoolHostStatus> PoolHostsOf(const TerminalSettings& t) {
+  std::shared_ptr<env::HostPool> pool;
+  {
+    std::lock_guard lock(pools_mu);
+    if (auto it = pools.find(PoolKey(t)); it != pools.end()) pool = it->second;
+  }
+  return pool ? pool->Hosts() : std::vector<env::PoolHostStatus>{};
+}
 
 Status ParsePoolHost(std::string_view spec, env::SshOptions& ssh) {
   std::string_view rest = spec;

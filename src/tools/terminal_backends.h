@@ -10,6 +10,7 @@
 
 #include "talaria/base/status.h"
 #include "talaria/env/environment.h"
+#include "talaria/env/host_pool.h"
 #include "talaria/tools/session.h"
 
 namespace talaria::tools {
@@ -19,6 +20,10 @@ namespace talaria::tools {
 Result<std::shared_ptr<env::Environment>> OpenClusterBackend(const TerminalSettings& t,
                                                              const std::vector<std::string>& roots,
                                                              const std::string& session_id);
+
+// The hosts of the pool `t` names (placement counts, health), as this process has used it so
+// far; empty when no session of this process has been placed on it yet.
+std::vector<env::PoolHostStatus> PoolHostsOf(const TerminalSettings& t);
 
 // "user@host:port" (user and port optional) into `ssh`'s host, user and port.
 // Errors: InvalidArgument.

@@ -164,6 +164,18 @@ SshdServer::~SshdServer() {
   }
 }
 
+Status SshdServer::AuthorizeKey(const std::string& public_key_file) {
+  std::ifstream in(public_key_file);
+  std::string key;
+  if (!std::getline(in, key) || key.empty()) {
+    return InternalError("cannot read a public key from " + public_key_file);
+  }
+  std::ofstream out(dir_ + "/authorized_keys", std::ios::app);
+  out << key << "\n";
+  if (!out.flush()) return InternalError("cannot append to " + dir_ + "/authorized_keys");
+  return Status();
+}
+
 env::SshOptions SshdServer::ClientOptions() const {
   env::SshOptions o;
   o.host = "127.0.0.1";

@@ -48,6 +48,12 @@ class SshdServer {
   std::string work_dir() const { return dir_ + "/work"; }
   // A key sshd does not accept.
   std::string other_key() const { return dir_ + "/other_key"; }
+  // The private key sshd accepts (ClientOptions' identity_file).
+  std::string client_key() const { return dir_ + "/client_key"; }
+
+  // Accepts the key whose public half is `public_key_file` as well (several servers that one
+  // identity logs in to, as a pool's hosts are). Errors: Internal (unreadable or unwritable).
+  Status AuthorizeKey(const std::string& public_key_file);
 
   // Logs in as the current user with the accepted client key, this server's own known_hosts
   // file and control sockets under dir()/ctl, starting in work_dir(), 5 s connect timeout.

@@ -48,11 +48,15 @@ struct TerminalSettings {
   std::string ssh_user;
   std::string ssh_identity_file;
   std::string ssh_cwd;
+  // ssh.known_hosts_file (ssh and pool): host keys apart from ~/.ssh/known_hosts (new hosts are
+  // accepted on first contact, a changed key is refused); empty: ssh's default file.
+  std::string ssh_known_hosts_file;
   std::string docker_image = "debian:12-slim";
   std::vector<std::string> docker_forward_env;
   std::string apptainer_image = "docker://debian:12-slim";
   std::string apptainer_program;  // empty: apptainer, else singularity
-  // pool: "user@host:port" SSH machines (identity_file and cwd from ssh:), probed every
+  // pool: "user@host:port" SSH machines (identity_file, known_hosts_file and cwd from ssh:),
+  // probed every
   // pool_health_interval_s seconds.
   std::vector<std::string> pool_hosts;
   int64_t pool_health_interval_s = 10;
