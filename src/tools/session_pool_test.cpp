@@ -60,8 +60,8 @@ class PoolSession : public ::testing::Test {
   std::string Yaml() const {
     std::string hosts;
     for (const auto& sshd : sshds_) {
-      hosts += std::string(hosts.empty() ? "" : ", ") + "'127.0.0.1:" +
-               std::to_string(sshd->port()) + "'";
+      hosts += std::string(hosts.empty() ? "" : ", ") +
+               "'127.0.0.1:" + std::to_string(sshd->port()) + "'";
     }
     return "terminal:\n"
            "  backend: pool\n"
