@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,13 +69,30 @@ std::string FindSsh() {
   }
 }
 
+// sshd refuses more than MaxSessions (10 by default) channels on one connection, and every
+// command is a channel (a refused one makes ssh fall back to a connection of its own: a key
+// exchange per command); so at most this many environments of this process share one master
+// connection, and more open further masters to the same host ("<name>-<n>.sock").
+constexpr int kSessionsPerConnection = 8;
+
 // Environments of this process sharing one master connection: the last one to go closes it
-// (`ssh -O exit` would cut the others' commands off).
+// (`ssh -O exit` would cut the others' commands off). Also serializes the first connection to a
+// host: sessions opened at once would otherwise each start a master of their own, a burst of key
+// exchanges that sshd's MaxStartups answers by dropping connections.
 class ControlMasterUsers {
  public:
-  static void Acquire(const std::string& control_path) {
+  // The control path of the connection a new environment joins (`base` or a further shard of
+  // it), counted as used from now on.
+  static std::string Acquire(const std::string& base) {
     std::lock_guard lock(Mu());
-    ++Counts()[control_path];
+    for (int shard = 0;; ++shard) {
+      std::string path = ShardPath(base, shard);
+      int& users = Counts()[path];
+      if (users < kSessionsPerConnection) {
+        ++users;
+        return path;
+      }
+    }
   }
   // True when no environment of this process uses the connection any more.
   static bool Release(const std::string& control_path) {
@@ -84,8 +102,23 @@ class ControlMasterUsers {
     Counts().erase(it);
     return true;
   }
+  // Held while an environment makes its first connection through `control_path`.
+  static std::shared_ptr<std::mutex> ConnectLock(const std::string& control_path) {
+    std::lock_guard lock(Mu());
+    std::shared_ptr<std::mutex>& m = ConnectLocks()[control_path];
+    if (!m) m = std::make_shared<std::mutex>();
+    return m;
+  }
+  // The longest control path Acquire may return for `base` (checked against sockaddr_un).
+  static std::string LongestPath(const std::string& base) { return ShardPath(base, 999); }
 
  private:
+  static std::string ShardPath(const std::string& base, int shard) {
+    if (shard == 0) return base;
+    const size_t dot = base.rfind(".sock");
+    const std::string stem = dot == std::string::npos ? base : base.substr(0, dot);
+    return stem + "-" + std::to_string(shard) + ".sock";
+  }
   static std::mutex& Mu() {
     static std::mutex mu;
     return mu;
@@ -93,6 +126,10 @@ class ControlMasterUsers {
   static std::map<std::string, int>& Counts() {  // Guarded by Mu().
     static std::map<std::string, int> counts;
     return counts;
+  }
+  static std::map<std::string, std::shared_ptr<std::mutex>>& ConnectLocks() {  // Guarded by Mu().
+    static std::map<std::string, std::shared_ptr<std::mutex>> locks;
+    return locks;
   }
 };
 
@@ -106,9 +143,7 @@ class SshEnvironment final : public Environment {
         control_path_(std::move(control_path)),
         base_argv_(SshOptionArgv(options_, control_path_)),
         destination_(SshDestination(options_)),
-        marker_("__TALARIA_CWD_" + RandomHex(8) + "__") {
-    ControlMasterUsers::Acquire(control_path_);
-  }
+        marker_("__TALARIA_CWD_" + RandomHex(8) + "__") {}
 
   ~SshEnvironment() override {
     // Best effort: the remote state and jobs, then the master connection.
@@ -267,9 +302,9 @@ class SshEnvironment final : public Environment {
 Result<std::shared_ptr<Environment>> OpenSsh(SshOptions options) {
   const std::string control_dir =
       options.control_dir.empty() ? TalariaHome() + "/ssh" : options.control_dir;
-  const std::string control_path =
+  const std::string base_path =
       control_dir + "/" + ControlSocketName(options.user, options.host, options.port);
-  TALARIA_RETURN_IF_ERROR(ValidateSshOptions(options, control_path));
+  TALARIA_RETURN_IF_ERROR(ValidateSshOptions(options, ControlMasterUsers::LongestPath(base_path)));
   std::string ssh = FindSsh();
   if (ssh.empty()) return Err(NotFoundError("no ssh client: 'ssh' is not in PATH"));
   std::error_code ec;
@@ -277,8 +312,14 @@ Result<std::shared_ptr<Environment>> OpenSsh(SshOptions options) {
   if (ec || ::chmod(control_dir.c_str(), 0700) != 0) {
     return Err(InternalError("cannot create the ssh control directory " + control_dir));
   }
+  // Counted from here on; the environment releases it (and closes the master when last).
+  const std::string control_path = ControlMasterUsers::Acquire(base_path);
   auto env = std::make_shared<SshEnvironment>(std::move(options), std::move(ssh), control_path);
-  TALARIA_RETURN_IF_ERROR(env->Connect());
+  {
+    const std::shared_ptr<std::mutex> connecting = ControlMasterUsers::ConnectLock(control_path);
+    std::lock_guard lock(*connecting);
+    TALARIA_RETURN_IF_ERROR(env->Connect());
+  }
   return std::shared_ptr<Environment>(std::move(env));
 }
 

@@ -19,6 +19,7 @@
 #include <future>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "env/ssh_command.h"
 #include "support/env_helpers.h"
@@ -110,6 +111,46 @@ TEST_F(SshEnv, TheMultiplexedConnectionIsReused) {
   env_.reset();
   EXPECT_TRUE(WaitUntil([&] { return ::stat(socket.c_str(), &st) != 0; }, 10s, 10ms))
       << "the master connection outlived the environment";
+}
+
+// sshd takes at most MaxSessions (10) channels per connection; a refused channel makes ssh fall
+// back to a connection of its own (a key exchange per command, dropped by MaxStartups in a
+// burst). Twelve sessions opened at once, each running a command while all the others run
+// theirs, all open and run, on two masters.
+TEST_F(SshEnv, SessionsBeyondOneConnectionsChannelsAllRunAtOnce) {
+  constexpr int kSessions = 12;
+  std::vector<std::future<Result<std::shared_ptr<Environment>>>> opening;
+  for (int i = 0; i < kSessions; ++i) {
+    opening.push_back(std::async(std::launch::async, [this] { return OpenSsh(Options()); }));
+  }
+  std::vector<std::shared_ptr<Environment>> envs;
+  for (auto& f : opening) {
+    auto env = f.get();
+    ASSERT_TRUE(env) << env.error().ToString();  // no burst of masters for MaxStartups to drop
+    envs.push_back(*env);
+  }
+  const std::string barrier = dir_ + "/barrier";
+  std::filesystem::create_directories(barrier);
+  // Each command marks itself and waits (20 s at most) until every one has: they overlap.
+  std::vector<std::future<Result<CommandOutcome>>> running;
+  for (int i = 0; i < kSessions; ++i) {
+    const std::string command = "touch " + barrier + "/" + std::to_string(i) +
+                                "; n=0; while [ $(ls " + barrier +
+                                " | wc -l) -lt 12 ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n+1)); "
+                                "done; ls " +
+                                barrier + " | wc -l";
+    running.push_back(std::async(std::launch::async, [&envs, i, command] {
+      return envs[static_cast<size_t>(i)]->Run(command, {});
+    }));
+  }
+  for (auto& f : running) {
+    auto r = f.get();
+    ASSERT_TRUE(r) << r.error().ToString();
+    EXPECT_EQ(r->exit_code, 0) << r->output;
+    EXPECT_EQ(r->output, "12\n");
+  }
+  // Two masters: 8 sessions on the first, 4 on a second.
+  EXPECT_EQ(ConnectionsTo(port_), 2);
 }
 
 TEST_F(SshEnv, TheSessionsEndRemovesItsRemoteStateAndStopsItsJobs) {
