@@ -34,6 +34,13 @@ std::string RemoteShellCommandLine(std::string_view state_dir, std::string_view 
   return s;
 }
 
+std::string RemoteShellBackgroundCommandLine(std::string_view state_dir, std::string_view cwd,
+                                             std::string_view command) {
+  std::string s = EnterNearest(cwd);
+  s += "exec " + ShellJoin(ShellSession::ArgvFor("bash", std::string(state_dir), command, false));
+  return s + "\n";
+}
+
 std::string KillRemoteShellCommandLine(std::string_view state_dir, std::string_view token) {
   // The group of the command's outer shell: every process it started that did not leave it.
   // When the service runs every exec in one group (its own), only the shell is killed.

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sandboxes/api_http.h"
+#include "sandboxes/remote_jobs.h"
 #include "talaria/base/random.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/subprocess.h"
@@ -75,7 +76,10 @@ class RemoteEnvironment final : public env::Environment {
         marker_("__TALARIA_CWD_" + RandomHex(8) + "__"),
         cwd_(std::move(cwd)) {}
 
-  ~RemoteEnvironment() override { (void)api_->Destroy(); }
+  ~RemoteEnvironment() override {
+    jobs_.reset();  // background jobs end (and their relays stop) while the sandbox is there
+    (void)api_->Destroy();
+  }
 
   Status Prepare() {
     ExecCall call;
@@ -92,6 +96,7 @@ class RemoteEnvironment final : public env::Environment {
     }
     std::lock_guard lock(mu_);
     cwd_ = std::move(dir);
+    jobs_ = std::make_unique<RemoteJobs>(*api_, state_dir_);
     return Status::Ok();
   }
 
@@ -141,12 +146,10 @@ class RemoteEnvironment final : public env::Environment {
     return out;
   }
 
-  Result<StartedProcess> Start(std::string_view, const env::CommandOptions&,
-                               const StartOptions&) override {
-    return Err(FailedPreconditionError(
-        std::string(kind_) +
-        ": background processes are not supported in a remote sandbox yet; run the command in "
-        "the foreground"));
+  // Detached in the sandbox and relayed to a local stand-in process (remote_jobs.h).
+  Result<StartedProcess> Start(std::string_view command, const env::CommandOptions& options,
+                               const StartOptions& start) override {
+    return jobs_->Start(command, options.workdir.empty() ? cwd() : options.workdir, start);
   }
 
  private:
@@ -208,6 +211,7 @@ class RemoteEnvironment final : public env::Environment {
   mutable std::mutex mu_;
   std::string cwd_;  // Guarded by mu_.
   std::mutex run_mu_;
+  std::unique_ptr<RemoteJobs> jobs_;  // set once by Prepare
 };
 
 }  // namespace

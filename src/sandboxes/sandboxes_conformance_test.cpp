@@ -1,11 +1,14 @@
 // The environment behaviour every backend shares (src/env/environment_conformance_test.cpp),
 // for each sandbox service against the fake control plane (tests/support), whose sandboxes are
 // bubblewrap jails on this machine: "nothing is left running" is checked with pgrep here too.
-// What the services cannot do (background processes: Start) is checked to fail plainly.
+// Background processes (Start) run detached in the sandbox, relayed to a local stand-in.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +23,7 @@
 #include "support/sandbox_control_plane.h"
 #include "support/wait_until.h"
 #include "talaria/base/shell_words.h"
+#include "talaria/base/spawn.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/sandboxes/file_sync.h"
 #include "talaria/sandboxes/sandboxes.h"
@@ -30,6 +34,7 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::NoProcessWithin;
 using test_support::ProcessRunning;
+using test_support::ReadUntilEof;
 using test_support::WaitUntil;
 
 // A scratch directory outside /tmp (the fake's jails have a private /tmp of their own).
@@ -39,6 +44,20 @@ std::string MakeScratch() {
   tmpl += "/talaria-sbx-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) return "";
   return std::filesystem::canonical(tmpl).string();
+}
+
+// Everything `fd` gives until end of file, for at most 30 s (ReadUntilEof stops at 128 KB).
+std::string ReadAllOf(int fd) {
+  std::string out;
+  char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+    if (n == 0 || (n < 0 && errno == EIO)) break;
+    if (n < 0) std::this_thread::sleep_for(10ms);
+  }
+  return out;
 }
 
 class SandboxConformance : public ::testing::TestWithParam<std::string> {
@@ -233,11 +252,71 @@ TEST_P(SandboxConformance, HugeOutputIsBoundedHeadAndTail) {
   EXPECT_EQ(env_->cwd(), "/");
 }
 
-TEST_P(SandboxConformance, BackgroundProcessesAreRefusedPlainly) {
-  auto child = env_->Start("echo hi", {}, {});
-  ASSERT_FALSE(child);
-  EXPECT_EQ(child.error().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(child.error().message().find("background"), std::string::npos);
+TEST_P(SandboxConformance, StartRunsInTheBackgroundFromTheSessionState) {
+  Run("export FROM_SESSION=yes; cd /");
+  auto child = env_->Start("echo $FROM_SESSION; pwd; echo err >&2; export LEAK=1; cd /tmp", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  const std::string out = ReadUntilEof(child->output.get());
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(out, "yes\n/\nerr\n");
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 0);
+  // A background command's changes stay its own.
+  EXPECT_EQ(Run("echo ${LEAK:-none}; pwd").output, "none\n/\n");
+}
+
+TEST_P(SandboxConformance, AStartedProcessesBytesAndExitCodeComeBackWhole) {
+  // Bytes that are no UTF-8 (and more than one poll's worth) survive the services' JSON.
+  auto child = env_->Start(
+      "printf 'a\\377b\\000c\\n'; head -c 600000 /dev/zero | tr '\\0' x; echo; exit 7", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  const std::string out = ReadAllOf(child->output.get());
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(out.substr(0, 6), std::string("a\377b\0c\n", 6));
+  EXPECT_EQ(out.size(), 6u + 600000u + 1u);
+  EXPECT_EQ(out.find_first_not_of('x', 6), 6u + 600000u);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 7);
+}
+
+TEST_P(SandboxConformance, StartedProcessRunsOnWhileTheSessionGoesOnAndEndsWithItsOwner) {
+  const Sleeper sleeper = UniqueSleep(5);
+  auto child = env_->Start("echo ready; " + sleeper.command + "; echo done", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  std::string out;
+  char buf[64];
+  for (int i = 0; i < 1000 && out.find('\n') == std::string::npos; ++i) {
+    const ssize_t n = ::read(child->output.get(), buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+    if (n <= 0) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(out, "ready\n");
+  EXPECT_TRUE(WaitUntil([&] { return ProcessRunning(sleeper.pattern); }, 10s, 10ms));
+  siginfo_t info{};
+  EXPECT_EQ(::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED | WNOHANG), 0);
+  EXPECT_EQ(info.si_pid, 0) << "the started process ended early";
+  EXPECT_EQ(Run("echo meanwhile").output, "meanwhile\n");
+  // Its owner ends the local process: the job in the sandbox goes too.
+  EXPECT_TRUE(TerminateProcessGroup(child->pid, child->pidfd.get(), 1s));
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
+}
+
+TEST_P(SandboxConformance, ClosingTheSessionEndsItsBackgroundJobs) {
+  const Sleeper sleeper = UniqueSleep(6);
+  auto child = env_->Start(sleeper.command, {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  EXPECT_TRUE(WaitUntil([&] { return ProcessRunning(sleeper.pattern); }, 10s, 10ms));
+  env_.reset();
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
+  // The stand-in ends too, with the status of a terminated job.
+  EXPECT_EQ(ReadUntilEof(child->output.get()), "");
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 143);
 }
 
 TEST_P(SandboxConformance, TheSandboxIsDeletedWithTheEnvironmentAndCarriesItsOwner) {

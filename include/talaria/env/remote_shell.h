@@ -24,6 +24,12 @@ std::string RemoteShellCommandLine(std::string_view state_dir, std::string_view 
                                    std::string_view marker, std::string_view token,
                                    std::string_view command, bool persist);
 
+// A bash script that enters `cwd` (its nearest existing ancestor) and runs `command` in the
+// session of `state_dir` without saving what it changes (a background command: it starts from
+// the session's state, its own changes do not carry back).
+std::string RemoteShellBackgroundCommandLine(std::string_view state_dir, std::string_view cwd,
+                                             std::string_view command);
+
 // A bash script that sends SIGKILL to the process group of the command `token` names (waiting
 // up to ~5 s for it to have started); a no-op when it already ended.
 std::string KillRemoteShellCommandLine(std::string_view state_dir, std::string_view token);
