@@ -7,17 +7,27 @@
 //   METRIC docker_run_true_ms      Environment::Run("true"): median after a warmup
 //   METRIC docker_exec_true_ms     `docker exec <container> true`, for comparison
 //   METRIC docker_run_over_exec    the ratio of the two medians
+//   METRIC docker_leaked_after_kill containers left of a talaria process that opened sessions
+//                                   and was killed with SIGKILL, after a restart reaped (goal 0)
 //
 //   talaria_docker_bench [--quick]
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
+#include "env/docker_reaper.h"
 #include "support/dockerd_server.h"
 #include "talaria/base/random.h"
+#include "talaria/base/spawn.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
 
@@ -31,9 +41,80 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// The killed talaria: `--hold <n> <engine> <label>` opens n sessions (containers labelled
+// `label`), says "ready" on stdout and waits to be killed.
+int HoldSessions(int n, const std::string& host, const std::string& label) {
+  talaria::env::DockerOptions options;
+  options.image = talaria::test_support::DockerdServer::kImage;
+  options.host = host;
+  options.network = "none";
+  options.pull = "never";
+  options.labels = {label};
+  std::vector<std::shared_ptr<talaria::env::Environment>> envs;
+  for (int i = 0; i < n; ++i) {
+    auto env = talaria::env::OpenDocker(options);
+    if (!env) {
+      std::fprintf(stderr, "hold: %s\n", env.error().ToString().c_str());
+      return 1;
+    }
+    envs.push_back(*env);
+  }
+  std::printf("ready\n");
+  std::fflush(stdout);
+  ::pause();
+  return 0;
+}
+
+// Containers carrying `label` (running or not).
+int CountLabelled(const std::string& host, const std::string& label) {
+  talaria::SpawnOptions ps;
+  ps.argv = {"docker", "-H", host, "ps", "-aq", "--filter", "label=" + label};
+  auto r = talaria::RunProcess(ps);
+  if (!r || r->exit_code != 0) return -1;
+  int count = 0;
+  for (char c : r->stdout_text) count += c == '\n' ? 1 : 0;
+  return count;
+}
+
+// Starts this program as a talaria holding `n` sessions, SIGKILLs it once they are open, then
+// reaps as a restarted talaria does; returns the containers of the killed one left (-1: the
+// run failed).
+int LeakedAfterKill(int n, const std::string& host) {
+  const std::string label = "talaria.bench.kill=" + talaria::RandomHex(6);
+  talaria::SpawnOptions hold;
+  hold.argv = {"/proc/self/exe", "--hold", std::to_string(n), host, label};
+  auto child = talaria::StartProcess(hold, {});
+  if (!child) return -1;
+  std::string out;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (out.find("ready") == std::string::npos && Clock::now() < deadline) {
+    char buf[256];
+    const ssize_t got = ::read(child->output.get(), buf, sizeof buf);
+    if (got > 0) out.append(buf, static_cast<size_t>(got));
+    if (got == 0) break;
+    if (got < 0) ::usleep(20'000);
+  }
+  ::kill(child->pid, SIGKILL);
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  if (out.find("ready") == std::string::npos) {
+    std::fprintf(stderr, "the holding process did not open its sessions: %s\n", out.c_str());
+    return -1;
+  }
+  const int before = CountLabelled(host, label);
+  std::printf("# killed a talaria holding %d containers\n", before);
+  talaria::env::DockerOptions options;
+  options.host = host;
+  if (!talaria::env::ReapOrphanedContainers(options).ok()) return -1;
+  return CountLabelled(host, label);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::strcmp(argv[1], "--hold") == 0) {
+    return HoldSessions(std::atoi(argv[2]), argv[3], argv[4]);
+  }
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int n = quick ? 20 : 200;
   const int warmup = quick ? 3 : 20;
@@ -105,5 +186,9 @@ int main(int argc, char** argv) {
   PrintMetric("docker_run_over_exec", run / exec, "x");
 
   env->reset();  // the container goes before the engine
+
+  const int leaked = LeakedAfterKill(quick ? 2 : 10, (*dockerd)->host());
+  if (leaked < 0) return 2;
+  PrintMetric("docker_leaked_after_kill", leaked, "containers");
   return 0;
 }
