@@ -68,6 +68,9 @@ Status PushTree(env::Environment& env, const std::string& local_dir, const std::
   SpawnOptions pack;
   pack.argv = {"tar", "-c", "-f", "-", "-C", local_dir};
   for (const std::string& pattern : options.exclude) pack.argv.push_back("--exclude=" + pattern);
+  if (options.newer_than_epoch_s > 0) {
+    pack.argv.push_back("--newer-mtime=@" + std::to_string(options.newer_than_epoch_s));
+  }
   pack.argv.emplace_back(".");
   pack.timeout = options.timeout;
   pack.max_output_bytes = options.max_bytes + 1;
@@ -82,9 +85,10 @@ Status PushTree(env::Environment& env, const std::string& local_dir, const std::
   env::CommandOptions run;
   run.timeout = options.timeout;
   run.stdin_data = Base64Encode(packed.stdout_text);
-  run.workdir = "/";
-  auto r = env.Run("mkdir -p " + dir + " && base64 -d | tar -x --no-same-owner -f - -C " + dir +
-                       " && touch " + ShellQuote(StampPath(remote_dir)),
+  // In a subshell, without a workdir: the session's working directory stays where it was (a
+  // workdir would become the session's).
+  auto r = env.Run("(mkdir -p " + dir + " && base64 -d | tar -x --no-same-owner -f - -C " + dir +
+                       " && touch " + ShellQuote(StampPath(remote_dir)) + ")",
                    run);
   if (!r) return r.error();
   if (r->exit_code != 0) return UnavailableError("sync: unpacking failed: " + r->output);
@@ -101,8 +105,7 @@ Result<std::vector<std::string>> PullChanged(env::Environment& env, const std::s
   env::CommandOptions run;
   run.timeout = options.timeout;
   run.max_output_bytes = options.max_bytes * 4 / 3 + 8;
-  run.workdir = "/";
-  // In a subshell: the session's working directory stays where it was.
+  // In a subshell, without a workdir: the session's working directory stays where it was.
   auto r = env.Run("(cd " + ShellQuote(remote_dir) + " || exit 1; touch " + stamp +
                        ".next; { if [ -e " + stamp + " ]; then find . -type f -newer " + stamp +
                        " -print0; else find . -type f -print0; fi; } | tar -c --null -T - -f - "

@@ -21,6 +21,7 @@
 #include "talaria/env/process_table.h"
 #include "talaria/sandboxes/sandboxes.h"
 #include "tools/files/file_tracker.h"
+#include "tools/synced_environment.h"
 #include "tools/terminal_backends.h"
 
 namespace talaria::tools {
@@ -107,13 +108,12 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSe
 // The terminal backend of `options`: auto (default: the bwrap sandbox where it works, else
 // local), local, a bwrap sandbox whose writable part is the workspace, a remote machine over
 // SSH, Docker with the workspace mounted at /workspace, Apptainer, or a pool of SSH hosts.
-Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& options,
-                                                          const safety::Workspace& workspace,
-                                                          const std::vector<std::string>& roots,
-                                                          const std::string& session_id) {
+Result<std::shared_ptr<env::Environment>> OpenEnvironment(
+    const SessionOptions& options, const std::shared_ptr<safety::Workspace>& workspace,
+    const std::vector<std::string>& roots, const std::string& session_id) {
   const TerminalSettings& t = options.terminal;
   env::LocalOptions local;
-  local.initial_cwd = workspace.cwd();
+  local.initial_cwd = workspace->cwd();
   local.env_passthrough = options.env_passthrough;
   const bool sandboxed = t.backend == "bwrap" || (t.backend == "auto" && SandboxWorksHere(t.bwrap));
   if (sandboxed) {
@@ -153,7 +153,10 @@ Result<std::shared_ptr<env::Environment>> OpenEnvironment(const SessionOptions& 
   }
   if (t.backend == "modal" || t.backend == "daytona" || t.backend == "e2b" ||
       t.backend == "kubernetes") {
-    return OpenSandboxServiceFor(t, session_id);
+    auto remote = TALARIA_TRY(OpenSandboxServiceFor(t, session_id));
+    if (!t.sandbox_sync) return remote;
+    std::string remote_dir = t.sandbox_cwd.empty() ? remote->cwd() : t.sandbox_cwd;
+    return WithWorkspaceSync(std::move(remote), workspace, roots.front(), std::move(remote_dir));
   }
   if (t.backend != "local")
     return Err(InvalidArgumentError("terminal backend '" + t.backend + "' is not available"));
@@ -178,7 +181,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
   session->tracker_ = std::make_shared<FileTracker>(options.read_guards);
   services.environment =
-      TALARIA_TRY(OpenEnvironment(options, *services.workspace, ws_roots, session->id_));
+      TALARIA_TRY(OpenEnvironment(options, services.workspace, ws_roots, session->id_));
   services.processes = std::make_shared<env::ProcessTable>();
   if (options.checkpoints.enabled) {
     // Not fatal either: the tools work without snapshots; the reason is said once.

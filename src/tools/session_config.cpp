@@ -65,6 +65,7 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
     TALARIA_RETURN_IF_ERROR(sb.ReadString("organization", s.sandbox_organization));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("cwd", s.sandbox_cwd));
     TALARIA_RETURN_IF_ERROR(sb.ReadBool("persistent", s.sandbox_persistent));
+    TALARIA_RETURN_IF_ERROR(sb.ReadBool("sync", s.sandbox_sync));
   }
 
   const ConfigSection files = TALARIA_TRY(ConfigSection::Of(config, "files"));

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/env_helpers.h"
+#include "support/file_text.h"
 #include "support/sandbox_control_plane.h"
 #include "support/temp_dir.h"
 #include "talaria/core/config.h"
@@ -116,6 +117,61 @@ TEST_P(SessionSandbox, TheTerminalRunsInTheServicesSandbox) {
   }
   EXPECT_GE(plane_->counts().execs, 2);
   EXPECT_EQ(plane_->counts().live, 0);  // deleted with the session
+}
+
+// terminal.<service>.sync: the sandbox has its own file system here (the fake binds no
+// workspace; /tmp is the jail's own), so what the tools see on either side got there by sync.
+TEST_P(SessionSandbox, SyncKeepsTheWorkspaceAndTheSandboxInStep) {
+  plane_.reset();
+  test_support::SandboxControlPlaneOptions fake;
+  fake.root = scratch_;
+  plane_ = test_support::SandboxControlPlane::Start(fake);
+  const std::string ws = scratch_ + "/ws";
+  std::filesystem::create_directories(ws + "/sub");
+  std::filesystem::create_directories(scratch_ + "/outside");
+  std::ofstream(ws + "/a.txt") << "from-local\n";
+  std::ofstream(ws + "/sub/c.txt") << "old\n";
+  std::filesystem::create_directory_symlink(scratch_ + "/outside", ws + "/out");
+  std::string yaml = Yaml();
+  yaml.replace(yaml.find("cwd: '"), std::string("cwd: '" + ws + "'").size(),
+               "cwd: '/tmp/work', sync: true");
+  auto config = ParseConfig(yaml);
+  ASSERT_TRUE(config) << config.error().ToString() << yaml;
+  auto options = SessionOptionsFromConfig(*config);
+  ASSERT_TRUE(options) << options.error().ToString();
+  EXPECT_TRUE(options->terminal.sandbox_sync);
+  options->roots = {ws};
+  options->audit = false;
+  if (const char* key = KeyName(GetParam())) ::setenv(key, "test-key", 1);
+  std::ofstream(scratch_ + "/config.yaml") << "{}\n";
+  RuntimeOptions rt_options;
+  rt_options.config_path = scratch_ + "/config.yaml";
+  auto rt = Runtime::Create(rt_options);
+  ASSERT_TRUE(rt) << rt.error().ToString();
+  auto session = OpenSession(*options);
+  ASSERT_TRUE(session) << session.error().ToString();
+  const auto terminal = [&](const std::string& command) {
+    ToolContext ctx = (*session)->NewContext("call");
+    return (*rt)->dispatcher().Dispatch("terminal", Json{{"command", command}}.dump(), ctx);
+  };
+  // In: the workspace at open. Back: what the command changed.
+  ToolResult r = terminal("cat a.txt; pwd; echo made > b.txt; echo edited > sub/c.txt");
+  ASSERT_TRUE(r.ok()) << r.text;
+  EXPECT_NE(r.text.find("from-local"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("/tmp/work"), std::string::npos) << r.text;
+  EXPECT_EQ(test_support::ReadWholeFile(ws + "/b.txt"), "made\n");
+  EXPECT_EQ(test_support::ReadWholeFile(ws + "/sub/c.txt"), "edited\n");
+  // In again: a file tool's write reaches the sandbox before the next command.
+  ToolContext ctx = (*session)->NewContext("write");
+  const ToolResult w = (*rt)->dispatcher().Dispatch(
+      "write_file", Json{{"path", ws + "/a.txt"}, {"content", "tool-wrote\n"}}.dump(), ctx);
+  ASSERT_TRUE(w.ok()) << w.text;
+  r = terminal("cat a.txt");
+  EXPECT_NE(r.text.find("tool-wrote"), std::string::npos) << r.text;
+  // Back through the workspace's rules: a file under a link that leaves it is not written.
+  r = terminal("rm out && mkdir out && echo evil > out/evil.txt");
+  EXPECT_NE(r.text.find("out/evil.txt not written back"), std::string::npos) << r.text;
+  EXPECT_FALSE(std::filesystem::exists(scratch_ + "/outside/evil.txt"));
 }
 
 INSTANTIATE_TEST_SUITE_P(, SessionSandbox,

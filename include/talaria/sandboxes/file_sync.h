@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct SyncOptions {
   std::chrono::milliseconds timeout{300'000};
   size_t max_bytes = size_t{256} << 20;         // the archive, either way
   std::vector<std::string> exclude = {".git"};  // tar --exclude patterns when pushing
+  // PushTree: only files whose contents changed after this time (seconds since the epoch; tar
+  // --newer-mtime); 0: the whole tree.
+  int64_t newer_than_epoch_s = 0;
 };
 
 // Copies `local_dir`'s tree into `remote_dir` (created when missing) and marks the time, so

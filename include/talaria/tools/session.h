@@ -72,6 +72,10 @@ struct TerminalSettings {
   std::string sandbox_organization;           // organization (Daytona)
   std::string sandbox_cwd;                    // cwd inside the sandbox
   bool sandbox_persistent = false;            // persistent
+  // sync: the workspace goes into the sandbox's cwd at open (one tar stream), files the file
+  // tools change go in before each command, and files a command changed come back after it
+  // (written through the workspace, its confinement rules applying).
+  bool sandbox_sync = false;
 };
 
 // The read guardrails of read_file and search_files (the original's): an unchanged re-read
