@@ -35,6 +35,7 @@ namespace talaria::tools {
 //     docker: {image: "debian:12-slim", forward_env: []}
 //     apptainer: {image: "docker://debian:12-slim", program: apptainer}
 //     pool: {hosts: ["ci@build1:22", build2], health_interval_s: 10}
+//     modal: {cwd: /root, sync: true}   # likewise daytona, e2b, kubernetes
 struct TerminalSettings {
   // auto: the bwrap sandbox where bubblewrap can make namespaces here, else local (with one
   // warning); local | bwrap | ssh | docker | modal | daytona | e2b | kubernetes pick one.
