@@ -58,7 +58,7 @@ std::string FindSsh() {
     const size_t colon = dirs.find(':');
     std::string dir(dirs.substr(0, colon));
     if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/ssh";
+    std::string candidate = dir + "/ssh";
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         ::access(candidate.c_str(), X_OK) == 0) {
@@ -228,6 +228,7 @@ class SshEnvironment final : public Environment {
     ProcessResult r = TALARIA_TRY(RunProcess(spawn));
     const pid_t ssh_pid = r.pid;
     const std::string ssh_stderr = std::move(r.stderr_text);
+    const int ssh_exit_code = r.exit_code;
     CommandOutcome out = OutcomeOf(std::move(r));
     if (out.timed_out || out.cancelled) {
       // The local ssh is gone, which closes the channel but does not stop the remote command.
@@ -236,7 +237,7 @@ class SshEnvironment final : public Environment {
     }
     CwdReport report = ExtractCwdReport(ssh_stderr, marker_);
     if (!report.found) {
-      if (r.exit_code == 255) {
+      if (ssh_exit_code == 255) {
         const std::string err = std::string(Trim(report.rest));
         return Err(
             UnavailableError("ssh " + destination_ + " port " + std::to_string(options_.port) +

@@ -26,7 +26,7 @@ namespace {
 using std::chrono::milliseconds;
 
 // Output bytes fetched per poll (before base64).
-constexpr size_t kChunk = 256 * 1024;
+constexpr size_t kChunk = size_t{256} * 1024;
 // The pause between polls while a job prints nothing grows to this.
 constexpr milliseconds kMaxIdle{500};
 // Polls that fail in a row before the relay gives the job up (exit 255).
@@ -67,6 +67,11 @@ std::string LaunchScript(const std::string& dir, const std::string& id, const st
          "while [ ! -s \"$d/bg-$i.pgid\" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done\n"
          "[ -s \"$d/bg-$i.pgid\" ] && echo talaria-job-started\n";
 }
+
+// The local stand-in: copies the relayed output (fd 3) to its own, then exits with the status
+// the relay left in the file $1 (removing it).
+constexpr std::string_view kStandIn =
+    "cat <&3; exec 3<&-; c=$(cat -- \"$1\" 2>/dev/null); rm -f -- \"$1\"; exit \"${c:-1}\"";
 
 // One poll: the first line "exit=<status>", "running" or "lost" (the wrapper died without a
 // status: killed), then the output from byte `offset` on, base64 on one line. The state is read
@@ -193,10 +198,7 @@ Result<StartedProcess> RemoteJobs::Start(std::string_view command, const std::st
   ::close(code_fd);
 
   SpawnOptions spawn;
-  spawn.argv = {"/bin/sh", "-c",
-                "cat <&3; exec 3<&-; c=$(cat -- \"$1\" 2>/dev/null); rm -f -- \"$1\"; "
-                "exit \"${c:-1}\"",
-                "talaria-remote-job", code_path};
+  spawn.argv = {"/bin/sh", "-c", std::string(kStandIn), "talaria-remote-job", code_path};
   spawn.inherit_fd = theirs.get();
   auto process = StartProcess(spawn, start);
   if (!process) {
@@ -206,7 +208,7 @@ Result<StartedProcess> RemoteJobs::Start(std::string_view command, const std::st
   }
   theirs.reset();  // the stand-in holds it now: its exit closes the socket
   std::lock_guard lock(mu_);
-  relays_.emplace_back([this, id, code_path, sink = std::move(ours)](std::stop_token stop) {
+  relays_.emplace_back([this, id, code_path, sink = std::move(ours)](const std::stop_token& stop) {
     Relay(stop, id, sink.get(), code_path);
   });
   return std::move(*process);

@@ -169,13 +169,13 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
   safety::WorkspaceOptions ws;
   ws.roots = options.roots.empty() ? std::vector<std::string>{CurrentDirectory()} : options.roots;
   for (std::string& root : ws.roots) {
-    if (!root.empty() && root.front() != '/') root = CurrentDirectory() + "/" + root;  // "." works
+    if (!root.empty() && root.front() != '/')
+      root.insert(0, CurrentDirectory() + "/");  // "." works
   }
   const std::vector<std::string> ws_roots = ws.roots;
   ws.cwd = options.cwd;
   ws.hard_link_reads = options.hard_link_reads;
   std::shared_ptr<Session> session(new Session());
-  session->options_ = options;
   SessionServices& services = *session->services_;
   services.workspace = TALARIA_TRY(safety::Workspace::Open(std::move(ws)));
   session->id_ = options.session_id.empty() ? "sess_" + RandomHex(6) : options.session_id;
@@ -202,6 +202,7 @@ Result<std::shared_ptr<Session>> Session::Open(SessionOptions options) {
       LogWarn("audit log unavailable, mutations are not recorded: " + audit.error().message());
     }
   }
+  session->options_ = std::move(options);  // kept for Narrowed
   return session;
 }
 
