@@ -177,7 +177,7 @@ TEST_F(MemoryCli, ThePersonCanShowAddRemoveAndEdit) {
 // tool names it (the list and the tool share one spelling).
 TEST_F(MemoryCli, PendingWritesAreListedAsTheToolsOperations) {
   home_.WriteConfig("terminal:\n  backend: local\nmemory:\n  write_approval: true\n");
-  auto server = StartServer(FakeJson{
+  auto server = StartScriptedLlm(FakeJson{
       {"turns", FakeJson::array({MemoryCall("call_staged", FakeJson{{"target", "memory"},
                                                                     {"action", "add"},
                                                                     {"content", "Uses Ninja"}}),
