@@ -362,9 +362,96 @@ TEST_F(CheckpointStoreTest, RestoreDoesNotFollowASymlinkPlantedSince) {
   fs::create_directories(outside);
   fs::remove_all(project_ + "/sub");
   fs::create_directory_symlink(outside, project_ + "/sub");
+  // The link is replaced by the directory the snapshot has (the pre-rollback snapshot keeps
+  // the link); nothing is written where it pointed.
   auto r = store->Restore(project_, taken.hash, std::nullopt);
-  EXPECT_FALSE(r);  // the one file could not be written
+  ASSERT_TRUE(r) << r.error().ToString();
   EXPECT_FALSE(fs::exists(outside + "/b.txt"));
+  EXPECT_FALSE(fs::is_symlink(project_ + "/sub"));
+  EXPECT_EQ(Get(project_ + "/sub/b.txt"), "bee\n");
+  // Undoing the restore brings the link back as a link, still pointing out, still unfollowed.
+  ASSERT_FALSE(r->pre_rollback.empty());
+  auto undo = store->Restore(project_, r->pre_rollback, std::nullopt);
+  ASSERT_FALSE(undo) << "the directory sub stands where the link was";
+  EXPECT_EQ(undo.error().code(), StatusCode::kInternal);
+  EXPECT_TRUE(fs::is_empty(outside));
+}
+
+std::string LinkTarget(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return "(not a link)";
+  return fs::read_symlink(path, ec).string();
+}
+
+TEST_F(CheckpointStoreTest, KeepsSymlinksAsLinksAndNeverReadsWhatTheyPointAt) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string outside = tmp_ / "outside";
+  Put(outside + "/secret.txt", "outside secret\n");
+  Put(project_ + "/a.txt", "alpha\n");
+  fs::create_symlink("a.txt", project_ + "/to_a");
+  fs::create_symlink(outside + "/secret.txt", project_ + "/to_secret");
+  fs::create_directory_symlink(outside, project_ + "/to_outside_dir");
+  fs::create_symlink("missing.txt", project_ + "/dangling");
+  fs::create_directory_symlink(outside, project_ + "/node_modules");  // an excluded name
+  const auto outside_before = Fingerprint(outside);
+  const SnapshotOutcome taken = Take(*store);
+  ASSERT_EQ(taken.kind, SnapshotKind::kTaken);
+  std::vector<CheckpointInfo> list = ListOf(*store);
+  ASSERT_EQ(list.size(), 1U);
+  EXPECT_EQ(list[0].files_changed, 5);  // a.txt and four links; node_modules left out
+
+  // The diff against a present without the links shows them as mode-120000 entries whose
+  // content is the target text, never the secret they lead to.
+  for (const char* link : {"to_a", "to_secret", "to_outside_dir", "dangling"}) {
+    fs::remove(project_ + "/" + link);
+  }
+  auto diff = store->Diff(project_, taken.hash);
+  ASSERT_TRUE(diff) << diff.error().ToString();
+  EXPECT_NE(diff->find("deleted file mode 120000"), std::string::npos) << *diff;
+  EXPECT_NE(diff->find("-" + outside + "/secret.txt"), std::string::npos) << *diff;
+  EXPECT_EQ(diff->find("outside secret"), std::string::npos) << *diff;
+
+  // A file now stands where a link was, and a link where the file was.
+  Put(project_ + "/to_a", "a file now\n");
+  fs::remove(project_ + "/a.txt");
+  fs::create_symlink(outside + "/secret.txt", project_ + "/a.txt");
+  auto r = store->Restore(project_, taken.hash, std::nullopt);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(LinkTarget(project_ + "/to_a"), "a.txt");
+  EXPECT_EQ(LinkTarget(project_ + "/to_secret"), outside + "/secret.txt");
+  EXPECT_EQ(LinkTarget(project_ + "/to_outside_dir"), outside);
+  EXPECT_EQ(LinkTarget(project_ + "/dangling"), "missing.txt");
+  EXPECT_EQ(LinkTarget(project_ + "/a.txt"), "(not a link)");
+  EXPECT_EQ(Get(project_ + "/a.txt"), "alpha\n");
+  EXPECT_EQ(Fingerprint(outside), outside_before);  // written through no link
+
+  // One link alone, by its path.
+  fs::remove(project_ + "/to_a");
+  ASSERT_TRUE(store->Restore(project_, taken.hash, std::string("to_a")));
+  EXPECT_EQ(LinkTarget(project_ + "/to_a"), "a.txt");
+  // A path through a link of the snapshot is no file of it.
+  auto through = store->Restore(project_, taken.hash, std::string("to_outside_dir/secret.txt"));
+  ASSERT_FALSE(through);
+  EXPECT_EQ(through.error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Fingerprint(outside), outside_before);
+}
+
+TEST_F(CheckpointStoreTest, NoticesALinkRetargetedWithoutOtherChange) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  Put(project_ + "/one.txt", "1\n");
+  Put(project_ + "/two.txt", "2\n");
+  fs::create_symlink("one.txt", project_ + "/current");
+  const SnapshotOutcome first = Take(*store);
+  ASSERT_EQ(first.kind, SnapshotKind::kTaken);
+  // Same target length, so the stat size matches; the inode and times do not.
+  fs::remove(project_ + "/current");
+  fs::create_symlink("two.txt", project_ + "/current");
+  const SnapshotOutcome second = Take(*store);
+  ASSERT_EQ(second.kind, SnapshotKind::kTaken);
+  ASSERT_TRUE(store->Restore(project_, first.hash, std::string("current")));
+  EXPECT_EQ(LinkTarget(project_ + "/current"), "one.txt");
 }
 
 TEST_F(CheckpointStoreTest, ConcurrentSnapshotsOfOneProjectStayConsistent) {

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "checkpoints/git/project_store.h"
+#include "checkpoints/git/restore_paths.h"
 #include "checkpoints/git/store_caps.h"
 #include "checkpoints/git/tree_scan.h"
 #include "talaria/base/ascii.h"
@@ -26,6 +27,13 @@ namespace talaria::checkpoints {
 namespace {
 
 constexpr size_t kShortHash = 8;
+
+// One entry of a snapshot to write back: a file's content or a symlink's target.
+struct SnapshotEntry {
+  std::string path;
+  git_oid id;
+  git_filemode_t mode;
+};
 
 Result<std::string> RealDirectory(std::string_view dir) {
   if (dir.empty() || dir.front() != '/') {
@@ -237,7 +245,7 @@ class StoreImpl final : public CheckpointStore {
       if (rel) outcome.file = *rel;
       TreePtr tree = TALARIA_TRY(TreeOf(repo, ref.commit));
 
-      std::vector<std::pair<std::string, git_oid>> blobs;
+      std::vector<SnapshotEntry> blobs;
       if (rel) {
         git_tree_entry* raw = nullptr;
         if (git_tree_entry_bypath(&raw, tree.get(), rel->c_str()) < 0) {
@@ -249,12 +257,14 @@ class StoreImpl final : public CheckpointStore {
           return Err(InvalidArgumentError("checkpoints: " + *rel + " is a directory in snapshot " +
                                           info.short_hash + "; restore the whole snapshot"));
         }
-        blobs.emplace_back(*rel, *git_tree_entry_id(entry.get()));
+        blobs.push_back(
+            {*rel, *git_tree_entry_id(entry.get()), git_tree_entry_filemode(entry.get())});
       } else {
         auto collect = [](const char* root, const git_tree_entry* entry, void* payload) -> int {
           if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB) return 0;
-          static_cast<std::vector<std::pair<std::string, git_oid>>*>(payload)->emplace_back(
-              std::string(root) + git_tree_entry_name(entry), *git_tree_entry_id(entry));
+          static_cast<std::vector<SnapshotEntry>*>(payload)->push_back(
+              {std::string(root) + git_tree_entry_name(entry), *git_tree_entry_id(entry),
+               git_tree_entry_filemode(entry)});
           return 0;
         };
         if (git_tree_walk(tree.get(), GIT_TREEWALK_PRE, collect, &blobs) < 0) {
@@ -391,29 +401,33 @@ class StoreImpl final : public CheckpointStore {
     return outcome;
   }
 
-  // Writes the snapshot's files back through a workspace confined to `workdir`.
+  // Writes the snapshot's files back through a workspace confined to `workdir`, and its
+  // symlinks as links (restore_paths.h); a link or directory standing in the way is replaced.
   static Status WriteBlobs(git_repository* repo, const std::string& workdir,
-                           const std::vector<std::pair<std::string, git_oid>>& blobs,
-                           RestoreOutcome& outcome) {
+                           const std::vector<SnapshotEntry>& blobs, RestoreOutcome& outcome) {
     safety::WorkspaceOptions options;
     options.roots = {workdir};
     // One syncfs at the end instead of two fsyncs per file (a tree of thousands of files).
     options.durability = safety::Durability::kNone;
     auto ws = safety::Workspace::Open(std::move(options));
     if (!ws) return ws.error();
+    UniqueFd root(::open(workdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.valid()) {
+      return InternalError("checkpoints: cannot open " + workdir + ": " + std::strerror(errno));
+    }
     size_t failed = 0;
     std::string first_failure;
-    for (const auto& [path, id] : blobs) {
+    for (const SnapshotEntry& entry : blobs) {
+      const std::string& path = entry.path;
       git_blob* raw = nullptr;
       Status s = Status::Ok();
-      if (git_blob_lookup(&raw, repo, &id) < 0) {
+      if (git_blob_lookup(&raw, repo, &entry.id) < 0) {
         s = GitError("read " + path);
       } else {
         BlobPtr blob(raw);
         const std::string_view content(static_cast<const char*>(git_blob_rawcontent(blob.get())),
                                        static_cast<size_t>(git_blob_rawsize(blob.get())));
-        auto written = (*ws)->WriteAtomic(path, content);
-        if (!written) s = written.error();
+        s = WriteEntry(**ws, root.get(), entry, content);
       }
       if (s.ok()) {
         outcome.files_restored.push_back(path);
@@ -421,8 +435,7 @@ class StoreImpl final : public CheckpointStore {
         first_failure = path + ": " + s.message();
       }
     }
-    UniqueFd root(::open(workdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (root.valid()) (void)::syncfs(root.get());
+    (void)::syncfs(root.get());
     if (failed > 0) {
       return InternalError(
           "checkpoints: " + std::to_string(failed) + " file(s) not restored (" + first_failure +
@@ -431,6 +444,23 @@ class StoreImpl final : public CheckpointStore {
           " holds the state before");
     }
     return Status::Ok();
+  }
+
+  // One entry: its parents made real directories, then the file through the workspace (its
+  // policy: never a sensitive path) or the link in place.
+  static Status WriteEntry(const safety::Workspace& ws, int root_fd, const SnapshotEntry& entry,
+                           std::string_view content) {
+    const std::string& path = entry.path;
+    const size_t slash = path.rfind('/');
+    const std::string_view leaf = slash == std::string::npos
+                                      ? std::string_view(path)
+                                      : std::string_view(path).substr(slash + 1);
+    UniqueFd parent = TALARIA_TRY(OpenParentBeneath(root_fd, path));
+    TALARIA_RETURN_IF_ERROR(RemoveLinkEntry(parent.get(), leaf));
+    TALARIA_RETURN_IF_ERROR(ws.CheckWritable(path));
+    if (entry.mode == GIT_FILEMODE_LINK) return PlaceLinkEntry(parent.get(), leaf, content);
+    auto written = ws.WriteAtomic(path, content);
+    return written ? Status::Ok() : written.error();
   }
 
   CheckpointSettings settings_;

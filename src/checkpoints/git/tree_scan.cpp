@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,6 +74,21 @@ Result<std::optional<std::string>> ReadBeneath(int dir_fd, const char* name,
   return std::optional<std::string>(std::move(content));
 }
 
+// A symlink's target beneath `dir_fd`, never followed. nullopt when it is no longer a link.
+Result<std::optional<std::string>> ReadLinkBeneath(int dir_fd, const char* name,
+                                                   const std::string& path) {
+  std::string target(PATH_MAX, '\0');
+  const ssize_t n = ::readlinkat(dir_fd, name, target.data(), target.size());
+  if (n < 0) {
+    if (errno == ENOENT || errno == EINVAL || errno == EACCES) return std::nullopt;
+    return Err(IoError("readlink", path));
+  }
+  // A target of PATH_MAX bytes or more may be cut: left out rather than stored wrong.
+  if (n == 0 || static_cast<size_t>(n) >= target.size()) return std::nullopt;
+  target.resize(static_cast<size_t>(n));
+  return std::optional<std::string>(std::move(target));
+}
+
 class Scanner {
  public:
   Scanner(git_repository* repo, git_index* index, const ScanLimits& limits)
@@ -127,6 +143,10 @@ class Scanner {
         TALARIA_RETURN_IF_ERROR(Walk(std::move(sub), path + "/", depth + 1));
       } else if (S_ISREG(st.st_mode) && !IsExcludedFileName(name)) {
         TALARIA_RETURN_IF_ERROR(AddFile(fd, ent->d_name, path, st));
+      } else if (S_ISLNK(st.st_mode) && !IsExcludedFileName(name) && !IsExcludedDirName(name)) {
+        // The link itself (its target text), as git keeps one; never what it points at. A
+        // link named like an excluded directory (node_modules -> a shared store) stays out.
+        TALARIA_RETURN_IF_ERROR(AddFile(fd, ent->d_name, path, st));
       }
     }
   }
@@ -153,7 +173,12 @@ class Scanner {
     entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
     entry.dev = static_cast<uint32_t>(st.st_dev);
     entry.ino = static_cast<uint32_t>(st.st_ino);
-    entry.mode = (st.st_mode & S_IXUSR) != 0 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+    const bool link = S_ISLNK(st.st_mode);
+    if (link) {
+      entry.mode = GIT_FILEMODE_LINK;
+    } else {
+      entry.mode = (st.st_mode & S_IXUSR) != 0 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+    }
     entry.file_size = static_cast<uint32_t>(st.st_size);
     entry.path = path.c_str();
 
@@ -168,9 +193,10 @@ class Scanner {
     } else {
       bool oversize = false;
       auto content =
-          TALARIA_TRY(ReadBeneath(dir_fd, name, path, limits_.max_file_bytes, &oversize));
+          link ? TALARIA_TRY(ReadLinkBeneath(dir_fd, name, path))
+               : TALARIA_TRY(ReadBeneath(dir_fd, name, path, limits_.max_file_bytes, &oversize));
       if (oversize) NoteOversize(path);
-      if (!content || LooksBinary(*content)) return Status::Ok();
+      if (!content || (!link && LooksBinary(*content))) return Status::Ok();
       if (git_blob_create_from_buffer(&entry.id, repo_, content->data(), content->size()) < 0) {
         return GitError("write blob " + path);
       }

@@ -1,8 +1,9 @@
 // Brings a project's shadow index to the state of its directory: the directory is walked
 // beneath one dirfd (openat with O_NOFOLLOW at every step, so no symlink leads the walk out of
-// it; symlinks themselves are not snapshotted), excluded names are skipped, a file whose stat
-// data match its index entry keeps its blob without being read, and every other file is read
-// and written into the repository as a blob.
+// it), excluded names are skipped, a file whose stat data match its index entry keeps its blob
+// without being read, and every other file is read and written into the repository as a blob.
+// A symlink is kept as git keeps one: its target text as a blob of mode 120000 (readlinkat; what
+// it points at is never opened, inside the project or out of it).
 // Thread-safety: not thread-safe; the caller holds the project's lock.
 #pragma once
 
