@@ -1,11 +1,13 @@
 // E-mail through SMTP (net::SendMail, libcurl): a plain-text UTF-8 message, base64 in the body
 // so any line length and byte passes any server, the subject its first line (RFC 2047-encoded
 // when not ASCII). Sent means the server answered 250 to the message; the id is the Message-ID
-// talaria wrote.
+// talaria wrote. With MEDIA: files, the one message is multipart/mixed: the text, then each file
+// as a base64 attachment part (filename quoted, or RFC 2231-encoded when not ASCII).
 #include <ctime>
 #include <string>
 
 #include "messaging/base64.h"
+#include "messaging/media_types.h"
 #include "messaging/sender.h"
 #include "talaria/base/random.h"
 #include "talaria/net/mail_client.h"
@@ -68,26 +70,86 @@ std::string DateHeader() {
   return buf;
 }
 
+// A MIME parameter value: quoted when plain ASCII, else RFC 2231's UTF-8 percent form.
+std::string FileNameParam(std::string_view key, std::string_view name) {
+  bool plain = IsAscii(name);
+  for (char c : name) plain = plain && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f;
+  if (plain) return std::string(key) + "=\"" + std::string(name) + "\"";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = std::string(key) + "*=UTF-8''";
+  for (unsigned char c : name) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+        c == '-' || c == '_') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// `bytes` in base64, 76 characters a line (RFC 2045).
+void AppendBase64Lines(std::string& m, std::string_view bytes) {
+  const std::string body = Base64(bytes);
+  for (size_t i = 0; i < body.size(); i += 76) m += body.substr(i, 76) + "\r\n";
+}
+
 class EmailSender final : public Sender {
  public:
   explicit EmailSender(PlatformSettings p) : p_(std::move(p)) {}
 
   size_t limit() const override { return 0; }  // one message, however long
+  bool sends_files() const override { return true; }
+  bool bundles_files() const override { return true; }
 
   Result<std::string> Send(const Destination& d, std::string_view text,
                            const CallLimits& limits) override {
+    return SendWithFiles(d, text, {}, limits);
+  }
+
+  // Plain text alone, or multipart/mixed: the text, then one base64 part per file.
+  Result<std::string> SendWithFiles(const Destination& d, std::string_view text,
+                                    const std::vector<Attachment>& files,
+                                    const CallLimits& limits) override {
     const std::string message_id = "<talaria." + RandomHex(12) + "@" + Domain(p_.from) + ">";
     std::string m;
     m += "From: " + HeaderSafe(p_.from) + "\r\n";
     m += "To: " + HeaderSafe(d.chat) + "\r\n";
-    m += "Subject: " + Subject(text) + "\r\n";
+    m +=
+        "Subject: " +
+        Subject(text.empty() && !files.empty() ? std::string_view(files.front().file_name) : text) +
+        "\r\n";
     m += "Date: " + DateHeader() + "\r\n";
     m += "Message-ID: " + message_id + "\r\n";
     m += "MIME-Version: 1.0\r\n";
-    m += "Content-Type: text/plain; charset=utf-8\r\n";
-    m += "Content-Transfer-Encoding: base64\r\n\r\n";
-    const std::string body = Base64(text);
-    for (size_t i = 0; i < body.size(); i += 76) m += body.substr(i, 76) + "\r\n";
+    constexpr std::string_view kText =
+        "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n";
+    if (files.empty()) {
+      m += kText;
+      AppendBase64Lines(m, text);
+    } else {
+      // Base64 lines never hold '-', so no part can contain the boundary line.
+      const std::string boundary = "talaria-" + RandomHex(16);
+      m += "Content-Type: multipart/mixed; boundary=\"" + boundary + "\"\r\n\r\n";
+      m += "This is a MIME message with " + std::to_string(files.size()) + " attachment(s).\r\n";
+      if (!text.empty()) {
+        m += "--" + boundary + "\r\n";
+        m += kText;
+        AppendBase64Lines(m, text);
+      }
+      for (const Attachment& file : files) {
+        m += "--" + boundary + "\r\n";
+        m += "Content-Type: " + std::string(MimeTypeFor(file.file_name)) + "; " +
+             FileNameParam("name", file.file_name) + "\r\n";
+        m += "Content-Disposition: attachment; " + FileNameParam("filename", file.file_name) +
+             "\r\n";
+        m += "Content-Transfer-Encoding: base64\r\n\r\n";
+        AppendBase64Lines(m, file.data);
+      }
+      m += "--" + boundary + "--\r\n";
+    }
     net::MailRequest req;
     req.url = p_.base_url;
     req.username = p_.token.empty() ? "" : p_.username;

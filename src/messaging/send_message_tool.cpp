@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::string_view kSchema = R"json({
   "name": "send_message",
-  "description": "Send a message to a chat platform, e-mail or SMS, list the known targets, or add/remove a reaction. Targets are 'platform' (its home channel), 'platform:#channel-name', 'platform:chat_id' or 'platform:chat_id:thread_id', e.g. 'telegram:-1001234567890:17585', 'discord:#bot-home', 'slack:#eng', 'signal:+15551234567', 'matrix:!room:server', 'email:user@example.org', 'sms:+15551234567', 'ntfy:topic', 'webhook'. Use action='list' first when unsure. Put MEDIA:<workspace path> in the message to attach a file (Telegram, Discord) and [[as_document]] to send an image as a file. Platforms are configured in config.yaml's messaging section and the environment (SLACK_BOT_TOKEN, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, MATRIX_ACCESS_TOKEN, SIGNAL_HTTP_URL, EMAIL_SMTP_HOST, TWILIO_ACCOUNT_SID, NTFY_SERVER, MESSAGING_WEBHOOK_URL).",
+  "description": "Send a message to a chat platform, e-mail or SMS, list the known targets, or add/remove a reaction. Targets are 'platform' (its home channel), 'platform:#channel-name', 'platform:chat_id' or 'platform:chat_id:thread_id', e.g. 'telegram:-1001234567890:17585', 'discord:#bot-home', 'slack:#eng', 'signal:+15551234567', 'matrix:!room:server', 'email:user@example.org', 'sms:+15551234567', 'ntfy:topic', 'webhook'. Use action='list' first when unsure. Put MEDIA:<workspace path> in the message to attach a file (Telegram, Discord, Matrix, Signal, e-mail) and [[as_document]] to send an image as a file. Platforms are configured in config.yaml's messaging section and the environment (SLACK_BOT_TOKEN, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, MATRIX_ACCESS_TOKEN, SIGNAL_HTTP_URL, EMAIL_SMTP_HOST, TWILIO_ACCOUNT_SID, NTFY_SERVER, MESSAGING_WEBHOOK_URL).",
   "parameters": {
     "type": "object",
     "properties": {
@@ -141,6 +141,17 @@ ToolResult Send(const Json& args, ToolContext& ctx, const MessagingSettings& set
   auto prepared = sender->Prepare(*dest, limits);
   if (!prepared) return Failure(prepared.error().message(), &settings);
   std::vector<std::string> ids;
+  if (sender->bundles_files() && !files.empty()) {
+    auto id = sender->SendWithFiles(*prepared, media.text, files, limits);
+    if (!id) return Failure(id.error().message(), &settings);
+    Json body = {
+        {"success", true},
+        {"platform", ref->platform},
+        {"chat_id", prepared->chat},
+        {"message_id", *id},
+        {"note", "sent as one message with " + std::to_string(files.size()) + " attachment(s)"}};
+    return Success(body);
+  }
   std::vector<std::string> parts;
   if (!media.text.empty()) parts = SplitMessage(media.text, sender->limit(), sender->unit());
   const size_t total = parts.size() + files.size();

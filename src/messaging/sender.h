@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messaging/chunker.h"
 #include "messaging/messaging_settings.h"
@@ -44,6 +45,15 @@ class Sender {
   virtual Result<std::string> SendFile(const Destination& /*d*/, const Attachment& /*file*/,
                                        std::string_view /*caption*/, const CallLimits& /*limits*/) {
     return Err(FailedPreconditionError("this platform takes no attachments"));
+  }
+  // Whether the text and every file go out as ONE message (e-mail: a MIME multipart). Then
+  // send_message calls SendWithFiles once instead of Send per part and SendFile per file.
+  virtual bool bundles_files() const { return false; }
+  // Sends `text` (may be empty) with `files` attached. REQUIRES: bundles_files().
+  virtual Result<std::string> SendWithFiles(const Destination& /*d*/, std::string_view /*text*/,
+                                            const std::vector<Attachment>& /*files*/,
+                                            const CallLimits& /*limits*/) {
+    return Err(FailedPreconditionError("this platform sends files one at a time"));
   }
   // Adds (or removes) `emoji` on message `message_id`. REQUIRES: reacts(remove).
   virtual Status React(const Destination& /*d*/, std::string_view /*message_id*/,

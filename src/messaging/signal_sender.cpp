@@ -3,10 +3,14 @@
 // send can succeed as a call and still fail per recipient (results[].type other than SUCCESS,
 // e.g. RATE_LIMIT_FAILURE or UNREGISTERED_FAILURE): that is a failure here. Signal's rate limits
 // ask for a captcha proof, not a wait, so they are reported, not retried.
+// A file goes in `send`'s attachments as a data URI (data:<mime>;filename=<name>;base64,...):
+// the daemon may run in another container or host, where a path of ours means nothing.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "messaging/base64.h"
+#include "messaging/media_types.h"
 #include "messaging/sender.h"
 #include "talaria/base/random.h"
 
@@ -24,17 +28,27 @@ class SignalSender final : public Sender {
 
   size_t limit() const override { return kSignalLimit; }
   bool reacts(bool) const override { return true; }
+  bool sends_files() const override { return true; }
 
   Result<std::string> Send(const Destination& d, std::string_view text,
                            const CallLimits& limits) override {
     Json params = Recipient(d);
     params["message"] = text;
-    const Json result = TALARIA_TRY(Call("send", std::move(params), limits));
-    const Json ts = result.is_object() ? result.value("timestamp", Json()) : Json();
-    if (!ts.is_number_integer()) {
-      return Err(UnavailableError("signal-cli accepted the call but named no timestamp"));
+    return SendParams(std::move(params), limits);
+  }
+
+  Result<std::string> SendFile(const Destination& d, const Attachment& file,
+                               std::string_view caption, const CallLimits& limits) override {
+    // The filename parameter ends at ';' or ',' in signal-cli's reading of the URI.
+    std::string name = file.file_name;
+    for (char& c : name) {
+      if (c == ';' || c == ',' || static_cast<unsigned char>(c) < 0x20) c = '_';
     }
-    return std::to_string(ts.get<int64_t>());
+    Json params = Recipient(d);
+    params["message"] = caption;
+    params["attachments"] = Json::array({"data:" + std::string(MimeTypeFor(file.file_name)) +
+                                         ";filename=" + name + ";base64," + Base64(file.data)});
+    return SendParams(std::move(params), limits);
   }
 
   Status React(const Destination& d, std::string_view message_id, std::string_view emoji,
@@ -57,6 +71,16 @@ class SignalSender final : public Sender {
   }
 
  private:
+  // `send` with `params`; the message's timestamp as its id.
+  Result<std::string> SendParams(Json params, const CallLimits& limits) {
+    const Json result = TALARIA_TRY(Call("send", std::move(params), limits));
+    const Json ts = result.is_object() ? result.value("timestamp", Json()) : Json();
+    if (!ts.is_number_integer()) {
+      return Err(UnavailableError("signal-cli accepted the call but named no timestamp"));
+    }
+    return std::to_string(ts.get<int64_t>());
+  }
+
   Json Recipient(const Destination& d) const {
     Json params = {{"account", p_.account}};
     if (d.chat.starts_with("group.")) {

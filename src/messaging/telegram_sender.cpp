@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "messaging/media_types.h"
 #include "messaging/multipart.h"
 #include "messaging/sender.h"
 
@@ -37,14 +38,6 @@ std::optional<int64_t> ParseId(std::string_view s) {
   return value;
 }
 
-bool IsImage(std::string_view name) {
-  const size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  std::string ext(name.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return ext == "png" || ext == "jpg" || ext == "jpeg" || ext == "gif" || ext == "webp";
-}
-
 class TelegramSender final : public Sender {
  public:
   explicit TelegramSender(PlatformSettings p) : p_(std::move(p)) {}
@@ -71,7 +64,7 @@ class TelegramSender final : public Sender {
 
   Result<std::string> SendFile(const Destination& d, const Attachment& file,
                                std::string_view caption, const CallLimits& limits) override {
-    const bool photo = !file.as_document && IsImage(file.file_name);
+    const bool photo = !file.as_document && IsImageFile(file.file_name);
     const char* method = photo ? "sendPhoto" : "sendDocument";
     MultipartBody form;
     form.AddField("chat_id", d.chat);

@@ -1,0 +1,316 @@
+// send_message's MEDIA: attachments on Matrix (upload, then an m.image or m.file event), Signal
+// (data URIs in signal-cli's send) and e-mail (one multipart/mixed message), and Matrix unreact
+// (the reaction event found among the message's annotations and redacted), each against a local
+// fake that checks what arrives.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "messaging/base64.h"
+#include "messaging/send_message_fixture.h"
+#include "support/fake_smtp_server.h"
+#include "support/loopback_http.h"
+#include "support/temp_dir.h"
+#include "talaria/confinement/workspace.h"
+#include "talaria/tools/session_services.h"
+
+namespace talaria::messaging {
+namespace {
+
+using talaria_test::FakeSmtpServer;
+using talaria_test::LoopbackHttpServer;
+
+// Every byte value, so a file's round trip through an encoding is checked whole.
+std::string AllBytes() {
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
+  return bytes;
+}
+
+// RFC 4648 base64, ignoring line breaks; nullopt on any other character.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '\r' || c == '\n' || c == '=') continue;
+    const size_t v = kAlphabet.find(c);
+    if (v == std::string_view::npos) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+class SendMessageMediaTest : public SendMessageTest {
+ protected:
+  void SetUp() override {
+    SendMessageTest::SetUp();
+    std::ofstream(work_.path() + "/report.csv") << "a,b\n1,2\n";
+    std::ofstream(work_.path() + "/chart.png", std::ios::binary) << AllBytes();
+    std::ofstream(work_.path() + "/r\xC3\xA9sum\xC3\xA9.pdf", std::ios::binary) << "%PDF-1.4\n";
+    safety::WorkspaceOptions options;
+    options.roots = {work_.path()};
+    auto ws = safety::Workspace::Open(options);
+    ASSERT_TRUE(ws.has_value()) << ws.error().message();
+    tools::EnsureServices(ctx_).workspace = *ws;
+  }
+
+  talaria::test_support::TempDir work_;
+};
+
+TEST_F(SendMessageMediaTest, MatrixUploadsThenSendsImageAndFileEvents) {
+  struct Upload {
+    std::string auth, type, file_name, body;
+  };
+  std::vector<Upload> uploads;
+  std::vector<Json> events;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/_matrix/media/v3/upload", [&](const httplib::Request& req, httplib::Response& res) {
+      uploads.push_back({req.get_header_value("Authorization"),
+                         req.get_header_value("Content-Type"), req.get_param_value("filename"),
+                         req.body});
+      Reply(res, {{"content_uri", "mxc://example.org/m" + std::to_string(uploads.size())}});
+    });
+    s.Put(R"(/_matrix/client/v3/rooms/([^/]+)/send/m\.room\.message/([^/]+))",
+          [&](const httplib::Request& req, httplib::Response& res) {
+            events.push_back(Body(req));
+            Reply(res, {{"event_id", "$e" + std::to_string(events.size())}});
+          });
+  });
+  ::setenv("MATRIX_ACCESS_TOKEN", "syt_token", 1);
+  ::setenv("MATRIX_HOMESERVER", fake.url().c_str(), 1);
+  const Json r = Call({{"target", "matrix:!abc:example.org"},
+                       {"message", "See attached MEDIA:chart.png MEDIA:report.csv"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  ASSERT_EQ(uploads.size(), 2U);
+  EXPECT_EQ(uploads[0].auth, "Bearer syt_token");
+  EXPECT_EQ(uploads[0].type, "image/png");
+  EXPECT_EQ(uploads[0].file_name, "chart.png");
+  EXPECT_EQ(uploads[0].body, AllBytes());
+  EXPECT_EQ(uploads[1].type, "text/csv");
+  EXPECT_EQ(uploads[1].body, "a,b\n1,2\n");
+  ASSERT_EQ(events.size(), 3U);
+  EXPECT_EQ(events[0]["msgtype"], "m.text");
+  EXPECT_EQ(events[0]["body"], "See attached");
+  EXPECT_EQ(events[1]["msgtype"], "m.image");
+  EXPECT_EQ(events[1]["url"], "mxc://example.org/m1");
+  EXPECT_EQ(events[1]["body"], "chart.png");
+  EXPECT_EQ(events[1]["info"]["mimetype"], "image/png");
+  EXPECT_EQ(events[1]["info"]["size"], 256);
+  EXPECT_EQ(events[2]["msgtype"], "m.file");
+  EXPECT_EQ(events[2]["url"], "mxc://example.org/m2");
+  EXPECT_EQ(events[2]["filename"], "report.csv");
+  EXPECT_EQ(r["message_ids"], Json::array({"$e1", "$e2", "$e3"}));
+
+  // [[as_document]]: the image goes as a file.
+  events.clear();
+  const Json doc =
+      Call({{"target", "matrix:!abc:example.org"}, {"message", "[[as_document]] MEDIA:chart.png"}});
+  ASSERT_EQ(doc.value("success", false), true) << doc.dump();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0]["msgtype"], "m.file");
+}
+
+TEST_F(SendMessageMediaTest, MatrixUploadWithoutAContentUriIsNotSent) {
+  int sends = 0;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/_matrix/media/v3/upload", [&](const httplib::Request&, httplib::Response& res) {
+      Reply(res, {{"content_uri", "https://elsewhere.example/x"}});
+    });
+    s.Put(R"(/_matrix/client/v3/rooms/([^/]+)/send/m\.room\.message/([^/]+))",
+          [&](const httplib::Request&, httplib::Response& res) {
+            ++sends;
+            Reply(res, {{"event_id", "$e"}});
+          });
+  });
+  ::setenv("MATRIX_ACCESS_TOKEN", "syt_token", 1);
+  ::setenv("MATRIX_HOMESERVER", fake.url().c_str(), 1);
+  bool ok = true;
+  const Json r =
+      Call({{"target", "matrix:!abc:example.org"}, {"message", "MEDIA:report.csv"}}, &ok);
+  EXPECT_FALSE(ok) << r.dump();
+  EXPECT_NE(Error(r).find("mxc://"), std::string::npos) << r.dump();
+  EXPECT_EQ(sends, 0);
+}
+
+TEST_F(SendMessageMediaTest, MatrixUnreactRedactsOnlyItsOwnReaction) {
+  std::vector<std::string> redacted;
+  std::vector<std::string> froms;
+  std::string relations_path;
+  auto reaction = [](const std::string& id, const std::string& sender, const std::string& key) {
+    return Json{
+        {"event_id", id},
+        {"type", "m.reaction"},
+        {"sender", sender},
+        {"content",
+         {{"m.relates_to", {{"rel_type", "m.annotation"}, {"event_id", "$msg1"}, {"key", key}}}}}};
+  };
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Get("/_matrix/client/v3/account/whoami",
+          [&](const httplib::Request& req, httplib::Response& res) {
+            if (req.get_header_value("Authorization") != "Bearer syt_token") {
+              Reply(res, {{"errcode", "M_UNKNOWN_TOKEN"}}, 401);
+              return;
+            }
+            Reply(res, {{"user_id", "@bot:example.org"}});
+          });
+    s.Get(R"(/_matrix/client/v1/rooms/([^/]+)/relations/([^/]+)/m\.annotation/m\.reaction)",
+          [&](const httplib::Request& req, httplib::Response& res) {
+            relations_path = std::string(req.matches[1]) + " " + std::string(req.matches[2]);
+            const std::string from = req.get_param_value("from");
+            froms.push_back(from);
+            if (from.empty()) {  // page one: someone else's thumbs-up, our party popper
+              Reply(res, {{"chunk", Json::array({reaction("$r0", "@alice:example.org", "👍"),
+                                                 reaction("$r1", "@bot:example.org", "🎉")})},
+                          {"next_batch", "page2"}});
+            } else {
+              Reply(res, {{"chunk", Json::array({reaction("$r2", "@bot:example.org", "👍")})}});
+            }
+          });
+    s.Put(R"(/_matrix/client/v3/rooms/([^/]+)/redact/([^/]+)/([^/]+))",
+          [&](const httplib::Request& req, httplib::Response& res) {
+            redacted.push_back(req.matches[2]);
+            Reply(res, {{"event_id", "$redaction"}});
+          });
+  });
+  ::setenv("MATRIX_ACCESS_TOKEN", "syt_token", 1);
+  ::setenv("MATRIX_HOMESERVER", fake.url().c_str(), 1);
+  const Json r = Call({{"action", "unreact"},
+                       {"target", "matrix:!abc:example.org"},
+                       {"message_id", "$msg1"},
+                       {"emoji", "👍"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  EXPECT_EQ(r["action"], "unreact");
+  EXPECT_EQ(relations_path, "!abc:example.org $msg1");
+  EXPECT_EQ(froms, (std::vector<std::string>{"", "page2"}));
+  EXPECT_EQ(redacted, std::vector<std::string>{"$r2"});  // never alice's $r0
+
+  // No reaction of ours with that key: an error, and nothing redacted.
+  redacted.clear();
+  bool ok = true;
+  const Json none = Call({{"action", "unreact"},
+                          {"target", "matrix:!abc:example.org"},
+                          {"message_id", "$msg1"},
+                          {"emoji", "🚀"}},
+                         &ok);
+  EXPECT_FALSE(ok) << none.dump();
+  EXPECT_NE(Error(none).find("no 🚀 reaction"), std::string::npos) << none.dump();
+  EXPECT_TRUE(redacted.empty());
+}
+
+TEST_F(SendMessageMediaTest, SignalSendsFilesAsDataUris) {
+  std::vector<Json> params;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/api/v1/rpc", [&](const httplib::Request& req, httplib::Response& res) {
+      const Json request = Body(req);
+      params.push_back(request["params"]);
+      Reply(res, {{"jsonrpc", "2.0"},
+                  {"id", request["id"]},
+                  {"result",
+                   {{"timestamp", 1700000000000LL + static_cast<int64_t>(params.size())},
+                    {"results", Json::array({{{"type", "SUCCESS"}}})}}}});
+    });
+  });
+  ::setenv("SIGNAL_HTTP_URL", fake.url().c_str(), 1);
+  ::setenv("SIGNAL_ACCOUNT", "+15550001111", 1);
+  const Json r = Call({{"target", "signal:+15552223333"},
+                       {"message", "the chart MEDIA:chart.png MEDIA:report.csv"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  ASSERT_EQ(params.size(), 3U);
+  EXPECT_EQ(params[0]["message"], "the chart");
+  EXPECT_FALSE(params[0].contains("attachments"));
+  const std::string png = params[1]["attachments"][0].get<std::string>();
+  const std::string prefix = "data:image/png;filename=chart.png;base64,";
+  ASSERT_TRUE(png.starts_with(prefix)) << png;
+  EXPECT_EQ(DecodeBase64(png.substr(prefix.size())), AllBytes());
+  EXPECT_EQ(params[1]["recipient"], Json::array({"+15552223333"}));
+  EXPECT_EQ(params[2]["attachments"][0],
+            "data:text/csv;filename=report.csv;base64," + Base64("a,b\n1,2\n"));
+  EXPECT_EQ(r["message_ids"], Json::array({"1700000000001", "1700000000002", "1700000000003"}));
+}
+
+// The MIME part of `mail` whose headers contain `marker`: its headers and decoded body.
+struct Part {
+  std::string headers;
+  std::optional<std::string> body;
+};
+std::optional<Part> FindPart(const std::string& mail, const std::string& boundary,
+                             std::string_view marker) {
+  const std::string delimiter = "--" + boundary + "\r\n";
+  for (size_t at = mail.find(delimiter); at != std::string::npos;
+       at = mail.find(delimiter, at + 1)) {
+    const size_t start = at + delimiter.size();
+    const size_t blank = mail.find("\r\n\r\n", start);
+    const size_t next = mail.find("\r\n--" + boundary, start);
+    if (blank == std::string::npos || next == std::string::npos || blank > next) return {};
+    Part part{mail.substr(start, blank - start), std::nullopt};
+    if (part.headers.find(marker) == std::string::npos) continue;
+    part.body = DecodeBase64(std::string_view(mail).substr(blank + 4, next - blank - 4));
+    return part;
+  }
+  return std::nullopt;
+}
+
+TEST_F(SendMessageMediaTest, EmailSendsOneMultipartMessageWithEveryFile) {
+  FakeSmtpServer smtp("bot@example.org", "app-password");
+  ::setenv("EMAIL_ADDRESS", "bot@example.org", 1);
+  ::setenv("EMAIL_PASSWORD", "app-password", 1);
+  WriteConfig("messaging:\n  email:\n    smtp_url: " + smtp.url() +
+              "\n    allow_plaintext: true\n");
+  const Json r = Call({{"target", "email:alice@example.org"},
+                       {"message",
+                        "Weekly report\nNumbers inside. MEDIA:report.csv MEDIA:chart.png "
+                        "MEDIA:r\xC3\xA9sum\xC3\xA9.pdf"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  const auto mails = smtp.mails();
+  ASSERT_EQ(mails.size(), 1U);  // one message, not one per file
+  const std::string& m = mails[0].data;
+  EXPECT_NE(m.find("Subject: Weekly report\r\n"), std::string::npos);
+  EXPECT_NE(m.find("Message-ID: " + r["message_id"].get<std::string>()), std::string::npos);
+  const std::string type = "Content-Type: multipart/mixed; boundary=\"";
+  const size_t at = m.find(type);
+  ASSERT_NE(at, std::string::npos) << m.substr(0, 800);
+  const std::string boundary =
+      m.substr(at + type.size(), m.find('"', at + type.size()) - at - type.size());
+  ASSERT_FALSE(boundary.empty());
+  EXPECT_NE(m.find("\r\n--" + boundary + "--\r\n"), std::string::npos);
+
+  const auto text = FindPart(m, boundary, "text/plain; charset=utf-8");
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(text->body, "Weekly report\nNumbers inside.");
+  const auto csv = FindPart(m, boundary, "filename=\"report.csv\"");
+  ASSERT_TRUE(csv.has_value());
+  EXPECT_NE(csv->headers.find("Content-Type: text/csv; name=\"report.csv\""), std::string::npos);
+  EXPECT_NE(csv->headers.find("Content-Disposition: attachment;"), std::string::npos);
+  EXPECT_EQ(csv->body, "a,b\n1,2\n");
+  const auto png = FindPart(m, boundary, "filename=\"chart.png\"");
+  ASSERT_TRUE(png.has_value());
+  EXPECT_EQ(png->body, AllBytes());
+  // A name that is not ASCII travels RFC 2231-encoded.
+  const auto pdf = FindPart(m, boundary, "filename*=UTF-8''r%C3%A9sum%C3%A9.pdf");
+  ASSERT_TRUE(pdf.has_value()) << m;
+  EXPECT_EQ(pdf->body, "%PDF-1.4\n");
+
+  // A file alone: its name is the subject, and there is no empty text part.
+  const Json alone = Call({{"target", "email:alice@example.org"}, {"message", "MEDIA:report.csv"}});
+  ASSERT_EQ(alone.value("success", false), true) << alone.dump();
+  ASSERT_EQ(smtp.mails().size(), 2U);
+  const std::string& second = smtp.mails()[1].data;
+  EXPECT_NE(second.find("Subject: report.csv\r\n"), std::string::npos);
+  EXPECT_EQ(second.find("text/plain"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace talaria::messaging
