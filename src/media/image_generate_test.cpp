@@ -60,6 +60,7 @@ class FakeFal {
         }
         submitted_model = req.path.substr(1);
         body = Json::parse(req.body, nullptr, false);
+        submits.emplace_back(submitted_model, body);
         idempotency_key = req.get_header_value("x-idempotency-key");
         res.set_content(R"({"request_id":"req-1","status_url":"ignored"})", "application/json");
       });
@@ -67,6 +68,10 @@ class FakeFal {
         std::lock_guard lock(mu_);
         if (req.path == "/files/out.png") {
           res.set_content(image_body.empty() ? png_ : image_body, "image/png");
+          return;
+        }
+        if (req.path == "/files/up.png") {
+          res.set_content(upscaled_png, "image/png");
           return;
         }
         if (req.get_header_value("Authorization") != "Key " + key_) {
@@ -83,7 +88,14 @@ class FakeFal {
           return;
         }
         result_path = req.path;
-        res.status = result_status;
+        // The Clarity upscaler's result names its own, larger image.
+        const bool upscaler = req.path.starts_with("/fal-ai/clarity-upscaler/");
+        res.status = upscaler ? upscale_status : result_status;
+        if (upscaler && res.status == 200) {
+          res.set_content(Json{{"image", {{"url", server_->url("/files/up.png")}}}}.dump(),
+                          "application/json");
+          return;
+        }
         if (result_status != 200) {
           res.set_content(R"({"detail":[{"msg":"prompt was flagged"}]})", "application/json");
           return;
@@ -112,8 +124,11 @@ class FakeFal {
   std::mutex mu_;
   std::string submitted_model, idempotency_key, status_path, result_path, cancelled_path;
   Json body;
+  std::vector<std::pair<std::string, Json>> submits;  // every (model, payload), in order
   int polls = 0;
   int result_status = 200;
+  int upscale_status = 200;
+  std::string upscaled_png;
   bool never_done = false;
   std::string image_body;
 
@@ -381,6 +396,102 @@ TEST_F(ImageGenerateTest, OpenAiImagesAreDecodedAndSaved) {
   EXPECT_EQ(body["model"], "gpt-image-1");
   EXPECT_EQ(body["size"], "1536x1024");
   EXPECT_EQ(body["prompt"], "a lighthouse");
+}
+
+std::string SolidPng(uint32_t width, uint32_t height, char shade) {
+  Rgb8Image img;
+  img.width = width;
+  img.height = height;
+  img.pixels.assign(size_t{width} * height * 3, shade);
+  return EncodePng(img).value_or("");
+}
+
+TEST_F(ImageGenerateTest, FluxTwoProChainsTheClarityUpscalerAndSavesItsImage) {
+  FakeFal fal("k");
+  fal.upscaled_png = SolidPng(16, 8, '\x80');
+  ::setenv("FAL_KEY", "k", 1);
+  ::setenv("FAL_QUEUE_URL", fal.url().c_str(), 1);
+  AllowImagesFrom(fal.port(), "image_gen:\n  model: fal-ai/flux-2-pro\n");
+  Json r = Call({{"prompt", "a harbour at dawn"}, {"aspect_ratio", "portrait"}});
+  ASSERT_EQ(r["success"], true) << r.dump();
+  EXPECT_EQ(ReadSaved(r), fal.upscaled_png) << "the upscaled image, not the first one";
+  std::lock_guard lock(fal.mu_);
+  ASSERT_EQ(fal.submits.size(), 2U);
+  const auto& [model, args] = fal.submits[0];
+  EXPECT_EQ(model, "fal-ai/flux-2-pro");
+  EXPECT_EQ(args["image_size"], "portrait_16_9");
+  EXPECT_EQ(args["num_inference_steps"], 50);
+  EXPECT_EQ(args["guidance_scale"], 4.5);
+  EXPECT_EQ(args["safety_tolerance"], "5");
+  const auto& [upscaler, up] = fal.submits[1];
+  EXPECT_EQ(upscaler, "fal-ai/clarity-upscaler");
+  EXPECT_EQ(up["image_url"], fal.server().url("/files/out.png"));
+  EXPECT_EQ(up["upscale_factor"], 2);
+  EXPECT_EQ(up["creativity"], 0.35);
+  EXPECT_EQ(up["resemblance"], 0.6);
+  EXPECT_EQ(up["guidance_scale"], 4);
+  EXPECT_EQ(up["num_inference_steps"], 18);
+  EXPECT_EQ(fal.result_path, "/fal-ai/clarity-upscaler/requests/req-1");
+}
+
+TEST_F(ImageGenerateTest, AFailedUpscaleKeepsTheFirstImage) {
+  FakeFal fal("k");
+  fal.upscale_status = 500;
+  ::setenv("FAL_KEY", "k", 1);
+  ::setenv("FAL_QUEUE_URL", fal.url().c_str(), 1);
+  AllowImagesFrom(fal.port(), "image_gen:\n  model: fal-ai/flux-2-pro\n");
+  Json r = Call({{"prompt", "p"}});
+  ASSERT_EQ(r["success"], true) << r.dump();
+  EXPECT_EQ(ReadSaved(r), fal.png());
+  std::lock_guard lock(fal.mu_);
+  EXPECT_EQ(fal.submits.size(), 2U);
+}
+
+TEST_F(ImageGenerateTest, OtherFalModelsAreNotUpscaled) {
+  FakeFal fal("k");
+  ::setenv("FAL_KEY", "k", 1);
+  ::setenv("FAL_QUEUE_URL", fal.url().c_str(), 1);
+  AllowImagesFrom(fal.port(), "image_gen:\n  model: fal-ai/z-image/turbo\n");
+  ASSERT_EQ(Call({{"prompt", "p"}})["success"], true);
+  std::lock_guard lock(fal.mu_);
+  ASSERT_EQ(fal.submits.size(), 1U);
+  EXPECT_EQ(fal.submits[0].first, "fal-ai/z-image/turbo");
+}
+
+TEST_F(ImageGenerateTest, DallE3GetsItsOwnSizesAndAskForBase64) {
+  const std::string png = TestPng();
+  std::vector<Json> bodies;
+  LoopbackHttpServer openai([&](httplib::Server& s) {
+    s.Post("/v1/images/generations", [&](const httplib::Request& req, httplib::Response& res) {
+      bodies.push_back(Json::parse(req.body, nullptr, false));
+      res.set_content(Json{{"data", {{{"b64_json", Base64Encode(png)}}}}}.dump(),
+                      "application/json");
+    });
+  });
+  ::setenv("OPENAI_API_KEY", "sk-test", 1);
+  ::setenv("OPENAI_BASE_URL", openai.url("/v1").c_str(), 1);
+  WriteConfig("image_gen:\n  provider: openai\n  openai_model: dall-e-3\n");
+  for (const char* aspect : {"landscape", "square", "portrait"}) {
+    Json r = Call({{"prompt", "a lighthouse"}, {"aspect_ratio", aspect}});
+    ASSERT_EQ(r["success"], true) << aspect << ": " << r.dump();
+    EXPECT_EQ(ReadSaved(r), png);
+  }
+  ASSERT_EQ(bodies.size(), 3U);
+  EXPECT_EQ(bodies[0]["size"], "1792x1024");
+  EXPECT_EQ(bodies[1]["size"], "1024x1024");
+  EXPECT_EQ(bodies[2]["size"], "1024x1792");
+  for (const Json& b : bodies) {
+    EXPECT_EQ(b["model"], "dall-e-3");
+    EXPECT_EQ(b["response_format"], "b64_json");
+    EXPECT_EQ(b["n"], 1);
+  }
+  // gpt-image-1 has its own sizes and answers in base64 without being asked.
+  bodies.clear();
+  WriteConfig("image_gen:\n  provider: openai\n  openai_model: gpt-image-1\n");
+  ASSERT_EQ(Call({{"prompt", "p"}, {"aspect_ratio", "portrait"}})["success"], true);
+  ASSERT_EQ(bodies.size(), 1U);
+  EXPECT_EQ(bodies[0]["size"], "1024x1536");
+  EXPECT_FALSE(bodies[0].contains("response_format"));
 }
 
 TEST_F(ImageGenerateTest, BadArgumentsAreRefusedBeforeAnyRequest) {
