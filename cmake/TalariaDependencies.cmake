@@ -36,6 +36,12 @@ pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
 # The media tools' image decoding and scaling (src/media/): Debian's libpng and libjpeg-turbo.
 pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng16)
 pkg_check_modules(JPEG REQUIRED IMPORTED_TARGET libjpeg)
+# ... and GIF (giflib) and WebP (libwebp; libwebpdemux for an animation's first frame), so
+# oversized ones are scaled rather than refused.
+pkg_check_modules(GIF REQUIRED IMPORTED_TARGET libgif)
+pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpdemux)
+# Only the media tests link the animation encoder (to make an animated WebP to decode).
+pkg_check_modules(WEBPMUX REQUIRED IMPORTED_TARGET libwebpmux)
 # `talaria chat`'s line editing and history (BSD-licensed; linked by the program only).
 pkg_check_modules(LIBEDIT REQUIRED IMPORTED_TARGET libedit)
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "media/gif_webp_decode.h"
+
 namespace talaria::media {
 namespace {
 
@@ -301,8 +303,17 @@ Result<Rgb8Image> DecodeScaled(std::string_view bytes, uint32_t max_dimension) {
     }
     return DecodePng(bytes, max_dimension);
   }
+  if (format == ImageFormat::kGif || format == ImageFormat::kWebp) {
+    const RgbaImage rgba =
+        TALARIA_TRY(format == ImageFormat::kGif ? DecodeGifFirstFrame(bytes, kMaxDecodePixels)
+                                                : DecodeWebpFirstFrame(bytes, kMaxDecodePixels));
+    uint32_t dw = 0;
+    uint32_t dh = 0;
+    TargetSize(rgba.width, rgba.height, max_dimension, dw, dh);
+    return Downscale(rgba.pixels.data(), rgba.width, rgba.height, dw, dh);
+  }
   if (format != ImageFormat::kJpeg) {
-    return Err(InvalidArgumentError("only PNG and JPEG images can be scaled"));
+    return Err(InvalidArgumentError("not an image talaria can scale (PNG, JPEG, GIF or WebP)"));
   }
   JpegError err;
   std::vector<uint8_t> rgba;
@@ -393,12 +404,6 @@ Result<FittedImage> FitImage(std::string_view bytes, uint32_t max_dimension, siz
   const ImageInfo info = TALARIA_TRY(ReadImageInfo(bytes));
   if (std::max(info.width, info.height) <= max_dimension && bytes.size() <= max_bytes) {
     return FittedImage{std::string(bytes), info.format, info.width, info.height, false};
-  }
-  if (info.format != ImageFormat::kPng && info.format != ImageFormat::kJpeg) {
-    return Err(FailedPreconditionError(
-        "the " + std::string(Extension(info.format)) + " image is " + std::to_string(info.width) +
-        "x" + std::to_string(info.height) + " and " + std::to_string(bytes.size()) +
-        " bytes, over the limits, and talaria scales only PNG and JPEG"));
   }
   uint32_t dimension = std::min(max_dimension, std::max(info.width, info.height));
   for (int attempt = 0; attempt < 8; ++attempt) {

@@ -1,8 +1,8 @@
 // What the media tools need to know about image bytes: their format and size, and a smaller
-// copy of a large one (libpng and libjpeg from Debian). Input is hostile: a file or a download
-// may claim any size or be cut short, so dimensions are read and judged before any pixel is
-// decoded, and a decoder error is an error, never a crash.
-// Thread-safety: free functions; thread-safe.
+// copy of a large one (libpng, libjpeg, giflib and libwebp from Debian). Input is hostile: a file
+// or a download may claim any size or be cut short, so dimensions are read and judged before any
+// pixel is decoded, and a decoder error is an error, never a crash. Thread-safety: free functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -39,9 +39,10 @@ struct Rgb8Image {
   std::string pixels;  // width * height * 3 bytes, rows top to bottom
 };
 
-// A PNG or JPEG decoded and scaled down (area average, transparency over white) so that its
-// longer side is at most `max_dimension`; never scaled up. InvalidArgument for another format or
-// broken data; ResourceExhausted over kMaxDecodePixels.
+// A PNG, JPEG, GIF or WebP decoded and scaled down (area average, transparency over white) so
+// that its longer side is at most `max_dimension`; never scaled up. Of an animated GIF or WebP,
+// the first frame. InvalidArgument for another format or broken data; ResourceExhausted over
+// kMaxDecodePixels.
 Result<Rgb8Image> DecodeScaled(std::string_view bytes, uint32_t max_dimension);
 
 // Errors: Internal when the encoder fails.
@@ -57,9 +58,8 @@ struct FittedImage {
 };
 
 // `bytes` as they are when within both limits; else a JPEG copy scaled to `max_dimension`
-// (and further, halving, until it fits `max_bytes`). Errors: InvalidArgument (not an image),
-// FailedPrecondition (a GIF or WebP over the limits: talaria cannot scale those), and
-// DecodeScaled's.
+// (and further, halving, until it fits `max_bytes`); an animated GIF or WebP over the limits
+// becomes a JPEG of its first frame. Errors: InvalidArgument (not an image), and DecodeScaled's.
 Result<FittedImage> FitImage(std::string_view bytes, uint32_t max_dimension, size_t max_bytes);
 
 }  // namespace talaria::media
