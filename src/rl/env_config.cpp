@@ -16,8 +16,8 @@ struct BaseField {
   const char* description;
 };
 
-// Atropos' BaseEnvConfig (atroposlib.envs.base), as its fields and defaults stand in the
-// version tinker-atropos pins; the descriptions are talaria's.
+// Atropos' BaseEnvConfig (atroposlib/envs/base.py), its fields in order with their defaults, as
+// checked against NousResearch/atropos at 0050d1f (the descriptions are talaria's words).
 constexpr BaseField kBaseFields[] = {
     {"group_size", "int", "4", "Completions generated per prompt (one group)"},
     {"max_num_workers", "int", "-1", "Most rollout workers at once; -1: no limit"},
@@ -40,8 +40,11 @@ constexpr BaseField kBaseFields[] = {
     {"num_rollouts_per_group_for_logging", "int", "1", "Rollouts per group logged"},
     {"ensure_scores_are_not_same", "bool", "true", "Drop groups whose scores are all equal"},
     {"data_path_to_save_groups", "Optional[str]", "null", "File the scored groups are saved to"},
+    {"data_dir_to_save_evals", "Optional[str]", "null", "Directory evaluation results go to"},
     {"min_items_sent_before_logging", "int", "2", "Items sent before the first log"},
     {"include_messages", "bool", "false", "Send the chat messages with each group"},
+    {"min_batch_allocation", "Optional[float]", "null",
+     "Least share of a batch this environment gets (0.0-1.0)"},
     {"worker_timeout", "float", "600", "Seconds a rollout worker may take"},
 };
 
