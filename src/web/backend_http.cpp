@@ -9,6 +9,7 @@
 
 #include "talaria/net/send_and_collect.h"
 #include "talaria/net/tool_gateway.h"
+#include "web/web_settings.h"
 
 namespace talaria::web::backend {
 namespace {
@@ -59,8 +60,11 @@ bool FirecrawlConfigured() {
 Result<Endpoint> FirecrawlEndpoint(const std::stop_token& stop) {
   const std::string key = Env("FIRECRAWL_API_KEY");
   const bool direct = !key.empty() || !Env("FIRECRAWL_API_URL").empty();
-  auto gateway = TALARIA_TRY(
-      net::PickToolGateway("firecrawl", direct, net::GatewayPreference::kDirectFirst, stop));
+  // web.use_gateway asks for the gateway first; a direct key is still kept when it is unusable.
+  auto settings = LoadWebSettings();
+  const auto preference = settings && settings->use_gateway ? net::GatewayPreference::kGatewayFirst
+                                                            : net::GatewayPreference::kDirectFirst;
+  auto gateway = TALARIA_TRY(net::PickToolGateway("firecrawl", direct, preference, stop));
   if (gateway) return Endpoint{gateway->origin, {gateway->auth_header}};
   Endpoint e{Base("FIRECRAWL_API_URL", "https://api.firecrawl.dev"), {}};
   if (!key.empty()) e.headers.emplace_back("Authorization", "Bearer " + key);

@@ -23,8 +23,9 @@ Result<Json> Exchange(std::string_view what, net::HttpRequest req, const std::st
 
 // Where Firecrawl requests go: FIRECRAWL_API_URL (default https://api.firecrawl.dev) with
 // FIRECRAWL_API_KEY as Bearer, or the managed tool gateway with the user's token when neither
-// is set (or FIRECRAWL_USE_GATEWAY=1 and the gateway is usable; a direct key is never dropped
-// for a gateway that is not). Errors: the gateway's, when there is no direct configuration.
+// is set (or FIRECRAWL_USE_GATEWAY=1 or config's web.use_gateway, and the gateway is usable; a
+// direct key is never dropped for a gateway that is not). Errors: the gateway's, when there is no
+// direct configuration.
 struct Endpoint {
   std::string origin;
   net::HeaderList headers;

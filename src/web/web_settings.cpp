@@ -19,6 +19,7 @@ Result<WebSettings> WebSettingsFromConfig(const Config& config) {
   TALARIA_RETURN_IF_ERROR(c.ReadInt("extract_char_limit", 2'000, 500'000, s.extract_char_limit));
   TALARIA_RETURN_IF_ERROR(c.ReadStrings("allow_private", s.allow_private));
   TALARIA_RETURN_IF_ERROR(c.ReadString("ca_file", s.ca_file));
+  TALARIA_RETURN_IF_ERROR(c.ReadBool("use_gateway", s.use_gateway));
   return s;
 }
 

@@ -8,6 +8,8 @@
 //     extract_char_limit: 15000   # 2,000 to 500,000
 //     allow_private: ["127.0.0.1:8080", "10.1.0.0/16"]
 //     ca_file: /etc/ssl/private-ca.pem
+//     use_gateway: true           # Firecrawl through the managed tool gateway even when a
+//                                 #   direct key is set (the original's prefers_gateway("web"))
 //
 // Keys and endpoints come from the environment: SEARXNG_URL, BRAVE_SEARCH_API_KEY,
 // TAVILY_API_KEY (TAVILY_BASE_URL), EXA_API_KEY, PARALLEL_API_KEY (PARALLEL_SEARCH_MODE),
@@ -32,6 +34,7 @@ struct WebSettings {
   int64_t extract_char_limit = 15'000;
   std::vector<std::string> allow_private;
   std::string ca_file;
+  bool use_gateway = false;
 };
 
 Result<WebSettings> WebSettingsFromConfig(const Config& config);

@@ -247,6 +247,35 @@ TEST_F(WebToolsTest, FirecrawlThroughTheToolGatewayUsesTheUserToken) {
   EXPECT_EQ(seen[2], "search|Bearer fc-key");
 }
 
+// web.use_gateway (the original's prefers_gateway("web")): the gateway first even with a direct
+// key, and the key still used when the gateway has no token (#79628).
+TEST_F(WebToolsTest, TheWebSectionCanPreferTheGatewayAndStillKeepsTheKey) {
+  std::vector<std::string> seen;
+  auto server = [&seen](const std::string& name) {
+    return [&seen, name](httplib::Server& s) {
+      s.Post("/v2/search", [&seen, name](const httplib::Request& req, httplib::Response& res) {
+        seen.push_back(name + "|" + req.get_header_value("Authorization"));
+        res.set_content(R"({"success":true,"data":{"web":[{"url":"https://x","title":"X"}]}})",
+                        "application/json");
+      });
+    };
+  };
+  LoopbackHttpServer direct(server("direct"));
+  LoopbackHttpServer gateway(server("gateway"));
+  ::setenv("FIRECRAWL_API_KEY", "fc-key", 1);
+  ::setenv("FIRECRAWL_API_URL", direct.url().c_str(), 1);
+  ::setenv("FIRECRAWL_GATEWAY_URL", gateway.url().c_str(), 1);
+  ::setenv("TOOL_GATEWAY_USER_TOKEN", "user-token", 1);
+  WriteConfig("web:\n  search_backend: firecrawl\n");
+  ASSERT_EQ(Call("web_search", {{"query", "q"}})["success"], true);
+  WriteConfig("web:\n  search_backend: firecrawl\n  use_gateway: true\n");
+  ASSERT_EQ(Call("web_search", {{"query", "q"}})["success"], true);
+  ::unsetenv("TOOL_GATEWAY_USER_TOKEN");  // preferred, but not usable: the key is kept
+  ASSERT_EQ(Call("web_search", {{"query", "q"}})["success"], true);
+  EXPECT_EQ(seen, (std::vector<std::string>{"direct|Bearer fc-key", "gateway|Bearer user-token",
+                                            "direct|Bearer fc-key"}));
+}
+
 TEST_F(WebToolsTest, AFailingBackendGivesItsError) {
   LoopbackHttpServer fake([&](httplib::Server& s) {
     s.Get("/search", [](const httplib::Request&, httplib::Response& res) {
