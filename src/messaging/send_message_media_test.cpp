@@ -307,7 +307,7 @@ TEST_F(SendMessageMediaTest, EmailSendsOneMultipartMessageWithEveryFile) {
   const Json alone = Call({{"target", "email:alice@example.org"}, {"message", "MEDIA:report.csv"}});
   ASSERT_EQ(alone.value("success", false), true) << alone.dump();
   ASSERT_EQ(smtp.mails().size(), 2U);
-  const std::string& second = smtp.mails()[1].data;
+  const std::string second = smtp.mails()[1].data;  // a copy: mails() returns a new vector
   EXPECT_NE(second.find("Subject: report.csv\r\n"), std::string::npos);
   EXPECT_EQ(second.find("text/plain"), std::string::npos);
 }
