@@ -197,7 +197,7 @@ TEST_F(MemoryCli, PendingWritesAreListedAsTheToolsOperations) {
   const CliRun text = RunTalaria(How(), {"memory", "pending"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("    add -> Uses Ninja"), std::string::npos) << text.out;
-  EXPECT_EQ(ReadText(MemoryFile("MEMORY.md")), "") << "staged, not written";
+  EXPECT_EQ(test_support::ReadWholeFile(MemoryFile("MEMORY.md")), "") << "staged, not written";
   EXPECT_EQ(server->ProblemsText(), "");
 }
 
