@@ -12,6 +12,7 @@
 
 #include "talaria/core/config.h"
 #include "talaria/core/config_section.h"
+#include "talaria/net/send_and_collect.h"
 #include "talaria/web/fetcher.h"
 #include "talaria/web/network_guard.h"
 
@@ -64,19 +65,11 @@ Result<JsonAnswer> SendJson(std::string_view what, net::HttpRequest req,
   req.headers.emplace_back("User-Agent", "talaria/1.0");
   req.max_body_bytes = kMaxAnswerBytes;
   req.decompress = true;
-  auto client = net::MakeHttpClient();
-  if (!client) return Err(client.error());
-  std::string body;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return Err(head.error().WithContext(std::string(what)));
+  auto sent = net::SendAndCollect(req, stop);
+  if (!sent) return Err(sent.error().WithContext(std::string(what)));
+  const std::string& body = sent->body;
   JsonAnswer answer;
-  answer.status = head->status;
+  answer.status = sent->head.status;
   answer.text = body.substr(0, 300);
   if (auto json = ParseJson(body)) answer.body = std::move(*json);
   return answer;

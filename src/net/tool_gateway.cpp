@@ -20,6 +20,7 @@
 #include "talaria/base/paths.h"
 #include "talaria/base/unique_fd.h"
 #include "talaria/net/http_client.h"
+#include "talaria/net/send_and_collect.h"
 
 namespace talaria::net {
 namespace {
@@ -169,22 +170,13 @@ Status Refresh(TokenFile& f, const std::stop_token& stop) {
   if (!f.client_id.empty()) req.body += "&client_id=" + FormEncode(f.client_id);
   req.total_timeout = std::chrono::seconds(30);
   req.max_body_bytes = size_t{1} << 20;
-  auto client = MakeHttpClient();
-  if (!client) return client.error();
-  std::string body;
-  auto head = (*client)->Send(
-      req,
-      [&](std::string_view chunk) {
-        body.append(chunk);
-        return true;
-      },
-      stop);
-  if (!head) return head.error().WithContext("tool gateway token refresh");
-  auto answer = ParseJson(body);
-  if (head->status < 200 || head->status > 299 || !answer || !answer->is_object()) {
+  auto sent = SendAndCollect(req, stop);
+  if (!sent) return sent.error().WithContext("tool gateway token refresh");
+  auto answer = ParseJson(sent->body);
+  if (sent->head.status < 200 || sent->head.status > 299 || !answer || !answer->is_object()) {
     std::string why = answer && answer->is_object() ? JsonStringField(*answer, "error") : "";
     return UnavailableError("tool gateway token refresh answered HTTP " +
-                            std::to_string(head->status) + (why.empty() ? "" : ": " + why));
+                            std::to_string(sent->head.status) + (why.empty() ? "" : ": " + why));
   }
   const std::string token = JsonStringField(*answer, "access_token");
   if (token.empty()) {
