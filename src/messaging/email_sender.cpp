@@ -8,6 +8,7 @@
 
 #include "messaging/base64.h"
 #include "messaging/media_types.h"
+#include "messaging/platform_http.h"
 #include "messaging/sender.h"
 #include "talaria/base/random.h"
 #include "talaria/net/mail_client.h"
@@ -75,19 +76,8 @@ std::string FileNameParam(std::string_view key, std::string_view name) {
   bool plain = IsAscii(name);
   for (char c : name) plain = plain && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f;
   if (plain) return std::string(key) + "=\"" + std::string(name) + "\"";
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out = std::string(key) + "*=UTF-8''";
-  for (unsigned char c : name) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-        c == '-' || c == '_') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  // RFC 2231/5987: percent-encoded UTF-8; every unreserved character is an attr-char.
+  return std::string(key) + "*=UTF-8''" + UrlEncode(name);
 }
 
 // `bytes` in base64, 76 characters a line (RFC 2045).
