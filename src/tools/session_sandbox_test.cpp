@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/bwrap_support.h"
 #include "support/env_helpers.h"
 #include "support/file_text.h"
 #include "support/sandbox_control_plane.h"
@@ -122,6 +123,8 @@ TEST_P(SessionSandbox, TheTerminalRunsInTheServicesSandbox) {
 // terminal.<service>.sync: the sandbox has its own file system here (the fake binds no
 // workspace; /tmp is the jail's own), so what the tools see on either side got there by sync.
 TEST_P(SessionSandbox, SyncKeepsTheWorkspaceAndTheSandboxInStep) {
+  // Unjailed, the fake's sandboxes would all share the machine's /tmp/work.
+  TALARIA_SKIP_WITHOUT_BWRAP();
   plane_.reset();
   test_support::SandboxControlPlaneOptions fake;
   fake.root = scratch_;
