@@ -115,10 +115,14 @@ bool PluginTrial::Start(size_t first) {
   start.stdin_fd = list.get();
   auto child = StartProcess(options, start);
   if (!child) return not_run(child.error().message());
-  attempt_.emplace();
-  attempt_->child = std::move(*child);
-  attempt_->protocol = std::move(read_end);
-  attempt_->first = first;
+  // Assigned whole rather than emplace()d: clang 14 (clang-tidy's) cannot default-construct a
+  // nested struct with member initializers inside its enclosing class.
+  attempt_ = Attempt{.child = std::move(*child),
+                     .protocol = std::move(read_end),
+                     .first = first,
+                     .ready = false,
+                     .pending = {},
+                     .output = {}};
   progress_at_ = Clock::now();
   return true;
 }
