@@ -1,5 +1,7 @@
 // send_message's MEDIA: attachments on Matrix (upload, then an m.image or m.file event), Signal
-// (data URIs in signal-cli's send) and e-mail (one multipart/mixed message), and Matrix unreact
+// (data URIs in signal-cli's send), e-mail (one multipart/mixed message), Slack (the external
+// upload flow), SMS (Twilio MediaUrl; local files refused), ntfy (PUT with Filename, or Attach)
+// and the webhook (base64 in its JSON body), and Matrix unreact
 // (the reaction event found among the message's annotations and redacted), each against a local
 // fake that checks what arrives.
 #include <gtest/gtest.h>
@@ -310,6 +312,287 @@ TEST_F(SendMessageMediaTest, EmailSendsOneMultipartMessageWithEveryFile) {
   const std::string second = smtp.mails()[1].data;  // a copy: mails() returns a new vector
   EXPECT_NE(second.find("Subject: report.csv\r\n"), std::string::npos);
   EXPECT_EQ(second.find("text/plain"), std::string::npos);
+}
+
+TEST_F(SendMessageMediaTest, SlackUploadsExternallyThenSharesInTheChannel) {
+  struct Slot {
+    std::string auth, filename, length;
+  };
+  struct Upload {
+    std::string path, auth, type, body;
+  };
+  struct Complete {
+    std::string auth, type;
+    Json files;
+    std::string channel, thread;
+  };
+  std::vector<Slot> slots;
+  std::vector<Upload> uploads;
+  std::vector<Complete> completes;
+  std::vector<Json> posts;
+  std::string upload_base;  // where getUploadURLExternal points the upload
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/chat.postMessage", [&](const httplib::Request& req, httplib::Response& res) {
+      posts.push_back(Body(req));
+      Reply(res, {{"ok", true}, {"ts", "1700000000.000100"}});
+    });
+    s.Post("/files.getUploadURLExternal", [&](const httplib::Request& req, httplib::Response& res) {
+      slots.push_back({req.get_header_value("Authorization"), req.get_param_value("filename"),
+                       req.get_param_value("length")});
+      const std::string id = "F0" + std::to_string(slots.size());
+      Reply(res, {{"ok", true}, {"upload_url", upload_base + "/upload/v1/" + id}, {"file_id", id}});
+    });
+    s.Post(R"(/upload/v1/([A-Z0-9]+))", [&](const httplib::Request& req, httplib::Response& res) {
+      uploads.push_back({req.matches[1], req.get_header_value("Authorization"),
+                         req.get_header_value("Content-Type"), req.body});
+      res.set_content("OK - " + std::to_string(req.body.size()), "text/plain");
+    });
+    s.Post("/files.completeUploadExternal",
+           [&](const httplib::Request& req, httplib::Response& res) {
+             Complete c{req.get_header_value("Authorization"), req.get_header_value("Content-Type"),
+                        Json::parse(req.get_param_value("files"), nullptr, false),
+                        req.get_param_value("channel_id"), req.get_param_value("thread_ts")};
+             completes.push_back(c);
+             Json file = {{"id", c.files[0]["id"]}, {"title", c.files[0]["title"]}};
+             // The first share is reported at once; the second finishes later (no shares yet).
+             if (completes.size() == 1) {
+               file["shares"] = {{"public", {{c.channel, {{{"ts", "1700000000.000200"}}}}}}};
+             }
+             Reply(res, {{"ok", true}, {"files", Json::array({file})}});
+           });
+  });
+  upload_base = fake.url();
+  ::setenv("SLACK_BOT_TOKEN", "xoxb-test", 1);
+  WriteConfig("messaging:\n  slack:\n    base_url: " + fake.url() + "\n");
+  const Json r = Call({{"target", "slack:C0ENG:1699999999.000100"},
+                       {"message", "numbers MEDIA:chart.png MEDIA:report.csv"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  ASSERT_EQ(posts.size(), 1U);
+  EXPECT_EQ(posts[0]["text"], "numbers");
+  ASSERT_EQ(slots.size(), 2U);
+  EXPECT_EQ(slots[0].auth, "Bearer xoxb-test");
+  EXPECT_EQ(slots[0].filename, "chart.png");
+  EXPECT_EQ(slots[0].length, "256");
+  EXPECT_EQ(slots[1].filename, "report.csv");
+  EXPECT_EQ(slots[1].length, "8");
+  ASSERT_EQ(uploads.size(), 2U);
+  EXPECT_EQ(uploads[0].path, "F01");
+  EXPECT_EQ(uploads[0].auth, "");  // the pre-signed URL gets no token
+  EXPECT_EQ(uploads[0].body, AllBytes());
+  EXPECT_EQ(uploads[1].body, "a,b\n1,2\n");
+  ASSERT_EQ(completes.size(), 2U);
+  EXPECT_EQ(completes[0].auth, "Bearer xoxb-test");
+  EXPECT_EQ(completes[0].type, "application/x-www-form-urlencoded");
+  EXPECT_EQ(completes[0].files, Json::parse(R"([{"id":"F01","title":"chart.png"}])"));
+  EXPECT_EQ(completes[0].channel, "C0ENG");
+  EXPECT_EQ(completes[0].thread, "1699999999.000100");
+  EXPECT_EQ(r["message_ids"], Json::array({"1700000000.000100", "1700000000.000200", "F02"}));
+
+  // An upload URL that is neither https nor the API's own origin gets no bytes.
+  upload_base = "http://198.51.100.7";
+  uploads.clear();
+  completes.clear();
+  bool ok = true;
+  const Json elsewhere = Call({{"target", "slack:C0ENG"}, {"message", "MEDIA:report.csv"}}, &ok);
+  EXPECT_FALSE(ok) << elsewhere.dump();
+  EXPECT_NE(Error(elsewhere).find("upload_url"), std::string::npos) << elsewhere.dump();
+  EXPECT_TRUE(uploads.empty());
+  EXPECT_TRUE(completes.empty());
+}
+
+TEST_F(SendMessageMediaTest, SmsSendsMediaUrlsAndRefusesLocalFiles) {
+  std::vector<std::string> media;
+  std::string body;
+  std::string auth;
+  bool has_body = false;
+  int requests = 0;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/2010-04-01/Accounts/AC123/Messages.json",
+           [&](const httplib::Request& req, httplib::Response& res) {
+             ++requests;
+             auth = req.get_header_value("Authorization");
+             has_body = req.has_param("Body");
+             body = req.get_param_value("Body");
+             media.clear();
+             for (size_t i = 0; i < req.get_param_value_count("MediaUrl"); ++i) {
+               media.push_back(req.get_param_value("MediaUrl", i));
+             }
+             Reply(res, {{"sid", "MM0001"}, {"status", "queued"}}, 201);
+           });
+  });
+  ::setenv("TWILIO_ACCOUNT_SID", "AC123", 1);
+  ::setenv("TWILIO_AUTH_TOKEN", "twilio-secret", 1);
+  ::setenv("TWILIO_PHONE_NUMBER", "+15550009999", 1);
+  WriteConfig("messaging:\n  sms:\n    base_url: " + fake.url() + "\n");
+  const Json r = Call({{"target", "sms:+15551112222"},
+                       {"message",
+                        "**chart** MEDIA:https://cdn.example.org/c.png?sig=a%20b "
+                        "MEDIA:https://cdn.example.org/d.jpg"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  EXPECT_EQ(auth, "Basic " + Base64("AC123:twilio-secret"));
+  EXPECT_EQ(body, "chart");
+  EXPECT_EQ(media, (std::vector<std::string>{"https://cdn.example.org/c.png?sig=a%20b",
+                                             "https://cdn.example.org/d.jpg"}));
+  EXPECT_EQ(r["message_id"], "MM0001");
+  // Media alone: no Body field.
+  ASSERT_EQ(
+      Call({{"target", "sms:+15551112222"}, {"message", "MEDIA:https://cdn.example.org/x.gif"}})
+          .value("success", false),
+      true);
+  EXPECT_FALSE(has_body);
+
+  // A workspace file has no URL Twilio could fetch: refused, and the text does not go alone.
+  requests = 0;
+  bool ok = true;
+  const Json local =
+      Call({{"target", "sms:+15551112222"}, {"message", "see MEDIA:chart.png"}}, &ok);
+  EXPECT_FALSE(ok) << local.dump();
+  EXPECT_NE(Error(local).find("public URL"), std::string::npos) << local.dump();
+  EXPECT_NE(Error(local).find("MEDIA:chart.png"), std::string::npos) << local.dump();
+  // Eleven URLs: over Twilio's ten per message.
+  std::string many;
+  for (int i = 0; i < 11; ++i)
+    many += " MEDIA:https://cdn.example.org/" + std::to_string(i) + ".png";
+  const Json eleven = Call({{"target", "sms:+15551112222"}, {"message", "x" + many}}, &ok);
+  EXPECT_FALSE(ok) << eleven.dump();
+  EXPECT_NE(Error(eleven).find("at most 10"), std::string::npos) << eleven.dump();
+  // A URL with a control character in it is refused before anything is sent.
+  const Json spaced =
+      Call({{"target", "sms:+15551112222"}, {"message", "MEDIA:https://\x01x"}}, &ok);
+  EXPECT_FALSE(ok) << spaced.dump();
+  EXPECT_EQ(requests, 0);
+}
+
+TEST_F(SendMessageMediaTest, NtfyPutsFilesWithFilenameAndAttachesUrls) {
+  struct Publish {
+    std::string method, topic, auth, filename, attach, message, body;
+  };
+  std::vector<Publish> seen;
+  bool attachments_on = true;
+  auto handler = [&](const httplib::Request& req, httplib::Response& res) {
+    seen.push_back({req.method, req.matches[1], req.get_header_value("Authorization"),
+                    req.get_header_value("Filename"), req.get_header_value("Attach"),
+                    req.get_header_value("Message"), req.body});
+    Json answer = {{"id", "n" + std::to_string(seen.size())}, {"event", "message"}};
+    if (req.body.size() > 4096) {
+      Reply(res, {{"code", 41301}, {"http", 413}, {"error", "attachment too large"}}, 413);
+      return;
+    }
+    const bool file = !req.get_header_value("Filename").empty() && req.method == "PUT";
+    const std::string url = req.get_header_value("Attach");
+    if (attachments_on && (file || !url.empty())) {
+      answer["attachment"] = {{"name", req.get_header_value("Filename")},
+                              {"url", url.empty() ? "https://ntfy.example/file/abc" : url}};
+    }
+    Reply(res, answer);
+  };
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post(R"(/([^/]+))", handler);
+    s.Put(R"(/([^/]+))", handler);
+  });
+  ::setenv("NTFY_TOKEN", "tk_ntfy", 1);
+  WriteConfig("messaging:\n  ntfy:\n    server: " + fake.url() + "\n    home_channel: alerts\n");
+  const Json r =
+      Call({{"target", "ntfy"},
+            {"message", "build done MEDIA:chart.png MEDIA:https://ci.example.org/log.txt"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  ASSERT_EQ(seen.size(), 3U);
+  EXPECT_EQ(seen[0].method, "POST");
+  EXPECT_EQ(seen[0].body, "build done");
+  EXPECT_EQ(seen[1].method, "PUT");
+  EXPECT_EQ(seen[1].topic, "alerts");
+  EXPECT_EQ(seen[1].auth, "Bearer tk_ntfy");
+  EXPECT_EQ(seen[1].filename, "chart.png");
+  EXPECT_EQ(seen[1].body, AllBytes());
+  EXPECT_EQ(seen[2].method, "POST");
+  EXPECT_EQ(seen[2].attach, "https://ci.example.org/log.txt");
+  EXPECT_EQ(seen[2].filename, "log.txt");
+  EXPECT_TRUE(seen[2].body.empty());
+  EXPECT_EQ(r["message_ids"], Json::array({"n1", "n2", "n3"}));
+
+  // A name that is not ASCII travels as an RFC 2047 word.
+  seen.clear();
+  ASSERT_EQ(Call({{"target", "ntfy:alerts"}, {"message", "MEDIA:r\xC3\xA9sum\xC3\xA9.pdf"}})
+                .value("success", false),
+            true);
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0].filename, "=?UTF-8?B?" + Base64("r\xC3\xA9sum\xC3\xA9.pdf") + "?=");
+
+  // Too large for the server, and a server with attachments off: errors, never "sent".
+  std::ofstream(work_.path() + "/big.bin", std::ios::binary) << std::string(5000, 'z');
+  bool ok = true;
+  const Json big = Call({{"target", "ntfy:alerts"}, {"message", "MEDIA:big.bin"}}, &ok);
+  EXPECT_FALSE(ok) << big.dump();
+  EXPECT_NE(Error(big).find("413"), std::string::npos) << big.dump();
+  EXPECT_NE(Error(big).find("larger than this server takes"), std::string::npos) << big.dump();
+  // Over ntfy's default attachment limit: refused before any request.
+  std::ofstream(work_.path() + "/huge.bin", std::ios::binary)
+      << std::string((size_t{15} << 20) + 1, 'h');
+  seen.clear();
+  const Json huge = Call({{"target", "ntfy:alerts"}, {"message", "MEDIA:huge.bin"}}, &ok);
+  EXPECT_FALSE(ok) << huge.dump();
+  EXPECT_NE(Error(huge).find("ntfy takes files up to 15 MiB"), std::string::npos) << huge.dump();
+  EXPECT_TRUE(seen.empty());
+  attachments_on = false;
+  const Json off = Call({{"target", "ntfy:alerts"}, {"message", "MEDIA:report.csv"}}, &ok);
+  EXPECT_FALSE(ok) << off.dump();
+  EXPECT_NE(Error(off).find("without the attachment report.csv"), std::string::npos) << off.dump();
+}
+
+TEST_F(SendMessageMediaTest, WebhookCarriesFilesAsBase64InOneJsonBody) {
+  std::vector<Json> bodies;
+  std::string auth;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+      auth = req.get_header_value("Authorization");
+      EXPECT_EQ(req.get_header_value("Content-Type"), "application/json");
+      bodies.push_back(Body(req));
+      Reply(res, {{"id", "w" + std::to_string(bodies.size())}});
+    });
+  });
+  ::setenv("MESSAGING_WEBHOOK_URL", fake.url("/hook").c_str(), 1);
+  ::setenv("MESSAGING_WEBHOOK_TOKEN", "hook-secret", 1);
+  const Json r =
+      Call({{"target", "webhook:ops"},
+            {"message", "files MEDIA:chart.png MEDIA:report.csv MEDIA:https://x.example/y.pdf"}});
+  ASSERT_EQ(r.value("success", false), true) << r.dump();
+  ASSERT_EQ(bodies.size(), 1U);  // one call for the text and every file
+  EXPECT_EQ(auth, "Bearer hook-secret");
+  const Json& b = bodies[0];
+  EXPECT_EQ(b["text"], "files");
+  EXPECT_EQ(b["target"], "ops");
+  EXPECT_EQ(b["source"], "talaria");
+  ASSERT_EQ(b["attachments"].size(), 3U);
+  EXPECT_EQ(b["attachments"][0]["filename"], "chart.png");
+  EXPECT_EQ(b["attachments"][0]["content_type"], "image/png");
+  EXPECT_EQ(b["attachments"][0]["size"], 256);
+  EXPECT_EQ(DecodeBase64(b["attachments"][0]["base64"].get<std::string>()), AllBytes());
+  EXPECT_EQ(DecodeBase64(b["attachments"][1]["base64"].get<std::string>()), "a,b\n1,2\n");
+  EXPECT_EQ(b["attachments"][2],
+            Json::parse(R"({"filename":"y.pdf","url":"https://x.example/y.pdf"})"));
+  EXPECT_EQ(r["message_id"], "w1");
+
+  // Text alone keeps the plain shape, without an attachments field.
+  ASSERT_EQ(Call({{"target", "webhook:ops"}, {"message", "plain"}}).value("success", false), true);
+  EXPECT_FALSE(bodies.back().contains("attachments"));
+}
+
+TEST_F(SendMessageMediaTest, PlatformsWithoutUrlMediaSayTheyTakeWorkspaceFiles) {
+  int requests = 0;
+  LoopbackHttpServer fake([&](httplib::Server& s) {
+    s.Post(R"(/bot([^/]+)/(\w+))", [&](const httplib::Request&, httplib::Response& res) {
+      ++requests;
+      Reply(res, {{"ok", true}, {"result", {{"message_id", 1}}}});
+    });
+  });
+  ::setenv("TELEGRAM_BOT_TOKEN", "123:abc", 1);
+  WriteConfig("messaging:\n  telegram:\n    base_url: " + fake.url() + "\n");
+  bool ok = true;
+  const Json r =
+      Call({{"target", "telegram:12345"}, {"message", "hi MEDIA:https://x.example/a.png"}}, &ok);
+  EXPECT_FALSE(ok) << r.dump();
+  EXPECT_NE(Error(r).find("not URLs"), std::string::npos) << r.dump();
+  EXPECT_EQ(requests, 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // reported only for what the platform accepted; a message split into parts that fails midway
 // says how many parts went out. Refused for delegated subagents: a child acts inside its task,
 // not in the user's name on other channels.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "messaging/messaging_settings.h"
 #include "messaging/sender.h"
 #include "messaging/target_ref.h"
+#include "talaria/base/ascii.h"
 #include "talaria/base/redact.h"
 #include "talaria/base/strings.h"
 #include "talaria/core/tool_registration.h"
@@ -22,7 +24,7 @@ namespace {
 
 constexpr std::string_view kSchema = R"json({
   "name": "send_message",
-  "description": "Send a message to a chat platform, e-mail or SMS, list the known targets, or add/remove a reaction. Targets are 'platform' (its home channel), 'platform:#channel-name', 'platform:chat_id' or 'platform:chat_id:thread_id', e.g. 'telegram:-1001234567890:17585', 'discord:#bot-home', 'slack:#eng', 'signal:+15551234567', 'matrix:!room:server', 'email:user@example.org', 'sms:+15551234567', 'ntfy:topic', 'webhook'. Use action='list' first when unsure. Put MEDIA:<workspace path> in the message to attach a file (Telegram, Discord, Matrix, Signal, e-mail) and [[as_document]] to send an image as a file. Platforms are configured in config.yaml's messaging section and the environment (SLACK_BOT_TOKEN, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, MATRIX_ACCESS_TOKEN, SIGNAL_HTTP_URL, EMAIL_SMTP_HOST, TWILIO_ACCOUNT_SID, NTFY_SERVER, MESSAGING_WEBHOOK_URL).",
+  "description": "Send a message to a chat platform, e-mail or SMS, list the known targets, or add/remove a reaction. Targets are 'platform' (its home channel), 'platform:#channel-name', 'platform:chat_id' or 'platform:chat_id:thread_id', e.g. 'telegram:-1001234567890:17585', 'discord:#bot-home', 'slack:#eng', 'signal:+15551234567', 'matrix:!room:server', 'email:user@example.org', 'sms:+15551234567', 'ntfy:topic', 'webhook'. Use action='list' first when unsure. Put MEDIA:<workspace path> in the message to attach a file (Slack, Telegram, Discord, Matrix, Signal, e-mail, ntfy, webhook) or MEDIA:https://<public URL> for a file the platform fetches itself (SMS/MMS, which takes only URLs; ntfy; webhook), and [[as_document]] to send an image as a file. Platforms are configured in config.yaml's messaging section and the environment (SLACK_BOT_TOKEN, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, MATRIX_ACCESS_TOKEN, SIGNAL_HTTP_URL, EMAIL_SMTP_HOST, TWILIO_ACCOUNT_SID, NTFY_SERVER, MESSAGING_WEBHOOK_URL).",
   "parameters": {
     "type": "object",
     "properties": {
@@ -34,8 +36,6 @@ constexpr std::string_view kSchema = R"json({
     }
   }
 })json";
-
-constexpr size_t kMaxAttachmentBytes = size_t{20} << 20;
 
 // The error shape of the original: {"error": "..."}, secrets redacted (the platform tokens by
 // value, whatever pattern they have).
@@ -89,6 +89,86 @@ std::string BaseName(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// The success shape: the first id as message_id, every id when there are several.
+ToolResult Sent(const TargetRef& ref, const Destination& dest, const std::vector<std::string>& ids,
+                const std::vector<std::string>& notes) {
+  Json body = {{"success", true},
+               {"platform", ref.platform},
+               {"chat_id", dest.chat},
+               {"message_id", ids.empty() ? "" : ids.front()}};
+  if (!dest.thread.empty()) body["thread_id"] = dest.thread;
+  if (ids.size() > 1) body["message_ids"] = ids;
+  if (!notes.empty()) body["note"] = Join(notes, "; ");
+  return Success(body);
+}
+
+bool IsUrlRef(std::string_view ref) {
+  const std::string head = AsciiLower(ref.substr(0, 8));
+  return head.starts_with("https://") || head.starts_with("http://");
+}
+
+// A MEDIA: URL the platform will fetch: http(s), a host, printable ASCII only (it travels in a
+// form field or a header), at most 2,048 characters.
+Status CheckMediaUrl(std::string_view url) {
+  if (url.size() > 2048) return InvalidArgumentError("MEDIA: URL longer than 2048 characters");
+  for (char c : url) {
+    if (c <= ' ' || c == 0x7f || static_cast<unsigned char>(c) >= 0x80) {
+      return InvalidArgumentError("MEDIA:" + std::string(url.substr(0, 200)) +
+                                  ": a URL holds no spaces, control or non-ASCII characters "
+                                  "(percent-encode them)");
+    }
+  }
+  const size_t host = url.find("://") + 3;
+  if (host >= url.size() || url[host] == '/') {
+    return InvalidArgumentError("MEDIA:" + std::string(url) + ": no host");
+  }
+  return Status::Ok();
+}
+
+// Every MEDIA: reference of the message as an Attachment: workspace files read (within the
+// platform's size limit), URLs checked. Nothing is sent yet; any refusal names what to change.
+Result<std::vector<Attachment>> CollectAttachments(const MediaRefs& media, const Sender& sender,
+                                                   const std::string& platform, ToolContext& ctx) {
+  std::vector<Attachment> files;
+  if (sender.max_files() > 0 && media.paths.size() > sender.max_files()) {
+    return Err(InvalidArgumentError(platform + " takes at most " +
+                                    std::to_string(sender.max_files()) +
+                                    " attachments in one message; nothing was sent"));
+  }
+  const size_t max_bytes = std::min(kMaxAttachmentBytes, sender.max_file_bytes());
+  for (const std::string& path : media.paths) {
+    if (IsUrlRef(path)) {
+      if (!sender.sends_urls()) {
+        return Err(InvalidArgumentError(
+            platform + " attaches workspace files, not URLs; MEDIA:" + path +
+            " would have to be downloaded first (talaria does not fetch it); nothing was sent"));
+      }
+      TALARIA_RETURN_IF_ERROR(CheckMediaUrl(path));
+      std::string name = BaseName(path.substr(0, path.find_first_of("?#")));
+      files.push_back(Attachment{std::move(name), "", path, media.as_document});
+      continue;
+    }
+    if (!sender.sends_files()) {
+      return Err(FailedPreconditionError(platform + " " + sender.NoFilesReason() +
+                                         "; MEDIA:" + path + " was not sent, nor was the message"));
+    }
+    safety::Workspace* ws = tools::WorkspaceOf(ctx);
+    if (ws == nullptr) {
+      return Err(FailedPreconditionError("MEDIA: attachments need a workspace to read files from"));
+    }
+    auto data = ws->ReadAll(path, max_bytes);
+    if (!data) {
+      std::string why = "MEDIA:" + path + ": " + data.error().message();
+      if (data.error().code() == StatusCode::kResourceExhausted) {
+        why += " (" + platform + " takes files up to " + std::to_string(max_bytes >> 20) + " MiB)";
+      }
+      return Err(Status(data.error().code(), why));
+    }
+    files.push_back(Attachment{BaseName(path), std::move(*data), "", media.as_document});
+  }
+  return files;
+}
+
 // The platform's settings for `ref`, when it is known and enabled.
 Result<const PlatformSettings*> PlatformFor(const MessagingSettings& settings,
                                             const TargetRef& ref) {
@@ -120,41 +200,18 @@ ToolResult Send(const Json& args, ToolContext& ctx, const MessagingSettings& set
   std::unique_ptr<Sender> sender = MakeSender(**platform);
   const CallLimits limits = LimitsOf(ctx);
 
-  // Attachments are read before anything is sent: a bad path sends nothing.
-  std::vector<Attachment> files;
-  std::vector<std::string> notes;
-  if (!media.paths.empty()) {
-    if (!sender->sends_files()) {
-      notes.push_back(ref->platform +
-                      " takes no attachments here; not sent: " + Join(media.paths, ", "));
-    } else {
-      safety::Workspace* ws = tools::WorkspaceOf(ctx);
-      if (ws == nullptr) return Failure("MEDIA: attachments need a workspace to read files from");
-      for (const std::string& path : media.paths) {
-        auto data = ws->ReadAll(path, kMaxAttachmentBytes);
-        if (!data) return Failure("MEDIA:" + path + ": " + data.error().message());
-        files.push_back(Attachment{BaseName(path), std::move(*data), media.as_document});
-      }
-    }
-  }
+  // Attachments are read and checked before anything is sent: a bad one sends nothing.
+  auto files = CollectAttachments(media, *sender, ref->platform, ctx);
+  if (!files) return Failure(files.error().message());
 
   auto prepared = sender->Prepare(*dest, limits);
   if (!prepared) return Failure(prepared.error().message(), &settings);
   std::vector<std::string> ids;
-  if (sender->bundles_files() && !files.empty()) {
-    auto id = sender->SendWithFiles(*prepared, media.text, files, limits);
-    if (!id) return Failure(id.error().message(), &settings);
-    Json body = {
-        {"success", true},
-        {"platform", ref->platform},
-        {"chat_id", prepared->chat},
-        {"message_id", *id},
-        {"note", "sent as one message with " + std::to_string(files.size()) + " attachment(s)"}};
-    return Success(body);
-  }
+  std::vector<std::string> notes;
   std::vector<std::string> parts;
   if (!media.text.empty()) parts = SplitMessage(media.text, sender->limit(), sender->unit());
-  const size_t total = parts.size() + files.size();
+  const bool bundled = sender->bundles_files() && !files->empty();
+  const size_t total = bundled ? std::max<size_t>(parts.size(), 1) : parts.size() + files->size();
   auto partial = [&](const Status& error) {
     std::string msg = error.message();
     if (!ids.empty()) {
@@ -163,30 +220,38 @@ ToolResult Send(const Json& args, ToolContext& ctx, const MessagingSettings& set
     }
     return Failure(msg, &settings);
   };
+  if (bundled) {
+    // The text's last part carries every file: one message (a mail, an MMS, a webhook call).
+    const std::string last = parts.empty() ? std::string() : std::move(parts.back());
+    if (!parts.empty()) parts.pop_back();
+    for (const std::string& part : parts) {
+      auto id = sender->Send(*prepared, part, limits);
+      if (!id) return partial(id.error());
+      ids.push_back(std::move(*id));
+    }
+    auto id = sender->SendWithFiles(*prepared, last, *files, limits);
+    if (!id) return partial(id.error());
+    ids.push_back(std::move(*id));
+    notes.push_back("sent with " + std::to_string(files->size()) + " attachment(s) in one message");
+    return Sent(*ref, *prepared, ids, notes);
+  }
   for (const std::string& part : parts) {
     auto id = sender->Send(*prepared, part, limits);
     if (!id) return partial(id.error());
     ids.push_back(std::move(*id));
   }
-  for (const Attachment& file : files) {
+  for (const Attachment& file : *files) {
     auto id = sender->SendFile(*prepared, file, "", limits);
     if (!id) return partial(id.error());
     ids.push_back(std::move(*id));
   }
-  Json body = {{"success", true},
-               {"platform", ref->platform},
-               {"chat_id", prepared->chat},
-               {"message_id", ids.empty() ? "" : ids.front()}};
-  if (!prepared->thread.empty()) body["thread_id"] = prepared->thread;
   if (ids.size() > 1) {
-    body["message_ids"] = ids;
     notes.insert(notes.begin(), "sent as " + std::to_string(ids.size()) + " messages (" +
                                     std::to_string(parts.size()) + " text parts within the " +
-                                    ref->platform + " limit, " + std::to_string(files.size()) +
+                                    ref->platform + " limit, " + std::to_string(files->size()) +
                                     " files)");
   }
-  if (!notes.empty()) body["note"] = Join(notes, "; ");
-  return Success(body);
+  return Sent(*ref, *prepared, ids, notes);
 }
 
 ToolResult React(const Json& args, ToolContext& ctx, const MessagingSettings& settings,

@@ -17,9 +17,14 @@
 
 namespace talaria::messaging {
 
+// The most a file read for MEDIA may hold: what any platform here takes is at most this much
+// once base64 or multipart framing is added to it.
+inline constexpr size_t kMaxAttachmentBytes = size_t{20} << 20;
+
 struct Attachment {
   std::string file_name;     // the base name
-  std::string data;          // the file's bytes
+  std::string data;          // the file's bytes (empty for a URL)
+  std::string url;           // MEDIA:https://...: the platform fetches it; talaria never does
   bool as_document = false;  // send as a file even when it is an image
 };
 
@@ -30,8 +35,16 @@ class Sender {
   // The platform's message limit and how it counts; 0: no limit.
   virtual size_t limit() const = 0;
   virtual LengthUnit unit() const { return LengthUnit::kCodePoints; }
-  // Whether Send accepts attachments (native MEDIA).
+  // Whether SendFile/SendWithFiles take workspace files (native MEDIA:<path>) and URLs the
+  // platform fetches itself (MEDIA:https://...).
   virtual bool sends_files() const { return false; }
+  virtual bool sends_urls() const { return false; }
+  // Why a MEDIA:<path> cannot go here (when !sends_files()): shown to the model.
+  virtual std::string NoFilesReason() const { return "takes no attachments"; }
+  // The largest file the platform takes, and how many attachments one message may carry (0: no
+  // count limit). send_message checks both before anything is sent.
+  virtual size_t max_file_bytes() const { return kMaxAttachmentBytes; }
+  virtual size_t max_files() const { return 0; }
   // Whether React works here (remove: unreact).
   virtual bool reacts(bool /*remove*/) const { return false; }
 
@@ -46,8 +59,9 @@ class Sender {
                                        std::string_view /*caption*/, const CallLimits& /*limits*/) {
     return Err(FailedPreconditionError("this platform takes no attachments"));
   }
-  // Whether the text and every file go out as ONE message (e-mail: a MIME multipart). Then
-  // send_message calls SendWithFiles once instead of Send per part and SendFile per file.
+  // Whether the text and every file go out as ONE message (e-mail: a MIME multipart; the
+  // webhook: one JSON body; SMS: one MMS). Then send_message sends the text's leading parts with
+  // Send and the last part with every file through one SendWithFiles.
   virtual bool bundles_files() const { return false; }
   // Sends `text` (may be empty) with `files` attached. REQUIRES: bundles_files().
   virtual Result<std::string> SendWithFiles(const Destination& /*d*/, std::string_view /*text*/,

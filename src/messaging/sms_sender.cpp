@@ -2,7 +2,11 @@
 // fields From, To and Body and HTTP Basic auth (SID:token). Twilio answers 201 with the message
 // resource; its sid is the id, and a status of failed or undelivered is a failure. A 429 (error
 // 20429) is retried after Retry-After. Markdown is stripped: a phone shows it as punctuation.
+// MMS: Twilio fetches each picture itself from a public URL (MediaUrl, up to 10 per message,
+// 5 MB in all); it has no upload. So MEDIA:https://... goes as MediaUrl, and a workspace file is
+// refused before anything is sent rather than dropped with the text going out alone.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +16,8 @@
 namespace talaria::messaging {
 namespace {
 
-constexpr size_t kSmsLimit = 1600;  // Twilio's Body limit
+constexpr size_t kSmsLimit = 1600;    // Twilio's Body limit
+constexpr size_t kMaxMediaUrls = 10;  // MediaUrl values in one message
 
 // **bold**, __bold__, `code`, leading #'s and [text](url) -> text (url).
 std::string StripMarkdown(std::string_view text) {
@@ -58,15 +63,36 @@ class SmsSender final : public Sender {
 
   size_t limit() const override { return kSmsLimit; }
 
+  bool sends_urls() const override { return true; }
+  bool bundles_files() const override { return true; }
+  size_t max_files() const override { return kMaxMediaUrls; }
+  std::string NoFilesReason() const override {
+    return "(Twilio MMS) has no upload: it fetches each picture from a public URL, so put the "
+           "file at an https:// address and write MEDIA:https://...";
+  }
+
   Result<std::string> Send(const Destination& d, std::string_view text,
                            const CallLimits& limits) override {
+    return SendWithFiles(d, text, {}, limits);
+  }
+
+  Result<std::string> SendWithFiles(const Destination& d, std::string_view text,
+                                    const std::vector<Attachment>& files,
+                                    const CallLimits& limits) override {
     net::HttpRequest req;
     req.method = "POST";
     req.url = p_.base_url + "/2010-04-01/Accounts/" + UrlEncode(p_.account) + "/Messages.json";
     req.headers = {{"Authorization", "Basic " + Base64(p_.account + ":" + p_.token)},
                    {"Content-Type", "application/x-www-form-urlencoded"}};
-    req.body = "From=" + UrlEncode(p_.from) + "&To=" + UrlEncode(d.chat) +
-               "&Body=" + UrlEncode(StripMarkdown(text));
+    req.body = "From=" + UrlEncode(p_.from) + "&To=" + UrlEncode(d.chat);
+    // Body may be left out of an MMS that carries media; a text message needs it.
+    if (!text.empty() || files.empty()) req.body += "&Body=" + UrlEncode(StripMarkdown(text));
+    for (const Attachment& file : files) {
+      if (file.url.empty()) {
+        return Err(InvalidArgumentError("twilio takes media only by URL: " + file.file_name));
+      }
+      req.body += "&MediaUrl=" + UrlEncode(file.url);
+    }
     const Reply reply = TALARIA_TRY(Exchange("sms", std::move(req), &RetryAfterHeader, limits));
     if ((reply.status != 201 && reply.status != 200) || !reply.json.is_object()) {
       const std::string message =
