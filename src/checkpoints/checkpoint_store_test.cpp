@@ -353,6 +353,12 @@ TEST_F(CheckpointStoreTest, RejectsBadHashesAndPathsOutsideTheProject) {
   EXPECT_TRUE(store->Restore(project_, taken.hash, project_ + "/a.txt"));
 }
 
+std::string LinkTarget(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return "(not a link)";
+  return fs::read_symlink(path, ec).string();
+}
+
 TEST_F(CheckpointStoreTest, RestoreDoesNotFollowASymlinkPlantedSince) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -369,18 +375,75 @@ TEST_F(CheckpointStoreTest, RestoreDoesNotFollowASymlinkPlantedSince) {
   EXPECT_FALSE(fs::exists(outside + "/b.txt"));
   EXPECT_FALSE(fs::is_symlink(project_ + "/sub"));
   EXPECT_EQ(Get(project_ + "/sub/b.txt"), "bee\n");
-  // Undoing the restore brings the link back as a link, still pointing out, still unfollowed.
+  // Undoing the restore brings the link back as a link where the directory now stands (the
+  // second pre-rollback snapshot keeps sub/b.txt), still pointing out, still unfollowed.
   ASSERT_FALSE(r->pre_rollback.empty());
   auto undo = store->Restore(project_, r->pre_rollback, std::nullopt);
-  ASSERT_FALSE(undo) << "the directory sub stands where the link was";
-  EXPECT_EQ(undo.error().code(), StatusCode::kInternal);
+  ASSERT_TRUE(undo) << undo.error().ToString();
+  EXPECT_EQ(fs::read_symlink(project_ + "/sub"), fs::path(outside));
   EXPECT_TRUE(fs::is_empty(outside));
+  ASSERT_FALSE(undo->pre_rollback.empty());
+  ASSERT_TRUE(store->Restore(project_, undo->pre_rollback, std::nullopt));
+  EXPECT_EQ(Get(project_ + "/sub/b.txt"), "bee\n");
 }
 
-std::string LinkTarget(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_symlink(fs::symlink_status(path, ec))) return "(not a link)";
-  return fs::read_symlink(path, ec).string();
+TEST_F(CheckpointStoreTest, RestoreReplacesADirectoryWithTheSnapshotsLinkOnlyWhenItIsKept) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string outside = tmp_ / "outside";
+  Put(outside + "/keep.txt", "outside\n");
+  Put(project_ + "/lib/impl.txt", "v1\n");
+  fs::create_directory_symlink("lib", project_ + "/current");
+  const SnapshotOutcome taken = Take(*store);
+  ASSERT_EQ(taken.kind, SnapshotKind::kTaken);
+  const auto outside_before = Fingerprint(outside);
+
+  // The link became a real tree: nested directories, a link inside leading out of the project,
+  // a dangling one, an empty directory.
+  fs::remove(project_ + "/current");
+  Put(project_ + "/current/a.txt", "a\n");
+  Put(project_ + "/current/deep/er/b.txt", "b\n");
+  fs::create_directories(project_ + "/current/empty");
+  fs::create_directory_symlink(outside, project_ + "/current/deep/out");
+  fs::create_symlink("nowhere", project_ + "/current/dangling");
+  auto r = store->Restore(project_, taken.hash, std::nullopt);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(LinkTarget(project_ + "/current"), "lib");
+  EXPECT_EQ(Get(project_ + "/current/impl.txt"), "v1\n");  // through the restored link
+  EXPECT_EQ(Fingerprint(outside), outside_before);         // the link inside was not followed
+  EXPECT_TRUE(fs::exists(outside + "/keep.txt"));
+
+  // The tree comes back whole from the pre-rollback snapshot (the empty directory aside: git
+  // keeps no directories), and so does the link inside it.
+  ASSERT_FALSE(r->pre_rollback.empty());
+  auto back = store->Restore(project_, r->pre_rollback, std::nullopt);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_FALSE(fs::is_symlink(project_ + "/current"));
+  EXPECT_EQ(Get(project_ + "/current/deep/er/b.txt"), "b\n");
+  EXPECT_EQ(LinkTarget(project_ + "/current/deep/out"), outside);
+  EXPECT_EQ(LinkTarget(project_ + "/current/dangling"), "nowhere");
+
+  // A file the snapshots leave out (an .env file, a node_modules tree) stays: the directory is
+  // not replaced, the error names the file and the pre-rollback snapshot, and nothing under
+  // the directory was removed.
+  Put(project_ + "/current/.env", "SECRET=1\n");
+  auto refused = store->Restore(project_, taken.hash, std::nullopt);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("current/.env"), std::string::npos)
+      << refused.error().ToString();
+  EXPECT_NE(refused.error().message().find("pre-rollback snapshot"), std::string::npos)
+      << refused.error().ToString();
+  EXPECT_EQ(Get(project_ + "/current/.env"), "SECRET=1\n");
+  EXPECT_EQ(Get(project_ + "/current/a.txt"), "a\n");
+  EXPECT_EQ(Get(project_ + "/current/deep/er/b.txt"), "b\n");
+  EXPECT_EQ(Fingerprint(outside), outside_before);
+
+  // One file alone: a directory standing where the snapshot has a file is replaced too.
+  fs::remove(project_ + "/current/.env");
+  fs::remove_all(project_ + "/lib/impl.txt");
+  Put(project_ + "/lib/impl.txt/x.txt", "now a directory\n");
+  ASSERT_TRUE(store->Restore(project_, taken.hash, std::string("lib/impl.txt")));
+  EXPECT_EQ(Get(project_ + "/lib/impl.txt"), "v1\n");
 }
 
 TEST_F(CheckpointStoreTest, KeepsSymlinksAsLinksAndNeverReadsWhatTheyPointAt) {

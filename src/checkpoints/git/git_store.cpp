@@ -276,7 +276,26 @@ class StoreImpl final : public CheckpointStore {
       const SnapshotOutcome pre = TALARIA_TRY(
           TakeLocked(project, "pre-rollback snapshot (restoring " + info.short_hash + ")"));
       if (pre.kind == SnapshotKind::kTaken) outcome.pre_rollback = pre.hash.substr(0, kShortHash);
-      TALARIA_RETURN_IF_ERROR(WriteBlobs(repo, workdir, blobs, outcome));
+      // What the pre-rollback snapshot holds may be removed to make way (a directory where the
+      // snapshot has a link or a file): it can be brought back from there.
+      TreePtr pre_tree;
+      if (pre.kind == SnapshotKind::kTaken || pre.kind == SnapshotKind::kUnchanged) {
+        git_oid pre_id;
+        if (git_oid_fromstr(&pre_id, pre.hash.c_str()) == 0) {
+          auto t = TreeOf(repo, pre_id);
+          if (t) pre_tree = std::move(*t);
+        }
+      }
+      const KeptBySnapshot kept = [&pre_tree](std::string_view path) {
+        if (pre_tree == nullptr) return false;
+        git_tree_entry* raw = nullptr;
+        if (git_tree_entry_bypath(&raw, pre_tree.get(), std::string(path).c_str()) < 0) {
+          return false;
+        }
+        TreeEntryPtr entry(raw);
+        return git_tree_entry_type(entry.get()) == GIT_OBJECT_BLOB;
+      };
+      TALARIA_RETURN_IF_ERROR(WriteBlobs(repo, workdir, blobs, kept, outcome));
       TALARIA_RETURN_IF_ERROR(PruneToCount(project, settings_.max_snapshots));
       TouchProjectRecord(project);
     }
@@ -402,9 +421,11 @@ class StoreImpl final : public CheckpointStore {
   }
 
   // Writes the snapshot's files back through a workspace confined to `workdir`, and its
-  // symlinks as links (restore_paths.h); a link or directory standing in the way is replaced.
+  // symlinks as links (restore_paths.h); a link standing in the way is replaced, and so is a
+  // directory whose every file is `kept` (the pre-rollback snapshot can bring it back).
   static Status WriteBlobs(git_repository* repo, const std::string& workdir,
-                           const std::vector<SnapshotEntry>& blobs, RestoreOutcome& outcome) {
+                           const std::vector<SnapshotEntry>& blobs, const KeptBySnapshot& kept,
+                           RestoreOutcome& outcome) {
     safety::WorkspaceOptions options;
     options.roots = {workdir};
     // One syncfs at the end instead of two fsyncs per file (a tree of thousands of files).
@@ -427,7 +448,7 @@ class StoreImpl final : public CheckpointStore {
         BlobPtr blob(raw);
         const std::string_view content(static_cast<const char*>(git_blob_rawcontent(blob.get())),
                                        static_cast<size_t>(git_blob_rawsize(blob.get())));
-        s = WriteEntry(**ws, root.get(), entry, content);
+        s = WriteEntry(**ws, root.get(), entry, content, kept);
       }
       if (s.ok()) {
         outcome.files_restored.push_back(path);
@@ -446,10 +467,11 @@ class StoreImpl final : public CheckpointStore {
     return Status::Ok();
   }
 
-  // One entry: its parents made real directories, then the file through the workspace (its
-  // policy: never a sensitive path) or the link in place.
+  // One entry: its parents made real directories, a link or a kept directory in its place
+  // removed, then the file through the workspace (its policy: never a sensitive path) or the
+  // link in place.
   static Status WriteEntry(const safety::Workspace& ws, int root_fd, const SnapshotEntry& entry,
-                           std::string_view content) {
+                           std::string_view content, const KeptBySnapshot& kept) {
     const std::string& path = entry.path;
     const size_t slash = path.rfind('/');
     const std::string_view leaf = slash == std::string::npos
@@ -457,6 +479,8 @@ class StoreImpl final : public CheckpointStore {
                                       : std::string_view(path).substr(slash + 1);
     UniqueFd parent = TALARIA_TRY(OpenParentBeneath(root_fd, path));
     TALARIA_RETURN_IF_ERROR(RemoveLinkEntry(parent.get(), leaf));
+    // Before the workspace's check, which refuses a directory standing where a file goes.
+    TALARIA_RETURN_IF_ERROR(RemoveDirectoryEntry(parent.get(), leaf, path, kept));
     TALARIA_RETURN_IF_ERROR(ws.CheckWritable(path));
     if (entry.mode == GIT_FILEMODE_LINK) return PlaceLinkEntry(parent.get(), leaf, content);
     auto written = ws.WriteAtomic(path, content);

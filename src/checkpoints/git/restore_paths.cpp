@@ -1,13 +1,16 @@
 #include "checkpoints/git/restore_paths.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace talaria::checkpoints {
 namespace {
@@ -30,7 +33,93 @@ Result<UniqueFd> OpenDirNoFollow(int dir_fd, const std::string& name, std::strin
   return fd;
 }
 
+constexpr int kMaxDepth = 256;
+
+// The names in directory `fd` but "." and "..". The descriptor is duplicated for the listing,
+// so `fd` stays usable.
+Result<std::vector<std::string>> ListNames(int fd, std::string_view path) {
+  const int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return Err(IoError("dup", path));
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dup), &::closedir);
+  if (dir == nullptr) {
+    ::close(dup);
+    return Err(IoError("list", path));
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(dir.get())) {
+    const std::string_view name = e->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  if (errno != 0) return Err(IoError("list", path));
+  return names;
+}
+
+enum class TreePass { kCheck, kRemove };
+
+// kCheck: fails on the first file or link under directory `fd` that is not kept. kRemove:
+// unlinks what is kept, then each emptied directory; anything else left makes rmdir fail.
+Status WalkTree(int fd, const std::string& rel, const std::string& top, const KeptBySnapshot& kept,
+                TreePass pass, int depth) {
+  if (depth > kMaxDepth) {
+    return FailedPreconditionError("checkpoints: " + rel + " is nested deeper than " +
+                                   std::to_string(kMaxDepth) + " levels");
+  }
+  const std::vector<std::string> names = TALARIA_TRY(ListNames(fd, rel));
+  for (const std::string& name : names) {
+    const std::string path = rel + "/" + name;
+    struct stat st {};
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return IoError("stat", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub = TALARIA_TRY(OpenDirNoFollow(fd, name, path));
+      TALARIA_RETURN_IF_ERROR(WalkTree(sub.get(), path, top, kept, pass, depth + 1));
+      if (pass == TreePass::kRemove && ::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
+        return IoError("remove the directory", path);
+      }
+      continue;
+    }
+    const bool is_kept = (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && kept(path);
+    if (pass == TreePass::kCheck && !is_kept) {
+      return FailedPreconditionError(
+          "checkpoints: " + path +
+          " is not in the pre-rollback snapshot (left out by the exclusions or the size cap, or "
+          "not a regular file), so the directory " +
+          top + " is not replaced; move it away and restore again");
+    }
+    if (pass == TreePass::kRemove && is_kept && ::unlinkat(fd, name.c_str(), 0) != 0 &&
+        errno != ENOENT) {
+      return IoError("remove", path);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status RemoveDirectoryEntry(int dir_fd, std::string_view name, std::string_view rel,
+                            const KeptBySnapshot& kept) {
+  const std::string leaf(name);
+  const std::string path(rel);
+  struct stat st {};
+  if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::Ok();
+  }
+  UniqueFd dir = TALARIA_TRY(OpenDirNoFollow(dir_fd, leaf, path));
+  // Everything is checked before anything is removed: a refusal leaves the directory whole.
+  TALARIA_RETURN_IF_ERROR(WalkTree(dir.get(), path, path, kept, TreePass::kCheck, 0));
+  TALARIA_RETURN_IF_ERROR(WalkTree(dir.get(), path, path, kept, TreePass::kRemove, 0));
+  if (::unlinkat(dir_fd, leaf.c_str(), AT_REMOVEDIR) != 0) {
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      return FailedPreconditionError("checkpoints: " + path +
+                                     " gained entries while it was replaced; it stays");
+    }
+    return IoError("remove the directory", path);
+  }
+  return Status::Ok();
+}
 
 Result<UniqueFd> OpenParentBeneath(int root_fd, std::string_view rel) {
   const int dup = ::fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
