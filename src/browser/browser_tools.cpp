@@ -7,10 +7,10 @@
 #include <regex>
 #include <thread>
 
-#include "browser/base64.h"
 #include "browser/browser_sessions_internal.h"
 #include "browser/chromium_process.h"
 #include "browser/snapshot_budget.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/base64.h"
+#include "talaria/base/base64.h"
 #include "browser/chromium_process.h"
 #include "browser/key_codes.h"
 #include "browser/snapshot_budget.h"

@@ -3,10 +3,10 @@
 
 #include <utility>
 
-#include "browser/base64.h"
 #include "browser/chromium_process.h"
 #include "browser/key_codes.h"
 #include "browser/page_script.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::browser {
 namespace {

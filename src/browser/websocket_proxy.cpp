@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 
-#include "browser/base64.h"
 #include "talaria/base/ascii.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::browser {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "browser/base64.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::browser {
 namespace {

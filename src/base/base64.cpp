@@ -1,5 +1,5 @@
 // Base64Encode and Base64Decode (base64.h).
-#include "browser/base64.h"
+#include "talaria/base/base64.h"
 
 #include <array>
 #include <cstdint>
