@@ -1,6 +1,6 @@
 // The browser tools through the registry against real Chromium on a 127.0.0.1 page (navigate,
-// type, press, click, snapshot, console, images, vision, close), the snapshot budget, key names,
-// base64, and the lifeline: a process holding a browser is SIGKILLed and no Chromium of its
+// type, press, click, snapshot, console, images, vision, close), the snapshot budget, key names
+// and the lifeline: a process holding a browser is SIGKILLed and no Chromium of its
 // remains.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "talaria/base/base64.h"
 #include "browser/chromium_process.h"
 #include "browser/key_codes.h"
 #include "browser/snapshot_budget.h"
@@ -95,15 +94,6 @@ TEST(KeyCodes, NamesKeysAndModifiers) {
   EXPECT_EQ(ParseKey("+")->key, "+");
   EXPECT_FALSE(ParseKey("Hyper+x").has_value());
   EXPECT_FALSE(ParseKey("NotAKey").has_value());
-}
-
-TEST(Base64, RoundTripsAndRejectsJunk) {
-  for (const std::string& s :
-       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
-    EXPECT_EQ(Base64Decode(Base64Encode(s)), s);
-  }
-  EXPECT_EQ(Base64Encode("abc"), "YWJj");
-  EXPECT_FALSE(Base64Decode("!!!").has_value());
 }
 
 class BrowserToolsTest : public ::testing::Test {
