@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mcp/server_test_util.h"
+#include "talaria/base/base64.h"
 #include "talaria/core/client_channel.h"
 #include "talaria/mcp/features.h"
 #include "talaria/mcp/server.h"
@@ -416,13 +417,6 @@ TEST(UriTemplate, MatchesLevelOneVariables) {
   EXPECT_FALSE(MatchUriTemplate("test://template/{id}/data", "test://template/123/other", &vars));
   EXPECT_FALSE(MatchUriTemplate("test://template/{id}/data", "test://template/1/2/data", &vars));
   EXPECT_FALSE(MatchUriTemplate("test://{id}", "test://", &vars));
-}
-
-TEST(Base64, EncodesWithPadding) {
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "media/media_http.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"

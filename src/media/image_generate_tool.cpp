@@ -16,6 +16,7 @@
 #include "media/image_codec.h"
 #include "media/media_http.h"
 #include "media/media_settings.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/random.h"
 #include "talaria/core/tool_registration.h"
@@ -196,7 +197,7 @@ Result<std::string> GenerateWithOpenAi(const ImageGenSettings& s, std::string_vi
   }
   std::string bytes;
   if (std::string b64 = JsonStringField(data[0], "b64_json"); !b64.empty()) {
-    bytes = TALARIA_TRY(Base64Decode(b64));
+    bytes = TALARIA_TRY(Base64Decode(b64, Base64Alphabet::kStandardOrUrlSafe));
   } else if (std::string url = JsonStringField(data[0], "url"); !url.empty()) {
     bytes = TALARIA_TRY(FetchBytes(url, kMaxImageBytes, ctx.cancel, deadline));
   } else {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/base64.h"
 #include "talaria/core/config.h"
 #include "talaria/core/config_section.h"
 #include "talaria/net/send_and_collect.h"
@@ -45,15 +46,6 @@ Result<std::shared_ptr<web::Fetcher>> FetcherFor(size_t max_bytes) {
   auto fetcher = TALARIA_TRY(web::Fetcher::Create(std::move(guard), options));
   cache[key] = fetcher;
   return fetcher;
-}
-
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+' || c == '-') return 62;
-  if (c == '/' || c == '_') return 63;
-  return -1;
 }
 
 }  // namespace
@@ -107,7 +99,7 @@ Result<std::string> FetchBytes(std::string_view url, size_t max_bytes, const std
       return Err(ResourceExhaustedError("the image is larger than " + std::to_string(max_bytes) +
                                         " bytes"));
     }
-    return Base64Decode(url.substr(comma + 1));
+    return Base64Decode(url.substr(comma + 1), Base64Alphabet::kStandardOrUrlSafe);
   }
   auto fetcher = TALARIA_TRY(FetcherFor(max_bytes));
   web::FetchedPage page = TALARIA_TRY(fetcher->Fetch(url, stop, deadline));
@@ -119,56 +111,6 @@ Result<std::string> FetchBytes(std::string_view url, size_t max_bytes, const std
         ResourceExhaustedError("the image is larger than " + std::to_string(max_bytes) + " bytes"));
   }
   return std::move(page.body);
-}
-
-std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-Result<std::string> Base64Decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  uint32_t acc = 0;
-  int bits = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    const int v = Base64Value(c);
-    if (v < 0 || padding) return Err(InvalidArgumentError("not valid base64"));
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  return out;
 }
 
 }  // namespace talaria::media

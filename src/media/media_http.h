@@ -41,8 +41,4 @@ std::string ServiceError(const JsonAnswer& answer);
 Result<std::string> FetchBytes(std::string_view url, size_t max_bytes, const std::stop_token& stop,
                                std::chrono::steady_clock::time_point deadline);
 
-std::string Base64Encode(std::string_view bytes);
-// Standard or URL-safe alphabet, padding optional, whitespace skipped. InvalidArgument else.
-Result<std::string> Base64Decode(std::string_view text);
-
 }  // namespace talaria::media

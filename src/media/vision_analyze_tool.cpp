@@ -13,6 +13,7 @@
 #include "media/image_codec.h"
 #include "media/media_http.h"
 #include "media/media_settings.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/strings.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/tool_registration.h"

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <string>
 
-#include "messaging/base64.h"
 #include "messaging/media_types.h"
 #include "messaging/platform_http.h"
 #include "messaging/sender.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/random.h"
 #include "talaria/net/mail_client.h"
 
@@ -53,7 +53,7 @@ std::string Subject(std::string_view text) {
   }
   subject = HeaderSafe(subject);
   if (subject.empty()) subject = "Message from talaria";
-  if (!IsAscii(subject)) subject = "=?UTF-8?B?" + Base64(subject) + "?=";
+  if (!IsAscii(subject)) subject = "=?UTF-8?B?" + Base64Encode(subject) + "?=";
   return subject;
 }
 
@@ -82,7 +82,7 @@ std::string FileNameParam(std::string_view key, std::string_view name) {
 
 // `bytes` in base64, 76 characters a line (RFC 2045).
 void AppendBase64Lines(std::string& m, std::string_view bytes) {
-  const std::string body = Base64(bytes);
+  const std::string body = Base64Encode(bytes);
   for (size_t i = 0; i < body.size(); i += 76) m += body.substr(i, 76) + "\r\n";
 }
 

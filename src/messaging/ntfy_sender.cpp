@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/sender.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::messaging {
 namespace {
@@ -25,7 +25,7 @@ std::string HeaderValue(std::string_view value) {
   bool plain = true;
   for (char c : value) plain = plain && c >= ' ' && c < 0x7f;
   if (plain) return std::string(value);
-  return "=?UTF-8?B?" + Base64(value) + "?=";
+  return "=?UTF-8?B?" + Base64Encode(value) + "?=";
 }
 
 class NtfySender final : public Sender {

@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/send_message_fixture.h"
 #include "support/fake_smtp_server.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/tools/session_services.h"
 
@@ -32,27 +32,6 @@ std::string AllBytes() {
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
   return bytes;
-}
-
-// RFC 4648 base64, ignoring line breaks; nullopt on any other character.
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '\r' || c == '\n' || c == '=') continue;
-    const size_t v = kAlphabet.find(c);
-    if (v == std::string_view::npos) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  return out;
 }
 
 class SendMessageMediaTest : public SendMessageTest {
@@ -236,10 +215,10 @@ TEST_F(SendMessageMediaTest, SignalSendsFilesAsDataUris) {
   const std::string png = params[1]["attachments"][0].get<std::string>();
   const std::string prefix = "data:image/png;filename=chart.png;base64,";
   ASSERT_TRUE(png.starts_with(prefix)) << png;
-  EXPECT_EQ(DecodeBase64(png.substr(prefix.size())), AllBytes());
+  EXPECT_EQ(Base64Decode(png.substr(prefix.size())), AllBytes());
   EXPECT_EQ(params[1]["recipient"], Json::array({"+15552223333"}));
   EXPECT_EQ(params[2]["attachments"][0],
-            "data:text/csv;filename=report.csv;base64," + Base64("a,b\n1,2\n"));
+            "data:text/csv;filename=report.csv;base64," + Base64Encode("a,b\n1,2\n"));
   EXPECT_EQ(r["message_ids"], Json::array({"1700000000001", "1700000000002", "1700000000003"}));
 }
 
@@ -259,7 +238,8 @@ std::optional<Part> FindPart(const std::string& mail, const std::string& boundar
     if (blank == std::string::npos || next == std::string::npos || blank > next) return {};
     Part part{mail.substr(start, blank - start), std::nullopt};
     if (part.headers.find(marker) == std::string::npos) continue;
-    part.body = DecodeBase64(std::string_view(mail).substr(blank + 4, next - blank - 4));
+    auto body = Base64Decode(std::string_view(mail).substr(blank + 4, next - blank - 4));
+    if (body) part.body = std::move(*body);
     return part;
   }
   return std::nullopt;
@@ -429,7 +409,7 @@ TEST_F(SendMessageMediaTest, SmsSendsMediaUrlsAndRefusesLocalFiles) {
                         "**chart** MEDIA:https://cdn.example.org/c.png?sig=a%20b "
                         "MEDIA:https://cdn.example.org/d.jpg"}});
   ASSERT_EQ(r.value("success", false), true) << r.dump();
-  EXPECT_EQ(auth, "Basic " + Base64("AC123:twilio-secret"));
+  EXPECT_EQ(auth, "Basic " + Base64Encode("AC123:twilio-secret"));
   EXPECT_EQ(body, "chart");
   EXPECT_EQ(media, (std::vector<std::string>{"https://cdn.example.org/c.png?sig=a%20b",
                                              "https://cdn.example.org/d.jpg"}));
@@ -516,7 +496,7 @@ TEST_F(SendMessageMediaTest, NtfyPutsFilesWithFilenameAndAttachesUrls) {
                 .value("success", false),
             true);
   ASSERT_EQ(seen.size(), 1U);
-  EXPECT_EQ(seen[0].filename, "=?UTF-8?B?" + Base64("r\xC3\xA9sum\xC3\xA9.pdf") + "?=");
+  EXPECT_EQ(seen[0].filename, "=?UTF-8?B?" + Base64Encode("r\xC3\xA9sum\xC3\xA9.pdf") + "?=");
 
   // Too large for the server, and a server with attachments off: errors, never "sent".
   std::ofstream(work_.path() + "/big.bin", std::ios::binary) << std::string(5000, 'z');
@@ -566,8 +546,8 @@ TEST_F(SendMessageMediaTest, WebhookCarriesFilesAsBase64InOneJsonBody) {
   EXPECT_EQ(b["attachments"][0]["filename"], "chart.png");
   EXPECT_EQ(b["attachments"][0]["content_type"], "image/png");
   EXPECT_EQ(b["attachments"][0]["size"], 256);
-  EXPECT_EQ(DecodeBase64(b["attachments"][0]["base64"].get<std::string>()), AllBytes());
-  EXPECT_EQ(DecodeBase64(b["attachments"][1]["base64"].get<std::string>()), "a,b\n1,2\n");
+  EXPECT_EQ(Base64Decode(b["attachments"][0]["base64"].get<std::string>()), AllBytes());
+  EXPECT_EQ(Base64Decode(b["attachments"][1]["base64"].get<std::string>()), "a,b\n1,2\n");
   EXPECT_EQ(b["attachments"][2],
             Json::parse(R"({"filename":"y.pdf","url":"https://x.example/y.pdf"})"));
   EXPECT_EQ(r["message_id"], "w1");

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/chunker.h"
 #include "messaging/send_message_fixture.h"
 #include "support/fake_smtp_server.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
@@ -405,7 +405,7 @@ TEST_F(SendMessageTest, EmailGoesThroughSmtpWithLoginAndSubject) {
   EXPECT_NE(mails[0].data.find("Subject: Build finished\r\n"), std::string::npos);
   EXPECT_NE(mails[0].data.find("To: alice@example.org\r\n"), std::string::npos);
   EXPECT_NE(mails[0].data.find(
-                Base64("Build finished\nAll 120 tests passed.\n.leading dot").substr(0, 60)),
+                Base64Encode("Build finished\nAll 120 tests passed.\n.leading dot").substr(0, 60)),
             std::string::npos);
   EXPECT_NE(mails[0].data.find("Message-ID: " + r["message_id"].get<std::string>()),
             std::string::npos);
@@ -440,7 +440,7 @@ TEST_F(SendMessageTest, SmsUsesTwilioFormAndBasicAuthWithoutMarkdown) {
   const Json r =
       Call({{"target", "sms:+15551112222"}, {"message", "**Alert**: see [dash](http://d/x)"}});
   ASSERT_EQ(r.value("success", false), true) << r.dump();
-  EXPECT_EQ(auth, "Basic " + Base64("AC123:twilio-secret"));
+  EXPECT_EQ(auth, "Basic " + Base64Encode("AC123:twilio-secret"));
   EXPECT_EQ(from, "+15550009999");
   EXPECT_EQ(to, "+15551112222");
   EXPECT_EQ(body, "Alert: see dash (http://d/x)");

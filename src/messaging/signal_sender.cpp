@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/media_types.h"
 #include "messaging/sender.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/random.h"
 
 namespace talaria::messaging {
@@ -46,8 +46,9 @@ class SignalSender final : public Sender {
     }
     Json params = Recipient(d);
     params["message"] = caption;
-    params["attachments"] = Json::array({"data:" + std::string(MimeTypeFor(file.file_name)) +
-                                         ";filename=" + name + ";base64," + Base64(file.data)});
+    params["attachments"] =
+        Json::array({"data:" + std::string(MimeTypeFor(file.file_name)) + ";filename=" + name +
+                     ";base64," + Base64Encode(file.data)});
     return SendParams(std::move(params), limits);
   }
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/sender.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::messaging {
 namespace {
@@ -82,7 +82,7 @@ class SmsSender final : public Sender {
     net::HttpRequest req;
     req.method = "POST";
     req.url = p_.base_url + "/2010-04-01/Accounts/" + UrlEncode(p_.account) + "/Messages.json";
-    req.headers = {{"Authorization", "Basic " + Base64(p_.account + ":" + p_.token)},
+    req.headers = {{"Authorization", "Basic " + Base64Encode(p_.account + ":" + p_.token)},
                    {"Content-Type", "application/x-www-form-urlencoded"}};
     req.body = "From=" + UrlEncode(p_.from) + "&To=" + UrlEncode(d.chat);
     // Body may be left out of an MMS that carries media; a text message needs it.

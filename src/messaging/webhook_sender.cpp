@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messaging/base64.h"
 #include "messaging/media_types.h"
 #include "messaging/sender.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::messaging {
 namespace {
@@ -52,7 +52,7 @@ class WebhookSender final : public Sender {
       attachments.push_back({{"filename", file.file_name},
                              {"content_type", MimeTypeFor(file.file_name)},
                              {"size", file.data.size()},
-                             {"base64", Base64(file.data)}});
+                             {"base64", Base64Encode(file.data)}});
     }
     body["attachments"] = std::move(attachments);
     return Post(body, limits);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/base64.h"
 #include "talaria/net/send_and_collect.h"
 
 namespace talaria::rl {
@@ -21,31 +22,6 @@ constexpr std::string_view kRunsQuery =
     }
   }
 })";
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                       (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 // The web page of a run: the app's origin beside the API's (api.wandb.ai -> wandb.ai).
 std::string RunUrl(const RlSettings& s, const std::string& project, const std::string& name) {
@@ -79,7 +55,7 @@ Result<RunMetrics> FetchRunMetrics(const RlSettings& settings, const std::string
   net::HttpRequest req;
   req.method = "POST";
   req.url = settings.wandb_base_url + "/graphql";
-  req.headers.emplace_back("Authorization", "Basic " + Base64("api:" + key));
+  req.headers.emplace_back("Authorization", "Basic " + Base64Encode("api:" + key));
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json");
   req.headers.emplace_back("User-Agent", "talaria-rl/1.0");

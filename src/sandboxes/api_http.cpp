@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/base64.h"
 #include "talaria/base/random.h"
 #include "talaria/base/shell_words.h"
 
@@ -123,50 +124,6 @@ Status ServiceError(const std::string& what, const ApiAnswer& answer) {
     return PermissionDeniedError(std::move(message));
   if (answer.status == 409) return FailedPreconditionError(std::move(message));
   return UnavailableError(std::move(message));
-}
-
-namespace {
-constexpr std::string_view kBase64 =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-}  // namespace
-
-std::string Base64Encode(std::string_view in) {
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  const auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(in[k])); };
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
-    for (int shift : {18, 12, 6, 0}) out += kBase64[(v >> shift) & 63];
-  }
-  if (i < in.size()) {
-    uint32_t v = byte(i) << 16;
-    if (i + 1 < in.size()) v |= byte(i + 1) << 8;
-    out += kBase64[v >> 18];
-    out += kBase64[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kBase64[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> Base64Decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size() / 4 * 3);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    const size_t v = kBase64.find(c);
-    if (v == std::string_view::npos) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  return out;
 }
 
 std::string ScriptWithStdin(const std::string& script, std::string_view stdin_data) {

@@ -82,10 +82,6 @@ inline ApiHttp::Call MakeCall(std::string method, std::string url, const Json* b
 // "{what}: HTTP {status}: {error text}" from an answer that was not 2xx.
 Status ServiceError(const std::string& what, const ApiAnswer& answer);
 
-// Standard base64 with padding, and back (nullopt: not base64).
-std::string Base64Encode(std::string_view in);
-std::optional<std::string> Base64Decode(std::string_view in);
-
 // `script` with `stdin_data` fed to it through a base64 pipe, for exec APIs without stdin.
 std::string ScriptWithStdin(const std::string& script, std::string_view stdin_data);
 

@@ -13,6 +13,7 @@
 
 #include "sandboxes/api_http.h"
 #include "sandboxes/sandbox_api.h"
+#include "talaria/base/base64.h"
 
 namespace talaria::sandboxes {
 namespace {

@@ -1,6 +1,7 @@
 // PushTree and PullChanged: local tar (the system's GNU tar) on this side, tar and base64 on
 // the far side; the sync stamp lives in the far side's /tmp, named after the remote directory.
 #include "talaria/sandboxes/file_sync.h"
+#include "talaria/base/base64.h"
 
 #include <sys/stat.h>
 

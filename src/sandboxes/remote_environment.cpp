@@ -9,6 +9,7 @@
 
 #include "sandboxes/api_http.h"
 #include "sandboxes/remote_jobs.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/random.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/subprocess.h"

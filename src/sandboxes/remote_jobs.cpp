@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sandboxes/api_http.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/subprocess.h"

@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "talaria/base/base64.h"
 #include "talaria/base/random.h"
 #include "talaria/base/subprocess.h"
 
@@ -26,27 +27,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr size_t kOutputCap = size_t{64} << 20;
-
-std::string Base64Encode(std::string_view in) {
-  static constexpr std::string_view k =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  const auto b = [&](size_t j) { return static_cast<uint32_t>(static_cast<uint8_t>(in[j])); };
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (b(i) << 16) | (b(i + 1) << 8) | b(i + 2);
-    for (int s : {18, 12, 6, 0}) out += k[(v >> s) & 63];
-  }
-  if (i < in.size()) {
-    uint32_t v = b(i) << 16;
-    if (i + 1 < in.size()) v |= b(i + 1) << 8;
-    out += k[v >> 18];
-    out += k[(v >> 12) & 63];
-    out += i + 1 < in.size() ? k[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 std::string ConnectEnvelope(uint8_t flags, const std::string& payload) {
   std::string out(1, static_cast<char>(flags));

@@ -56,7 +56,6 @@ using CompleteFn = std::function<std::vector<std::string>(
 // [{uri, mimeType, text}] and [{uri, mimeType, blob}] (blob: base64 of `bytes`).
 Json TextContents(std::string_view uri, std::string_view mime_type, std::string_view text);
 Json BlobContents(std::string_view uri, std::string_view mime_type, std::string_view bytes);
-std::string Base64Encode(std::string_view bytes);
 
 struct ResourceDef {
   // Exactly one of the two: a fixed URI, or an RFC 6570 level-1 template whose {name}
