@@ -18,9 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "browser_daemon_support.h"
-#include "cli_harness.h"
-#include "support/loopback_http.h"
+#include "browser_shop_fixture.h"
 #include "talaria/base/unique_fd.h"
 
 namespace talaria::testing_cli {
@@ -28,43 +26,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class BrowserDaemonCli : public ::testing::Test {
+class BrowserDaemonCli : public ShopSiteTest {
  protected:
-  void SetUp() override {
-    if (!ChromiumInstalled()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
-    WriteConfig("");
-  }
-  void TearDown() override { EndBrowserDaemons(home_.talaria_home()); }
-
-  void WriteConfig(const std::string& more) {
-    home_.WriteConfig("browser:\n  allow_private: [\"127.0.0.1:" + std::to_string(site_.port()) +
-                      "\"]\n" + more);
-  }
   CliRun Call(const std::vector<std::string>& args) {
-    CliInvocation how;
-    how.home = home_.path();
-    how.timeout = std::chrono::seconds(90);
     std::vector<std::string> full = {"call"};
     full.insert(full.end(), args.begin(), args.end());
-    return RunTalaria(how, full);
+    return Run(full);
   }
   std::string home() const { return home_.talaria_home(); }
   std::string socket_path() const { return home() + "/run/browser-cli.sock"; }
-
-  talaria_test::LoopbackHttpServer site_{[](httplib::Server& s) {
-    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(
-          "<!doctype html><title>Shop</title><h1>Shop</h1><form action=/done>"
-          "<input name=item placeholder=Item><button>Add</button></form>",
-          "text/html");
-    });
-    s.Get("/done", [](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(
-          "<!doctype html><title>Done</title><h1>Added " + req.get_param_value("item") + "</h1>",
-          "text/html");
-    });
-  }};
-  TempHome home_;
 };
 
 TEST_F(BrowserDaemonCli, FourProcessesActOnOnePage) {
