@@ -14,8 +14,7 @@ import os
 import sys
 import tempfile
 
-# The terminal driver and the fake's launcher are the chat test's own.
-from chat_pty_test import Pty, fail, problems, start_fake
+from pty_chat import Pty, chat_argv, chat_env, fail, problems, running_fake
 
 ORIGINAL = "the original notes\nsecond line\n"
 REWRITTEN = "rewritten by the model\n"
@@ -43,13 +42,9 @@ def main():
             {"tool_calls": [{"id": "call_1", "name": "write_file", "arguments": args}]},
             {"text": "I rewrote the notes.", "expect": {"last_role": "tool"}},
         ]}
-        proc, port = start_fake(fake, script, tmp)
-        try:
-            env = {k: v for k, v in os.environ.items() if k not in ("TALARIA_HOME", "HOME")}
-            env.update({"HOME": tmp, "TALARIA_HOME": home, "TALARIA_API_KEY": "",
-                        "OPENAI_API_KEY": "", "TERM": "xterm"})
-            argv = [talaria, "chat", "--base-url", "http://127.0.0.1:%d/v1" % port,
-                    "--model", "fake-model"]
+        with running_fake(fake, script, tmp) as port:
+            env = chat_env(tmp, home)
+            argv = chat_argv(talaria, port)
             chat = Pty(argv, env, project)
             chat.read_until("/help")
             chat.prompt()
@@ -117,9 +112,6 @@ def main():
             p = problems(port)
             if p:
                 fail("the server found invalid requests: %s" % json.dumps(p))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
     print("/rollback under a pty: ok")
 
 
