@@ -1,8 +1,7 @@
 // vision_analyze (toolset vision): an image (a path in the workspace, or an http(s) URL fetched
 // through the network guard) and a question, sent to the configured vision model as
-// OpenAI-compatible image input (a data: URL). Images over auxiliary.vision.max_dimension or
-// max_image_bytes are scaled down first; when the endpoint still says the image is too large,
-// it is halved and sent once more. The original's result shapes:
+// OpenAI-compatible image input (vision_model.h: scaled down when too large, halved and sent
+// once more when the endpoint still says so). The original's result shapes:
 //   {"success": true, "analysis": "..."}    {"success": false, "error": "..."}
 #include <algorithm>
 #include <chrono>
@@ -10,10 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "media/image_codec.h"
 #include "media/media_http.h"
 #include "media/media_settings.h"
-#include "talaria/base/base64.h"
+#include "media/vision_model.h"
 #include "talaria/base/strings.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/tool_registration.h"
@@ -59,40 +57,6 @@ Result<std::string> ReadSource(const std::string& source, ToolContext& ctx,
   return workspace->ReadAll(source, kMaxSourceBytes);
 }
 
-// True for an endpoint's refusal that says the image is too big.
-bool SaysTooLarge(const JsonAnswer& a) {
-  if (a.status == 413) return true;
-  if (a.status != 400) return false;
-  std::string text = ServiceError(a);
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text.find("too large") != std::string::npos || text.find("too big") != std::string::npos ||
-         text.find("exceeds") != std::string::npos || text.find("size") != std::string::npos;
-}
-
-Result<JsonAnswer> AskModel(const VisionSettings& s, const FittedImage& image,
-                            const std::string& prompt, ToolContext& ctx,
-                            std::chrono::steady_clock::time_point deadline) {
-  const std::string data_url =
-      "data:" + std::string(MimeType(image.format)) + ";base64," + Base64Encode(image.bytes);
-  Json content = Json::array();
-  content.push_back({{"type", "text"}, {"text", prompt}});
-  content.push_back({{"type", "image_url"}, {"image_url", {{"url", data_url}}}});
-  Json body = {{"model", s.model},
-               {"messages", Json::array({{{"role", "user"}, {"content", content}}})},
-               {"temperature", s.temperature},
-               {"max_tokens", 2000}};
-  net::HttpRequest req;
-  req.method = "POST";
-  req.url = s.base_url + "/chat/completions";
-  if (!s.api_key.empty()) req.headers = {{"Authorization", "Bearer " + s.api_key}};
-  req.body = DumpJson(body);
-  req.total_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::max<std::chrono::steady_clock::duration>(deadline - std::chrono::steady_clock::now(),
-                                                    std::chrono::seconds(1)));
-  return SendJson("the vision model", std::move(req), ctx.cancel);
-}
-
 ToolResult VisionAnalyze(const Json& args, ToolContext& ctx) {
   const std::string source = JsonStringField(args, "image_url");
   const std::string question = JsonStringField(args, "question");
@@ -109,37 +73,13 @@ ToolResult VisionAnalyze(const Json& args, ToolContext& ctx) {
                                                    std::chrono::seconds(settings->timeout_seconds));
   auto bytes = ReadSource(source, ctx, deadline);
   if (!bytes) return Failure("cannot read the image: " + bytes.error().message());
-  auto dimension = static_cast<uint32_t>(settings->max_dimension);
-  auto image = FitImage(*bytes, dimension, static_cast<size_t>(settings->max_image_bytes));
-  if (!image) return Failure(image.error().message());
   const std::string prompt =
       "Fully describe and explain everything about this image, then answer the following "
       "question:\n\n" +
       question;
-  auto answer = AskModel(*settings, *image, prompt, ctx, deadline);
-  if (answer && SaysTooLarge(*answer)) {  // once more at half the size
-    dimension = std::max<uint32_t>(64, std::max(image->width, image->height) / 2);
-    auto smaller = FitImage(*bytes, dimension, static_cast<size_t>(settings->max_image_bytes) / 2);
-    if (smaller) {
-      image = std::move(smaller);
-      answer = AskModel(*settings, *image, prompt, ctx, deadline);
-    }
-  }
+  auto answer = AskVisionModel(*settings, *bytes, prompt, ctx.cancel, deadline);
   if (!answer) return Failure(answer.error().message());
-  if (answer->status < 200 || answer->status > 299) {
-    return Failure("the vision model answered HTTP " + std::to_string(answer->status) + ": " +
-                   ServiceError(*answer));
-  }
-  const Json& b = answer->body;
-  std::string analysis;
-  if (b.is_object() && b.contains("choices") && b["choices"].is_array() && !b["choices"].empty() &&
-      b["choices"][0].is_object() && b["choices"][0].contains("message") &&
-      b["choices"][0]["message"].is_object()) {
-    analysis = JsonStringField(b["choices"][0]["message"], "content");
-  }
-  const size_t first = analysis.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return Failure("the vision model answered with no text");
-  analysis = analysis.substr(first, analysis.find_last_not_of(" \t\r\n") - first + 1);
+  const std::string& analysis = *answer;
   ToolResult r = ToolResult::Text(DumpJson(Json{{"success", true}, {"analysis", analysis}}));
   // What a model says about an image from outside is data, not instructions.
   if (source.rfind("http", 0) == 0) r.untrusted_source = "vision_analyze";
