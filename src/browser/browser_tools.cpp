@@ -14,6 +14,7 @@
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
+#include "talaria/browser/screenshot_analyzer.h"
 #include "talaria/core/tool_registration.h"
 
 namespace talaria::browser {
@@ -228,6 +229,7 @@ ToolResult Vision(const Json& args, ToolContext& ctx) {
       ctx, false,
       [&](PageDriver& page, const BrowserSettings&,
           const CallLimits& limits) -> Result<ToolResult> {
+        // The screenshot is taken within the browser's limits; the model's answer has the call's.
         std::string png = TALARIA_TRY(page.Screenshot(annotate, limits));
         const std::string dir = TalariaHome() + "/cache/screenshots";
         std::error_code ec;
@@ -235,6 +237,22 @@ ToolResult Vision(const Json& args, ToolContext& ctx) {
         SweepScreenshots(dir);
         const std::string path = dir + "/browser_screenshot_" + RandomHex(16) + ".png";
         TALARIA_RETURN_IF_ERROR(WriteFileAtomic(path, png, {.mode = 0600, .sync = false}));
+        // With an auxiliary vision model configured, it looks and answers (the original's
+        // {success, analysis, screenshot_path}).
+        if (ScreenshotAnalyzer analyze = CurrentScreenshotAnalyzer(); analyze != nullptr) {
+          std::string asked = question;
+          if (annotate) {
+            asked +=
+                "\n\n(Labels [N] drawn on the screenshot mark interactive elements; name "
+                "them as @eN in the answer.)";
+          }
+          std::optional<std::string> analysis = TALARIA_TRY(analyze(png, asked, ctx));
+          if (analysis.has_value()) {
+            Json body = {{"analysis", std::move(*analysis)}, {"screenshot_path", path}};
+            if (annotate) body["annotated"] = true;
+            return Success(std::move(body), true);
+          }
+        }
         // The native multimodal envelope: the model that asked looks at the image itself.
         Json meta = {{"success", true},
                      {"screenshot_path", path},

@@ -70,6 +70,7 @@ Result<VisionSettings> VisionSettingsFromConfig(const Config& config) {
       s.temperature = v["temperature"].get<double>();
     }
   }
+  s.own_model = !s.model.empty();
   if (s.model.empty()) s.model = MainModelKey(config, "name");
   if (s.model.empty()) s.model = MediaEnv("TALARIA_MODEL");
   if (s.base_url.empty()) s.base_url = MainModelKey(config, "base_url");

@@ -42,6 +42,7 @@ struct ImageGenSettings {
 
 struct VisionSettings {
   std::string model;
+  bool own_model = false;  // auxiliary.vision.model was set (not the main model's name)
   std::string base_url;
   std::string api_key_env;  // the variable the key came from
   std::string api_key;

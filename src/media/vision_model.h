@@ -2,7 +2,7 @@
 // media_settings.h), as OpenAI-compatible image input: a text part and an image_url part with
 // a data: URL. Images over max_dimension or max_image_bytes are scaled down first; when the
 // endpoint still says the image is too large, it is halved and sent once more.
-// Used by vision_analyze.
+// Used by vision_analyze and by browser_vision (through talaria/browser/screenshot_analyzer.h).
 // Thread-safety: a free function; thread-safe.
 #pragma once
 
