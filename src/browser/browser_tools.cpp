@@ -45,9 +45,10 @@ CallLimits LimitsFor(const ToolContext& ctx, const BrowserSettings& s, bool navi
   return {.deadline = std::min(ctx.deadline, own), .cancel = ctx.cancel};
 }
 
-// "@e5" or "e5" -> "e5"; "" when it is not a ref.
+// "@e5" or "e5" -> "e5", "@f1e5" -> "f1e5" (inside a cross-origin frame); "" when it is not a
+// ref.
 std::string RefArg(const Json& args) {
-  static const std::regex kRef("^@?(e[0-9]{1,9})$");
+  static const std::regex kRef("^@?((?:f[0-9]{1,6})?e[0-9]{1,9})$");
   const std::string raw = JsonStringField(args, "ref");
   std::smatch m;
   if (!std::regex_match(raw, m, kRef)) return "";
@@ -337,7 +338,7 @@ struct Def {
 constexpr const char* kNavigateSchema =
     R"json({"name":"browser_navigate","description":"Open a URL in the browser and return the page's accessibility snapshot (interactive elements carry refs like [ref=e5]; pass them back as @e5). Use this for pages that need JavaScript, forms or clicks; for plain reading prefer web_extract. Private and internal addresses are refused.","parameters":{"type":"object","properties":{"url":{"type":"string","description":"The URL to open (http or https)."}},"required":["url"]}})json";
 constexpr const char* kSnapshotSchema =
-    R"json({"name":"browser_snapshot","description":"The current page's accessibility snapshot: headings, links, buttons and form fields with refs ([ref=e5], passed back as @e5). navigate, click, type and press already return one; call this after waiting or to see more.","parameters":{"type":"object","properties":{"full":{"type":"boolean","description":"Every element, not only the interesting ones.","default":false},"scope":{"type":"string","description":"Only the part under this ref (@e12) or CSS selector."}}}})json";
+    R"json({"name":"browser_snapshot","description":"The current page's accessibility snapshot: headings, links, buttons and form fields with refs ([ref=e5], passed back as @e5; inside a frame from another site they look like f1e5). navigate, click, type and press already return one; call this after waiting or to see more.","parameters":{"type":"object","properties":{"full":{"type":"boolean","description":"Every element, not only the interesting ones.","default":false},"scope":{"type":"string","description":"Only the part under this ref (@e12) or CSS selector."}}}})json";
 constexpr const char* kClickSchema =
     R"json({"name":"browser_click","description":"Click an element by its ref from the snapshot (for example @e5). Returns the page's new snapshot.","parameters":{"type":"object","properties":{"ref":{"type":"string","description":"The element's ref, like @e5."}},"required":["ref"]}})json";
 constexpr const char* kTypeSchema =

@@ -254,6 +254,9 @@ Result<int64_t> CdpPageDriver::World(const CallLimits& limits) {
   std::lock_guard lock(mu_);
   world_ = id;
   world_ready_ = false;
+  // A new main document: the frames of the old one, and their refs, are gone.
+  frames_.clear();
+  next_frame_key_ = 1;
   return id;
 }
 
@@ -316,16 +319,17 @@ Result<Snapshot> CdpPageDriver::TakeSnapshot(const SnapshotOptions& options,
   // of the page the action led to.
   SettleNavigation(limits);
   TALARIA_RETURN_IF_ERROR(Ready(limits));
-  Json opts = {{"full", options.full}, {"scope", options.scope}};
-  Json v = TALARIA_TRY(InWorld("__talaria.snapshot(" + opts.dump() + ")", limits));
-  if (!v.is_object()) return Err(InternalError("browser: snapshot returned nothing"));
-  if (v.contains("error"))
-    return Err(InvalidArgumentError("browser: " + JsonStringField(v, "error")));
-  Snapshot s;
-  s.text = JsonStringField(v, "text");
-  s.element_count = v.value("count", 0);
-  s.url = JsonStringField(v, "url");
-  s.title = JsonStringField(v, "title");
+  // A scope inside a cross-origin frame ("f2e7") is that frame's snapshot under its "e7".
+  auto [key, scope] = SplitRef(options.scope);
+  Json opts = {{"full", options.full}, {"scope", key == 0 ? options.scope : scope}};
+  int frames_left = kMaxFramesPerSnapshot;
+  Snapshot s = TALARIA_TRY(SnapshotOf(key, std::move(opts), 0, frames_left, limits));
+  if (key != 0) {
+    // The page's address and title, not the frame's.
+    Json top = TALARIA_TRY(InWorld("({url: location.href, title: document.title})", limits));
+    s.url = JsonStringField(top, "url");
+    s.title = JsonStringField(top, "title");
+  }
   return s;
 }
 
@@ -341,7 +345,7 @@ Status CdpPageDriver::MouseClick(double x, double y, const CallLimits& limits) {
 
 Status CdpPageDriver::Click(std::string_view ref, const CallLimits& limits) {
   TALARIA_RETURN_IF_ERROR(Ready(limits));
-  Json p = TALARIA_TRY(InWorld("__talaria.point(" + JsonQuote(ref) + ")", limits));
+  Json p = TALARIA_TRY(PointOf(ref, limits));
   if (!p.is_object() || p.contains("error")) {
     return InvalidArgumentError("browser: " + (p.is_object() ? JsonStringField(p, "error")
                                                              : std::string("no such element")));
@@ -351,7 +355,18 @@ Status CdpPageDriver::Click(std::string_view ref, const CallLimits& limits) {
 
 Status CdpPageDriver::Type(std::string_view ref, std::string_view text, const CallLimits& limits) {
   TALARIA_RETURN_IF_ERROR(Ready(limits));
-  Json r = TALARIA_TRY(InWorld("__talaria.focusClear(" + JsonQuote(ref) + ")", limits));
+  auto [key, local] = SplitRef(ref);
+  if (key != 0) {
+    // A cross-origin frame may not take focus from a script alone: a real click gives it focus
+    // (and the user activation) first.
+    Json p = TALARIA_TRY(PointOf(ref, limits));
+    if (!p.is_object() || p.contains("error")) {
+      return InvalidArgumentError("browser: " + (p.is_object() ? JsonStringField(p, "error")
+                                                               : std::string("no such element")));
+    }
+    TALARIA_RETURN_IF_ERROR(MouseClick(p.value("x", 0.0), p.value("y", 0.0), limits));
+  }
+  Json r = TALARIA_TRY(InAnyWorld(key, "__talaria.focusClear(" + JsonQuote(local) + ")", limits));
   if (!r.is_object() || r.contains("error")) {
     return InvalidArgumentError("browser: " + (r.is_object() ? JsonStringField(r, "error")
                                                              : std::string("no such element")));
@@ -547,6 +562,10 @@ void CdpPageDriver::OnEvent(const std::string& method, const Json& params,
     const std::string child = JsonStringField(params, "sessionId");
     const Json& info = params.contains("targetInfo") ? params["targetInfo"] : Json::object();
     const std::string type = JsonStringField(info, "type");
+    if (type == "iframe") {
+      std::lock_guard lock(mu_);
+      frame_sessions_[JsonStringField(info, "targetId")] = child;
+    }
     if (type == "iframe" || type == "page") {
       (void)cdp_->Notify("Fetch.enable", {{"patterns", Json::array({{{"urlPattern", "*"}}})}},
                          child);
@@ -617,7 +636,9 @@ void CdpPageDriver::OnEvent(const std::string& method, const Json& params,
   } else if (method == "Inspector.targetCrashed" || method == "Target.targetCrashed") {
     if (session == session_ || JsonStringField(params, "targetId") == target_id_) crashed_ = true;
   } else if (method == "Target.detachedFromTarget") {
-    if (JsonStringField(params, "sessionId") == session_) crashed_ = true;
+    const std::string gone = JsonStringField(params, "sessionId");
+    if (gone == session_) crashed_ = true;
+    std::erase_if(frame_sessions_, [&](const auto& f) { return f.second == gone; });
   } else {
     return;
   }

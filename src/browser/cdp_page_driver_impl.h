@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -46,6 +47,8 @@ class CdpPageDriver final : public PageDriver {
   }
   // Kills the page's renderer (Page.crash), as a crash would.
   Status CrashRendererForTest(const CallLimits& limits);
+  // Frames that run in a renderer of their own (out-of-process iframes) attached right now.
+  size_t OutOfProcessFramesForTest();
 
  private:
   Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
@@ -64,6 +67,41 @@ class CdpPageDriver final : public PageDriver {
   Status MouseClick(double x, double y, const CallLimits& limits);
   // Waits (at most a few seconds) for a navigation in flight to commit, stop or be refused.
   void SettleNavigation(const CallLimits& limits);
+
+  // Frames (cdp_page_frames.cpp). A frame the page script cannot enter
+  // (cross-origin, in this renderer or out of it) gets an isolated world of its own and a key K:
+  // its refs are "fKeN". Keys last as long as the frame's document and the main document.
+  struct FrameWorld {
+    std::string session;  // the flat session that owns the frame
+    std::string frame_id;
+    int64_t context = 0;     // its isolated world
+    bool ready = false;      // the page script is in
+    std::string parent_ref;  // its iframe element in the parent: "e5" (main) or "f1e5"
+  };
+  // Where a call runs: the main frame (key 0) or frame K.
+  struct WorldRef {
+    std::string session;
+    int64_t context = 0;
+  };
+  // The snapshot of the world `key` (0: main), frames spliced in under their iframe lines and
+  // refs made frame-aware.
+  // `frames_left` bounds the frames one snapshot enters: a page can nest and repeat them.
+  static constexpr int kMaxFramesPerSnapshot = 64;
+  Result<Snapshot> SnapshotOf(int key, Json opts, int depth, int& frames_left,
+                              const CallLimits& limits);
+  Status SpliceFrames(int key, const Json& holes, bool full, std::string& text, int& count,
+                      int depth, int& frames_left, const CallLimits& limits);
+  // The frame behind the iframe `ref` of world `parent`: its key, made (with a new world) when
+  // the frame is new or its document changed.
+  Result<int> FrameBehind(int parent, const std::string& ref, const CallLimits& limits);
+  Result<Json> InFrame(int key, const std::string& call, const CallLimits& limits);
+  // `call` in world `key` (0: main), its value by value.
+  Result<Json> InAnyWorld(int key, const std::string& call, const CallLimits& limits);
+  Result<WorldRef> WorldOf(int key, const CallLimits& limits);
+  // "f2e7" -> {2, "e7"}; "e7" -> {0, "e7"}.
+  static std::pair<int, std::string> SplitRef(std::string_view ref);
+  // A ref's centre in top-level viewport pixels, every enclosing frame's offset added.
+  Result<Json> PointOf(std::string_view ref, const CallLimits& limits);
 
   void OnEvent(const std::string& method, const Json& params, const std::string& session);
   void JudgeRequest(const Json& params, const std::string& session);
@@ -90,6 +128,9 @@ class CdpPageDriver final : public PageDriver {
   uint64_t nav_settled_ = 0;
   std::string refusal_;  // a refused main-frame navigation not yet reported
   std::deque<ConsoleEntry> console_;
+  std::map<int, FrameWorld> frames_;  // by key, for this main document
+  int next_frame_key_ = 1;
+  std::map<std::string, std::string> frame_sessions_;  // out-of-process frame id -> session
 };
 
 }  // namespace talaria::browser

@@ -1,15 +1,19 @@
 // The one function talaria injects into a page's isolated world (a JS world of its own that
 // shares the DOM but not the page's globals, so a page cannot tamper with it). It installs
 // `globalThis.__talaria` with:
-//   snapshot({full, scope})  -> {text, count, url, title} or {error}
-//   point(ref)               -> {x, y} in top-level viewport pixels (scrolled into view) or {error}
+//   snapshot({full, scope})  -> {text, count, url, title, frames} or {error}
+//   point(ref)               -> {x, y} in this frame's viewport pixels (scrolled into view;
+//                               same-origin frame offsets added) or {error}
+//   origin(ref)              -> {x, y}: where an iframe's content starts, in the same pixels
+//   element(ref)             -> the element itself (for DOM.describeNode) or null
 //   focusClear(ref)          -> {ok} or {error}: focuses a field and clears its value
 //   images()                 -> [{src, alt, width, height}] (data: URLs dropped)
 //   labels(on)               -> draws/removes ref labels for an annotated screenshot
 //   scroll(dy)               -> the new scrollY
 // Refs live in this world's globals, so they are stable across snapshots of one document and
 // start again at e1 on the next document (a new world). Elements of same-origin iframes and
-// open shadow roots are walked in place; a cross-origin iframe shows as one `iframe` line.
+// open shadow roots are walked in place; a cross-origin iframe leaves a `- frame [frame=eN]`
+// line (its ref in `frames`) where the driver splices that frame's own snapshot.
 // Thread-safety: constant data.
 #pragma once
 
@@ -158,6 +162,7 @@ function snapshot(opts) {
   const full = !!opts.full;
   const lines = [];
   let count = 0;
+  const frames = [];
   const walk = (node, depth) => {
     if (node.nodeType === 3) {
       const t = clip(node.nodeValue, 200);
@@ -191,7 +196,12 @@ function snapshot(opts) {
       if (role === 'heading') return;
       if (role === 'iframe') {
         const kids = childrenOf(el);
-        if (!kids.length) { lines.push('  '.repeat(depth + 1) + '- text: (cross-origin frame, not reached)'); return; }
+        if (!kids.length) {
+          const r = refOf(el);
+          frames.push(r);
+          lines.push('  '.repeat(depth + 1) + '- frame [frame=' + r + ']');
+          return;
+        }
       }
       for (const c of childrenOf(el)) walk(c, depth + 1);
       return;
@@ -205,14 +215,15 @@ function snapshot(opts) {
     const indent = (s) => s.length - s.trimStart().length;
     for (let i = 0; i < lines.length; i++) {
       const l = lines[i];
-      const structural = !l.includes('[ref=') && !l.includes('- text:') && !l.includes(': ') && !/"/.test(l);
+      const structural = !l.includes('[ref=') && !l.includes('- text:') && !l.includes(': ') && !/"/.test(l) &&
+        !l.includes('[frame=');
       if (structural && !(i + 1 < lines.length && indent(lines[i + 1]) > indent(l))) continue;
       kept.push(l);
     }
     lines.length = 0;
     lines.push(...kept);
   }
-  return {text: lines.join('\n'), count, url: location.href, title: document.title};
+  return {text: lines.join('\n'), count, url: location.href, title: document.title, frames};
 }
 function element(ref) {
   const el = refs.get(String(ref).replace('@', ''));
@@ -227,6 +238,21 @@ function point(ref) {
   const r = el.getBoundingClientRect();
   if (r.width === 0 && r.height === 0) return {error: 'ref @' + ref + ' has no size on screen (hidden?)'};
   let x = r.left + r.width / 2, y = r.top + r.height / 2;
+  let win = el.ownerDocument.defaultView;
+  while (win && win.frameElement) {
+    const fe = win.frameElement, fr = fe.getBoundingClientRect();
+    x += fr.left + fe.clientLeft; y += fr.top + fe.clientTop;
+    win = fe.ownerDocument.defaultView;
+  }
+  return {x, y};
+}
+function origin(ref) {
+  const {el, error} = element(ref);
+  if (error) return {error};
+  el.scrollIntoView({block: 'nearest', inline: 'nearest', behavior: 'instant'});
+  const r = el.getBoundingClientRect(), s = el.ownerDocument.defaultView.getComputedStyle(el);
+  let x = r.left + el.clientLeft + parseFloat(s.paddingLeft || '0');
+  let y = r.top + el.clientTop + parseFloat(s.paddingTop || '0');
   let win = el.ownerDocument.defaultView;
   while (win && win.frameElement) {
     const fe = win.frameElement, fr = fe.getBoundingClientRect();
@@ -276,7 +302,8 @@ function labels(on) {
   return n;
 }
 function scroll(dy) { window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY; }
-globalThis.__talaria = {snapshot, point, focusClear, images, labels, scroll};
+const elementOf = (ref) => element(ref).el || null;
+globalThis.__talaria = {snapshot, point, origin, element: elementOf, focusClear, images, labels, scroll};
 })())js";
 
 }  // namespace talaria::browser
