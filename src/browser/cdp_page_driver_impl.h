@@ -68,7 +68,7 @@ class CdpPageDriver final : public PageDriver {
   // Waits (at most a few seconds) for a navigation in flight to commit, stop or be refused.
   void SettleNavigation(const CallLimits& limits);
 
-  // Frames (cdp_page_frames.cpp). A frame the page script cannot enter
+  // Frames and closed shadow roots (cdp_page_frames.cpp). A frame the page script cannot enter
   // (cross-origin, in this renderer or out of it) gets an isolated world of its own and a key K:
   // its refs are "fKeN". Keys last as long as the frame's document and the main document.
   struct FrameWorld {
@@ -83,8 +83,8 @@ class CdpPageDriver final : public PageDriver {
     std::string session;
     int64_t context = 0;
   };
-  // The snapshot of the world `key` (0: main), frames spliced in under their iframe lines and
-  // refs made frame-aware.
+  // The snapshot of the world `key` (0: main), its closed shadow roots found first when the
+  // document changed, frames spliced in under their iframe lines and refs made frame-aware.
   // `frames_left` bounds the frames one snapshot enters: a page can nest and repeat them.
   static constexpr int kMaxFramesPerSnapshot = 64;
   Result<Snapshot> SnapshotOf(int key, Json opts, int depth, int& frames_left,
@@ -98,6 +98,7 @@ class CdpPageDriver final : public PageDriver {
   // `call` in world `key` (0: main), its value by value.
   Result<Json> InAnyWorld(int key, const std::string& call, const CallLimits& limits);
   Result<WorldRef> WorldOf(int key, const CallLimits& limits);
+  Status AdoptClosedShadowRoots(int key, const CallLimits& limits);
   // "f2e7" -> {2, "e7"}; "e7" -> {0, "e7"}.
   static std::pair<int, std::string> SplitRef(std::string_view ref);
   // A ref's centre in top-level viewport pixels, every enclosing frame's offset added.

@@ -1,8 +1,9 @@
-// CdpPageDriver's frames (cdp_page_driver_impl.h). The page script cannot enter a cross-origin
-// iframe (in this renderer or, with site isolation, in a renderer of its own behind a flat
-// session). The driver can: it asks DOM.describeNode which frame an iframe element holds, runs
-// the script in an isolated world of that frame on the session that owns it, and splices the
-// frame's lines under the iframe's.
+// CdpPageDriver's frames and closed shadow roots (cdp_page_driver_impl.h). The page script
+// cannot enter a cross-origin iframe (in this renderer or, with site isolation, in a renderer
+// of its own behind a flat session) nor see a closed shadow root. The driver can: it asks
+// DOM.describeNode which frame an iframe element holds, runs the script in an isolated world of
+// that frame on the session that owns it, and splices the frame's lines under the iframe's;
+// closed roots are found with DOM.getDocument(pierce) and handed to the script as objects.
 #include <regex>
 #include <sstream>
 
@@ -24,6 +25,39 @@ bool GoneContext(const Status& s) {
 std::string PrefixRefs(const std::string& text, int key) {
   static const std::regex kRef(R"(\[ref=(e[0-9]+)\])");
   return std::regex_replace(text, kRef, "[ref=f" + std::to_string(key) + "$1]");
+}
+
+// The closed shadow roots (backend node ids) of the document under `node`, frames not entered.
+void CollectClosedRoots(const Json& node, std::vector<int64_t>& out, int depth) {
+  if (!node.is_object() || depth > 512) return;
+  if (auto roots = node.find("shadowRoots"); roots != node.end() && roots->is_array()) {
+    for (const Json& r : *roots) {
+      if (JsonStringField(r, "shadowRootType") == "closed")
+        out.push_back(r.value("backendNodeId", int64_t{0}));
+      CollectClosedRoots(r, out, depth + 1);
+    }
+  }
+  if (auto kids = node.find("children"); kids != node.end() && kids->is_array()) {
+    for (const Json& k : *kids) CollectClosedRoots(k, out, depth + 1);
+  }
+}
+
+// The content document of the frame owner whose frameId is `frame`, or null.
+const Json* FrameDocument(const Json& node, const std::string& frame, int depth) {
+  if (!node.is_object() || depth > 512) return nullptr;
+  if (JsonStringField(node, "frameId") == frame && node.contains("contentDocument"))
+    return &node["contentDocument"];
+  for (const char* field : {"children", "shadowRoots"}) {
+    if (auto kids = node.find(field); kids != node.end() && kids->is_array()) {
+      for (const Json& k : *kids) {
+        if (const Json* d = FrameDocument(k, frame, depth + 1)) return d;
+      }
+    }
+  }
+  if (auto d = node.find("contentDocument"); d != node.end()) {
+    if (const Json* f = FrameDocument(*d, frame, depth + 1)) return f;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -104,6 +138,48 @@ Result<Json> CdpPageDriver::InAnyWorld(int key, const std::string& call, const C
   return key == 0 ? InWorld(call, limits) : InFrame(key, call, limits);
 }
 
+Status CdpPageDriver::AdoptClosedShadowRoots(int key, const CallLimits& limits) {
+  std::string frame_id;
+  {
+    std::lock_guard lock(mu_);
+    if (key == 0) {
+      frame_id = target_id_;
+    } else if (auto it = frames_.find(key); it != frames_.end()) {
+      frame_id = it->second.frame_id;
+    }
+  }
+  WorldRef w = TALARIA_TRY(WorldOf(key, limits));
+  auto doc = cdp_->Call("DOM.getDocument", {{"depth", -1}, {"pierce", true}}, w.session, limits);
+  if (!doc) return doc.error();
+  const Json& root = (*doc)["root"];
+  // A frame in this renderer is a document inside the session's; an out-of-process frame's
+  // session is rooted at its own document.
+  const Json* start = FrameDocument(root, frame_id, 0);
+  std::vector<int64_t> closed;
+  CollectClosedRoots(start != nullptr ? *start : root, closed, 0);
+  for (int64_t id : closed) {
+    auto obj = cdp_->Call("DOM.resolveNode",
+                          {{"backendNodeId", id},
+                           {"executionContextId", w.context},
+                           {"objectGroup", "talaria-shadow"}},
+                          w.session, limits);
+    if (!obj) continue;  // the root went away in between
+    const std::string object_id = JsonStringField((*obj)["object"], "objectId");
+    if (object_id.empty()) continue;
+    (void)cdp_->Call(
+        "Runtime.callFunctionOn",
+        {{"objectId", object_id},
+         {"functionDeclaration", "function(){return globalThis.__talaria.adopt(this)}"},
+         {"returnByValue", true}},
+        w.session, limits);
+  }
+  (void)cdp_->Call("Runtime.releaseObjectGroup", {{"objectGroup", "talaria-shadow"}}, w.session,
+                   limits);
+  // getDocument turned the DOM agent on: off again, or every later mutation is an event.
+  (void)cdp_->Call("DOM.disable", Json::object(), w.session, limits);
+  return Status::Ok();
+}
+
 Result<int> CdpPageDriver::FrameBehind(int parent, const std::string& ref,
                                        const CallLimits& limits) {
   WorldRef w = TALARIA_TRY(WorldOf(parent, limits));
@@ -159,6 +235,12 @@ Result<int> CdpPageDriver::FrameBehind(int parent, const std::string& ref,
 Result<Snapshot> CdpPageDriver::SnapshotOf(int key, Json opts, int depth, int& frames_left,
                                            const CallLimits& limits) {
   Json v = TALARIA_TRY(InAnyWorld(key, "__talaria.snapshot(" + opts.dump() + ")", limits));
+  if (v.is_object() && v.value("scan", false)) {
+    // Best effort: a page that cannot be pierced is still shown without its closed roots.
+    (void)AdoptClosedShadowRoots(key, limits);
+    opts["scanned"] = true;
+    v = TALARIA_TRY(InAnyWorld(key, "__talaria.snapshot(" + opts.dump() + ")", limits));
+  }
   if (!v.is_object()) return Err(InternalError("browser: snapshot returned nothing"));
   if (v.contains("error"))
     return Err(InvalidArgumentError("browser: " + JsonStringField(v, "error")));

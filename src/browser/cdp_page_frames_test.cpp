@@ -1,7 +1,7 @@
-// Frames the page script cannot enter, with real Debian Chromium: a page
+// Frames the page script cannot enter and closed shadow roots, with real Debian Chromium: a page
 // on 127.0.0.1 holding a frame from localhost (another site, so with site isolation a renderer
 // of its own) with a form the test types into and submits, a frame nested inside it from the
-// first origin again, and a frame that navigates.
+// first origin again, a frame that navigates, and a closed shadow root with a button.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -68,6 +68,13 @@ class FramePages {
           s.Get("/nested", [](const httplib::Request&, httplib::Response& res) {
             Page(res,
                  "<button onclick=\"this.textContent='nested pressed'\">Nested button</button>");
+          });
+          s.Get("/closed", [](const httplib::Request&, httplib::Response& res) {
+            Page(res,
+                 "<div id=host></div><p id=out></p><script>const r=document.getElementById('host')"
+                 ".attachShadow({mode:'closed'});r.innerHTML='<h2>Hidden heading</h2><button>"
+                 "Closed button</button>';r.querySelector('button').onclick=()=>document."
+                 "getElementById('out').textContent='closed clicked';</script>");
           });
         }),
         other_([this](httplib::Server& s) {
@@ -224,6 +231,24 @@ TEST_F(CdpFramesTest, AFrameThatNavigatesGetsNewRefsAndTheOldOnesFail) {
   ASSERT_TRUE(scoped.has_value()) << scoped.error().message();
   EXPECT_NE(scoped->text.find("[ref=" + far + "]"), std::string::npos) << scoped->text;
   EXPECT_EQ(scoped->text.find("Top"), std::string::npos) << scoped->text;
+}
+
+TEST_F(CdpFramesTest, ReachesAClosedShadowRootAndClicksItsButton) {
+  auto s = page_->Navigate(pages_.url("/closed"), Soon(30s));
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  EXPECT_EQ(Eval("document.getElementById('host').shadowRoot"), "null");  // really closed
+  EXPECT_NE(s->text.find("heading \"Hidden heading\""), std::string::npos) << s->text;
+  const std::string button = FrameRefOf(s->text, "button \"Closed button\"");
+  ASSERT_FALSE(button.empty()) << s->text;
+  ASSERT_TRUE(page_->Click(button, Soon(10s)).ok());
+  EXPECT_TRUE(WaitUntil(
+      [&] { return Eval("document.getElementById('out').textContent") == "closed clicked"; }, 10s,
+      10ms));
+  // A root attached later is found on the next snapshot.
+  Eval(
+      "const h=document.createElement('div');document.body.append(h);"
+      "h.attachShadow({mode:'closed'}).innerHTML='<button>Later button</button>';1");
+  EXPECT_NE(Snap().text.find("Later button"), std::string::npos);
 }
 
 }  // namespace frames_test

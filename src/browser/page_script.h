@@ -1,11 +1,14 @@
 // The one function talaria injects into a page's isolated world (a JS world of its own that
 // shares the DOM but not the page's globals, so a page cannot tamper with it). It installs
 // `globalThis.__talaria` with:
-//   snapshot({full, scope})  -> {text, count, url, title, frames} or {error}
+//   snapshot({full, scope, scanned}) -> {text, count, url, title, frames} or {error}, or
+//                               {scan: true} when the document changed since closed shadow roots
+//                               were last looked for and `scanned` is not set
 //   point(ref)               -> {x, y} in this frame's viewport pixels (scrolled into view;
 //                               same-origin frame offsets added) or {error}
 //   origin(ref)              -> {x, y}: where an iframe's content starts, in the same pixels
 //   element(ref)             -> the element itself (for DOM.describeNode) or null
+//   adopt(shadowRoot)        -> walk this (closed) shadow root under its host from now on
 //   focusClear(ref)          -> {ok} or {error}: focuses a field and clears its value
 //   images()                 -> [{src, alt, width, height}] (data: URLs dropped)
 //   labels(on)               -> draws/removes ref labels for an annotated screenshot
@@ -13,7 +16,8 @@
 // Refs live in this world's globals, so they are stable across snapshots of one document and
 // start again at e1 on the next document (a new world). Elements of same-origin iframes and
 // open shadow roots are walked in place; a cross-origin iframe leaves a `- frame [frame=eN]`
-// line (its ref in `frames`) where the driver splices that frame's own snapshot.
+// line (its ref in `frames`) where the driver splices that frame's own snapshot. Closed shadow
+// roots are invisible to scripts: the driver finds them over CDP and hands them to adopt().
 // Thread-safety: constant data.
 #pragma once
 
@@ -26,6 +30,18 @@ if (globalThis.__talaria) return;
 const refs = new Map();        // "eN" -> element
 const ids = new WeakMap();     // element -> "eN"
 let next = 1;
+const closedRoots = new WeakMap();  // host -> its closed shadow root, from adopt()
+// Any change to the DOM may have attached closed shadow roots: the next snapshot asks the driver
+// to look again. (Changes inside adopted roots are observed too.)
+let dirty = true;
+const observer = new MutationObserver(() => { dirty = true; });
+observer.observe(document, {childList: true, subtree: true});
+function adopt(root) {
+  if (!root || !root.host || closedRoots.get(root.host) === root) return false;
+  closedRoots.set(root.host, root);
+  observer.observe(root, {childList: true, subtree: true});
+  return true;
+}
 const refOf = (el) => {
   let r = ids.get(el);
   if (!r) { r = 'e' + next++; ids.set(el, r); refs.set(r, el); }
@@ -139,7 +155,8 @@ function valueOf(el, role) {
   return '';
 }
 function childrenOf(node) {
-  if (node.shadowRoot) return Array.from(node.shadowRoot.childNodes);
+  const sr = node.shadowRoot || closedRoots.get(node);
+  if (sr) return Array.from(sr.childNodes);
   if (node.tagName === 'SLOT') {
     const a = node.assignedNodes({flatten: true});
     if (a.length) return a;
@@ -153,6 +170,8 @@ function childrenOf(node) {
 }
 function snapshot(opts) {
   opts = opts || {};
+  if (dirty && !opts.scanned) return {scan: true};
+  dirty = false;
   let root = document.body || document.documentElement;
   if (opts.scope) {
     if (/^@?e\d+$/.test(opts.scope)) root = refs.get(opts.scope.replace('@', ''));
@@ -303,7 +322,7 @@ function labels(on) {
 }
 function scroll(dy) { window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY; }
 const elementOf = (ref) => element(ref).el || null;
-globalThis.__talaria = {snapshot, point, origin, element: elementOf, focusClear, images, labels, scroll};
+globalThis.__talaria = {snapshot, point, origin, element: elementOf, adopt, focusClear, images, labels, scroll};
 })())js";
 
 }  // namespace talaria::browser
