@@ -1,5 +1,5 @@
 // Frames the page script cannot enter and closed shadow roots, with real Debian Chromium: a page
-// on 127.0.0.1 holding a frame from localhost (another site, so with site isolation a renderer
+// on 127.0.0.1 holding a frame from 127.0.0.2 (another site, so with site isolation a renderer
 // of its own) with a form the test types into and submits, a frame nested inside it from the
 // first origin again, a frame that navigates, and a closed shadow root with a button.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <mutex>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,31 @@ void Page(httplib::Response& res, const std::string& body) {
                   "text/html");
 }
 
+// A cpp-httplib server on 127.0.0.2 (still loopback; another site than 127.0.0.1 to Chromium).
+class SecondSiteServer {
+ public:
+  explicit SecondSiteServer(const std::function<void(httplib::Server&)>& routes) {
+    routes(server_);
+    port_ = server_.bind_to_any_port("127.0.0.2");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  SecondSiteServer(const SecondSiteServer&) = delete;
+  SecondSiteServer& operator=(const SecondSiteServer&) = delete;
+  ~SecondSiteServer() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
 class FramePages {
  public:
   FramePages()
@@ -98,9 +124,9 @@ class FramePages {
         }) {}
 
   std::string url(const std::string& path) const { return top_.url(path); }
-  // The same server under another site's name, so Chromium gives it a renderer of its own.
+  // Another site, so Chromium gives it a renderer of its own.
   std::string other_url(const std::string& path) const {
-    return "http://localhost:" + std::to_string(other_.port()) + path;
+    return "http://127.0.0.2:" + std::to_string(other_.port()) + path;
   }
   std::string ordered() {
     std::lock_guard lock(mu_);
@@ -111,15 +137,14 @@ class FramePages {
   std::mutex mu_;
   std::string ordered_;
   LoopbackHttpServer top_;
-  LoopbackHttpServer other_;
+  SecondSiteServer other_;
 };
 
 class CdpFramesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (FindChromium().empty()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
-    auto guard = web::NetworkGuard::Create(
-        {.allow_private = {"127.0.0.0/8", "::1/128"}, .resolver = nullptr});
+    auto guard = web::NetworkGuard::Create({.allow_private = {"127.0.0.0/8"}, .resolver = nullptr});
     ASSERT_TRUE(guard.has_value()) << guard.error().message();
     auto driver = LaunchLocalChromium(
         {.guard = *guard, .executable = "", .extra_args = {"--site-per-process"}}, Soon(60s));
@@ -264,7 +289,7 @@ class BrowserFrameToolsTest : public ::testing::Test {
     if (FindChromium().empty()) GTEST_SKIP() << "no Chromium installed (apt-get install chromium)";
     ::setenv("TALARIA_HOME", home_.path().c_str(), 1);
     std::ofstream(home_.path() + "/config.yaml")
-        << "browser:\n  allow_private: [\"127.0.0.0/8\", \"::1/128\"]\n";
+        << "browser:\n  allow_private: [\"127.0.0.0/8\"]\n";
   }
   void TearDown() override { CloseAllBrowserSessions(); }
   Json Call(const std::string& tool, const Json& args) {
