@@ -36,6 +36,23 @@ const closedRoots = new WeakMap();  // host -> its closed shadow root, from adop
 let dirty = true;
 const observer = new MutationObserver(() => { dirty = true; });
 observer.observe(document, {childList: true, subtree: true});
+// Whether some element may hide a closed shadow root, so the driver's pierce (which costs about
+// three snapshots on a big page) is paid only then: a custom element without an open root, or a
+// host-capable element with no children that still takes space (its content is a shadow's).
+const HOSTS = new Set(['ARTICLE','ASIDE','BLOCKQUOTE','BODY','DIV','FOOTER','H1','H2','H3','H4',
+  'H5','H6','HEADER','MAIN','NAV','P','SECTION','SPAN']);
+function mayHideClosedRoot(root) {
+  for (const el of root.querySelectorAll('*')) {
+    const sr = el.shadowRoot || closedRoots.get(el);
+    if (sr) { if (mayHideClosedRoot(sr)) return true; continue; }
+    if (el.localName.includes('-')) return true;
+    if (HOSTS.has(el.tagName) && !el.firstChild) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) return true;
+    }
+  }
+  return false;
+}
 function adopt(root) {
   if (!root || !root.host || closedRoots.get(root.host) === root) return false;
   closedRoots.set(root.host, root);
@@ -170,7 +187,10 @@ function childrenOf(node) {
 }
 function snapshot(opts) {
   opts = opts || {};
-  if (dirty && !opts.scanned) return {scan: true};
+  if (dirty && !opts.scanned) {
+    dirty = false;
+    if (mayHideClosedRoot(document)) return {scan: true};
+  }
   dirty = false;
   let root = document.body || document.documentElement;
   if (opts.scope) {
