@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/base64.h"
 #include "browser/chromium_process.h"
 #include "support/fake_llm_server.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/browser/browser_sessions.h"
 #include "talaria/core/registry.h"
 
