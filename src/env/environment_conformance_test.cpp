@@ -218,10 +218,24 @@ TEST_P(EnvironmentConformance, CwdAndExportsCarryOverToTheNextCommand) {
 }
 
 TEST_P(EnvironmentConformance, WorkdirOverridesTheSessionDirectoryForOneCommand) {
-  std::filesystem::create_directories(work() + "/other");
+  std::filesystem::create_directories(work() + "/other/sub");
   CommandOptions options;
   options.workdir = work() + "/other";
+  // The session's first command: no cwd has been saved yet.
   EXPECT_EQ(Run("pwd", options).output, work() + "/other\n");
+  EXPECT_EQ(env_->cwd(), work());
+  EXPECT_EQ(Run("pwd").output, work() + "\n");
+  // Its exports carry over all the same.
+  Run("export FROM_WORKDIR=yes", options);
+  EXPECT_EQ(Run("pwd; echo $FROM_WORKDIR").output, work() + "\nyes\n");
+  // A cd of its own does move the session.
+  EXPECT_EQ(Run("cd sub && pwd", options).output, work() + "/other/sub\n");
+  EXPECT_EQ(env_->cwd(), work() + "/other/sub");
+  EXPECT_EQ(Run("pwd").output, work() + "/other/sub\n");
+  // A workdir that is the session's own directory changes nothing either.
+  options.workdir = work() + "/other/sub";
+  EXPECT_EQ(Run("pwd", options).output, work() + "/other/sub\n");
+  EXPECT_EQ(env_->cwd(), work() + "/other/sub");
 }
 
 TEST_P(EnvironmentConformance, ADeletedWorkingDirectoryFallsBackToItsNearestAncestor) {

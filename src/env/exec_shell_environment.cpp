@@ -106,9 +106,10 @@ class ExecShellEnvironment final : public Environment {
     std::lock_guard lock(run_mu_);
     const std::string id = "r" + std::to_string(++jobs_);
     SpawnOptions spawn;
-    spawn.argv =
-        Argv(kRunScript, {state_dir_, id, marker_, StartDirectory(options), std::string(command)},
-             ExecTty::kNo);
+    spawn.argv = Argv(kRunScript,
+                      {state_dir_, id, marker_, StartDirectory(options), std::string(command),
+                       options.workdir.empty() ? "0" : "1"},
+                      ExecTty::kNo);
     spawn = ForegroundSpawn(std::move(spawn), options);
     spawn.merge_stderr = false;  // the script merges; the client's stderr carries the cwd report
     ProcessResult r = TALARIA_TRY(RunProcess(spawn));

@@ -56,7 +56,8 @@ class ChildProcessEnvironment final : public Environment {
                         bool pty) const {
     SpawnOptions spawn;
     spawn.cwd = ExistingDirectory(options.workdir.empty() ? shell_->cwd() : options.workdir);
-    spawn.argv = shell_->Argv(command, persist);
+    spawn.argv = shell_->Argv(command, persist,
+                              options.workdir.empty() ? StartDir::kSession : StartDir::kOneOff);
     if (wrapper_) spawn.argv = wrapper_(std::move(spawn.argv), spawn.cwd, pty);
     spawn.env = base_env_;
     return spawn;

@@ -23,11 +23,12 @@ std::string EnterNearest(std::string_view cwd) {
 
 std::string RemoteShellCommandLine(std::string_view state_dir, std::string_view cwd,
                                    std::string_view marker, std::string_view token,
-                                   std::string_view command, bool persist) {
+                                   std::string_view command, bool persist, StartDir start_dir) {
   const std::string state = ShellQuote(state_dir);
   std::string s = EnterNearest(cwd);
   s += "echo " + ShellQuote(token) + " $$ > " + state + "/exec.pid 2>/dev/null\n";
-  s += ShellJoin(ShellSession::ArgvFor("bash", std::string(state_dir), command, persist));
+  s +=
+      ShellJoin(ShellSession::ArgvFor("bash", std::string(state_dir), command, persist, start_dir));
   s += "\n__talaria_s=$?\n__talaria_c=\n";
   if (persist) s += "{ read -r __talaria_c < " + state + "/cwd; } 2>/dev/null\n";
   s += "printf '\\n%s%s' " + ShellQuote(marker) + " \"$__talaria_c\"\nexit $__talaria_s\n";

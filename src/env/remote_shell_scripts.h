@@ -27,7 +27,9 @@ printf 'talaria-ssh-ready\n%s\n%s\n' "$__t_dir" "$(pwd -P)"
 inline constexpr int kExitNoStateDir = 90;
 inline constexpr int kExitNoInitialDir = 91;
 
-// $1 state directory, $2 run id, $3 cwd marker, $4 directory to start in, $5 the command.
+// $1 state directory, $2 run id, $3 cwd marker, $4 directory to start in, $5 the command, $6 "1"
+// when $4 is a one-off directory (the command's workdir): the cwd is saved only when the
+// command moved away from it (see shell_session.cpp).
 // The command runs as a job in its own process group ($__t_job), so the wrapper can tell when
 // something the command started outlives it. Like RunProcess locally, what still holds the
 // output 200 ms after the command ended is killed with the command's group (over ssh it would
@@ -35,7 +37,7 @@ inline constexpr int kExitNoInitialDir = 91;
 // A missing start directory falls back to its nearest existing ancestor (as locally). State is
 // written with builtins only, no `mv` per command (the trade-off of shell_session.cpp).
 inline constexpr std::string_view kRunScript =
-    R"sh(__t_dir=$1 __t_id=$2 __t_mark=$3 __t_cwd=$4 __t_cmd=$5; set --
+    R"sh(__t_dir=$1 __t_id=$2 __t_mark=$3 __t_cwd=$4 __t_cmd=$5 __t_once=$6; set --
 __t_pg=$$ __t_job= __t_term=
 if read -r _ _ _ _ __t_g _ 2>/dev/null < /proc/$$/stat; then __t_pg=$__t_g; fi
 trap '__t_term=1; if [ -n "$__t_job" ]; then kill -TERM -- "-$__t_job" 2>/dev/null; fi' TERM
@@ -51,7 +53,7 @@ set -m
     __t_status=$?
     export -n PWD OLDPWD SHLVL _ 2>/dev/null
     export -p > "$__t_dir/env" 2>/dev/null
-    pwd -P > "$__t_dir/cwd" 2>/dev/null
+    if [ "$__t_once" != 1 ] || ! [ . -ef "$__t_here" ]; then pwd -P > "$__t_dir/cwd" 2>/dev/null; fi
     exit $__t_status
   }
   trap __t_on_exit EXIT
@@ -59,6 +61,7 @@ set -m
     [ -n "$__t_cwd" ] || break
     __t_cwd=${__t_cwd%/*}
   done
+  __t_here=$PWD
   unset __t_cwd __t_id __t_mark
   eval "$__t_cmd"
 ) 2>&1 0<&0 &

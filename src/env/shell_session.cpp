@@ -14,7 +14,10 @@ namespace talaria::env {
 namespace {
 
 // $1 state directory, $2 "1" to save state on exit, $3 the command, $4 the saved exports to
-// source first (empty: none), $5 "1" to write the shell's pid to $1/pid when saving. PWD,
+// source first (empty: none), $5 "1" to write the shell's pid to $1/pid when saving, $6 "1"
+// when the shell starts in a one-off directory (a command's workdir): the session's cwd is then
+// saved only when the command moved away from it (a `cd` of its own), so a workdir does not
+// become the session's directory (the original's bug, hermes-agent#73683). PWD,
 // OLDPWD and SHLVL are not saved: they describe the shell that ran, not the session. Only
 // builtins run around the command (no mv for an atomic rename: two extra processes per command
 // would triple its cost); a command killed while its state is written leaves a partial file,
@@ -23,11 +26,12 @@ namespace {
 // end it; the others know the pid and skip it. The save shares one stderr redirection: bash
 // pays an open and half a dozen descriptor calls for each.
 constexpr std::string_view kWrapper =
-    R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; __talaria_pid=$5; set --
+    R"sh(__talaria_dir=$1; __talaria_save=$2; __talaria_cmd=$3; __talaria_src=$4; __talaria_pid=$5; __talaria_once=$6; __talaria_here=$PWD; set --
 if [ -n "$__talaria_src" ] && [ -r "$__talaria_src" ]; then . "$__talaria_src" >/dev/null 2>&1; fi
 __talaria_on_exit() {
   __talaria_status=$?
-  { export -n PWD OLDPWD SHLVL _; export -p > "$__talaria_dir/env"; pwd -P > "$__talaria_dir/cwd"; } 2>/dev/null
+  { export -n PWD OLDPWD SHLVL _; export -p > "$__talaria_dir/env"
+    if [ "$__talaria_once" != 1 ] || ! [ . -ef "$__talaria_here" ]; then pwd -P > "$__talaria_dir/cwd"; fi; } 2>/dev/null
   exit $__talaria_status
 }
 if [ "$__talaria_save" = 1 ]; then
@@ -41,7 +45,7 @@ enum class PidFile : unsigned char { kSkip, kWrite };
 
 std::vector<std::string> WrapperArgv(std::string bash, std::string state_dir,
                                      std::string_view command, bool persist, std::string source,
-                                     PidFile pid_file) {
+                                     PidFile pid_file, StartDir start_dir) {
   return {std::move(bash),
           "--noprofile",
           "--norc",
@@ -52,7 +56,8 @@ std::vector<std::string> WrapperArgv(std::string bash, std::string state_dir,
           persist ? "1" : "0",
           std::string(command),
           std::move(source),
-          pid_file == PidFile::kWrite ? "1" : "0"};
+          pid_file == PidFile::kWrite ? "1" : "0",
+          start_dir == StartDir::kOneOff ? "1" : "0"};
 }
 
 bool IsDirectory(const std::string& path) {
@@ -203,20 +208,23 @@ ShellSession::~ShellSession() {
   std::filesystem::remove_all(state_dir_, ec);
 }
 
-std::vector<std::string> ShellSession::Argv(std::string_view command, bool persist) const {
+std::vector<std::string> ShellSession::Argv(std::string_view command, bool persist,
+                                            StartDir start_dir) const {
   std::string source;
   {
     std::lock_guard lock(mu_);
     source = source_file_;
   }
-  return WrapperArgv(bash_, state_dir_, command, persist, std::move(source), PidFile::kSkip);
+  return WrapperArgv(bash_, state_dir_, command, persist, std::move(source), PidFile::kSkip,
+                     start_dir);
 }
 
 std::vector<std::string> ShellSession::ArgvFor(std::string bash, std::string state_dir,
-                                               std::string_view command, bool persist) {
+                                               std::string_view command, bool persist,
+                                               StartDir start_dir) {
   std::string source = state_dir + "/env";
   return WrapperArgv(std::move(bash), std::move(state_dir), command, persist, std::move(source),
-                     PidFile::kWrite);
+                     PidFile::kWrite, start_dir);
 }
 
 void ShellSession::AdoptSavedState() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "talaria/base/status.h"
+#include "talaria/env/remote_shell.h"  // StartDir
 
 namespace talaria::env {
 
@@ -31,13 +32,16 @@ class ShellSession {
   ShellSession(const ShellSession&) = delete;
   ShellSession& operator=(const ShellSession&) = delete;
 
-  // bash argv running `command` in the session (`persist`: its exports and cwd are saved).
-  std::vector<std::string> Argv(std::string_view command, bool persist) const;
+  // bash argv running `command` in the session (`persist`: its exports and cwd are saved; with
+  // kOneOff, the cwd only when the command moved away from the directory it started in).
+  std::vector<std::string> Argv(std::string_view command, bool persist,
+                                StartDir start_dir = StartDir::kSession) const;
   // The same for a shell state directory `state_dir` somewhere else (inside a container): it
   // sources the saved exports whole and, when persisting, writes the shell's pid to
   // `state_dir`/pid (for a client that cannot signal the command directly, like docker exec).
   static std::vector<std::string> ArgvFor(std::string bash, std::string state_dir,
-                                          std::string_view command, bool persist);
+                                          std::string_view command, bool persist,
+                                          StartDir start_dir = StartDir::kSession);
   // After a persisted command: adopts the cwd it left, if that still is a directory, and
   // works out which of its exports the next command must source.
   void AdoptSavedState();

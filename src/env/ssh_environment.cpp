@@ -220,9 +220,10 @@ class SshEnvironment final : public Environment {
     std::lock_guard lock(run_mu_);
     const std::string id = "r" + std::to_string(++jobs_);
     SpawnOptions spawn;
-    spawn.argv = Argv(RemoteCommand(kRunScript, {state_dir_, id, marker_, StartDirectory(options),
-                                                 std::string(command)}),
-                      Tty::kNo);
+    spawn.argv =
+        Argv(RemoteCommand(kRunScript, {state_dir_, id, marker_, StartDirectory(options),
+                                        std::string(command), options.workdir.empty() ? "0" : "1"}),
+             Tty::kNo);
     spawn = ForegroundSpawn(std::move(spawn), options);
     spawn.merge_stderr = false;  // the remote side merges; ssh's own stderr carries the cwd report
     ProcessResult r = TALARIA_TRY(RunProcess(spawn));

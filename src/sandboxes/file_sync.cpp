@@ -86,8 +86,7 @@ Status PushTree(env::Environment& env, const std::string& local_dir, const std::
   env::CommandOptions run;
   run.timeout = options.timeout;
   run.stdin_data = Base64Encode(packed.stdout_text);
-  // In a subshell, without a workdir: the session's working directory stays where it was (a
-  // workdir would become the session's).
+  // In a subshell: the session's working directory stays where it was.
   auto r = env.Run("(mkdir -p " + dir + " && base64 -d | tar -x --no-same-owner -f - -C " + dir +
                        " && touch " + ShellQuote(StampPath(remote_dir)) + ")",
                    run);
@@ -106,7 +105,7 @@ Result<std::vector<std::string>> PullChanged(env::Environment& env, const std::s
   env::CommandOptions run;
   run.timeout = options.timeout;
   run.max_output_bytes = options.max_bytes * 4 / 3 + 8;
-  // In a subshell, without a workdir: the session's working directory stays where it was.
+  // In a subshell: the session's working directory stays where it was.
   auto r = env.Run("(cd " + ShellQuote(remote_dir) + " || exit 1; touch " + stamp +
                        ".next; { if [ -e " + stamp + " ]; then find . -type f -newer " + stamp +
                        " -print0; else find . -type f -print0; fi; } | tar -c --null -T - -f - "

@@ -116,7 +116,8 @@ class RemoteEnvironment final : public env::Environment {
     call.exec_id = NewExecId();
     call.script = env::RemoteShellCommandLine(
         state_dir_, options.workdir.empty() ? cwd() : options.workdir, marker_, token, command,
-        /*persist=*/true);
+        /*persist=*/true,
+        options.workdir.empty() ? env::StartDir::kSession : env::StartDir::kOneOff);
     call.stdin_data = options.stdin_data;
     call.timeout = options.timeout;
     // The services take JSON text: bytes that are not UTF-8 travel as base64 and are decoded

@@ -149,10 +149,24 @@ TEST_P(SandboxConformance, CwdAndExportsCarryOverToTheNextCommand) {
 }
 
 TEST_P(SandboxConformance, WorkdirOverridesTheSessionDirectoryForOneCommand) {
-  std::filesystem::create_directories(work_ + "/other");
+  std::filesystem::create_directories(work_ + "/other/sub");
   env::CommandOptions options;
   options.workdir = work_ + "/other";
+  // The session's first command: no cwd has been saved yet.
   EXPECT_EQ(Run("pwd", options).output, work_ + "/other\n");
+  EXPECT_EQ(env_->cwd(), work_);
+  EXPECT_EQ(Run("pwd").output, work_ + "\n");
+  // Its exports carry over all the same.
+  Run("export FROM_WORKDIR=yes", options);
+  EXPECT_EQ(Run("pwd; echo $FROM_WORKDIR").output, work_ + "\nyes\n");
+  // A cd of its own does move the session.
+  EXPECT_EQ(Run("cd sub && pwd", options).output, work_ + "/other/sub\n");
+  EXPECT_EQ(env_->cwd(), work_ + "/other/sub");
+  EXPECT_EQ(Run("pwd").output, work_ + "/other/sub\n");
+  // A workdir that is the session's own directory changes nothing either.
+  options.workdir = work_ + "/other/sub";
+  EXPECT_EQ(Run("pwd", options).output, work_ + "/other/sub\n");
+  EXPECT_EQ(env_->cwd(), work_ + "/other/sub");
 }
 
 TEST_P(SandboxConformance, ADeletedWorkingDirectoryFallsBackToItsNearestAncestor) {

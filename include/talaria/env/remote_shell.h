@@ -16,13 +16,20 @@
 
 namespace talaria::env {
 
+// Where a command starts: in the session's cwd, or in a one-off directory (its workdir), which
+// becomes the session's only when the command `cd`s away from it (a workdir that stuck is the
+// original's bug, hermes-agent#73683).
+enum class StartDir : unsigned char { kSession, kOneOff };
+
 // A bash script that enters `cwd` (its nearest existing ancestor when it is gone), runs
 // `command` in the session whose exports and cwd live in `state_dir` (`persist`: what it
-// changes is saved), writes "<token> <pid>" to `state_dir`/exec.pid first (so a second call can
-// end it: KillRemoteShellCommandLine) and prints "\n<marker><cwd>" last.
+// changes is saved; with StartDir::kOneOff, `cwd` is a command's workdir, which becomes the
+// session's cwd only when the command moves away from it), writes "<token> <pid>" to
+// `state_dir`/exec.pid first (so a second call can end it: KillRemoteShellCommandLine) and
+// prints "\n<marker><cwd>" last.
 std::string RemoteShellCommandLine(std::string_view state_dir, std::string_view cwd,
                                    std::string_view marker, std::string_view token,
-                                   std::string_view command, bool persist);
+                                   std::string_view command, bool persist, StartDir start_dir);
 
 // A bash script that enters `cwd` (its nearest existing ancestor) and runs `command` in the
 // session of `state_dir` without saving what it changes (a background command: it starts from
