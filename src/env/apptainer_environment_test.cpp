@@ -1,7 +1,7 @@
 // The Apptainer environment: what only it does (the instance's flags, read-only credential
 // binds, the SIF built once, the instance stopped with the session). Against the stand-in of
 // tests/support (which records the argv it got); the shared behaviour is in
-// environment_conformance_test.cpp (EnvironmentConformance.*/apptainer).
+// src/sandboxes/environment_conformance_test.cpp (EnvironmentConformance.*/apptainer).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 

@@ -1,7 +1,8 @@
 // The Docker environment. DockerEnvironment.*: the error paths, everywhere. DockerEngine.*:
 // behaviour against a real dockerd of the test's own (tests/support/dockerd_server.h; label
 // `docker`), skipped only when dockerd cannot start here, with the reason. The behaviour every
-// backend shares is in environment_conformance_test.cpp (EnvironmentConformance.*/docker).
+// backend shares is in src/sandboxes/environment_conformance_test.cpp
+// (EnvironmentConformance.*/docker).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>

@@ -1,6 +1,6 @@
 // What only the local environment does: the scrubbed child environment. Shell state, timeouts,
 // cancellation, bounded output and background starts, which every backend shares, are tested in
-// environment_conformance_test.cpp.
+// src/sandboxes/environment_conformance_test.cpp.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 

@@ -1,6 +1,7 @@
 // The bubblewrap sandbox with real bwrap: the workspace is writable, the rest of the host is
 // not, /tmp is private, the network is gone unless allowed, other processes are invisible.
-// Shell state and what every backend shares are tested in environment_conformance_test.cpp.
+// Shell state and what every backend shares are tested in
+// src/sandboxes/environment_conformance_test.cpp.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The session's shell state: which saved exports the next command must source. The state's
 // behaviour across commands (cwd and exports carried over, exit codes, kills) is tested for
-// every backend in environment_conformance_test.cpp.
+// every backend in src/sandboxes/environment_conformance_test.cpp.
 #include "env/shell_session.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // (tests/support/sshd_server.h): the multiplexed connection, the remote session state, and
 // connection failures. The "remote" machine is this one, so the tests look at the remote side
 // directly (processes, files, TCP connections). Behaviour every backend shares is in
-// environment_conformance_test.cpp.
+// src/sandboxes/environment_conformance_test.cpp.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>

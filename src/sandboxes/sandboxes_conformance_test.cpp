@@ -1,4 +1,4 @@
-// The environment behaviour every backend shares (src/env/environment_conformance_test.cpp),
+// The environment behaviour every backend shares (src/sandboxes/environment_conformance_test.cpp),
 // for each sandbox service against the fake control plane (tests/support), whose sandboxes are
 // bubblewrap jails on this machine: "nothing is left running" is checked with pgrep here too.
 // Background processes (Start) run detached in the sandbox, relayed to a local stand-in.

@@ -21,12 +21,12 @@
 #include <string>
 #include <thread>
 
-#include "env/ssh_command.h"
 #include "support/apptainer_support.h"
 #include "support/dockerd_server.h"
 #include "support/env_helpers.h"
 #include "support/sshd_server.h"
 #include "support/wait_until.h"
+#include "talaria/base/shell_words.h"
 #include "talaria/base/spawn.h"
 #include "talaria/env/environment.h"
 
