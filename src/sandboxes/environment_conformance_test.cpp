@@ -1,20 +1,26 @@
 // One behaviour, every backend: the same tests against the local environment, the bubblewrap
 // sandbox (when bwrap works here), SSH to a real sshd on a loopback port, Docker on a real
-// dockerd of the test's own (tests/support; `ctest -L docker`, which needs root) and Apptainer
-// (the real program where installed, else the stand-in on bubblewrap in tests/support).
+// dockerd of the test's own (tests/support; `ctest -L docker`, which needs root), Apptainer
+// (the real program where installed, else the stand-in on bubblewrap in tests/support) and the
+// sandbox services (Modal's gateway, Daytona, E2B, Kubernetes agent-sandbox) against the fake
+// control plane of tests/support, whose sandboxes are bubblewrap jails on this machine. The
+// suite lives in the sandboxes module, the lowest that sees every backend.
 // What only one backend does (the scrubbed local environment, the sandbox's walls, the ssh
-// connection's life) is tested in that backend's own file.
+// connection's life, a service's sandbox and file transfer) is tested in that backend's own file.
 //
 // Every backend's commands are processes on this machine (the ssh "remote" is loopback; the
-// host sees into the sandbox's and the containers' PID namespaces), so "nothing is left running" is
-// checked with pgrep here. Each test's `sleep` has a duration of its own per backend (UniqueSleep),
-// so tests running in parallel never see each other's processes.
+// host sees into the sandbox's and the containers' PID namespaces; the services' jails share
+// its PID namespace), so "nothing is left running" is checked with pgrep here. Each test's
+// `sleep` has a duration of its own per backend (UniqueSleep), so tests running in parallel
+// never see each other's processes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <ostream>
@@ -24,11 +30,13 @@
 #include "support/apptainer_support.h"
 #include "support/dockerd_server.h"
 #include "support/env_helpers.h"
+#include "support/sandbox_control_plane.h"
 #include "support/sshd_server.h"
 #include "support/wait_until.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/spawn.h"
 #include "talaria/env/environment.h"
+#include "talaria/sandboxes/sandboxes.h"
 
 namespace talaria::env {
 namespace {
@@ -39,7 +47,23 @@ using test_support::ProcessRunning;
 using test_support::ReadUntilEof;
 using test_support::WaitUntil;
 
-enum class Backend { kLocal, kSandbox, kSsh, kDocker, kApptainer };
+enum class Backend {
+  kLocal,
+  kSandbox,
+  kSsh,
+  kDocker,
+  kApptainer,
+  kModal,
+  kDaytona,
+  kE2b,
+  kKubernetes
+};
+
+// A sandbox service (through the fake control plane): JSON carries its commands and output.
+bool IsService(Backend backend) {
+  return backend == Backend::kModal || backend == Backend::kDaytona || backend == Backend::kE2b ||
+         backend == Backend::kKubernetes;
+}
 
 std::string BackendName(Backend backend) {
   switch (backend) {
@@ -53,6 +77,14 @@ std::string BackendName(Backend backend) {
       return "docker";
     case Backend::kApptainer:
       return "apptainer";
+    case Backend::kModal:
+      return "modal";
+    case Backend::kDaytona:
+      return "daytona";
+    case Backend::kE2b:
+      return "e2b";
+    case Backend::kKubernetes:
+      return "kubernetes";
   }
   return "unknown";
 }
@@ -66,6 +98,30 @@ struct Sleeper {
   std::string command;
   std::string pattern;
 };
+
+// Everything `fd` gives until end of file, for at most 30 s (ReadUntilEof stops at 128 KB).
+std::string ReadWholeOutput(int fd) {
+  std::string out;
+  char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+    if (n == 0 || (n < 0 && errno == EIO)) break;
+    if (n < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return out;
+}
+
+std::string HexOf(std::string_view bytes) {
+  std::string hex;
+  char buf[3];
+  for (const unsigned char c : bytes) {
+    std::snprintf(buf, sizeof buf, "%02x", c);
+    hex += buf;
+  }
+  return hex;
+}
 
 class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
  protected:
@@ -158,12 +214,42 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
         env_ = *env;
         break;
       }
+      case Backend::kModal:
+      case Backend::kDaytona:
+      case Backend::kE2b:
+      case Backend::kKubernetes: {
+        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
+        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
+        tmpl += "/talaria-sbx-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        scratch_ = std::filesystem::canonical(tmpl).string();
+        work_ = scratch_ + "/ws";
+        std::filesystem::create_directories(work_);
+        test_support::SandboxControlPlaneOptions fake;
+        fake.root = scratch_;
+        fake.workspace = work_;
+        plane_ = test_support::SandboxControlPlane::Start(fake);
+        sandboxes::SandboxServiceOptions options;
+        options.kind = BackendName(GetParam());
+        options.base_url = plane_->url();
+        options.api_key = "test-key";
+        if (options.kind == "e2b" || options.kind == "kubernetes") {
+          options.data_plane_url = plane_->url();
+        }
+        options.initial_cwd = work_;
+        options.request_timeout = 30s;
+        auto env = sandboxes::OpenSandboxService(options);
+        ASSERT_TRUE(env) << env.error().ToString();
+        env_ = *env;
+        break;
+      }
     }
   }
 
   void TearDown() override {
-    env_.reset();  // before sshd: the session's end reaches the remote side
+    env_.reset();  // before sshd and the plane: the session's end reaches the far side
     sshd_.reset();
+    plane_.reset();
     if (!scratch_.empty()) {
       std::error_code ec;
       std::filesystem::remove_all(scratch_, ec);
@@ -184,10 +270,12 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
   }
 
   const std::string& work() const { return work_; }
+  bool service() const { return IsService(GetParam()); }
 
   std::string scratch_;  // removed at the end; empty for ssh (the server removes its own)
   std::string work_;     // where the session starts
   std::unique_ptr<test_support::SshdServer> sshd_;
+  std::unique_ptr<test_support::SandboxControlPlane> plane_;
   std::shared_ptr<Environment> env_;
 };
 
@@ -203,6 +291,10 @@ TEST_P(EnvironmentConformance, RunsInTheInitialDirectoryMergesStderrAndReturnsTh
   // 255 is ssh's own failure code; a command exiting 255 is still an outcome.
   EXPECT_EQ(Run("echo x; exit 255").exit_code, 255);
   EXPECT_EQ(Run("true").exit_code, 0);
+  EXPECT_EQ(Run("printf 'no newline'").output, "no newline");
+  if (service()) {
+    EXPECT_TRUE(env_->RunsScriptsRemotely());
+  }
 }
 
 TEST_P(EnvironmentConformance, CwdAndExportsCarryOverToTheNextCommand) {
@@ -255,20 +347,37 @@ TEST_P(EnvironmentConformance, CommandTextAndOutputRoundTripExactly) {
   EXPECT_EQ(Run("echo ünïcödé ✓ 日本 🚀").output, "ünïcödé ✓ 日本 🚀\n");
   EXPECT_EQ(Run("x='a;b|c&d>e' && echo \"$x\" '*' ~root/.. ; echo $((6*7))").output,
             "a;b|c&d>e * /root/..\n42\n");
-  // Every byte but NUL, through the command text and back through stdout.
+  // A command printing the cwd marker's prefix does not confuse the cwd report.
+  EXPECT_EQ(Run("echo __TALARIA_CWD_; cd /").output, "__TALARIA_CWD_\n");
+  EXPECT_EQ(env_->cwd(), "/");
+  Run("cd " + ShellQuote(work()));
+  // Every byte but NUL, through the command text and back through stdout. The services carry
+  // JSON text, so bytes that are not UTF-8 come back replaced: there they are checked through
+  // their hex dump.
   std::string all_bytes;
   for (int c = 1; c < 256; ++c) all_bytes += static_cast<char>(c);
-  EXPECT_EQ(Run("printf '%s' " + ShellQuote(all_bytes)).output, all_bytes);
+  if (service()) {
+    EXPECT_EQ(
+        Run("printf '%s' " + ShellQuote(all_bytes) + " | od -An -v -tx1 | tr -d ' \\n'").output,
+        HexOf(all_bytes));
+  } else {
+    EXPECT_EQ(Run("printf '%s' " + ShellQuote(all_bytes)).output, all_bytes);
+  }
   // And through stdin.
   CommandOptions options;
   options.stdin_data = "line 1\nit's $HOME\n" + all_bytes;
-  EXPECT_EQ(Run("cat", options).output, options.stdin_data);
+  if (service()) {
+    EXPECT_EQ(Run("od -An -v -tx1 | tr -d ' \\n'", options).output, HexOf(options.stdin_data));
+  } else {
+    EXPECT_EQ(Run("cat", options).output, options.stdin_data);
+  }
 }
 
 TEST_P(EnvironmentConformance, TimeoutKillsTheWholeGroupAndKeepsPartialOutput) {
   const Sleeper sleeper = UniqueSleep(1);
   CommandOptions options;
-  options.timeout = 500ms;
+  // A service's call crosses HTTP and a jail's start: more time for "before" to be printed.
+  options.timeout = service() ? 1000ms : 500ms;
   CommandOutcome r =
       Run("echo before; " + sleeper.command + " & " + sleeper.command + "; echo never", options);
   EXPECT_TRUE(r.timed_out);
@@ -292,7 +401,8 @@ TEST_P(EnvironmentConformance, WhatStillHoldsTheOutputWhenTheCommandEndsIsKilled
   EXPECT_TRUE(NoProcessWithin(holder.pattern, 10s));
   // A job that let go of the output is left alone, except in the sandbox, whose PID namespace
   // (and everything in it) ends with the command. (A container's or an instance's ends with
-  // the session.)
+  // the session.) What a service's exec leaves behind is the service's affair.
+  if (service()) return;
   const Sleeper detached = UniqueSleep(3);
   Run("nohup " + detached.command + " >/dev/null 2>&1 &");
   if (GetParam() == Backend::kSandbox) {
@@ -313,7 +423,7 @@ TEST_P(EnvironmentConformance, CancellationKillsTheCommandWith130) {
   // Cancels once the sleep runs (it takes 100 s: only the cancel ends it sooner). Anchored: the
   // wrapping shell's and bwrap's command lines hold the pattern too, from the spawn on.
   std::thread canceller([&] {
-    WaitUntil([&] { return ProcessRunning("^" + sleeper.pattern); }, 10s, 10ms);
+    WaitUntil([&] { return ProcessRunning("^" + sleeper.pattern); }, 20s, 10ms);
     stop.request_stop();
   });
   CommandOutcome r = Run("echo before; " + sleeper.command + " & " + sleeper.command, options);
@@ -327,8 +437,9 @@ TEST_P(EnvironmentConformance, CancellationKillsTheCommandWith130) {
 }
 
 TEST_P(EnvironmentConformance, HugeOutputIsBoundedHeadAndTail) {
-  // Less over ssh, where every byte crosses the (encrypted) channel.
-  const size_t bytes = GetParam() == Backend::kSsh ? 5'000'000 : 50'000'000;
+  // Less over ssh, where every byte crosses the (encrypted) channel, and through the services'
+  // JSON.
+  const size_t bytes = GetParam() == Backend::kSsh || service() ? 5'000'000 : 50'000'000;
   CommandOptions options;
   options.max_output_bytes = 1000;
   CommandOutcome r = Run(
@@ -359,6 +470,21 @@ TEST_P(EnvironmentConformance, StartRunsInTheBackgroundFromTheSessionState) {
   EXPECT_EQ(Run("echo ${LEAK:-none}; pwd").output, "none\n/\n");
 }
 
+TEST_P(EnvironmentConformance, AStartedProcessesBytesAndExitCodeComeBackWhole) {
+  // Bytes that are no UTF-8 (and, from a service, more than one poll's worth) survive.
+  auto child = env_->Start(
+      "printf 'a\\377b\\000c\\n'; head -c 600000 /dev/zero | tr '\\0' x; echo; exit 7", {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  const std::string out = ReadWholeOutput(child->output.get());
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(out.substr(0, 6), std::string("a\377b\0c\n", 6));
+  EXPECT_EQ(out.size(), 6u + 600000u + 1u);
+  EXPECT_EQ(out.find_first_not_of('x', 6), 6u + 600000u);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 7);
+}
+
 TEST_P(EnvironmentConformance, StartedProcessRunsOnWhileTheSessionGoesOn) {
   const Sleeper sleeper = UniqueSleep(5);
   auto child = env_->Start("echo ready; " + sleeper.command + "; echo done", {}, {});
@@ -367,7 +493,7 @@ TEST_P(EnvironmentConformance, StartedProcessRunsOnWhileTheSessionGoesOn) {
   // find it ended, below).
   std::string out;
   char buf[64];
-  for (int i = 0; i < 500 && out.find('\n') == std::string::npos; ++i) {
+  for (int i = 0; i < 1000 && out.find('\n') == std::string::npos; ++i) {
     const ssize_t n = ::read(child->output.get(), buf, sizeof buf);
     if (n > 0) out.append(buf, static_cast<size_t>(n));
     if (n <= 0) std::this_thread::sleep_for(10ms);
@@ -379,14 +505,19 @@ TEST_P(EnvironmentConformance, StartedProcessRunsOnWhileTheSessionGoesOn) {
   EXPECT_EQ(info.si_pid, 0) << "the started process ended early";
   // Foreground commands run meanwhile.
   EXPECT_EQ(Run("echo meanwhile").output, "meanwhile\n");
-  // Its owner ends its group; the session's end stops what it left on the far side.
+  // Its owner ends its group; the session's end stops what it left on the far side. A service's
+  // job goes with its local stand-in already.
   EXPECT_TRUE(TerminateProcessGroup(child->pid, child->pidfd.get(), 1s));
   ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  if (service()) {
+    EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
+  }
   env_.reset();
   EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
 }
 
 TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
+  if (service()) GTEST_SKIP() << "a service's background job gets no input and no terminal";
   StartOptions start;
   start.stdin_pipe = true;
   auto child = env_->Start("read -r line; echo \"got $line\"", {}, start);
@@ -412,7 +543,8 @@ TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
 
 INSTANTIATE_TEST_SUITE_P(, EnvironmentConformance,
                          ::testing::Values(Backend::kLocal, Backend::kSandbox, Backend::kSsh,
-                                           Backend::kDocker, Backend::kApptainer),
+                                           Backend::kDocker, Backend::kApptainer, Backend::kModal,
+                                           Backend::kDaytona, Backend::kE2b, Backend::kKubernetes),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return BackendName(info.param);
                          });

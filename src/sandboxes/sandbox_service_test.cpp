@@ -1,0 +1,218 @@
+// What only the sandbox services do, for each against the fake control plane (tests/support),
+// whose sandboxes are bubblewrap jails on this machine: the sandbox's life and owner label, the
+// service's refusal of a wrong key, background jobs ended with the session, and files in and out
+// as tar streams. What every backend shares is in environment_conformance_test.cpp.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <thread>
+
+#include "support/env_helpers.h"
+#include "support/sandbox_control_plane.h"
+#include "support/wait_until.h"
+#include "talaria/base/shell_words.h"
+#include "talaria/base/spawn.h"
+#include "talaria/base/subprocess.h"
+#include "talaria/sandboxes/file_sync.h"
+#include "talaria/sandboxes/sandboxes.h"
+
+namespace talaria::sandboxes {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::NoProcessWithin;
+using test_support::ProcessRunning;
+using test_support::ReadUntilEof;
+using test_support::WaitUntil;
+
+// A scratch directory outside /tmp (the fake's jails have a private /tmp of their own).
+std::string MakeServiceScratch() {
+  std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
+  if (tmpl.empty()) return "";
+  tmpl += "/talaria-sbx-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return "";
+  return std::filesystem::canonical(tmpl).string();
+}
+
+class SandboxService : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    scratch_ = MakeServiceScratch();
+    ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp";
+    work_ = scratch_ + "/ws";
+    std::filesystem::create_directories(work_);
+    test_support::SandboxControlPlaneOptions fake;
+    fake.root = scratch_;
+    fake.workspace = work_;
+    plane_ = test_support::SandboxControlPlane::Start(fake);
+    auto env = OpenSandboxService(Options());
+    ASSERT_TRUE(env) << env.error().ToString();
+    env_ = *env;
+  }
+
+  void TearDown() override {
+    env_.reset();
+    plane_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(scratch_, ec);
+  }
+
+  SandboxServiceOptions Options() const {
+    SandboxServiceOptions o;
+    o.kind = GetParam();
+    o.base_url = plane_->url();
+    o.api_key = "test-key";
+    if (o.kind == "e2b" || o.kind == "kubernetes") o.data_plane_url = plane_->url();
+    o.initial_cwd = work_;
+    o.request_timeout = 30s;
+    return o;
+  }
+
+  env::CommandOutcome Run(std::string_view command, env::CommandOptions options = {}) {
+    auto r = env_->Run(command, options);
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : env::CommandOutcome{};
+  }
+
+  // A `sleep` no other test or backend runs, and a pgrep pattern for it.
+  struct Sleeper {
+    std::string command;
+    std::string pattern;
+  };
+  Sleeper UniqueSleep(int test) const {
+    static const std::vector<std::string> kinds = {"modal", "daytona", "e2b", "kubernetes"};
+    int index = 0;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      if (kinds[i] == GetParam()) index = static_cast<int>(i);
+    }
+    const std::string seconds = std::to_string(200 + test);
+    const std::string fraction = std::to_string(index + 1) + "3";
+    return {"sleep " + seconds + "." + fraction, "sleep " + seconds + "[.]" + fraction};
+  }
+
+  std::string scratch_;
+  std::string work_;
+  std::unique_ptr<test_support::SandboxControlPlane> plane_;
+  std::shared_ptr<env::Environment> env_;
+};
+
+TEST_P(SandboxService, ClosingTheSessionEndsItsBackgroundJobs) {
+  const Sleeper sleeper = UniqueSleep(6);
+  auto child = env_->Start(sleeper.command, {}, {});
+  ASSERT_TRUE(child) << child.error().ToString();
+  EXPECT_TRUE(WaitUntil([&] { return ProcessRunning(sleeper.pattern); }, 10s, 10ms));
+  env_.reset();
+  EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
+  // The stand-in ends too, with the status of a terminated job.
+  EXPECT_EQ(ReadUntilEof(child->output.get()), "");
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  EXPECT_EQ(info.si_status, 143);
+}
+
+TEST_P(SandboxService, TheSandboxIsDeletedWithTheEnvironmentAndCarriesItsOwner) {
+  EXPECT_EQ(plane_->counts().live, 1);
+  if (GetParam() != "modal") {
+    ASSERT_EQ(plane_->live_owners().size(), 1u);
+    EXPECT_EQ(plane_->live_owners()[0].substr(0, 4), OwnerLabel().substr(0, 4));
+  }
+  env_.reset();
+  EXPECT_EQ(plane_->counts().live, 0);
+  EXPECT_EQ(plane_->counts().auth_failures, 0);
+}
+
+TEST_P(SandboxService, AWrongKeyIsRefusedWithTheServiceStatus) {
+  SandboxServiceOptions o = Options();
+  o.api_key = "wrong";
+  auto env = OpenSandboxService(o);
+  ASSERT_FALSE(env);
+  EXPECT_EQ(env.error().code(), StatusCode::kPermissionDenied) << env.error().ToString();
+  EXPECT_NE(env.error().message().find("401"), std::string::npos) << env.error().ToString();
+  EXPECT_EQ(plane_->counts().live, 1);  // only the fixture's
+}
+
+TEST_P(SandboxService, FilesGoInAsOneTarStreamAndChangedFilesComeBack) {
+  const std::string local = scratch_ + "/local";
+  std::filesystem::create_directories(local + "/sub");
+  std::filesystem::create_directories(local + "/.git");
+  std::ofstream(local + "/a.txt") << "one";
+  std::ofstream(local + "/sub/b.txt") << "two";
+  std::ofstream(local + "/.git/HEAD") << "ref";
+  ASSERT_TRUE(PushTree(*env_, local, "/tmp/proj", {}).ok());
+  EXPECT_EQ(Run("cat /tmp/proj/a.txt /tmp/proj/sub/b.txt; ls -A /tmp/proj").output,
+            "onetwoa.txt\nsub\n");
+  Run("echo changed > /tmp/proj/a.txt; echo new > /tmp/proj/sub/c.txt");
+  const std::string cwd = env_->cwd();
+  auto changed = PullChanged(*env_, "/tmp/proj", local, {});
+  ASSERT_TRUE(changed) << changed.error().ToString();
+  EXPECT_EQ(env_->cwd(), cwd);  // the session's directory is left alone
+  std::sort(changed->begin(), changed->end());
+  EXPECT_EQ(*changed, (std::vector<std::string>{"a.txt", "sub/c.txt"}));
+  std::ifstream a(local + "/a.txt");
+  std::string text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "changed\n");
+  EXPECT_TRUE(std::filesystem::exists(local + "/sub/b.txt"));
+  // Nothing changed since: nothing comes back.
+  changed = PullChanged(*env_, "/tmp/proj", local, {});
+  ASSERT_TRUE(changed) << changed.error().ToString();
+  EXPECT_TRUE(changed->empty());
+  EXPECT_FALSE(PushTree(*env_, scratch_ + "/missing", "/tmp/x", {}).ok());
+}
+
+// A sandbox is not trusted: what it sends back is checked before anything is written here.
+TEST_P(SandboxService, AHostileArchiveFromTheSandboxIsRefusedWhole) {
+  const std::string evil = scratch_ + "/evil";
+  std::filesystem::create_directories(evil + "/in");
+  std::filesystem::create_symlink("/etc", evil + "/in/link");
+  std::ofstream(evil + "/in/plain") << "x";
+  SpawnOptions tar;
+  tar.argv = {"tar", "-c", "-f", evil + "/links.tar", "-C", evil + "/in", "plain", "link"};
+  ASSERT_EQ(RunProcess(tar)->exit_code, 0);
+  tar.argv = {"tar",
+              "-c",
+              "-P",
+              "-f",
+              evil + "/dotdot.tar",
+              "-C",
+              evil + "/in",
+              "--transform=s,^plain,../escaped,",
+              "plain"};
+  ASSERT_EQ(RunProcess(tar)->exit_code, 0);
+  std::filesystem::remove_all(evil + "/in");
+  ASSERT_TRUE(PushTree(*env_, evil, "/tmp/evil", {}).ok());
+  const std::string local = scratch_ + "/pulled";
+  std::filesystem::create_directories(local);
+  for (const char* archive : {"links.tar", "dotdot.tar"}) {
+    // The sandbox's own `tar` now answers with the hostile archive.
+    Run("mkdir -p /tmp/bin && printf '#!/bin/sh\\ncat /tmp/evil/%s\\n' " + std::string(archive) +
+        " > /tmp/bin/tar && chmod +x /tmp/bin/tar && export PATH=/tmp/bin:$PATH; touch "
+        "/tmp/evil/x");
+    auto pulled = PullChanged(*env_, "/tmp/evil", local, {});
+    ASSERT_FALSE(pulled) << archive;
+    EXPECT_EQ(pulled.error().code(), StatusCode::kInvalidArgument) << pulled.error().ToString();
+    EXPECT_TRUE(std::filesystem::is_empty(local)) << archive;
+    EXPECT_FALSE(std::filesystem::exists(scratch_ + "/escaped"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(, SandboxService,
+                         ::testing::Values("modal", "daytona", "e2b", "kubernetes"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace talaria::sandboxes
