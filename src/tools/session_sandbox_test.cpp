@@ -1,8 +1,10 @@
 // terminal.backend: modal | daytona | e2b | kubernetes: the service's config section, its key
 // from the environment, and the terminal tool running in the service's sandbox (the fake
-// control plane of tests/support), which is deleted with the session.
+// control plane of tests/support), which is deleted with the session; and terminal.<service>.sync
+// keeping the workspace and the sandbox in step (SessionSandboxSync).
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "talaria/core/config.h"
 #include "talaria/core/runtime.h"
 #include "talaria/tools/session.h"
+#include "talaria/tools/session_services.h"
 
 namespace talaria::tools {
 namespace {
@@ -122,62 +125,146 @@ TEST_P(SessionSandbox, TheTerminalRunsInTheServicesSandbox) {
 
 // terminal.<service>.sync: the sandbox has its own file system here (the fake binds no
 // workspace; /tmp is the jail's own), so what the tools see on either side got there by sync.
-TEST_P(SessionSandbox, SyncKeepsTheWorkspaceAndTheSandboxInStep) {
+class SessionSandboxSync : public SessionSandbox {
+ protected:
+  // Restarts the plane without the workspace bound and opens a synced session on ws/.
+  void OpenSynced() {
+    plane_.reset();
+    test_support::SandboxControlPlaneOptions fake;
+    fake.root = scratch_;
+    plane_ = test_support::SandboxControlPlane::Start(fake);
+    const std::string ws = scratch_ + "/ws";
+    std::string yaml = Yaml();
+    yaml.replace(yaml.find("cwd: '"), std::string("cwd: '" + ws + "'").size(),
+                 "cwd: '/tmp/work', sync: true");
+    auto config = ParseConfig(yaml);
+    ASSERT_TRUE(config) << config.error().ToString() << yaml;
+    auto options = SessionOptionsFromConfig(*config);
+    ASSERT_TRUE(options) << options.error().ToString();
+    EXPECT_TRUE(options->terminal.sandbox_sync);
+    options->roots = {ws};
+    options->audit = false;
+    if (const char* key = KeyName(GetParam())) ::setenv(key, "test-key", 1);
+    std::ofstream(scratch_ + "/config.yaml") << "{}\n";
+    RuntimeOptions rt_options;
+    rt_options.config_path = scratch_ + "/config.yaml";
+    auto rt = Runtime::Create(rt_options);
+    ASSERT_TRUE(rt) << rt.error().ToString();
+    rt_ = std::move(*rt);
+    auto session = OpenSession(*options);
+    ASSERT_TRUE(session) << session.error().ToString();
+    session_ = std::move(*session);
+  }
+  void TearDown() override {
+    session_.reset();
+    rt_.reset();
+    SessionSandbox::TearDown();
+  }
+  ToolResult Terminal(const std::string& command) {
+    ToolContext ctx = session_->NewContext("call");
+    return rt_->dispatcher().Dispatch("terminal", Json{{"command", command}}.dump(), ctx);
+  }
+  ToolResult WriteFileTool(const std::string& path, const std::string& content) {
+    ToolContext ctx = session_->NewContext("write");
+    return rt_->dispatcher().Dispatch("write_file",
+                                      Json{{"path", path}, {"content", content}}.dump(), ctx);
+  }
+
+  std::unique_ptr<Runtime> rt_;
+  std::shared_ptr<Session> session_;
+};
+
+TEST_P(SessionSandboxSync, SyncKeepsTheWorkspaceAndTheSandboxInStep) {
   // Unjailed, the fake's sandboxes would all share the machine's /tmp/work.
   TALARIA_SKIP_WITHOUT_BWRAP();
-  plane_.reset();
-  test_support::SandboxControlPlaneOptions fake;
-  fake.root = scratch_;
-  plane_ = test_support::SandboxControlPlane::Start(fake);
   const std::string ws = scratch_ + "/ws";
   std::filesystem::create_directories(ws + "/sub");
   std::filesystem::create_directories(scratch_ + "/outside");
   std::ofstream(ws + "/a.txt") << "from-local\n";
   std::ofstream(ws + "/sub/c.txt") << "old\n";
   std::filesystem::create_directory_symlink(scratch_ + "/outside", ws + "/out");
-  std::string yaml = Yaml();
-  yaml.replace(yaml.find("cwd: '"), std::string("cwd: '" + ws + "'").size(),
-               "cwd: '/tmp/work', sync: true");
-  auto config = ParseConfig(yaml);
-  ASSERT_TRUE(config) << config.error().ToString() << yaml;
-  auto options = SessionOptionsFromConfig(*config);
-  ASSERT_TRUE(options) << options.error().ToString();
-  EXPECT_TRUE(options->terminal.sandbox_sync);
-  options->roots = {ws};
-  options->audit = false;
-  if (const char* key = KeyName(GetParam())) ::setenv(key, "test-key", 1);
-  std::ofstream(scratch_ + "/config.yaml") << "{}\n";
-  RuntimeOptions rt_options;
-  rt_options.config_path = scratch_ + "/config.yaml";
-  auto rt = Runtime::Create(rt_options);
-  ASSERT_TRUE(rt) << rt.error().ToString();
-  auto session = OpenSession(*options);
-  ASSERT_TRUE(session) << session.error().ToString();
-  const auto terminal = [&](const std::string& command) {
-    ToolContext ctx = (*session)->NewContext("call");
-    return (*rt)->dispatcher().Dispatch("terminal", Json{{"command", command}}.dump(), ctx);
-  };
+  ASSERT_NO_FATAL_FAILURE(OpenSynced());
   // In: the workspace at open. Back: what the command changed.
-  ToolResult r = terminal("cat a.txt; pwd; echo made > b.txt; echo edited > sub/c.txt");
+  ToolResult r = Terminal("cat a.txt; pwd; echo made > b.txt; echo edited > sub/c.txt");
   ASSERT_TRUE(r.ok()) << r.text;
   EXPECT_NE(r.text.find("from-local"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("/tmp/work"), std::string::npos) << r.text;
   EXPECT_EQ(test_support::ReadWholeFile(ws + "/b.txt"), "made\n");
   EXPECT_EQ(test_support::ReadWholeFile(ws + "/sub/c.txt"), "edited\n");
   // In again: a file tool's write reaches the sandbox before the next command.
-  ToolContext ctx = (*session)->NewContext("write");
-  const ToolResult w = (*rt)->dispatcher().Dispatch(
-      "write_file", Json{{"path", ws + "/a.txt"}, {"content", "tool-wrote\n"}}.dump(), ctx);
+  const ToolResult w = WriteFileTool(ws + "/a.txt", "tool-wrote\n");
   ASSERT_TRUE(w.ok()) << w.text;
-  r = terminal("cat a.txt");
+  r = Terminal("cat a.txt");
   EXPECT_NE(r.text.find("tool-wrote"), std::string::npos) << r.text;
   // Back through the workspace's rules: a file under a link that leaves it is not written.
-  r = terminal("rm out && mkdir out && echo evil > out/evil.txt");
+  r = Terminal("rm out && mkdir out && echo evil > out/evil.txt");
   EXPECT_NE(r.text.find("out/evil.txt not written back"), std::string::npos) << r.text;
   EXPECT_FALSE(std::filesystem::exists(scratch_ + "/outside/evil.txt"));
 }
 
+TEST_P(SessionSandboxSync, DeletionsGoBothWaysThroughTheWorkspace) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
+  const std::string ws = scratch_ + "/ws";
+  std::filesystem::create_directories(ws + "/sub");
+  std::filesystem::create_directories(scratch_ + "/outside");
+  std::ofstream(ws + "/gone-there.txt") << "1\n";
+  std::ofstream(ws + "/gone-here.txt") << "2\n";
+  std::ofstream(ws + "/sub/kept.txt") << "3\n";
+  std::ofstream(scratch_ + "/outside/precious.txt") << "keep me\n";
+  ASSERT_NO_FATAL_FAILURE(OpenSynced());
+  // A file the command deletes is removed here.
+  ToolResult r = Terminal("rm gone-there.txt && ls");
+  ASSERT_TRUE(r.ok()) << r.text;
+  EXPECT_FALSE(std::filesystem::exists(ws + "/gone-there.txt"));
+  EXPECT_TRUE(std::filesystem::exists(ws + "/sub/kept.txt"));
+  // A file deleted here is removed there before the next command.
+  std::filesystem::remove(ws + "/gone-here.txt");
+  r = Terminal("ls; cat sub/kept.txt");
+  EXPECT_EQ(r.text.find("gone-here.txt"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("3"), std::string::npos) << r.text;
+  // A deletion in the sandbox is carried out through the workspace's rules: here "link" leads
+  // outside it, so the file it reaches stays.
+  std::filesystem::create_directory_symlink(scratch_ + "/outside", ws + "/link");
+  r = Terminal("mkdir -p link && echo x > link/precious.txt");
+  EXPECT_NE(r.text.find("link/precious.txt not written back"), std::string::npos) << r.text;
+  r = Terminal("rm link/precious.txt");
+  EXPECT_NE(r.text.find("link/precious.txt not removed here"), std::string::npos) << r.text;
+  EXPECT_EQ(test_support::ReadWholeFile(scratch_ + "/outside/precious.txt"), "keep me\n");
+}
+
+// Changes are told apart by mtime to the nanosecond (and size), not by the second: a file that
+// did not change here is never sent again, so it cannot overwrite what a background job in the
+// sandbox wrote since, however soon after the last exchange.
+TEST_P(SessionSandboxSync, AnUnchangedFileIsNotSentAgainOverANewerCopy) {
+  TALARIA_SKIP_WITHOUT_BWRAP();
+  const std::string ws = scratch_ + "/ws";
+  std::filesystem::create_directories(ws);
+  std::ofstream(ws + "/state.txt") << "local\n";
+  ASSERT_NO_FATAL_FAILURE(OpenSynced());
+  // A write here, then at once a background job there rewrites the file: same second.
+  ASSERT_TRUE(WriteFileTool(ws + "/state.txt", "tool\n").ok());
+  ASSERT_TRUE(Terminal("true").ok());
+  auto job = EnvironmentOf(session_->NewContext("bg"))->Start("echo job > state.txt", {}, {});
+  ASSERT_TRUE(job) << job.error().ToString();
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(job->pid), &info, WEXITED);
+  // The next command sees the job's copy, and it comes back here.
+  ToolResult r = Terminal("cat state.txt");
+  EXPECT_NE(r.text.find("job"), std::string::npos) << r.text;
+  EXPECT_EQ(test_support::ReadWholeFile(ws + "/state.txt"), "job\n");
+  // Two local changes within one second both go in.
+  ASSERT_TRUE(WriteFileTool(ws + "/state.txt", "first\n").ok());
+  EXPECT_NE(Terminal("cat state.txt").text.find("first"), std::string::npos);
+  ASSERT_TRUE(WriteFileTool(ws + "/state.txt", "second\n").ok());
+  EXPECT_NE(Terminal("cat state.txt").text.find("second"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(, SessionSandbox,
+                         ::testing::Values("modal", "daytona", "e2b", "kubernetes"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+INSTANTIATE_TEST_SUITE_P(, SessionSandboxSync,
                          ::testing::Values("modal", "daytona", "e2b", "kubernetes"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 
-#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <utility>
@@ -13,12 +12,6 @@
 
 namespace talaria::tools {
 namespace {
-
-int64_t NowEpochSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A private local directory the changed files land in before they are written through the
 // workspace; removed with the object.
@@ -54,9 +47,9 @@ class SyncedEnvironment final : public env::Environment {
 
   Status Open() {
     std::lock_guard lock(mu_);
-    const int64_t started = NowEpochSeconds();
-    TALARIA_RETURN_IF_ERROR(sandboxes::PushTree(*remote_, local_root_, remote_dir_, {}));
-    pushed_at_ = started;
+    local_seen_ = TALARIA_TRY(sandboxes::ListLocalTree(local_root_, sync_));
+    TALARIA_RETURN_IF_ERROR(sandboxes::PushTree(*remote_, local_root_, remote_dir_, sync_));
+    remote_seen_ = TALARIA_TRY(sandboxes::ListRemoteTree(*remote_, remote_dir_, sync_));
     env::CommandOptions enter;
     auto entered = remote_->Run("cd " + ShellQuote(remote_dir_), enter);
     if (!entered) return entered.error();
@@ -87,44 +80,64 @@ class SyncedEnvironment final : public env::Environment {
   }
 
  private:
-  // The files changed here since the last exchange began (whole seconds: a file may go twice,
-  // which is harmless; none is missed).
+  // The files changed or deleted here since the last exchange; none: no command at all.
   std::string PushLocalChanges() {
-    const int64_t started = NowEpochSeconds();
-    sandboxes::SyncOptions sync;
-    sync.newer_than_epoch_s = pushed_at_;
-    if (Status pushed = sandboxes::PushTree(*remote_, local_root_, remote_dir_, sync);
-        !pushed.ok()) {
-      return "\n[sync: local changes did not reach the sandbox: " + pushed.message() + "]\n";
+    auto now = sandboxes::ListLocalTree(local_root_, sync_);
+    if (!now) return "\n[sync: the workspace could not be listed: " + now.error().message() + "]\n";
+    const sandboxes::TreeChanges changes = sandboxes::DiffListings(local_seen_, *now);
+    if (changes.empty()) return "";
+    auto after = sandboxes::PushFiles(*remote_, local_root_, remote_dir_, changes, sync_);
+    if (!after) {
+      // local_seen_ stays: the same changes go again with the next command.
+      return "\n[sync: local changes did not reach the sandbox: " + after.error().message() + "]\n";
     }
-    pushed_at_ = started;
+    local_seen_ = std::move(*now);
+    remote_seen_ = std::move(*after);  // what the command will change is measured from here
     return "";
   }
 
-  // The files the command changed, staged locally, then written through the workspace.
+  // The files the command changed, staged locally, then written through the workspace; the
+  // files it deleted, removed through it.
   std::string PullChanges() {
-    const int64_t started = NowEpochSeconds();
-    Staging staging;
-    if (staging.path().empty()) return "\n[sync: no local staging directory]\n";
-    auto changed = sandboxes::PullChanged(*remote_, remote_dir_, staging.path(), {});
-    if (!changed) {
-      return "\n[sync: changes did not come back from the sandbox: " + changed.error().message() +
+    auto listing = sandboxes::ListRemoteTree(*remote_, remote_dir_, sync_);
+    if (!listing) {
+      return "\n[sync: changes did not come back from the sandbox: " + listing.error().message() +
              "]\n";
     }
+    const sandboxes::TreeChanges changes = sandboxes::DiffListings(remote_seen_, *listing);
+    if (changes.empty()) return "";
     std::string notes;
-    for (const std::string& rel : *changed) {
-      auto content = ReadWholeFile(staging.path() + "/" + rel);
-      Status written = content ? Status::Ok() : content.error();
-      if (written.ok()) {
-        auto w = workspace_->WriteAtomic(local_root_ + "/" + rel, *content);
-        if (!w) written = w.error();
+    if (!changes.changed.empty()) {
+      Staging staging;
+      if (staging.path().empty()) return "\n[sync: no local staging directory]\n";
+      if (Status pulled =
+              sandboxes::PullFiles(*remote_, remote_dir_, changes.changed, staging.path(), sync_);
+          !pulled.ok()) {
+        // remote_seen_ stays: the same changes come back with the next command.
+        return "\n[sync: changes did not come back from the sandbox: " + pulled.message() + "]\n";
       }
-      if (!written.ok())
-        notes += "\n[sync: " + rel + " not written back: " + written.message() + "]";
+      for (const std::string& rel : changes.changed) {
+        auto content = ReadWholeFile(staging.path() + "/" + rel);
+        if (!content) continue;  // gone in the sandbox since the listing: its deletion follows
+        const std::string local = local_root_ + "/" + rel;
+        auto w = workspace_->WriteAtomic(local, *content);
+        if (!w) {
+          notes += "\n[sync: " + rel + " not written back: " + w.error().message() + "]";
+          continue;
+        }
+        // The local copy is the sandbox's now: not a local change to send back.
+        if (auto stamp = sandboxes::LocalFileStamp(local)) local_seen_[rel] = std::move(*stamp);
+      }
     }
-    // Local changes from here on go in with the next command (what was just written back may
-    // go too: the same bytes).
-    pushed_at_ = started;
+    for (const std::string& rel : changes.deleted) {
+      Status removed = workspace_->Remove(local_root_ + "/" + rel);
+      if (removed.ok() || removed.code() == StatusCode::kNotFound) {
+        local_seen_.erase(rel);
+      } else {
+        notes += "\n[sync: " + rel + " not removed here: " + removed.message() + "]";
+      }
+    }
+    remote_seen_ = std::move(*listing);
     return notes.empty() ? notes : notes + "\n";
   }
 
@@ -132,8 +145,10 @@ class SyncedEnvironment final : public env::Environment {
   const std::shared_ptr<const safety::Workspace> workspace_;
   const std::string local_root_;
   const std::string remote_dir_;
+  const sandboxes::SyncOptions sync_;
   std::mutex mu_;
-  int64_t pushed_at_ = 0;  // Guarded by mu_.
+  sandboxes::TreeListing local_seen_;   // Guarded by mu_. This side at the last exchange.
+  sandboxes::TreeListing remote_seen_;  // Guarded by mu_. The sandbox's at the last exchange.
 };
 
 }  // namespace

@@ -1,10 +1,16 @@
 // A remote sandbox's environment with the workspace kept in step (terminal.<service>.sync):
 // the local workspace root goes into the sandbox at open as one tar stream; before each
-// command, the files changed locally since the last exchange (the file tools' writes) go in;
-// after it, the files the command changed come back and are written through the workspace, so
-// its confinement rules (no writes outside, through links or to sensitive paths) hold for them
-// as for the file tools. A file that may not be written back is named after the output.
-// Background jobs' changes come back with the next command.
+// command, the files changed or deleted locally since the last exchange (the file tools'
+// writes) are copied in or removed there; after it, the files the command changed come back and
+// are written through the workspace, and those it deleted are removed through it, so its
+// confinement rules (no writes or removals outside, through links or of sensitive paths) hold
+// for them as for the file tools. A file that may not be written back or removed is named after
+// the output. Background jobs' changes come back with the next command.
+// "Changed" is judged against each side's listing of the last exchange (mtime to the
+// nanosecond, and size; sandboxes/file_sync.h), so a file that did not change is never sent
+// again and cannot overwrite a newer copy on the other side. A file changed on both sides
+// between two exchanges (a file tool's write while a background job in the sandbox writes the
+// same file) keeps the local copy: local changes go in before the command runs.
 // Thread-safety: as env::Environment (commands and their exchanges are serialized).
 #pragma once
 
