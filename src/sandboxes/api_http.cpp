@@ -35,6 +35,12 @@ ApiHttp::ApiHttp(std::string what, std::string base_url, net::HeaderList headers
 
 ApiHttp::~ApiHttp() = default;
 
+void ApiHttp::UseTls(std::string ca_pem, std::string client_cert_pem, std::string client_key_pem) {
+  ca_pem_ = std::move(ca_pem);
+  client_cert_pem_ = std::move(client_cert_pem);
+  client_key_pem_ = std::move(client_key_pem);
+}
+
 Result<std::unique_ptr<net::HttpClient>> ApiHttp::Take() {
   {
     std::lock_guard lock(mu_);
@@ -67,6 +73,9 @@ Result<ApiAnswer> ApiHttp::Send(const Call& call, std::stop_token stop) {
   req.idle_timeout = call.timeout;
   req.total_timeout = call.timeout;
   req.ca_file = ca_file_;
+  req.ca_pem = ca_pem_;
+  req.client_cert_pem = client_cert_pem_;
+  req.client_key_pem = client_key_pem_;
   req.proxy = "";  // the services are reached directly (a proxy would see the API key)
   auto client = TALARIA_TRY(Take());
   ApiAnswer answer;

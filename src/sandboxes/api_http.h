@@ -52,6 +52,10 @@ class ApiHttp {
   // naming the status and the service's message otherwise.
   Result<ApiAnswer> Expect2xx(const Call& call, int attempts = 3, const std::stop_token& stop = {});
 
+  // PEM material in memory for every request (a kubeconfig's): certificates to trust instead
+  // of ca_file, and a client certificate with its key. REQUIRES: before the first request.
+  void UseTls(std::string ca_pem, std::string client_cert_pem, std::string client_key_pem);
+
   const std::string& what() const { return what_; }
   const std::string& base_url() const { return base_url_; }
 
@@ -65,6 +69,9 @@ class ApiHttp {
   const std::string base_url_;
   const net::HeaderList headers_;
   const std::string ca_file_;
+  std::string ca_pem_;           // set once by UseTls, before any request
+  std::string client_cert_pem_;  // likewise
+  std::string client_key_pem_;   // likewise
   const std::shared_ptr<net::ConnectionPool> pool_;
   std::mutex mu_;
   std::vector<std::unique_ptr<net::HttpClient>> free_;  // Guarded by mu_.

@@ -1,5 +1,6 @@
 // Kubernetes through kubernetes-sigs/agent-sandbox: a `Sandbox` (agents.x-k8s.io/v1beta1)
-// created through the API server (Bearer token, TLS with the cluster's CA), waited on until its
+// created through the API server (Bearer token or client certificate, TLS with the cluster's
+// CA: a kubeconfig's, kubeconfig.h, or the pod's service account), waited on until its
 // Ready condition is True, commands through the pod's runtime `POST /execute {command}` ->
 // {stdout, stderr, exit_code} (port 8888), reached through the sandbox router (X-Sandbox-ID,
 // X-Sandbox-Namespace, X-Sandbox-Port) or the pod's address; deleted with the environment.
@@ -169,7 +170,10 @@ Result<std::unique_ptr<SandboxApi>> MakeKubernetesApi(const SandboxServiceOption
   if (!options.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options.api_key);
   auto http = TALARIA_TRY(
       ApiHttp::Make("kubernetes", options.base_url, std::move(headers), options.ca_file));
-  return std::unique_ptr<SandboxApi>(new KubernetesApi(options, std::move(http)));
+  http->UseTls(options.ca_pem, options.client_cert_pem, options.client_key_pem);
+  SandboxServiceOptions o = options;
+  if (o.k8s_namespace.empty()) o.k8s_namespace = "default";
+  return std::unique_ptr<SandboxApi>(new KubernetesApi(std::move(o), std::move(http)));
 }
 
 }  // namespace talaria::sandboxes

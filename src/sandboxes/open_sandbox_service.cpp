@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "sandboxes/kubeconfig.h"
 #include "sandboxes/remote_environment.h"
 #include "sandboxes/sandbox_api.h"
 #include "talaria/base/file_io.h"
@@ -52,6 +53,24 @@ Result<std::unique_ptr<SandboxApi>> MakeApi(const SandboxServiceOptions& o) {
                                   "' is not one of modal, daytona, e2b, kubernetes"));
 }
 
+// Without an API server configured: the kubeconfig's (the configured files, else
+// $KUBECONFIG, else ~/.kube/config), when there is one. What is configured stays.
+Status FillFromKubeconfig(SandboxServiceOptions& o) {
+  if (!o.base_url.empty()) return Status::Ok();
+  const std::string paths = o.kubeconfig.empty() ? DefaultKubeconfigPaths() : o.kubeconfig;
+  if (paths.empty()) return Status::Ok();
+  const KubeAccess access = TALARIA_TRY(LoadKubeconfig(paths, o.kube_context));
+  o.base_url = access.server;
+  if (o.api_key.empty()) o.api_key = access.token;
+  if (o.ca_file.empty() && o.ca_pem.empty()) o.ca_pem = access.ca_pem;
+  if (o.client_cert_pem.empty()) {
+    o.client_cert_pem = access.client_cert_pem;
+    o.client_key_pem = access.client_key_pem;
+  }
+  if (o.k8s_namespace.empty()) o.k8s_namespace = access.k8s_namespace;
+  return Status::Ok();
+}
+
 // In a pod: the API server and the service account's token and CA, when not configured.
 void FillInCluster(SandboxServiceOptions& o) {
   // Whole literals: GCC 12 misreads the bounds of a concatenated temporary (-Warray-bounds).
@@ -68,7 +87,15 @@ void FillInCluster(SandboxServiceOptions& o) {
       o.api_key.pop_back();
   }
   const std::string ca = kCa;
-  if (o.ca_file.empty() && ::access(ca.c_str(), R_OK) == 0) o.ca_file = ca;
+  if (o.ca_file.empty() && o.ca_pem.empty() && ::access(ca.c_str(), R_OK) == 0) o.ca_file = ca;
+}
+
+// Kubernetes: the kubeconfig, else (in a pod) the service account, else what is configured.
+Status FillKubernetes(SandboxServiceOptions& o) {
+  TALARIA_RETURN_IF_ERROR(FillFromKubeconfig(o));
+  FillInCluster(o);
+  if (o.k8s_namespace.empty()) o.k8s_namespace = "default";
+  return Status::Ok();
 }
 
 }  // namespace
@@ -95,7 +122,7 @@ bool OwnerIsGone(std::string_view owner) {
 }
 
 Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptions options) {
-  if (options.kind == "kubernetes") FillInCluster(options);
+  if (options.kind == "kubernetes") TALARIA_RETURN_IF_ERROR(FillKubernetes(options));
   if (options.task_id.empty()) options.task_id = "talaria-" + RandomHex(6);
   auto api = TALARIA_TRY(MakeApi(options));
   return OpenRemoteEnvironment(std::move(api), options.initial_cwd);
@@ -104,7 +131,7 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptio
 Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
                                 const std::function<bool(std::string_view owner)>& is_gone) {
   SandboxServiceOptions o = options;
-  if (o.kind == "kubernetes") FillInCluster(o);
+  if (o.kind == "kubernetes") TALARIA_RETURN_IF_ERROR(FillKubernetes(o));
   auto api = TALARIA_TRY(MakeApi(o));
   const std::vector<ListedSandbox> listed = TALARIA_TRY(api->ListOwned());
   int deleted = 0;

@@ -66,6 +66,8 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSe
   o.initial_cwd = t.sandbox_cwd;
   o.persistent = t.sandbox_persistent;
   o.k8s_namespace = t.sandbox_namespace;
+  o.kubeconfig = t.sandbox_kubeconfig;
+  o.kube_context = t.sandbox_kube_context;
   o.task_id = session_id;
   if (!t.sandbox_image.empty()) o.image = t.sandbox_image;
   std::string key_name;

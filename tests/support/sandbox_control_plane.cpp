@@ -75,15 +75,22 @@ class ControlPlane final : public SandboxControlPlane {
  public:
   explicit ControlPlane(SandboxControlPlaneOptions o) : o_(std::move(o)) {
     jailed_ = o_.jail && BwrapWorks();
-    server_.new_task_queue = [n = o_.threads] { return new httplib::ThreadPool(n); };
-    server_.set_keep_alive_max_count(100000);
+    if (o_.tls_cert_file.empty()) {
+      server_ = std::make_unique<httplib::Server>();
+    } else {
+      server_ = std::make_unique<httplib::SSLServer>(
+          o_.tls_cert_file.c_str(), o_.tls_key_file.c_str(),
+          o_.client_ca_file.empty() ? nullptr : o_.client_ca_file.c_str());
+    }
+    server_->new_task_queue = [n = o_.threads] { return new httplib::ThreadPool(n); };
+    server_->set_keep_alive_max_count(100000);
     // stop() waits for idle kept-alive connections this long.
-    server_.set_keep_alive_timeout(1);
-    server_.set_tcp_nodelay(true);
+    server_->set_keep_alive_timeout(1);
+    server_->set_tcp_nodelay(true);
     Routes();
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 5000 && !server_.is_running(); ++i)
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_->is_running(); ++i)
       std::this_thread::sleep_for(milliseconds(1));
     if (o_.idle_reap > milliseconds::zero()) {
       reaper_ = std::jthread([this](std::stop_token stop) { ReapIdle(stop); });
@@ -96,7 +103,7 @@ class ControlPlane final : public SandboxControlPlane {
       std::lock_guard lock(mu_);
       for (auto& [id, s] : sandboxes_) StopAll(*s);
     }
-    server_.stop();
+    server_->stop();
     thread_.join();
     // Launched execs were told to stop above; they end within the kill grace.
     for (int i = 0; i < 1000 && launched_.load() > 0; ++i)
@@ -105,7 +112,18 @@ class ControlPlane final : public SandboxControlPlane {
     std::filesystem::remove_all(o_.root + "/sandboxes", ec);
   }
 
-  std::string url() const override { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const override {
+    return (o_.tls_cert_file.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") +
+           std::to_string(port_);
+  }
+  std::vector<std::string> live_namespaces() const override {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [id, s] : sandboxes_) {
+      if (s->dialect == "kubernetes") out.push_back(s->k8s_namespace);
+    }
+    return out;
+  }
   FakeSandboxCounts counts() const override {
     std::lock_guard lock(mu_);
     FakeSandboxCounts c = counts_;
@@ -131,9 +149,14 @@ class ControlPlane final : public SandboxControlPlane {
   // --- plumbing
 
   bool Authorized(const httplib::Request& req, httplib::Response& res, bool api_key_header) {
-    const bool ok = api_key_header
-                        ? req.get_header_value("X-API-Key") == o_.api_key
-                        : req.get_header_value("Authorization") == "Bearer " + o_.api_key;
+    bool ok = api_key_header ? req.get_header_value("X-API-Key") == o_.api_key
+                             : req.get_header_value("Authorization") == "Bearer " + o_.api_key;
+    if (!ok && !api_key_header && !req.has_header("Authorization") &&
+        ClientCertCn(req) == o_.client_cert_cn) {
+      std::lock_guard lock(mu_);
+      ++counts_.client_cert_auths;
+      ok = true;
+    }
     if (!ok) {
       std::lock_guard lock(mu_);
       ++counts_.auth_failures;
@@ -141,6 +164,18 @@ class ControlPlane final : public SandboxControlPlane {
       res.set_content(R"({"message":"unauthorized"})", "application/json");
     }
     return ok;
+  }
+
+  // The CN of the verified client certificate the request came with; empty: none.
+  std::string ClientCertCn(const httplib::Request& req) const {
+    if (o_.client_ca_file.empty() || req.ssl == nullptr) return "";
+    X509* peer = SSL_get1_peer_certificate(req.ssl);
+    if (peer == nullptr) return "";
+    char cn[256] = {};
+    const int n =
+        X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, sizeof cn);
+    X509_free(peer);
+    return n > 0 && SSL_get_verify_result(req.ssl) == X509_V_OK ? std::string(cn, n) : "";
   }
 
   static void Json(httplib::Response& res, int status, const json& body) {
@@ -293,7 +328,7 @@ class ControlPlane final : public SandboxControlPlane {
 
   void Routes() {
     // Managed Modal gateway.
-    server_.Post("/v1/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Post("/v1/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       json body;
       if (!Body(req, res, body)) return;
@@ -325,44 +360,44 @@ class ControlPlane final : public SandboxControlPlane {
       }
       Json(res, 200, {{"id", id}});
     });
-    server_.Post(R"(/v1/sandboxes/([^/]+)/execs)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!Authorized(req, res, false)) return;
-                   auto s = Find(req.matches[1]);
-                   if (!s) return Error(res, 404, "sandbox not found");
-                   json body;
-                   if (!Body(req, res, body)) return;
-                   if (!body.contains("execId") || !body["execId"].is_string() ||
-                       !body.contains("command") || !body["command"].is_string() ||
-                       !body.contains("timeoutMs") || !body["timeoutMs"].is_number_integer()) {
-                     return Error(res, 400, "execId, command and timeoutMs are required");
-                   }
-                   const std::string exec_id = body["execId"];
-                   std::shared_ptr<Exec> e;
-                   {
-                     std::lock_guard lock(mu_);
-                     if (s->build_409s_left > 0) {
-                       --s->build_409s_left;
-                       return Error(res, 409, "sandbox is still building");
-                     }
-                     auto [it, fresh] = s->execs.try_emplace(exec_id);
-                     if (fresh) {
-                       it->second = std::make_shared<Exec>();
-                       it->second->poll_404s_left = o_.modal_poll_404s;
-                       it->second->poll_drops_left = o_.modal_poll_drops;
-                     }
-                     e = it->second;
-                     if (fresh) {
-                       Launch(s, e, body["command"], milliseconds(body["timeoutMs"].get<int64_t>()),
-                              body.value("stdinData", std::string()));
-                     }
-                   }
-                   std::unique_lock lock(e->mu);
-                   e->cv.wait_for(lock, o_.modal_exec_wait, [&] { return e->done; });
-                   Json(res, 200, ModalExecBody(exec_id, *e));
-                 });
-    server_.Get(R"(/v1/sandboxes/([^/]+)/execs/([^/]+))", [this](const httplib::Request& req,
-                                                                 httplib::Response& res) {
+    server_->Post(R"(/v1/sandboxes/([^/]+)/execs)", [this](const httplib::Request& req,
+                                                           httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      auto s = Find(req.matches[1]);
+      if (!s) return Error(res, 404, "sandbox not found");
+      json body;
+      if (!Body(req, res, body)) return;
+      if (!body.contains("execId") || !body["execId"].is_string() || !body.contains("command") ||
+          !body["command"].is_string() || !body.contains("timeoutMs") ||
+          !body["timeoutMs"].is_number_integer()) {
+        return Error(res, 400, "execId, command and timeoutMs are required");
+      }
+      const std::string exec_id = body["execId"];
+      std::shared_ptr<Exec> e;
+      {
+        std::lock_guard lock(mu_);
+        if (s->build_409s_left > 0) {
+          --s->build_409s_left;
+          return Error(res, 409, "sandbox is still building");
+        }
+        auto [it, fresh] = s->execs.try_emplace(exec_id);
+        if (fresh) {
+          it->second = std::make_shared<Exec>();
+          it->second->poll_404s_left = o_.modal_poll_404s;
+          it->second->poll_drops_left = o_.modal_poll_drops;
+        }
+        e = it->second;
+        if (fresh) {
+          Launch(s, e, body["command"], milliseconds(body["timeoutMs"].get<int64_t>()),
+                 body.value("stdinData", std::string()));
+        }
+      }
+      std::unique_lock lock(e->mu);
+      e->cv.wait_for(lock, o_.modal_exec_wait, [&] { return e->done; });
+      Json(res, 200, ModalExecBody(exec_id, *e));
+    });
+    server_->Get(R"(/v1/sandboxes/([^/]+)/execs/([^/]+))", [this](const httplib::Request& req,
+                                                                  httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       auto s = Find(req.matches[1]);
       if (!s) return Error(res, 404, "sandbox not found");
@@ -387,34 +422,35 @@ class ControlPlane final : public SandboxControlPlane {
       }
       Json(res, 200, ModalExecBody(req.matches[2], *e));
     });
-    server_.Post(R"(/v1/sandboxes/([^/]+)/execs/([^/]+)/cancel)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!Authorized(req, res, false)) return;
-                   auto s = Find(req.matches[1]);
-                   if (!s) return Error(res, 404, "sandbox not found");
-                   std::lock_guard lock(mu_);
-                   auto it = s->execs.find(req.matches[2]);
-                   if (it == s->execs.end()) return Error(res, 404, "exec not found");
-                   it->second->stop.request_stop();
-                   Json(res, 200, {{"execId", it->first}, {"status", "cancelling"}});
-                 });
-    server_.Post(R"(/v1/sandboxes/([^/]+)/terminate)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!Authorized(req, res, false)) return;
-                   json body;
-                   if (!Body(req, res, body)) return;
-                   if (!body.contains("snapshotBeforeTerminate") ||
-                       !body["snapshotBeforeTerminate"].is_boolean())
-                     return Error(res, 400, "snapshotBeforeTerminate must be a boolean");
-                   if (!Find(req.matches[1])) return Error(res, 404, "sandbox not found");
-                   Delete(req.matches[1]);
-                   json answer = {{"status", "terminated"}};
-                   if (body["snapshotBeforeTerminate"]) answer["snapshotId"] = "im-" + RandomHex(6);
-                   Json(res, 200, answer);
-                 });
+    server_->Post(R"(/v1/sandboxes/([^/]+)/execs/([^/]+)/cancel)",
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    if (!Authorized(req, res, false)) return;
+                    auto s = Find(req.matches[1]);
+                    if (!s) return Error(res, 404, "sandbox not found");
+                    std::lock_guard lock(mu_);
+                    auto it = s->execs.find(req.matches[2]);
+                    if (it == s->execs.end()) return Error(res, 404, "exec not found");
+                    it->second->stop.request_stop();
+                    Json(res, 200, {{"execId", it->first}, {"status", "cancelling"}});
+                  });
+    server_->Post(R"(/v1/sandboxes/([^/]+)/terminate)",
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    if (!Authorized(req, res, false)) return;
+                    json body;
+                    if (!Body(req, res, body)) return;
+                    if (!body.contains("snapshotBeforeTerminate") ||
+                        !body["snapshotBeforeTerminate"].is_boolean())
+                      return Error(res, 400, "snapshotBeforeTerminate must be a boolean");
+                    if (!Find(req.matches[1])) return Error(res, 404, "sandbox not found");
+                    Delete(req.matches[1]);
+                    json answer = {{"status", "terminated"}};
+                    if (body["snapshotBeforeTerminate"])
+                      answer["snapshotId"] = "im-" + RandomHex(6);
+                    Json(res, 200, answer);
+                  });
 
     // Daytona.
-    server_.Post("/sandbox", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Post("/sandbox", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       json body;
       if (!Body(req, res, body)) return;
@@ -427,7 +463,7 @@ class ControlPlane final : public SandboxControlPlane {
       s->state = o_.claim_delay > milliseconds::zero() ? "starting" : "started";
       Json(res, 200, DaytonaBody(*s));
     });
-    server_.Get("/sandbox", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get("/sandbox", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       std::lock_guard lock(mu_);
       json items = json::array();
@@ -436,56 +472,57 @@ class ControlPlane final : public SandboxControlPlane {
       }
       Json(res, 200, items);
     });
-    server_.Get(R"(/sandbox/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      if (!Authorized(req, res, false)) return;
-      auto s = Find(req.matches[1]);
-      if (!s || s->dialect != "daytona") return Error(res, 404, "sandbox not found");
-      std::lock_guard lock(mu_);
-      Json(res, 200, DaytonaBody(*s));
-    });
-    server_.Delete(R"(/sandbox/([^/]+))",
-                   [this](const httplib::Request& req, httplib::Response& res) {
-                     if (!Authorized(req, res, false)) return;
-                     if (!Find(req.matches[1])) return Error(res, 404, "sandbox not found");
-                     Delete(req.matches[1]);
-                     res.status = 200;
-                   });
-    server_.Post(R"(/sandbox/([^/]+)/(start|stop))",
+    server_->Get(R"(/sandbox/([^/]+))",
                  [this](const httplib::Request& req, httplib::Response& res) {
                    if (!Authorized(req, res, false)) return;
                    auto s = Find(req.matches[1]);
-                   if (!s) return Error(res, 404, "sandbox not found");
+                   if (!s || s->dialect != "daytona") return Error(res, 404, "sandbox not found");
                    std::lock_guard lock(mu_);
-                   if (req.matches[2] == "stop") StopAll(*s);
-                   s->state = req.matches[2] == "stop" ? "stopped" : "started";
                    Json(res, 200, DaytonaBody(*s));
                  });
-    server_.Post(R"(/toolbox/([^/]+)/toolbox/process/execute)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!Authorized(req, res, false)) return;
-                   auto s = Find(req.matches[1]);
-                   if (!s) return Error(res, 404, "sandbox not found");
-                   json body;
-                   if (!Body(req, res, body)) return;
-                   if (!body.contains("command") || !body["command"].is_string())
-                     return Error(res, 400, "command is required");
-                   {
-                     std::lock_guard lock(mu_);
-                     if (s->state != "started") return Error(res, 400, "sandbox is not started");
-                   }
-                   if (noop_execs_) {
-                     return Json(res, 200, {{"exitCode", 0}, {"result", ""}});
-                   }
-                   const int64_t timeout_s = body.value("timeout", int64_t{10});
-                   auto e = Track(*s);
-                   ProcessResult r = RunIn(*s, "sh", body["command"],
-                                           milliseconds(timeout_s * 1000), e->stop.get_token(), "");
-                   Untrack(*s, e);
-                   Json(res, 200, {{"exitCode", r.exit_code}, {"result", r.stdout_text}});
-                 });
+    server_->Delete(R"(/sandbox/([^/]+))",
+                    [this](const httplib::Request& req, httplib::Response& res) {
+                      if (!Authorized(req, res, false)) return;
+                      if (!Find(req.matches[1])) return Error(res, 404, "sandbox not found");
+                      Delete(req.matches[1]);
+                      res.status = 200;
+                    });
+    server_->Post(R"(/sandbox/([^/]+)/(start|stop))",
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    if (!Authorized(req, res, false)) return;
+                    auto s = Find(req.matches[1]);
+                    if (!s) return Error(res, 404, "sandbox not found");
+                    std::lock_guard lock(mu_);
+                    if (req.matches[2] == "stop") StopAll(*s);
+                    s->state = req.matches[2] == "stop" ? "stopped" : "started";
+                    Json(res, 200, DaytonaBody(*s));
+                  });
+    server_->Post(R"(/toolbox/([^/]+)/toolbox/process/execute)", [this](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      auto s = Find(req.matches[1]);
+      if (!s) return Error(res, 404, "sandbox not found");
+      json body;
+      if (!Body(req, res, body)) return;
+      if (!body.contains("command") || !body["command"].is_string())
+        return Error(res, 400, "command is required");
+      {
+        std::lock_guard lock(mu_);
+        if (s->state != "started") return Error(res, 400, "sandbox is not started");
+      }
+      if (noop_execs_) {
+        return Json(res, 200, {{"exitCode", 0}, {"result", ""}});
+      }
+      const int64_t timeout_s = body.value("timeout", int64_t{10});
+      auto e = Track(*s);
+      ProcessResult r =
+          RunIn(*s, "sh", body["command"], milliseconds(timeout_s * 1000), e->stop.get_token(), "");
+      Untrack(*s, e);
+      Json(res, 200, {{"exitCode", r.exit_code}, {"result", r.stdout_text}});
+    });
 
     // E2B control plane and envd.
-    server_.Post("/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Post("/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, true)) return;
       json body;
       if (!Body(req, res, body)) return;
@@ -505,7 +542,7 @@ class ControlPlane final : public SandboxControlPlane {
             {"trafficAccessToken", nullptr},
             {"domain", "127.0.0.1.nip.io"}});
     });
-    server_.Get("/v2/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get("/v2/sandboxes", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, true)) return;
       std::lock_guard lock(mu_);
       json items = json::array();
@@ -515,16 +552,16 @@ class ControlPlane final : public SandboxControlPlane {
       }
       Json(res, 200, items);
     });
-    server_.Delete(R"(/sandboxes/([^/]+))",
-                   [this](const httplib::Request& req, httplib::Response& res) {
-                     if (!Authorized(req, res, true)) return;
-                     auto s = Find(req.matches[1]);
-                     if (!s || s->dialect != "e2b") return Error(res, 404, "sandbox not found");
-                     Delete(req.matches[1]);
-                     res.status = 204;
-                   });
-    server_.Post("/process.Process/Start", [this](const httplib::Request& req,
-                                                  httplib::Response& res) {
+    server_->Delete(R"(/sandboxes/([^/]+))",
+                    [this](const httplib::Request& req, httplib::Response& res) {
+                      if (!Authorized(req, res, true)) return;
+                      auto s = Find(req.matches[1]);
+                      if (!s || s->dialect != "e2b") return Error(res, 404, "sandbox not found");
+                      Delete(req.matches[1]);
+                      res.status = 204;
+                    });
+    server_->Post("/process.Process/Start", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
       auto s = Find(req.get_header_value("E2b-Sandbox-Id"));
       if (!s || s->dialect != "e2b") return Error(res, 502, "sandbox not found");
       if (req.get_header_value("X-Access-Token") != s->token) {
@@ -571,7 +608,7 @@ class ControlPlane final : public SandboxControlPlane {
     // Kubernetes API server (agents.x-k8s.io/v1beta1 Sandbox) and the pod runtime.
     const std::string collection =
         R"(/apis/agents\.x-k8s\.io/v1beta1/namespaces/([^/]+)/sandboxes)";
-    server_.Post(collection, [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Post(collection, [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       json body;
       if (!Body(req, res, body)) return;
@@ -596,7 +633,7 @@ class ControlPlane final : public SandboxControlPlane {
       s->k8s_object = body;
       Json(res, 201, K8sBody(*s));
     });
-    server_.Get(collection, [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get(collection, [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
       const std::string selector = req.get_param_value("labelSelector");
       std::lock_guard lock(mu_);
@@ -609,25 +646,25 @@ class ControlPlane final : public SandboxControlPlane {
       Json(res, 200,
            {{"apiVersion", "agents.x-k8s.io/v1beta1"}, {"kind", "SandboxList"}, {"items", items}});
     });
-    server_.Get(collection + "/([^/]+)",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  if (!Authorized(req, res, false)) return;
-                  auto s = Find(req.matches[2]);
-                  if (!s || s->dialect != "kubernetes")
-                    return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-                  std::lock_guard lock(mu_);
-                  Json(res, 200, K8sBody(*s));
-                });
-    server_.Delete(collection + "/([^/]+)",
-                   [this](const httplib::Request& req, httplib::Response& res) {
-                     if (!Authorized(req, res, false)) return;
-                     auto s = Find(req.matches[2]);
-                     if (!s || s->dialect != "kubernetes")
-                       return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-                     Delete(req.matches[2]);
-                     Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
-                   });
-    server_.Post("/execute", [this](const httplib::Request& req, httplib::Response& res) {
+    server_->Get(collection + "/([^/]+)",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   if (!Authorized(req, res, false)) return;
+                   auto s = Find(req.matches[2]);
+                   if (!s || s->dialect != "kubernetes")
+                     return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+                   std::lock_guard lock(mu_);
+                   Json(res, 200, K8sBody(*s));
+                 });
+    server_->Delete(collection + "/([^/]+)",
+                    [this](const httplib::Request& req, httplib::Response& res) {
+                      if (!Authorized(req, res, false)) return;
+                      auto s = Find(req.matches[2]);
+                      if (!s || s->dialect != "kubernetes")
+                        return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+                      Delete(req.matches[2]);
+                      Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
+                    });
+    server_->Post("/execute", [this](const httplib::Request& req, httplib::Response& res) {
       auto s = Find(req.get_header_value("X-Sandbox-ID"));
       if (!s || s->dialect != "kubernetes" ||
           req.get_header_value("X-Sandbox-Namespace") != s->k8s_namespace ||
@@ -689,7 +726,7 @@ class ControlPlane final : public SandboxControlPlane {
 
   const SandboxControlPlaneOptions o_;
   bool jailed_ = false;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;
   mutable std::mutex mu_;

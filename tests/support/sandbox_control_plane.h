@@ -12,6 +12,7 @@
 // Its sandboxes are bubblewrap jails on this machine (the whole file system read-only, a
 // private persistent /tmp per sandbox, the configured workspace writable) where bwrap works,
 // plain processes otherwise; each exec is one process group, killed on timeout or cancel.
+// Served over HTTPS (optionally requiring client certificates) when given a certificate.
 // Faults on demand: 409 while a Modal sandbox builds, 404 and dropped connections on polls, a
 // create that fails after creating (the retry must find the same sandbox), slow claims, idle
 // reaping.
@@ -38,6 +39,13 @@ struct SandboxControlPlaneOptions {
   std::chrono::milliseconds idle_reap{0};           // >0: sandboxes idle this long are deleted
   std::chrono::milliseconds modal_exec_wait{2000};  // a Modal exec POST waits this long
   int threads = 64;
+  // HTTPS (all dialects): the server's certificate and key; with client_ca_file, a client
+  // certificate signed by that CA is required at the handshake, and a request without the
+  // Bearer key is let in only when the certificate's CN is client_cert_cn (a kubeconfig user).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  std::string client_cert_cn = "talaria-client";
 };
 
 struct FakeSandboxCounts {
@@ -47,6 +55,7 @@ struct FakeSandboxCounts {
   int execs = 0;          // commands run
   int auth_failures = 0;  // requests refused for their credentials
   int reaped_idle = 0;
+  int client_cert_auths = 0;  // requests let in by their client certificate
 };
 
 class SandboxControlPlane {
@@ -55,6 +64,8 @@ class SandboxControlPlane {
   virtual ~SandboxControlPlane() = default;
   virtual std::string url() const = 0;
   virtual FakeSandboxCounts counts() const = 0;
+  // The Kubernetes namespaces of the live sandboxes.
+  virtual std::vector<std::string> live_namespaces() const = 0;
   // Labels/metadata owner values of the live sandboxes.
   virtual std::vector<std::string> live_owners() const = 0;
   // Total wall time the fake spent running commands (its own cost, for the benchmark).

@@ -44,6 +44,12 @@ struct HttpRequest {
   // HTTPS: PEM certificates to trust instead of the system's (a private CA, a local proxy);
   // empty: the system's. The peer's certificate and host name are always verified.
   std::string ca_file;
+  // HTTPS, in memory: PEM certificates to trust (as ca_file, which it replaces), and a client
+  // certificate with its private key for a server that asks for one (a Kubernetes API server's
+  // kubeconfig user). Empty: none.
+  std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
   // Connect only to these addresses (IP literals) for the URL's host and port: libcurl does not
   // resolve the name itself, and a socket to any other address is refused before it is opened
   // (PermissionDenied). The network guard's pin: the address judged is the address used. With a

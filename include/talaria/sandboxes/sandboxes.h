@@ -41,11 +41,22 @@ struct SandboxServiceOptions {
   // Kubernetes: the sandbox router's base URL (X-Sandbox-* headers); empty: the pod address
   // (http://<serviceFQDN or podIP>:8888).
   std::string data_plane_url;
-  std::string ca_file;                   // HTTPS: PEM CA bundle instead of the system's
+  std::string ca_file;  // HTTPS: PEM CA bundle instead of the system's
+  // HTTPS, in memory (a kubeconfig's): PEM certificates to trust instead of ca_file, and a
+  // client certificate with its key. Empty: none.
+  std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  // Kubernetes without base_url: the kubeconfig files (':'-separated, as KUBECONFIG; empty:
+  // $KUBECONFIG, else ~/.kube/config when it exists) and the context (empty: its
+  // current-context) giving the API server, its CA, the user's token or client certificate and
+  // the namespace; with none of them, in a pod, the service account's.
+  std::string kubeconfig;
+  std::string kube_context;
   std::string image = "debian:12-slim";  // Modal/Daytona image, E2B template, pod image
   std::string initial_cwd;               // inside the sandbox; empty: its home directory
   std::string task_id;                   // logical key / label; empty: a random one
-  std::string k8s_namespace = "default";
+  std::string k8s_namespace;             // empty: the kubeconfig context's, else "default"
   int cpu = 1;
   int64_t memory_mib = 5120;
   int64_t disk_mib = 0;     // 0: the service's default
@@ -55,9 +66,10 @@ struct SandboxServiceOptions {
 };
 
 // Creates the sandbox (waiting until it is ready) and prepares the session in it.
-// Errors: InvalidArgument (unknown kind, no base_url), Unavailable (the service refused or
-// could not be reached; the message carries its status and error text), DeadlineExceeded
-// (not ready within ready_timeout).
+// Errors: InvalidArgument (unknown kind, no base_url, a kubeconfig that does not resolve),
+// NotFound and FailedPrecondition (a kubeconfig's: sandboxes/kubeconfig.h), Unavailable (the
+// service refused or could not be reached; the message carries its status and error text),
+// DeadlineExceeded (not ready within ready_timeout).
 Result<std::shared_ptr<env::Environment>> OpenSandboxService(SandboxServiceOptions options);
 
 // This process as a sandbox owner: "<host>.<pid>.<start time in ticks>" (a label value).

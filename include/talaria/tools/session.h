@@ -67,12 +67,14 @@ struct TerminalSettings {
   std::string sandbox_url;             // url: the control plane; empty: the service's public one
   std::string sandbox_image;           // image (E2B: the template); empty: the default
   std::string sandbox_data_plane_url;  // data_plane_url: E2B's envd / the agent-sandbox router
-  std::string sandbox_namespace = "default";  // kubernetes namespace
-  std::string sandbox_ca_file;                // ca_file
-  std::string sandbox_token_file;             // token_file (kubernetes bearer token)
-  std::string sandbox_organization;           // organization (Daytona)
-  std::string sandbox_cwd;                    // cwd inside the sandbox
-  bool sandbox_persistent = false;            // persistent
+  std::string sandbox_namespace;   // kubernetes namespace; empty: the kubeconfig's, else default
+  std::string sandbox_kubeconfig;  // kubeconfig (files, ':'-separated); empty: KUBECONFIG, ~/.kube
+  std::string sandbox_kube_context;  // context; empty: the kubeconfig's current-context
+  std::string sandbox_ca_file;       // ca_file
+  std::string sandbox_token_file;    // token_file (kubernetes bearer token)
+  std::string sandbox_organization;  // organization (Daytona)
+  std::string sandbox_cwd;           // cwd inside the sandbox
+  bool sandbox_persistent = false;   // persistent
   // sync: the workspace goes into the sandbox's cwd at open (one tar stream), files the file
   // tools change go in before each command, and files a command changed come back after it
   // (written through the workspace, its confinement rules applying).

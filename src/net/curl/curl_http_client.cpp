@@ -411,6 +411,18 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!request.ca_file.empty()) curl_easy_setopt(easy_, CURLOPT_CAINFO, request.ca_file.c_str());
+    // Blobs are copied by libcurl (CURL_BLOB_COPY); libcurl matches a kept connection's TLS
+    // settings, these among them, before it reuses the connection.
+    const auto blob = [this](CURLoption option, const std::string& pem) {
+      if (pem.empty()) return;
+      curl_blob b{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(easy_, option, &b);
+    };
+    blob(CURLOPT_CAINFO_BLOB, request.ca_pem);
+    blob(CURLOPT_SSLCERT_BLOB, request.client_cert_pem);
+    blob(CURLOPT_SSLKEY_BLOB, request.client_key_pem);
+    if (!request.client_cert_pem.empty()) curl_easy_setopt(easy_, CURLOPT_SSLCERTTYPE, "PEM");
+    if (!request.client_key_pem.empty()) curl_easy_setopt(easy_, CURLOPT_SSLKEYTYPE, "PEM");
     // No Accept-Encoding: a compressing server (or proxy) holds back small pieces of an event
     // stream until its compressor's buffer fills, and a model's stream is mostly small pieces.
     curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS,
