@@ -4,10 +4,12 @@
 // Ready condition is True, commands through the pod's runtime `POST /execute {command}` ->
 // {stdout, stderr, exit_code} (port 8888), reached through the sandbox router (X-Sandbox-ID,
 // X-Sandbox-Namespace, X-Sandbox-Port) or the pod's address; deleted with the environment.
-// Every Sandbox carries talaria's owner and task labels (label selector `talaria.owner` finds
-// them). The runtime splits the command like a POSIX shell and runs it without one: the script
-// goes to `bash -c` as one quoted word, with stderr joined to stdout inside it (the runtime
-// returns them apart, which would lose their order).
+// With a warm pool configured, a `SandboxClaim` (extensions.agents.x-k8s.io/v1beta1) on it
+// instead: the controller hands over a pre-warmed Sandbox once the claim is Ready, and the claim
+// is what talaria deletes. Every Sandbox and claim carries talaria's owner and task labels
+// (label selector `talaria.owner` finds them). The runtime splits the command like a POSIX shell
+// and runs it without one: the script goes to `bash -c` as one quoted word, with stderr joined to
+// stdout inside it (the runtime returns them apart, which would lose their order).
 #include <algorithm>
 #include <cctype>
 #include <thread>
@@ -60,6 +62,7 @@ class KubernetesApi final : public SandboxApi {
   Status Create() override {
     const Json labels = {{std::string(kOwnerLabel), LabelValue(OwnerLabel())},
                          {std::string(kTaskLabel), LabelValue(o_.task_id)}};
+    if (!o_.k8s_warm_pool.empty()) return Claim(labels);
     Json container = {{"name", "runtime"}, {"image", o_.image}};
     container["ports"] = Json::array({Json{{"containerPort", kRuntimePort}}});
     container["resources"]["limits"] = {{"cpu", std::to_string(o_.cpu)},
@@ -75,33 +78,11 @@ class KubernetesApi final : public SandboxApi {
       name_ = JsonStringField(answer.json["metadata"], "name");
     if (name_.empty()) return UnavailableError("kubernetes: the API server returned no name");
     // Ready is the only authoritative signal (the pod may run before its service exists).
-    const auto ready_by = std::chrono::steady_clock::now() + o_.ready_timeout;
-    Json current = answer.json;
-    for (milliseconds pause{20}; !IsReady(current);
-         pause = std::min(pause * 2, milliseconds(1000))) {
-      if (std::chrono::steady_clock::now() > ready_by) {
-        return DeadlineExceededError("kubernetes: Sandbox " + name_ + " not Ready in time");
-      }
-      std::this_thread::sleep_for(pause);
-      ApiHttp::Call get = MakeCall("GET", CollectionPath() + "/" + name_);
-      get.timeout = o_.request_timeout;
-      current = TALARIA_TRY(http_->Expect2xx(get, 3)).json;
-    }
-    if (o_.data_plane_url.empty()) {
-      const Json& status = current["status"];
-      std::string host = JsonStringField(status, "serviceFQDN");
-      if (host.empty() && status.contains("podIPs") && status["podIPs"].is_array() &&
-          !status["podIPs"].empty()) {
-        const Json& ip = status["podIPs"][0];
-        host = ip.is_string() ? ip.get<std::string>() : JsonStringField(ip, "ip");
-      }
-      if (host.empty()) return UnavailableError("kubernetes: Sandbox " + name_ + " has no address");
-      runtime_ = "http://" + host + ":" + std::to_string(kRuntimePort);
-    } else {
-      runtime_ = o_.data_plane_url;
-    }
-    while (!runtime_.empty() && runtime_.back() == '/') runtime_.pop_back();
-    return Status::Ok();
+    const Json current = TALARIA_TRY(WaitReady(CollectionPath() + "/" + name_, answer.json));
+    const Json& status = current["status"];
+    std::string host = JsonStringField(status, "serviceFQDN");
+    if (host.empty()) host = FirstPodIp(status);
+    return UseRuntime(host);
   }
 
   Result<ExecAnswer> Exec(const ExecCall& call, std::stop_token stop) override {
@@ -121,13 +102,15 @@ class KubernetesApi final : public SandboxApi {
   }
 
   Status Destroy() override {
+    if (!claim_.empty()) return DeleteAt(ClaimsPath() + "/" + claim_);
     if (name_.empty()) return Status::Ok();
     return DeleteById(name_);
   }
 
+  // With a warm pool, talaria's objects are its claims (deleting one deletes its Sandbox).
   Result<std::vector<ListedSandbox>> ListOwned() override {
-    ApiHttp::Call get =
-        MakeCall("GET", CollectionPath() + "?labelSelector=" + std::string(kOwnerLabel));
+    const std::string path = o_.k8s_warm_pool.empty() ? CollectionPath() : ClaimsPath();
+    ApiHttp::Call get = MakeCall("GET", path + "?labelSelector=" + std::string(kOwnerLabel));
     get.timeout = o_.request_timeout;
     ApiAnswer answer = TALARIA_TRY(http_->Expect2xx(get, 3));
     std::vector<ListedSandbox> out;
@@ -145,21 +128,92 @@ class KubernetesApi final : public SandboxApi {
   }
 
   Status DeleteById(const std::string& id) override {
-    ApiHttp::Call call = MakeCall("DELETE", CollectionPath() + "/" + id);
-    call.timeout = o_.request_timeout;
-    auto r = http_->Expect2xx(call, 3);
-    if (!r && r.error().code() != StatusCode::kNotFound) return r.error();
-    return Status::Ok();
+    return DeleteAt((o_.k8s_warm_pool.empty() ? CollectionPath() : ClaimsPath()) + "/" + id);
   }
 
  private:
   std::string CollectionPath() const {
     return "/apis/agents.x-k8s.io/v1beta1/namespaces/" + o_.k8s_namespace + "/sandboxes";
   }
+  // The agent-sandbox extension's claims on a SandboxWarmPool.
+  std::string ClaimsPath() const {
+    return "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/" + o_.k8s_namespace +
+           "/sandboxclaims";
+  }
+
+  Status DeleteAt(const std::string& path) {
+    ApiHttp::Call call = MakeCall("DELETE", path);
+    call.timeout = o_.request_timeout;
+    auto r = http_->Expect2xx(call, 3);
+    if (!r && r.error().code() != StatusCode::kNotFound) return r.error();
+    return Status::Ok();
+  }
+
+  // GETs `path` until the object's Ready condition is True (`first`: the object as created).
+  Result<Json> WaitReady(const std::string& path, Json first) {
+    const auto ready_by = std::chrono::steady_clock::now() + o_.ready_timeout;
+    Json current = std::move(first);
+    for (milliseconds pause{20}; !IsReady(current);
+         pause = std::min(pause * 2, milliseconds(1000))) {
+      if (std::chrono::steady_clock::now() > ready_by) {
+        return Err(DeadlineExceededError("kubernetes: " + path + " not Ready in time"));
+      }
+      std::this_thread::sleep_for(pause);
+      ApiHttp::Call get = MakeCall("GET", path);
+      get.timeout = o_.request_timeout;
+      current = TALARIA_TRY(http_->Expect2xx(get, 3)).json;
+    }
+    return current;
+  }
+
+  static std::string FirstPodIp(const Json& status) {
+    if (!status.is_object() || !status.contains("podIPs") || !status["podIPs"].is_array() ||
+        status["podIPs"].empty())
+      return "";
+    const Json& ip = status["podIPs"][0];
+    return ip.is_string() ? ip.get<std::string>() : JsonStringField(ip, "ip");
+  }
+
+  // The runtime: the configured router, else `host` (the pod's service or address) :8888.
+  Status UseRuntime(const std::string& host) {
+    if (o_.data_plane_url.empty()) {
+      if (host.empty()) return UnavailableError("kubernetes: Sandbox " + name_ + " has no address");
+      runtime_ = "http://" + host + ":" + std::to_string(kRuntimePort);
+    } else {
+      runtime_ = o_.data_plane_url;
+    }
+    while (!runtime_.empty() && runtime_.back() == '/') runtime_.pop_back();
+    return Status::Ok();
+  }
+
+  // A SandboxClaim on the warm pool: the controller hands over a pre-warmed Sandbox (named in
+  // status.sandbox) once the claim is Ready; deleting the claim deletes that Sandbox.
+  Status Claim(const Json& labels) {
+    Json body = {{"apiVersion", "extensions.agents.x-k8s.io/v1beta1"}, {"kind", "SandboxClaim"}};
+    body["metadata"] = {{"generateName", "talaria-"}, {"labels", labels}};
+    body["spec"]["warmPoolRef"]["name"] = o_.k8s_warm_pool;
+    body["spec"]["additionalPodMetadata"]["labels"] = labels;
+    ApiHttp::Call call = MakeCall("POST", ClaimsPath(), &body);
+    call.timeout = o_.request_timeout;
+    ApiAnswer answer = TALARIA_TRY(http_->Expect2xx(call, 1));
+    if (answer.json.is_object() && answer.json.contains("metadata"))
+      claim_ = JsonStringField(answer.json["metadata"], "name");
+    if (claim_.empty())
+      return UnavailableError("kubernetes: the API server returned no claim name");
+    const Json current = TALARIA_TRY(WaitReady(ClaimsPath() + "/" + claim_, answer.json));
+    const Json& sandbox =
+        current["status"].contains("sandbox") ? current["status"]["sandbox"] : Json::object();
+    name_ = JsonStringField(sandbox, "name");
+    if (name_.empty()) {
+      return UnavailableError("kubernetes: SandboxClaim " + claim_ + " is Ready without a Sandbox");
+    }
+    return UseRuntime(FirstPodIp(sandbox));
+  }
 
   const SandboxServiceOptions o_;
   const std::unique_ptr<ApiHttp> http_;
-  std::string name_;
+  std::string name_;   // the Sandbox
+  std::string claim_;  // the SandboxClaim that holds it; empty: a Sandbox of talaria's own
   std::string runtime_;
 };
 

@@ -117,6 +117,39 @@ TEST_F(SandboxFaults, SlowClaimsAreWaitedForUntilReady) {
   EXPECT_EQ(plane->counts().live, 0);  // the one that never got ready is deleted
 }
 
+// agent-sandbox's SandboxClaim: a pre-warmed sandbox handed over by the warm pool's controller
+// (here after a slow claim), its claim deleted with the session and found by label for reaping.
+TEST_F(SandboxFaults, AWarmPoolClaimIsWaitedOnUsedAndDeletedWithItsSession) {
+  SandboxControlPlaneOptions fake;
+  fake.claim_delay = 2000ms;
+  auto plane = Plane(fake);
+  SandboxServiceOptions o = Options(*plane, "kubernetes");
+  o.k8s_warm_pool = "talaria-pool";
+  o.k8s_namespace = "agents";
+  auto env = OpenSandboxService(o);
+  ASSERT_TRUE(env) << env.error().ToString();
+  EXPECT_EQ(plane->counts().claims, 1);
+  EXPECT_EQ(plane->live_namespaces(), std::vector<std::string>{"agents"});
+  EXPECT_EQ((*env)->Run("echo claimed", {})->output, "claimed\n");
+  env->reset();
+  EXPECT_EQ(plane->counts().live, 0);
+  // A second claim, reaped through its label as a dead talaria's would be.
+  auto again = OpenSandboxService(o);
+  ASSERT_TRUE(again) << again.error().ToString();
+  auto reaped = ReapOrphanSandboxes(o, [](std::string_view) { return true; });
+  ASSERT_TRUE(reaped) << reaped.error().ToString();
+  EXPECT_EQ(*reaped, 1);
+  EXPECT_EQ(plane->counts().live, 0);
+  again->reset();  // its claim is gone already: not an error
+  // A pool the cluster does not have is refused with the API server's message.
+  o.k8s_warm_pool = "no-such-pool";
+  auto refused = OpenSandboxService(o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("no-such-pool"), std::string::npos)
+      << refused.error().ToString();
+  EXPECT_EQ(plane->counts().auth_failures, 0);
+}
+
 TEST_F(SandboxFaults, AnIdleSandboxIsReapedAndItsSessionSaysSo) {
   SandboxControlPlaneOptions fake;
   fake.idle_reap = 300ms;

@@ -68,6 +68,7 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSe
   o.k8s_namespace = t.sandbox_namespace;
   o.kubeconfig = t.sandbox_kubeconfig;
   o.kube_context = t.sandbox_kube_context;
+  o.k8s_warm_pool = t.sandbox_warm_pool;
   o.task_id = session_id;
   if (!t.sandbox_image.empty()) o.image = t.sandbox_image;
   std::string key_name;

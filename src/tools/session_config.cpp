@@ -62,6 +62,7 @@ Result<SessionOptions> SessionOptionsFromConfig(const Config& config, SessionOpt
     TALARIA_RETURN_IF_ERROR(sb.ReadString("namespace", s.sandbox_namespace));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("kubeconfig", s.sandbox_kubeconfig));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("context", s.sandbox_kube_context));
+    TALARIA_RETURN_IF_ERROR(sb.ReadString("warm_pool", s.sandbox_warm_pool));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("ca_file", s.sandbox_ca_file));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("token_file", s.sandbox_token_file));
     TALARIA_RETURN_IF_ERROR(sb.ReadString("organization", s.sandbox_organization));

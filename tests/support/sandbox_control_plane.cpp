@@ -61,6 +61,8 @@ struct Sandbox {
   std::map<std::string, std::shared_ptr<Exec>> execs;  // by exec id
   std::string k8s_namespace;
   json k8s_object;
+  std::string claim;  // the SandboxClaim holding it; empty: none
+  json claim_object;
 };
 
 bool BwrapWorks() {
@@ -664,6 +666,83 @@ class ControlPlane final : public SandboxControlPlane {
                       Delete(req.matches[2]);
                       Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
                     });
+    // SandboxClaims (the agent-sandbox extensions) on the warm pool.
+    const std::string claims =
+        R"(/apis/extensions\.agents\.x-k8s\.io/v1beta1/namespaces/([^/]+)/sandboxclaims)";
+    server_->Post(claims, [this](const httplib::Request& req, httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      json body;
+      if (!Body(req, res, body)) return;
+      const json* pool = nullptr;
+      if (body.contains("spec") && body["spec"].is_object() &&
+          body["spec"].contains("warmPoolRef") && body["spec"]["warmPoolRef"].is_object() &&
+          body["spec"]["warmPoolRef"].contains("name")) {
+        pool = &body["spec"]["warmPoolRef"]["name"];
+      }
+      if (body.value("apiVersion", "") != "extensions.agents.x-k8s.io/v1beta1" ||
+          body.value("kind", "") != "SandboxClaim" || !body.contains("metadata") ||
+          pool == nullptr || !pool->is_string() || pool->get<std::string>().empty()) {
+        return Json(res, 422,
+                    {{"kind", "Status"},
+                     {"status", "Failure"},
+                     {"message", "not a v1beta1 SandboxClaim with spec.warmPoolRef.name"},
+                     {"code", 422}});
+      }
+      if (*pool != o_.warm_pool) {
+        return Json(
+            res, 422,
+            {{"kind", "Status"}, {"message", "no SandboxWarmPool " + pool->dump()}, {"code", 422}});
+      }
+      std::lock_guard lock(mu_);
+      ++counts_.create_requests;
+      ++counts_.claims;
+      auto s = NewSandbox("kubernetes", o_.warm_pool + "-" + RandomHex(3));
+      s->k8s_namespace = req.matches[1];
+      s->labels = body["metadata"].value("labels", json::object());
+      s->claim = body["metadata"].value("generateName", "claim-") + RandomHex(3);
+      body["metadata"]["name"] = s->claim;
+      body["metadata"]["namespace"] = s->k8s_namespace;
+      s->claim_object = body;
+      Json(res, 201, ClaimBody(*s));
+    });
+    server_->Get(claims, [this](const httplib::Request& req, httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      const std::string selector = req.get_param_value("labelSelector");
+      std::lock_guard lock(mu_);
+      json items = json::array();
+      for (auto& [id, s] : sandboxes_) {
+        if (s->claim.empty() || s->k8s_namespace != req.matches[1].str()) continue;
+        if (!selector.empty() && !s->labels.contains(selector)) continue;
+        items.push_back(ClaimBody(*s));
+      }
+      Json(res, 200,
+           {{"apiVersion", "extensions.agents.x-k8s.io/v1beta1"},
+            {"kind", "SandboxClaimList"},
+            {"items", items}});
+    });
+    server_->Get(claims + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      std::lock_guard lock(mu_);
+      for (auto& [id, s] : sandboxes_) {
+        if (s->claim == req.matches[2].str() && s->k8s_namespace == req.matches[1].str())
+          return Json(res, 200, ClaimBody(*s));
+      }
+      Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+    });
+    server_->Delete(claims + "/([^/]+)",
+                    [this](const httplib::Request& req, httplib::Response& res) {
+                      if (!Authorized(req, res, false)) return;
+                      std::string id;
+                      {
+                        std::lock_guard lock(mu_);
+                        for (auto& [sid, s] : sandboxes_) {
+                          if (s->claim == req.matches[2].str()) id = sid;
+                        }
+                      }
+                      if (id.empty()) return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+                      Delete(id);  // the claim's sandbox goes with it
+                      Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
+                    });
     server_->Post("/execute", [this](const httplib::Request& req, httplib::Response& res) {
       auto s = Find(req.get_header_value("X-Sandbox-ID"));
       if (!s || s->dialect != "kubernetes" ||
@@ -721,6 +800,19 @@ class ControlPlane final : public SandboxControlPlane {
     o["status"]["serviceFQDN"] = s.id + "." + s.k8s_namespace + ".svc.cluster.local";
     o["status"]["podIPs"] = json::array({"127.0.0.1"});
     o["status"]["conditions"] = json::array({ready_condition});
+    return o;
+  }
+
+  // Requires mu_.
+  json ClaimBody(Sandbox& s) {
+    json o = s.claim_object;
+    const bool ready = Clock::now() >= s.ready_at;
+    o["status"]["conditions"] = json::array({{{"type", "Ready"},
+                                              {"status", ready ? "True" : "False"},
+                                              {"reason", ready ? "SandboxReady" : "Claiming"}}});
+    if (ready) {
+      o["status"]["sandbox"] = {{"name", s.id}, {"podIPs", json::array({"127.0.0.1"})}};
+    }
     return o;
   }
 

@@ -8,7 +8,9 @@
 //   - E2B (/sandboxes, /v2/sandboxes, DELETE; envd's Connect process API /process.Process/Start
 //     routed by E2b-Sandbox-Id, checked against the sandbox's envdAccessToken);
 //   - Kubernetes agent-sandbox (an API-server stub for agents.x-k8s.io/v1beta1 Sandbox objects
-//     with a Ready condition; the pod runtime's /execute routed by the router's X-Sandbox-ID).
+//     with a Ready condition, and extensions.agents.x-k8s.io/v1beta1 SandboxClaims on the warm
+//     pool `warm_pool`, each handed a sandbox named in its status once Ready; the pod runtime's
+//     /execute routed by the router's X-Sandbox-ID).
 // Its sandboxes are bubblewrap jails on this machine (the whole file system read-only, a
 // private persistent /tmp per sandbox, the configured workspace writable) where bwrap works,
 // plain processes otherwise; each exec is one process group, killed on timeout or cancel.
@@ -39,6 +41,7 @@ struct SandboxControlPlaneOptions {
   std::chrono::milliseconds idle_reap{0};           // >0: sandboxes idle this long are deleted
   std::chrono::milliseconds modal_exec_wait{2000};  // a Modal exec POST waits this long
   int threads = 64;
+  std::string warm_pool = "talaria-pool";  // the SandboxWarmPool claims may name
   // HTTPS (all dialects): the server's certificate and key; with client_ca_file, a client
   // certificate signed by that CA is required at the handshake, and a request without the
   // Bearer key is let in only when the certificate's CN is client_cert_cn (a kubeconfig user).
@@ -56,6 +59,7 @@ struct FakeSandboxCounts {
   int auth_failures = 0;  // requests refused for their credentials
   int reaped_idle = 0;
   int client_cert_auths = 0;  // requests let in by their client certificate
+  int claims = 0;             // SandboxClaims made
 };
 
 class SandboxControlPlane {

@@ -57,6 +57,9 @@ struct SandboxServiceOptions {
   std::string initial_cwd;               // inside the sandbox; empty: its home directory
   std::string task_id;                   // logical key / label; empty: a random one
   std::string k8s_namespace;             // empty: the kubeconfig context's, else "default"
+  // Kubernetes: a SandboxWarmPool to claim a sandbox from (a SandboxClaim of the agent-sandbox
+  // extensions); empty: a Sandbox of talaria's own, from `image`.
+  std::string k8s_warm_pool;
   int cpu = 1;
   int64_t memory_mib = 5120;
   int64_t disk_mib = 0;     // 0: the service's default

@@ -70,6 +70,7 @@ struct TerminalSettings {
   std::string sandbox_namespace;   // kubernetes namespace; empty: the kubeconfig's, else default
   std::string sandbox_kubeconfig;  // kubeconfig (files, ':'-separated); empty: KUBECONFIG, ~/.kube
   std::string sandbox_kube_context;  // context; empty: the kubeconfig's current-context
+  std::string sandbox_warm_pool;     // warm_pool: claim from this SandboxWarmPool (kubernetes)
   std::string sandbox_ca_file;       // ca_file
   std::string sandbox_token_file;    // token_file (kubernetes bearer token)
   std::string sandbox_organization;  // organization (Daytona)
