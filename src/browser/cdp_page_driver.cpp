@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "browser/chromium_process.h"
+#include "browser/egress_proxy.h"
 #include "browser/key_codes.h"
 #include "browser/page_script.h"
 #include "talaria/base/base64.h"
@@ -214,8 +215,15 @@ Result<Snapshot> CdpPageDriver::Navigate(std::string_view url, const CallLimits&
       return Err(Refused(std::move(why), limits));
     }
   }
-  if (!error_text.empty())
+  if (!error_text.empty()) {
+    // A connection the egress proxy refused (a name that resolved differently for it, say):
+    // the guard's words, not Chromium's net::ERR_SOCKS_CONNECTION_FAILED.
+    if (std::string why = NoteEgressRefusals(); !why.empty()) {
+      return Err(Refused(
+          "browser: navigation refused: " + why + "; the page was left on about:blank", limits));
+    }
     return Err(UnavailableError("browser: navigation failed: " + error_text));
+  }
   if (!loader.empty()) {
     Status loaded = WaitFor([&] { return loaded_.contains(loader) || !refusal_.empty(); }, limits,
                             "the page load");
@@ -488,6 +496,7 @@ Result<PageDriver::Evaluation> CdpPageDriver::Evaluate(std::string_view expressi
 
 Result<std::vector<ConsoleEntry>> CdpPageDriver::Console(bool clear, const CallLimits& limits) {
   (void)limits;
+  NoteEgressRefusals();
   std::lock_guard lock(mu_);
   std::vector<ConsoleEntry> out(console_.begin(), console_.end());
   if (clear) console_.clear();
@@ -503,6 +512,15 @@ Status CdpPageDriver::CrashRendererForTest(const CallLimits& limits) {
   }
   TALARIA_RETURN_IF_ERROR(cdp_->Notify("Page.crash", Json::object(), session));
   return WaitFor([&] { return crashed_; }, limits, "the crash");
+}
+
+std::string CdpPageDriver::NoteEgressRefusals() {
+  if (!options_.egress_refusals) return "";
+  std::vector<std::string> refused = options_.egress_refusals();  // not under mu_: it locks
+  if (refused.empty()) return "";
+  std::lock_guard lock(mu_);
+  for (const std::string& r : refused) AddConsole("blocked", r);
+  return refused.back();
 }
 
 void CdpPageDriver::AddConsole(std::string type, std::string text) {
@@ -656,14 +674,29 @@ Result<std::unique_ptr<PageDriver>> OpenCdpPageDriver(std::unique_ptr<CdpTranspo
 
 Result<std::unique_ptr<PageDriver>> LaunchLocalChromium(const LocalChromiumOptions& options,
                                                         const CallLimits& limits) {
-  auto process = TALARIA_TRY(ChromiumProcess::Launch(
-      {.executable = options.executable, .extra_args = options.extra_args}));
+  if (options.guard == nullptr)
+    return Err(InvalidArgumentError("browser: a network guard is required"));
+  std::shared_ptr<EgressProxy> proxy =
+      TALARIA_TRY(EgressProxy::Start({.guard = options.guard,
+                                      .connect_timeout = std::chrono::seconds(15),
+                                      .max_connections = 256}));
+  auto process = TALARIA_TRY(ChromiumProcess::Launch({.executable = options.executable,
+                                                      .extra_args = options.extra_args,
+                                                      .network_args = proxy->ChromiumArgs()}));
   std::shared_ptr<ChromiumProcess> owned(std::move(process));
   auto transport = owned->TakeTransport();
   CdpDriverOptions driver_options;
   driver_options.guard = options.guard;
   driver_options.backend = "chromium";
-  driver_options.on_close = [owned] { owned->Kill(); };
+  // The browser first, then its way out (a tunnel cannot outlive the browser that opened it).
+  driver_options.on_close = [owned, proxy]() mutable {
+    owned->Kill();
+    proxy.reset();
+  };
+  driver_options.egress_refusals = [weak = std::weak_ptr<EgressProxy>(proxy)] {
+    auto p = weak.lock();
+    return p != nullptr ? p->TakeRefusals() : std::vector<std::string>{};
+  };
   return OpenCdpPageDriver(std::move(transport), std::move(driver_options), limits);
 }
 

@@ -106,7 +106,9 @@ class CdpPageDriver final : public PageDriver {
 
   void OnEvent(const std::string& method, const Json& params, const std::string& session);
   void JudgeRequest(const Json& params, const std::string& session);
-  void AddConsole(std::string type, std::string text);
+  void AddConsole(std::string type, std::string text);  // REQUIRES: mu_ held
+  // Moves the egress proxy's refusals into the console list; the newest, or "" when none.
+  std::string NoteEgressRefusals();
 
   CdpDriverOptions options_;
   std::unique_ptr<CdpClient> client_;

@@ -131,8 +131,9 @@ Result<std::unique_ptr<ChromiumProcess>> ChromiumProcess::Launch(const ChromiumO
                                    "--use-mock-keychain",
                                    "--mute-audio",
                                    "--hide-scrollbars",
-                                   "--no-proxy-server",
                                    "--window-size=1280,800"};
+  if (options.network_args.empty()) args.emplace_back("--no-proxy-server");
+  for (const std::string& a : options.network_args) args.push_back(a);
   // Chromium refuses to run its sandbox as root; Debian's wrapper adds the same flag.
   if (::geteuid() == 0) args.emplace_back("--no-sandbox");
   for (const std::string& a : options.extra_args) args.push_back(a);

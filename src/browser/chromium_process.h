@@ -28,7 +28,9 @@ std::string FindChromium();
 
 struct ChromiumOptions {
   std::string executable;               // empty: FindChromium()
-  std::vector<std::string> extra_args;  // appended (a proxy, a window size)
+  std::vector<std::string> extra_args;  // appended (a window size)
+  // How the browser reaches the network (EgressProxy::ChromiumArgs); empty: --no-proxy-server.
+  std::vector<std::string> network_args;
 };
 
 class ChromiumProcess {

@@ -34,6 +34,9 @@ struct CdpDriverOptions {
   // Runs once when the driver closes, after the connection is gone (release a provider's
   // session, end a local browser).
   std::function<void()> on_close;
+  // Connections the browser's egress proxy refused since the last call (the local Chromium's;
+  // null for a remote browser): shown in the console list and given as a navigation's refusal.
+  std::function<std::vector<std::string>()> egress_refusals;
 };
 
 // Opens a new page in the browser behind `transport` and attaches to it.
@@ -47,8 +50,10 @@ struct LocalChromiumOptions {
   std::vector<std::string> extra_args;
 };
 
-// Starts a headless Chromium of its own (profile directory, process group) and opens a page
-// in it; closing the driver ends the browser. FailedPrecondition when no Chromium is installed.
+// Starts a headless Chromium of its own (profile directory, process group) behind an egress
+// proxy of its own (every connection it opens resolved and judged by `guard`, and made only to
+// a judged address) and opens a page in it; closing the driver ends the browser and the proxy.
+// FailedPrecondition when no Chromium is installed.
 Result<std::unique_ptr<PageDriver>> LaunchLocalChromium(const LocalChromiumOptions& options,
                                                         const CallLimits& limits);
 
