@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "browser/browser_sessions_internal.h"
+#include "browser/cloud_session_ledger.h"
 #include "talaria/browser/cdp_page_driver.h"
 
 namespace talaria::browser {
@@ -177,6 +178,10 @@ Result<BrowserLease> AcquireBrowser(std::string_view task_id, const BrowserSetti
   slot->idle_limit_ms = settings.inactivity_timeout_s * 1000;
   slot->last_used_ms.store(NowMs());
   if (slot->driver == nullptr) {
+    // Sessions a killed talaria left running at a cloud provider: released before a new one.
+    // Once per process: a provider that cannot be reached costs its timeout only once.
+    static std::once_flag swept;
+    std::call_once(swept, [] { ReleaseLeftoverCloudBrowsers(); });
     Status guard_error;
     auto guard = Sessions::Get().Guard(settings.allow_private, guard_error);
     if (guard == nullptr) return Err(guard_error);

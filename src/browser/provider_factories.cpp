@@ -4,6 +4,7 @@
 // when the task's browser closes; Camofox is its own PageDriver.
 #include <memory>
 
+#include "browser/cloud_session_ledger.h"
 #include "talaria/browser/browser_sessions.h"
 #include "talaria/browser/camofox_driver.h"
 #include "talaria/browser/cdp_page_driver.h"
@@ -14,7 +15,9 @@ namespace {
 
 Result<std::unique_ptr<PageDriver>> OpenCloudBrowser(const DriverRequest& request) {
   const BrowserProviderSettings settings = TALARIA_TRY(LoadBrowserProviderSettings());
-  std::shared_ptr<BrowserProvider> provider = TALARIA_TRY(MakeBrowserProvider(settings));
+  // Recorded in $TALARIA_HOME/run so that a killed talaria's session is released by the next.
+  std::shared_ptr<BrowserProvider> provider =
+      RecordingCloudSessions(TALARIA_TRY(MakeBrowserProvider(settings)));
   RemoteConnection connection =
       TALARIA_TRY(ConnectRemoteBrowser(*provider, request.task_id, request.limits.cancel));
   const RemoteBrowser remote = connection.browser;
@@ -39,6 +42,21 @@ Result<std::unique_ptr<PageDriver>> OpenCamofox(const DriverRequest& request) {
   options.request_timeout = settings.request_timeout;
   return MakeCamofoxDriver(std::move(options));
 }
+
+}  // namespace
+
+void ReleaseLeftoverCloudBrowsers() {
+  (void)ReleaseLeftoverCloudSessions([](const RemoteBrowser& browser) -> Status {
+    auto settings = LoadBrowserProviderSettings();
+    if (!settings) return settings.error();
+    settings->provider = browser.provider;
+    auto provider = MakeBrowserProvider(*settings);
+    if (!provider) return provider.error();
+    return (*provider)->Release(browser);
+  });
+}
+
+namespace {
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const char* cloud : {"browserbase", "browser-use", "firecrawl"}) {
