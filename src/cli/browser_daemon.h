@@ -15,15 +15,29 @@
 //     browser-<task>.log               the daemon's stderr
 //
 // Wire (unix_socket.h frames, JSON): the daemon greets {"daemon":"talaria-browser",
-// "protocol":1,"pid":N}; the client sends {"protocol":1,"tool","arguments","config"}; the
+// "protocol":2,"pid":N}; the client sends {"protocol":2,"tool","arguments","config","env"}; the
 // daemon answers with the ToolResult. A connection closed before the greeting ran nothing, so
 // the client may try again; after it, it may not (a click must not happen twice).
 // Long-lived hosts (chat, run, mcp, batch) keep their browser in process and never use this.
+//
+// Hooks run in the caller, not here. `talaria call` dispatches the call through its own
+// runtime — the policy, PreToolUse hooks (config's, and a trusted project config's from its
+// cwd), argument coercion, PostToolUse hooks, budgets — and only the tool's body travels to the
+// daemon, which runs it with no hooks or policy of its own (it still validates the arguments).
+// Why there: a daemon serves many callers with different cwds, project configs and plugins;
+// whatever it loaded would be its first caller's, for everybody, and run plugin code in the
+// process that holds the browser. A caller's hooks see its own cwd and environment and can
+// block or rewrite a call before anything reaches the browser. Protocol 2 marks that change:
+// an older client that expected the daemon to run hooks is refused, not served unhooked.
+// The environment a browser is made from (provider keys and URLs, proxies, TALARIA_CHROMIUM)
+// is the daemon's, inherited from the caller that started it; each call sends a digest of its
+// own (`BrowserEnvironmentDigest`) and a call whose differs is refused, naming the variables.
 // Thread-safety: free functions; RunBrowserDaemon is a process's main.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "talaria/base/json.h"
 #include "talaria/base/status.h"
@@ -31,7 +45,7 @@
 
 namespace talaria::cli {
 
-inline constexpr int kBrowserDaemonProtocol = 1;
+inline constexpr int kBrowserDaemonProtocol = 2;
 inline constexpr std::string_view kBrowserDaemonGreeting = "talaria-browser";
 inline constexpr std::string_view kDefaultBrowserTask = "cli";
 
@@ -49,8 +63,16 @@ Result<BrowserDaemonPaths> BrowserDaemonPathsFor(std::string_view task);
 struct DaemonRequest {
   std::string tool;
   Json arguments = Json::object();
-  std::string config;  // the client's --config (absolute), "" for the default
+  std::string config;         // the client's --config (absolute), "" for the default
+  Json env = Json::object();  // BrowserEnvironmentDigest() of the client
 };
+
+// {name: sha256 of the value} for every variable of this process's environment that decides
+// how a browser is made or reached (BROWSERBASE_*, BROWSER_USE_*, FIRECRAWL_*, CAMOFOX_*,
+// TOOL_GATEWAY_*, TALARIA_CHROMIUM, TMPDIR, the proxy variables). Digests, so no key travels.
+Json BrowserEnvironmentDigest();
+// The names whose digests differ between `a` and `b` (set in one only counts), sorted.
+std::vector<std::string> EnvironmentDifferences(const Json& a, const Json& b);
 std::string EncodeDaemonRequest(const DaemonRequest& request);
 // InvalidArgument for anything but a well-formed request of our protocol.
 Result<DaemonRequest> DecodeDaemonRequest(std::string_view frame);

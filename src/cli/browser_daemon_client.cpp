@@ -211,8 +211,10 @@ Result<ToolResult> ForwardBrowserCall(const ForwardOptions& options, std::string
                                       const Json& arguments) {
   const BrowserDaemonPaths paths = TALARIA_TRY(BrowserDaemonPathsFor(options.task));
   TALARIA_RETURN_IF_ERROR(EnsurePrivateDirectory(paths.dir));
-  const std::string request = EncodeDaemonRequest(
-      {.tool = std::string(tool), .arguments = arguments, .config = options.config_path});
+  const std::string request = EncodeDaemonRequest({.tool = std::string(tool),
+                                                   .arguments = arguments,
+                                                   .config = options.config_path,
+                                                   .env = BrowserEnvironmentDigest()});
   Status last = UnavailableError("no attempt");
   // A daemon may be ending (idle, closed) just as we connect; each retry finds it gone and
   // starts a new one.

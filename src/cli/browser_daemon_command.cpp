@@ -27,6 +27,7 @@
 #include "cli/signal_watch.h"
 #include "cli/unix_socket.h"
 #include "talaria/browser/browser_sessions.h"
+#include "talaria/core/dispatcher.h"
 #include "talaria/core/runtime.h"
 #include "talaria/core/tool_entry.h"
 
@@ -61,7 +62,9 @@ class Daemon {
         session_(std::move(session)),
         listener_(std::move(listener)),
         socket_inode_(socket_inode),
-        wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+        wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        body_(rt.registry(), rt.dispatcher().options()),
+        env_(BrowserEnvironmentDigest()) {}
 
   void Run(const SignalWatch& signals) {
     const auto started = steady_clock::now();
@@ -149,6 +152,14 @@ class Daemon {
                                (options_.config_path.empty() ? "default" : options_.config_path) +
                                "'; call browser_close first, or use another --task");
     }
+    if (const auto differ = EnvironmentDifferences(request->env, env_); !differ.empty()) {
+      std::string names;
+      for (const std::string& n : differ) names += (names.empty() ? "" : ", ") + n;
+      return ToolResult::Error("the browser of task '" + options_.task +
+                               "' was started with another " + names +
+                               " in its environment; call browser_close first, or use another "
+                               "--task");
+    }
     const auto entry = rt_.registry().Resolve(request->tool);
     if (entry == nullptr || entry->toolset() != "browser") {
       return ToolResult::Error("the browser daemon runs only browser tools, not '" + request->tool +
@@ -158,7 +169,9 @@ class Daemon {
         "daemon_" + std::to_string(::getpid()) + "_" + std::to_string(served_.load()),
         options_.task);
     ctx.cancel = std::move(cancel);
-    return rt_.dispatcher().DispatchArgs(request->tool, std::move(request->arguments), ctx);
+    // The caller ran the policy and the hooks (browser_daemon.h): here only validation and the
+    // tool itself, through a dispatcher that has neither.
+    return body_.DispatchArgs(request->tool, std::move(request->arguments), ctx);
   }
 
   void Prune() {
@@ -191,6 +204,8 @@ class Daemon {
   UniqueFd listener_;
   ino_t socket_inode_;
   UniqueFd wake_;
+  Dispatcher body_;  // no policy, no hooks: the caller's dispatcher ran them
+  const Json env_;   // the environment the browser is made from (its starter's)
   std::atomic<int64_t> served_{0};
   std::vector<std::unique_ptr<Connection>> connections_;
 };

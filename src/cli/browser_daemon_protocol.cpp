@@ -1,13 +1,18 @@
 // browser_daemon.h: the daemon's file names and what travels over its socket. Both ends treat
 // the other's bytes as untrusted: a frame that is not our protocol is an error, never a crash.
 #include <array>
+#include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/browser_daemon.h"
 #include "talaria/base/paths.h"
+#include "talaria/base/sha256.h"
+
+extern char** environ;
 
 namespace talaria::cli {
 namespace {
@@ -51,11 +56,45 @@ Result<BrowserDaemonPaths> BrowserDaemonPathsFor(std::string_view task) {
   return paths;
 }
 
+Json BrowserEnvironmentDigest() {
+  static constexpr std::array<std::string_view, 5> kPrefixes = {
+      "BROWSERBASE_", "BROWSER_USE_", "FIRECRAWL_", "CAMOFOX_", "TOOL_GATEWAY_"};
+  static constexpr std::array<std::string_view, 10> kNames = {
+      "TALARIA_CHROMIUM", "TMPDIR",    "http_proxy", "HTTP_PROXY", "https_proxy",
+      "HTTPS_PROXY",      "all_proxy", "ALL_PROXY",  "no_proxy",   "NO_PROXY"};
+  Json digest = Json::object();
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = kv.substr(0, eq);
+    bool relevant = false;
+    for (std::string_view p : kPrefixes) relevant = relevant || name.starts_with(p);
+    for (std::string_view n : kNames) relevant = relevant || name == n;
+    if (relevant) digest[std::string(name)] = Sha256Hex(kv.substr(eq + 1));
+  }
+  return digest;
+}
+
+std::vector<std::string> EnvironmentDifferences(const Json& a, const Json& b) {
+  std::set<std::string> names;
+  for (const Json* side : {&a, &b}) {
+    if (!side->is_object()) continue;
+    for (const auto& [name, value] : side->items()) {
+      const Json* other = side == &a ? &b : &a;
+      const auto it = other->is_object() ? other->find(name) : other->end();
+      if (!other->is_object() || it == other->end() || *it != value) names.insert(name);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 std::string EncodeDaemonRequest(const DaemonRequest& request) {
   return DumpJson(Json{{"protocol", kBrowserDaemonProtocol},
                        {"tool", request.tool},
                        {"arguments", request.arguments},
-                       {"config", request.config}});
+                       {"config", request.config},
+                       {"env", request.env}});
 }
 
 Result<DaemonRequest> DecodeDaemonRequest(std::string_view frame) {
@@ -75,6 +114,13 @@ Result<DaemonRequest> DecodeDaemonRequest(std::string_view frame) {
     return Err(InvalidArgumentError("request: arguments must be an object"));
   }
   request.arguments = std::move(*args);
+  if (const auto env = j.find("env"); env != j.end()) {
+    if (!env->is_object()) return Err(InvalidArgumentError("request: env must be an object"));
+    for (const auto& [name, value] : env->items()) {
+      if (!value.is_string()) return Err(InvalidArgumentError("request: env values are digests"));
+    }
+    request.env = std::move(*env);
+  }
   return request;
 }
 
