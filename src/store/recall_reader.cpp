@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/fts_rank.h"
 #include "store/session_rows.h"
 
 namespace talaria::store {
@@ -110,11 +111,14 @@ Result<SqliteDb*> RecallReader::Db() {
           path_ + " has no session search index yet (schema version " + std::to_string(version) +
           "); run talaria once to create or migrate it"));
     }
-    // The tail indexes (recall_search.cpp): temp tables, writable on a read-only connection.
-    Status made = db_->Exec(
-        "CREATE VIRTUAL TABLE temp.recall_tail_words USING fts5(body, tools, "
-        "tokenize='unicode61 remove_diacritics 2');"
-        "CREATE VIRTUAL TABLE temp.recall_tail_cjk USING fts5(body, tools, tokenize='trigram');");
+    // The tail indexes (recall_search.cpp): temp tables, writable on a read-only connection;
+    // and the ranking function their searches score with.
+    Status made = RegisterFtsRank(*db_);
+    if (made.ok())
+      made = db_->Exec(
+          "CREATE VIRTUAL TABLE temp.recall_tail_words USING fts5(body, tools, "
+          "tokenize='unicode61 remove_diacritics 2');"
+          "CREATE VIRTUAL TABLE temp.recall_tail_cjk USING fts5(body, tools, tokenize='trigram');");
     if (!made.ok()) {
       db_.reset();
       return Err(std::move(made));

@@ -5,8 +5,10 @@
 // and the excluded sessions cost a primary-key lookup per match instead of a subquery FTS5
 // would rebuild per row. Ranking by bm25 sorts the newest kRankWindow matches that pass the
 // filters (as SessionStore::Search does, for the same reason: ranking every match of a common
-// word reads the whole index). Snippets are built only for the hits returned. The matches that
-// were filtered out are counted by why, so an empty result can say why.
+// word reads the whole index), scored by talaria_bm25 (fts_rank.h: FTS5's own bm25 counts every
+// match of each phrase in the whole index first, a fixed cost that was most of a search's time).
+// Snippets are built only for the hits returned. The matches that were filtered out are counted
+// by why, so an empty result can say why.
 //
 // The shared indexes run up to a few hundred messages behind a live writer (it indexes in
 // batches). This connection cannot index them (it is read-only, and must not take the write
@@ -20,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/fts_query.h"
+#include "store/fts_rank.h"
 #include "store/recall_reader.h"
 
 namespace talaria::store {
@@ -45,21 +48,27 @@ constexpr int64_t kMaxTail = 5'000;
 // Each row: the message id, its rank, and (joined: one lookup each, in the same statement)
 // its session, role and time. Which sessions have a parent is read once per search
 // (kChildren), not joined per match: a lookup in sessions per match cost more than the rest.
+// ?4 (ranked word statements) the search's FtsRankStats.
 #define TALARIA_HIT_COLUMNS(table, rank)                                                \
   "SELECT " table ".rowid, " rank ", m.session_id, m.role, m.created_at_ms FROM " table \
   " JOIN messages m ON m.id = " table ".rowid WHERE " table " MATCH ?1"
+constexpr const char* kWordIdsRanked = TALARIA_HIT_COLUMNS(
+    "messages_fts", "talaria_bm25(messages_fts, ?4)") " ORDER BY messages_fts.rowid DESC";
 constexpr const char* kWordIdsNewest =
-    TALARIA_HIT_COLUMNS("messages_fts", "messages_fts.rank") " ORDER BY messages_fts.rowid DESC";
+    TALARIA_HIT_COLUMNS("messages_fts", "0.0") " ORDER BY messages_fts.rowid DESC";
 constexpr const char* kWordIdsOldest =
-    TALARIA_HIT_COLUMNS("messages_fts", "messages_fts.rank") " ORDER BY messages_fts.rowid ASC";
+    TALARIA_HIT_COLUMNS("messages_fts", "0.0") " ORDER BY messages_fts.rowid ASC";
 constexpr const char* kCjkIdsNewest = TALARIA_HIT_COLUMNS("messages_cjk", "0.0")
     TALARIA_CJK_SHORT_TERMS("messages_cjk") " ORDER BY messages_cjk.rowid DESC";
 constexpr const char* kCjkIdsOldest = TALARIA_HIT_COLUMNS("messages_cjk", "0.0")
     TALARIA_CJK_SHORT_TERMS("messages_cjk") " ORDER BY messages_cjk.rowid ASC";
-constexpr const char* kTailWordIdsNewest = TALARIA_HIT_COLUMNS(
-    "recall_tail_words", "recall_tail_words.rank") " ORDER BY recall_tail_words.rowid DESC";
-constexpr const char* kTailWordIdsOldest = TALARIA_HIT_COLUMNS(
-    "recall_tail_words", "recall_tail_words.rank") " ORDER BY recall_tail_words.rowid ASC";
+constexpr const char* kTailWordIdsRanked = TALARIA_HIT_COLUMNS(
+    "recall_tail_words",
+    "talaria_bm25(recall_tail_words, ?4)") " ORDER BY recall_tail_words.rowid DESC";
+constexpr const char* kTailWordIdsNewest =
+    TALARIA_HIT_COLUMNS("recall_tail_words", "0.0") " ORDER BY recall_tail_words.rowid DESC";
+constexpr const char* kTailWordIdsOldest =
+    TALARIA_HIT_COLUMNS("recall_tail_words", "0.0") " ORDER BY recall_tail_words.rowid ASC";
 constexpr const char* kTailCjkIdsNewest = TALARIA_HIT_COLUMNS("recall_tail_cjk", "0.0")
     TALARIA_CJK_SHORT_TERMS("recall_tail_cjk") " ORDER BY recall_tail_cjk.rowid DESC";
 constexpr const char* kTailCjkIdsOldest = TALARIA_HIT_COLUMNS("recall_tail_cjk", "0.0")
@@ -166,6 +175,9 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
   std::vector<Source> sources;
   if (substring_only) {
     sources.push_back({kSubstringIds, false});
+  } else if (ranked) {
+    // The shared index first: its first match fills the statistics both are scored with.
+    sources = {{kWordIdsRanked, false}, {kTailWordIdsRanked, true}};
   } else {
     const Source main = {!q.cjk ? (oldest ? kWordIdsOldest : kWordIdsNewest)
                                 : (oldest ? kCjkIdsOldest : kCjkIdsNewest),
@@ -179,6 +191,8 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
       sources = {tail, main};
     }
   }
+  FtsRankStats stats;
+  stats.max_rowid = tail_to_;  // the highest message id (RefreshTailLocked read it)
 
   const std::unordered_set<std::string> roles(options.roles.begin(), options.roles.end());
   const std::unordered_set<std::string> excluded(options.exclude_sessions.begin(),
@@ -200,6 +214,7 @@ Result<RecallSearchResult> RecallReader::SearchLocked(SqliteDb& db, std::string_
     if (!substring_only) ids.Bind(1, q.match);
     if (q.cjk) ids.Bind(2, substrings);
     if (substring_only) ids.Bind(3, kSubstringScanRows);
+    if (ranked) BindFtsRankStats(ids, 4, &stats);
     for (int64_t scanned = 0; passing.size() < stop_at && scanned < kScanBound; ++scanned) {
       auto row = ids.Step();
       if (!row) {

@@ -1,15 +1,17 @@
 // SqliteSessionStore::Search: FTS5 over the word index (unicode61) or, for CJK queries, the
 // trigram index over the messages holding CJK text.
 //
-// Two steps. First the matching ids and their bm25 rank, newest first and at most kRankWindow
-// of them (FTS5 streams rowids in order, so this stops early; ranking every match of a word that
-// is in every message would read the whole index), then sorted by rank. Then one lookup per
-// hit for its message and snippet: snippets are built for `limit` rows, not for every match.
+// Two steps. First the matching ids and their BM25 rank (talaria_bm25, fts_rank.h), newest first
+// and at most kRankWindow of them (FTS5 streams rowids in order, so this stops early; ranking
+// every match of a word that is in every message would read the whole index), then sorted by
+// rank. Then one lookup per hit for its message and snippet: snippets are built for `limit`
+// rows, not for every match.
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
 #include "store/fts_query.h"
+#include "store/fts_rank.h"
 #include "store/sqlite_session_store.h"
 
 namespace talaria::store {
@@ -25,9 +27,9 @@ constexpr int64_t kSubstringScanRows = 5'000;
 constexpr size_t kSubstringSnippetBytes = 80;  // each side of a substring hit
 
 // Step 1 for each index. ?1 MATCH, ?2 the excluded session, ?3 the window, ?4 the short
-// substrings as a JSON array (each must appear in the message).
+// substrings as a JSON array (each must appear in the message); kWordHits: ?5 the FtsRankStats.
 constexpr const char* kWordHits =
-    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 "
+    "SELECT rowid, talaria_bm25(messages_fts, ?5) FROM messages_fts WHERE messages_fts MATCH ?1 "
     "AND rowid NOT IN (SELECT id FROM messages WHERE session_id = ?2) "
     "ORDER BY rowid DESC LIMIT ?3";
 // CJK hits come newest first (rank 0), stopping at ?3 = limit: bm25 over trigrams mostly
@@ -99,11 +101,14 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
     double rank;
   };
   std::vector<Ranked> ranked;
+  FtsRankStats stats;
   {
     Stmt s = TALARIA_TRY(db_->Prepare(hits_sql));
     s.Bind(1, q.match).Bind(2, options.exclude_session);
     if (hits_sql == kWordHits) {
       s.Bind(3, kRankWindow);
+      stats.max_rowid = TALARIA_TRY(db_->QueryInt("SELECT coalesce(max(id), 0) FROM messages"));
+      BindFtsRankStats(s, 5, &stats);
     } else {
       // CJK hits all rank 0: the newest `limit` are the answer.
       s.Bind(3, ClampLimit(options.limit));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "store/fts_rank.h"
 #include "store/schema.h"
 #include "store/sqlite_session_store.h"
 #include "talaria/base/paths.h"
@@ -75,6 +76,7 @@ Result<std::unique_ptr<SessionStore>> SessionStore::Open(const std::string& path
   }  // reset here: a statement in progress would block the migration's COMMIT
   TALARIA_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"));
   TALARIA_RETURN_IF_ERROR(MigrateSchema(*db));
+  TALARIA_RETURN_IF_ERROR(RegisterFtsRank(*db));  // Search ranks with it
   auto store = std::make_unique<SqliteSessionStore>(std::move(db));
   // Whatever a crashed process appended but had not indexed yet.
   TALARIA_RETURN_IF_ERROR(store->IndexPending());

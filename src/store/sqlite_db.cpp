@@ -67,6 +67,12 @@ Stmt& Stmt::BindNull(int index) {
   return *this;
 }
 
+Stmt& Stmt::BindPointer(int index, void* pointer, const char* type) {
+  int rc = sqlite3_bind_pointer(stmt_, index, pointer, type, nullptr);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
 Result<bool> Stmt::Step() {
   if (bind_rc_ != SQLITE_OK) return Err(SqliteStatus(bind_rc_, "binding a parameter", db_, *path_));
   int rc = sqlite3_step(stmt_);

@@ -41,6 +41,9 @@ class Stmt {
   Stmt& Bind(int index, int64_t value);
   Stmt& Bind(int index, double value);
   Stmt& BindNull(int index);
+  // A pointer for an SQL function of ours (sqlite3_bind_pointer): `type` names what it points
+  // to, so only a function asking for that type sees it. It must outlive Step.
+  Stmt& BindPointer(int index, void* pointer, const char* type);
 
   // true: a row is ready; false: done. Errors carry the SQLite message.
   Result<bool> Step();
