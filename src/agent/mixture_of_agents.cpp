@@ -13,6 +13,7 @@
 #include "agent/messages.h"
 #include "agent/text_util.h"
 #include "talaria/base/strings.h"
+#include "talaria/core/runtime.h"
 #include "talaria/core/tool_registration.h"
 
 namespace talaria::agent {
@@ -366,19 +367,42 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-Result<std::optional<MoaSettings>> LoadSettings() {
-  Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return MoaSettingsFromConfig(config);
+// The process's settings: read from the config its Runtime loaded (LoadedProcessConfig) once,
+// and again only when a new Runtime loads another. A process that made no Runtime (a program
+// using the registry alone) has no loaded config: it reads config.yaml.
+std::shared_ptr<const MoaSessionSettings> ProcessSettings() {
+  struct Parsed {
+    std::mutex mu;
+    std::shared_ptr<const Config> from;             // Guarded by mu.
+    std::shared_ptr<const MoaSessionSettings> moa;  // Guarded by mu.
+  };
+  static Parsed* const parsed = new Parsed;  // never destroyed: read by late tool calls
+  std::shared_ptr<const Config> config = LoadedProcessConfig();
+  if (!config) {
+    auto loaded = LoadConfig(DefaultConfigPath());
+    if (!loaded) {
+      return std::make_shared<const MoaSessionSettings>(MoaSessionSettings{Err(loaded.error())});
+    }
+    return std::make_shared<const MoaSessionSettings>(
+        MoaSessionSettings{MoaSettingsFromConfig(*loaded)});
+  }
+  std::lock_guard lock(parsed->mu);
+  if (parsed->from != config) {
+    parsed->moa = std::make_shared<const MoaSessionSettings>(
+        MoaSessionSettings{MoaSettingsFromConfig(*config)});
+    parsed->from = std::move(config);
+  }
+  return parsed->moa;
 }
 
 // The calling session's settings, read once for it; a call with no agent behind it (`talaria
-// call`, one process per call) reads config.yaml itself.
+// call`, `talaria mcp`) uses the process's.
 std::shared_ptr<const MoaSessionSettings> SettingsFor(const ToolContext& ctx) {
   std::shared_ptr<const MoaSessionSettings> settings;
   WithSessionAgent(ctx.session_id,
                    [&](AgentImpl& agent) { settings = agent.MoaSettingsOfSession(); });
   if (settings) return settings;
-  return std::make_shared<const MoaSessionSettings>(MoaSessionSettings{LoadSettings()});
+  return ProcessSettings();
 }
 
 ToolResult RunTool(const Json& args, ToolContext& ctx) {
@@ -419,15 +443,16 @@ TALARIA_TOOL(MixtureOfAgents, [] {
   spec.toolset = "moa";
   spec.schema = talaria::agent::kSchema;
   spec.handler = talaria::agent::RunTool;
-  // Only with a usable configuration: the section, its models, and its key.
+  // Only with a usable configuration (the section, its models, and its key) in the config the
+  // process loaded.
   spec.check_fn = [] {
-    auto settings = talaria::agent::LoadSettings();
-    return settings.has_value() && settings->has_value();
+    const auto moa = talaria::agent::ProcessSettings();
+    return moa->loaded.has_value() && moa->loaded->has_value();
   };
   spec.unavailable_reason = []() -> std::string {
-    auto settings = talaria::agent::LoadSettings();
-    if (!settings) return settings.error().message();
-    return "config.yaml has no moa: section (reference_models, aggregator_model, endpoint)";
+    const auto moa = talaria::agent::ProcessSettings();
+    if (!moa->loaded) return moa->loaded.error().message();
+    return "config.yaml has no moa: section (reference_models, aggregator, endpoint)";
   };
   spec.emoji = "\xF0\x9F\xA7\xA0";  // "🧠"
   spec.parallel = talaria::ParallelClass::kSafe;

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_test_util.h"
 #include "talaria/core/registry.h"
+#include "talaria/core/runtime.h"
 
 namespace talaria::agent::testing {
 namespace {
@@ -33,6 +36,16 @@ class MixtureOfAgents : public AgentFixture {
     Registry::Global().InvalidateAvailabilityCache();
   }
   Result<Config> LoadedConfig() const { return LoadConfig(home_ / "config.yaml"); }
+  // A Runtime on the global registry reads config.yaml: the process's config from then on.
+  void LoadProcessConfig() {
+    RuntimeOptions options;
+    options.config_path = home_ / "config.yaml";
+    auto rt = Runtime::Create(options);
+    ASSERT_TRUE(rt.has_value()) << rt.error().message();
+    runtimes_.push_back(std::move(*rt));
+  }
+
+  std::vector<std::unique_ptr<Runtime>> runtimes_;
 };
 
 constexpr std::string_view kThreeModels = R"({"turns": [
@@ -116,20 +129,36 @@ TEST_F(MixtureOfAgents, ASlowReferenceModelIsCutOffAtItsTimeout) {
   EXPECT_EQ(server_->ProblemsText(), "");
 }
 
+// Availability follows the config the process loaded (its Runtime's), not config.yaml as it is
+// on disk when the registry asks.
 TEST_F(MixtureOfAgents, TheToolNeedsAConfiguredEndpointAndItsKey) {
   Serve(R"({"turns": []})");
-  Registry::Global().InvalidateAvailabilityCache();
-  EXPECT_FALSE(Registry::Global().CheckAvailability("mixture_of_agents").available)
-      << "no moa: section";
+  auto available = [] {
+    Registry::Global().InvalidateAvailabilityCache();
+    return Registry::Global().CheckAvailability("mixture_of_agents");
+  };
+  LoadProcessConfig();
+  EXPECT_FALSE(available().available) << "no moa: section";
+  ConfigureMoa();
+  EXPECT_FALSE(available().available) << "the section is on disk, not in the loaded config";
+  LoadProcessConfig();
+  EXPECT_TRUE(available().available) << available().reason;
+  std::ofstream(home_ / "config.yaml") << "terminal:\n  backend: local\n";
+  EXPECT_TRUE(available().available) << "the section went from disk, not from the loaded config";
+
   ConfigureMoa("  api_key_env: TALARIA_TEST_MOA_KEY_UNSET\n");
   ::unsetenv("TALARIA_TEST_MOA_KEY_UNSET");
-  EXPECT_FALSE(Registry::Global().CheckAvailability("mixture_of_agents").available)
-      << "its key variable is not set";
+  LoadProcessConfig();
+  const Availability without_key = available();
+  EXPECT_FALSE(without_key.available) << "its key variable is not set";
+  EXPECT_NE(without_key.reason.find("TALARIA_TEST_MOA_KEY_UNSET"), std::string::npos)
+      << without_key.reason;
   auto missing = MoaSettingsFromConfig(*LoadedConfig());
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message().find("TALARIA_TEST_MOA_KEY_UNSET"), std::string::npos);
   ConfigureMoa();
-  EXPECT_TRUE(Registry::Global().CheckAvailability("mixture_of_agents").available);
+  LoadProcessConfig();
+  EXPECT_TRUE(available().available);
   std::ofstream(home_ / "config.yaml") << "moa:\n  reference_models: [a]\n  colour: red\n";
   auto bad = MoaSettingsFromConfig(*LoadedConfig());
   ASSERT_FALSE(bad.has_value());
@@ -252,6 +281,38 @@ TEST_F(MixtureOfAgents, ASessionReadsTheSectionOnceNotOnEveryCall) {
   }
   EXPECT_EQ(answers, (std::vector<std::string>{"the synthesis", "the synthesis"}));
   for (const auto& r : server_->requests()) EXPECT_NE(r.Json()["model"], "other-agg");
+  EXPECT_EQ(server_->ProblemsText(), "");
+  Registry::Global().InvalidateAvailabilityCache();
+}
+
+// A call with no session behind it (`talaria mcp`, `talaria call`) uses the config the process
+// loaded, read once: an edit to config.yaml between two calls changes nothing.
+TEST_F(MixtureOfAgents, ACallWithNoSessionUsesTheProcesssConfig) {
+  constexpr std::string_view kOneCall = R"(
+    {"match": {"model": "ref-one"}, "text": "answer one"},
+    {"match": {"model": "ref-two"}, "text": "answer two"},
+    {"match": {"model": "ref-three"}, "text": "answer three"},
+    {"match": {"model": "agg"}, "text": "the synthesis"})";
+  Serve(std::string(R"({"turns": [)") + std::string(kOneCall) + "," + std::string(kOneCall) + "]}");
+  ConfigureMoa();
+  LoadProcessConfig();
+  Runtime& rt = *runtimes_.back();
+  ToolContext first;
+  ToolResult r1 =
+      rt.dispatcher().Dispatch("mixture_of_agents", R"({"user_prompt": "PROBLEM"})", first);
+  ASSERT_EQ(r1.status, CallStatus::kOk) << r1.text;
+  EXPECT_EQ(Json::parse(r1.text)["response"], "the synthesis") << r1.text;
+  std::ofstream(home_ / "config.yaml")
+      << "terminal:\n  backend: local\n"
+      << "moa:\n  base_url: " << server_->base_url() << "\n  max_retries: 0\n"
+      << "  reference_models: [ref-one]\n  aggregator: other-agg\n";
+  ToolContext second;
+  ToolResult r2 =
+      rt.dispatcher().Dispatch("mixture_of_agents", R"({"user_prompt": "PROBLEM"})", second);
+  ASSERT_EQ(r2.status, CallStatus::kOk) << r2.text;
+  EXPECT_EQ(Json::parse(r2.text)["response"], "the synthesis") << r2.text;
+  for (const auto& r : server_->requests()) EXPECT_NE(r.Json()["model"], "other-agg");
+  EXPECT_EQ(server_->requests().size(), 8u);
   EXPECT_EQ(server_->ProblemsText(), "");
   Registry::Global().InvalidateAvailabilityCache();
 }

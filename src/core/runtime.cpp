@@ -1,6 +1,8 @@
 #include "talaria/core/runtime.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +16,23 @@ std::atomic<CommandPolicyInstaller>& DefaultPolicyInstaller() {
   return installer;
 }
 
+struct ProcessConfigSlot {
+  std::mutex mu;
+  std::shared_ptr<const Config> config;  // Guarded by mu.
+};
+
+ProcessConfigSlot& ProcessConfig() {
+  static ProcessConfigSlot slot;
+  return slot;
+}
+
 }  // namespace
+
+std::shared_ptr<const Config> LoadedProcessConfig() {
+  ProcessConfigSlot& slot = ProcessConfig();
+  std::lock_guard lock(slot.mu);
+  return slot.config;
+}
 
 void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer) {
   DefaultPolicyInstaller().store(installer);
@@ -48,6 +66,12 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeOptions options) {
     }
     TALARIA_RETURN_IF_ERROR(
         install(rt->dispatcher_, rt->config_).WithContext(path + ": approvals"));
+  }
+  if (&registry == &Registry::Global()) {
+    ProcessConfigSlot& slot = ProcessConfig();
+    auto published = std::make_shared<const Config>(rt->config_);
+    std::lock_guard lock(slot.mu);
+    slot.config = std::move(published);
   }
   return rt;
 }

@@ -43,10 +43,17 @@ struct RuntimeOptions {
 using CommandPolicyInstaller = Status (*)(Dispatcher& dispatcher, const Config& config);
 void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer);
 
+// The configuration the process's latest Runtime on the global registry loaded; null before
+// the first. What a process-wide check reads (a ToolSpec's check_fn has no session), so a
+// tool's availability follows the config the process runs with, not config.yaml as it is on
+// disk now: one read per process.
+std::shared_ptr<const Config> LoadedProcessConfig();
+
 class Runtime {
  public:
   // Fails with the config's error (a broken config.yaml is reported, never half-applied), or
-  // NotFound when options.config_path names a file that does not exist.
+  // NotFound when options.config_path names a file that does not exist. On the global registry
+  // the config becomes the process's (LoadedProcessConfig).
   static Result<std::unique_ptr<Runtime>> Create(RuntimeOptions options = {});
 
   Registry& registry() { return registry_; }
