@@ -23,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 [[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("moa"), true);
 
+// The reference asks each reference model for up to 32,000 tokens (its answers are long,
+// reasoned ones) and leaves the aggregator's limit to the endpoint.
+constexpr int64_t kReferenceMaxTokens = 32'000;
+
 constexpr std::string_view kFailedResponse =
     "MoA processing failed. Please try again or use a single model for this query.";
 
@@ -52,8 +56,9 @@ Result<std::chrono::milliseconds> ReadSeconds(const Json& value, std::string_vie
       std::max<int64_t>(1, static_cast<int64_t>(value.get<double>() * 1000.0)));
 }
 
-Result<MoaModel> ReadModel(const Json& value, const std::string& key) {
+Result<MoaModel> ReadModel(const Json& value, const std::string& key, int64_t max_tokens) {
   MoaModel m;
+  m.max_tokens = max_tokens;
   if (value.is_string()) {
     m.name = value.get<std::string>();
   } else if (value.is_object()) {
@@ -156,10 +161,10 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
         at += '[';
         at += std::to_string(i);
         at += ']';
-        s.references.push_back(TALARIA_TRY(ReadModel(value[i], at)));
+        s.references.push_back(TALARIA_TRY(ReadModel(value[i], at, kReferenceMaxTokens)));
       }
     } else if (key == "aggregator") {
-      s.aggregator = TALARIA_TRY(ReadModel(value, key));
+      s.aggregator = TALARIA_TRY(ReadModel(value, key, 0));
       has_aggregator = true;
     } else if (key == "reference_timeout_seconds") {
       s.reference_timeout = TALARIA_TRY(ReadSeconds(value, key));

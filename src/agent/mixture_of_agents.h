@@ -6,7 +6,7 @@
 //     base_url: https://openrouter.ai/api/v1     # default: the model: section's
 //     api_key_env: OPENROUTER_API_KEY            # default: the model: section's key
 //     reference_models:                          # names, or {name, temperature, max_tokens}
-//       - {name: anthropic/claude-opus-4.6, temperature: 0.6}
+//       - {name: anthropic/claude-opus-4.6, temperature: 0.6}   # max_tokens: 32000 unless set
 //       - google/gemini-2.5-pro
 //     aggregator: {name: anthropic/claude-opus-4.6, temperature: 0.4}  # also reasoning_effort
 //     reference_timeout_seconds: 300             # each reference model
@@ -42,7 +42,9 @@ namespace talaria::agent {
 struct MoaModel {
   std::string name;
   std::optional<double> temperature;
-  int64_t max_tokens = 0;                       // 0: the endpoint's default
+  // 0: the endpoint's (the model: section's max_output_tokens, else none sent). Read from
+  // config, a reference model's is 32,000 unless set (the reference's), the aggregator's 0.
+  int64_t max_tokens = 0;
   std::optional<std::string> reasoning_effort;  // nullopt: the section's; "": none sent
 };
 

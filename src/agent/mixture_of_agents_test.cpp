@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -315,6 +316,33 @@ TEST_F(MixtureOfAgents, ACallWithNoSessionUsesTheProcesssConfig) {
   EXPECT_EQ(server_->requests().size(), 8u);
   EXPECT_EQ(server_->ProblemsText(), "");
   Registry::Global().InvalidateAvailabilityCache();
+}
+
+// As the reference: each reference model is asked for up to 32,000 tokens unless its entry
+// says otherwise; the aggregator's limit is left to the endpoint (none sent).
+TEST_F(MixtureOfAgents, ReferenceModelsAskForUpTo32000Tokens) {
+  Serve(R"({"turns": [
+      {"match": {"model": "ref-one"}, "text": "answer one"},
+      {"match": {"model": "ref-two"}, "text": "answer two"},
+      {"match": {"model": "ref-three"}, "text": "answer three"},
+      {"match": {"model": "agg"}, "text": "combined"}]})");
+  ConfigureMoa();
+  auto settings = MoaSettingsFromConfig(*LoadedConfig());
+  ASSERT_TRUE(settings.has_value() && settings->has_value());
+  MoaOutcome out = RunMixture(**settings, "PROBLEM", {});
+  ASSERT_EQ(out.result["success"], true) << out.result.dump();
+  std::map<std::string, Json> limits;
+  for (const auto& r : server_->requests()) {
+    const auto body = r.Json();
+    limits[body["model"].get<std::string>()] =
+        body.contains("max_tokens") ? body["max_tokens"] : Json();
+  }
+  EXPECT_EQ(limits["ref-one"], 32000);
+  EXPECT_EQ(limits["ref-two"], 32000);
+  EXPECT_EQ(limits["ref-three"], 500) << "its own max_tokens";
+  ASSERT_EQ(limits.count("agg"), 1u);
+  EXPECT_TRUE(limits["agg"].is_null()) << limits["agg"].dump();
+  EXPECT_EQ(server_->ProblemsText(), "");
 }
 
 }  // namespace
