@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev nettle-dev libgtest-dev \
-        libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev chromium libboost-dev \
+        libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev chromium libboost-dev libmimalloc-dev \
         python3 python3-readability clang-format clang-tidy
 NPM_PEERS := tests/mcp_peers tests/conformance bench/browser_peers
 

@@ -10,6 +10,7 @@ function(talaria_configure_test_target target)
   target_link_libraries(${target} PRIVATE talaria_lib talaria_deps_private PkgConfig::HTTPLIB
     GTest::gtest GTest::gmock GTest::gtest_main)
   add_dependencies(${target} talaria_http)  # tests reach HTTP MCP through the loaded module
+  talaria_link_allocator(${target})  # the allocator the talaria program runs with
   target_compile_definitions(${target} PRIVATE
     TALARIA_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TALARIA_BINARY_DIR="${PROJECT_BINARY_DIR}"
