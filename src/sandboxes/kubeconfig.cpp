@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sandboxes/api_http.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 
 namespace talaria::sandboxes {
@@ -54,11 +55,7 @@ std::string Scalar(const YAML::Node& map, const char* key) {
 Result<std::string> PemOf(const Entry& entry, const std::string& key, const std::string& what) {
   const std::string data = Scalar(entry.body, (key + "-data").c_str());
   if (!data.empty()) {
-    std::string compact;
-    for (const char c : data) {
-      if (c != '\n' && c != '\r' && c != ' ') compact += c;
-    }
-    auto decoded = Base64Decode(compact);
+    auto decoded = Base64Decode(data);  // skips the line breaks PEM data may carry
     if (!decoded || decoded->empty()) {
       return Err(InvalidArgumentError("kubeconfig: " + what + " " + key + "-data is not base64"));
     }

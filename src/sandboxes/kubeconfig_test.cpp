@@ -15,6 +15,7 @@
 #include "support/env_helpers.h"
 #include "support/sandbox_control_plane.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/sandboxes/sandboxes.h"
