@@ -16,6 +16,7 @@
 #include "media/media_http.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
+#include "talaria/base/base64.h"
 #include "talaria/confinement/workspace.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
