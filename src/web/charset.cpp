@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "talaria/base/ascii.h"
 #include "talaria/base/strings.h"
@@ -48,6 +49,32 @@ std::string Canonical(std::string label) {
   }
   if (label == "utf8") return "utf-8";
   return label;
+}
+
+// The iconv charset that decodes what a label means on the web (WHATWG Encoding): sites that
+// say gb2312 write GBK, Shift_JIS means Microsoft's CP932 and EUC-KR its CP949, big5 is
+// Big5-HKSCS, and iso-8859-9 and tis-620 are their Windows supersets. iconv's strict charsets
+// of those names turn the extra characters (most Chinese pages have some) into U+FFFD.
+std::string IconvName(std::string_view label) {
+  static constexpr std::pair<std::string_view, std::string_view> kSupersets[] = {
+      {"gb2312", "GB18030"},       {"gbk", "GB18030"},       {"x-gbk", "GB18030"},
+      {"chinese", "GB18030"},      {"csgb2312", "GB18030"},  {"gb_2312", "GB18030"},
+      {"gb_2312-80", "GB18030"},   {"iso-ir-58", "GB18030"}, {"csiso58gb231280", "GB18030"},
+      {"shift_jis", "CP932"},      {"shift-jis", "CP932"},   {"sjis", "CP932"},
+      {"x-sjis", "CP932"},         {"ms_kanji", "CP932"},    {"csshiftjis", "CP932"},
+      {"windows-31j", "CP932"},    {"ms932", "CP932"},       {"euc-kr", "CP949"},
+      {"cseuckr", "CP949"},        {"korean", "CP949"},      {"ks_c_5601-1987", "CP949"},
+      {"ks_c_5601-1989", "CP949"}, {"ksc5601", "CP949"},     {"ksc_5601", "CP949"},
+      {"iso-ir-149", "CP949"},     {"windows-949", "CP949"}, {"big5", "BIG5-HKSCS"},
+      {"cn-big5", "BIG5-HKSCS"},   {"csbig5", "BIG5-HKSCS"}, {"x-x-big5", "BIG5-HKSCS"},
+      {"iso-8859-9", "CP1254"},    {"latin5", "CP1254"},     {"l5", "CP1254"},
+      {"iso8859-9", "CP1254"},     {"tis-620", "CP874"},     {"iso-8859-11", "CP874"},
+      {"iso8859-11", "CP874"},     {"windows-874", "CP874"}, {"dos-874", "CP874"},
+  };
+  for (const auto& [name, superset] : kSupersets) {
+    if (label == name) return std::string(superset);
+  }
+  return std::string(label);
 }
 
 bool ValidLabel(std::string_view label) {
@@ -104,10 +131,10 @@ Result<std::string> DecodeToUtf8(std::string_view body, std::string_view charset
       (charset == "utf-16be" && body.starts_with("\xFE\xFF"))) {
     body.remove_prefix(2);
   }
-  const std::string from(charset);
+  const std::string from = IconvName(AsciiLower(charset));
   iconv_t cd = iconv_open("UTF-8", from.c_str());
   if (cd == reinterpret_cast<iconv_t>(-1)) {  // NOLINT(performance-no-int-to-ptr): iconv's error
-    return Err(InvalidArgumentError("unknown charset '" + from + "'"));
+    return Err(InvalidArgumentError("unknown charset '" + std::string(charset) + "'"));
   }
   std::string out;
   out.reserve(body.size() + body.size() / 4);

@@ -262,6 +262,15 @@ TEST(Charset, DecodesToUtf8) {
   EXPECT_FALSE(DecodeToUtf8("x", "no-such-charset").has_value());
 }
 
+// A label means what browsers decode it as: pages that declare gb2312 write GBK, Shift_JIS
+// pages write CP932 (qq.com's page in tests/data/real_pages has GBK-only characters).
+TEST(Charset, DecodesLabelsAsTheirWebSupersets) {
+  EXPECT_EQ(*DecodeToUtf8("\xE9\x46", "gb2312"), "\xE9\x95\x95");     // 镕, GBK only
+  EXPECT_EQ(*DecodeToUtf8("\x88\xD2", "GBK"), "\xE5\xA0\x83");        // 堃
+  EXPECT_EQ(*DecodeToUtf8("\x87\x40", "shift_jis"), "\xE2\x91\xA0");  // ①, CP932 only
+  EXPECT_EQ(*DecodeToUtf8("\xF0", "iso-8859-9"), "\xC4\x9F");         // ğ
+}
+
 TEST(Fetcher, DecodesACompressedBody) {
   // A gzip body sent by hand (the bytes of "hello, gzip" compressed).
   const std::string gz(
