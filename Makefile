@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 # Debian 12 packages the build and the tests need (`make deps` installs the missing ones).
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev nettle-dev libgtest-dev \
-        libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev chromium libboost-dev libmimalloc-dev \
+        libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev zlib1g-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev chromium libboost-dev libmimalloc-dev \
         python3 python3-readability clang-format clang-tidy
 NPM_PEERS := tests/mcp_peers tests/conformance bench/browser_peers
 
@@ -77,6 +77,7 @@ bench: deps
 	build-bench/bench/talaria_agent_loop_bench
 	build-bench/bench/talaria_memory_store_bench
 	build-bench/bench/talaria_html_extract_bench
+	build-bench/bench/talaria_real_extract_bench
 	build-bench/bench/talaria_web_bench
 	build-bench/bench/talaria_delegate_bench
 	build-bench/bench/talaria_browser_remote_bench
