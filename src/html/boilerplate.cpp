@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "html/gumbo_util.h"
 #include "talaria/base/ascii.h"
@@ -87,32 +88,91 @@ struct WordHits {
   bool positive = false;
 };
 
-WordHits MatchWords(const GumboNode* node) {
-  WordHits hits;
-  const std::string words = ClassAndId(node);
-  if (words.empty()) return hits;
-  // Whole names first ("sr-only", "visually-hidden"), then the parts between - and _.
+// The words of one class or id value: whole names first ("sr-only", "visually-hidden"), then
+// the parts between - and _.
+void MatchNames(std::string_view words, WordHits* hits) {
   size_t i = 0;
   while (i < words.size()) {
     const size_t space = words.find(' ', i);
     const size_t end = space == std::string::npos ? words.size() : space;
-    const std::string_view name = std::string_view(words).substr(i, end - i);
-    if (Contains(kStrongNegativeWords, name)) hits.strong_negative = true;
+    const std::string_view name = words.substr(i, end - i);
+    if (Contains(kStrongNegativeWords, name)) hits->strong_negative = true;
     size_t k = 0;
     while (k <= name.size()) {
       const size_t cut = name.find_first_of("-_", k);
       const size_t part_end = cut == std::string_view::npos ? name.size() : cut;
       const std::string_view part = name.substr(k, part_end - k);
-      if (Contains(kStrongNegativeWords, part)) hits.strong_negative = true;
-      if (Contains(kWeakNegativeWords, part)) hits.weak_negative = true;
-      if (Contains(kPositiveWords, part)) hits.positive = true;
+      if (Contains(kStrongNegativeWords, part)) hits->strong_negative = true;
+      if (Contains(kWeakNegativeWords, part)) hits->weak_negative = true;
+      if (Contains(kPositiveWords, part)) hits->positive = true;
       if (cut == std::string_view::npos) break;
       k = cut + 1;
     }
     for (const std::string_view sub : kNegativeSubstrings) {
-      if (name.find(sub) != std::string_view::npos) hits.strong_negative = true;
+      if (name.find(sub) != std::string_view::npos) hits->strong_negative = true;
     }
     i = end + 1;
+  }
+}
+
+// Letters and digits of `text`, ASCII lower case, at most `limit` of them.
+std::string Alphanumerics(std::string_view text, size_t limit) {
+  std::string out;
+  for (const char c : text) {
+    if (out.size() >= limit) break;
+    const char l = AsciiLower(c);
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) out += l;
+  }
+  return out;
+}
+
+// The id is its own heading's text made an anchor ("sharing-with-multiple-developers" over
+// <h2>Sharing with multiple developers</h2>, as documentation generators and wikis write
+// sections): its words are the author's, not the template's, and say nothing about the role.
+bool IdNamesOwnHeading(const GumboNode* node, std::string_view id) {
+  const std::string slug = Alphanumerics(id, 200);
+  if (slug.size() < 4) return false;
+  const GumboVector& children = node->v.element.children;
+  int elements = 0;
+  for (unsigned k = 0; k < children.length && elements < 3; ++k) {
+    const auto* child = static_cast<const GumboNode*>(children.data[k]);
+    if (!IsElement(child)) continue;
+    ++elements;
+    const GumboTag tag = TagOf(child);
+    if (tag < GUMBO_TAG_H1 || tag > GUMBO_TAG_H6) continue;  // libgumbo numbers h1-h6 in a row
+    std::string heading;
+    std::vector<const GumboNode*> stack{child};
+    while (!stack.empty() && heading.size() < 400) {
+      const GumboNode* n = stack.back();
+      stack.pop_back();
+      if (IsTextual(n)) {
+        heading += Alphanumerics(n->v.text.text, 400);
+      } else if (IsElement(n)) {
+        const GumboVector& inner = n->v.element.children;
+        for (unsigned i = inner.length; i > 0; --i) {
+          stack.push_back(static_cast<const GumboNode*>(inner.data[i - 1]));
+        }
+      }
+    }
+    return heading.find(slug) != std::string::npos;
+  }
+  return false;
+}
+
+WordHits MatchWords(const GumboNode* node) {
+  WordHits hits;
+  const std::string_view cls = AttributeOf(node, "class");
+  if (!cls.empty()) MatchNames(AsciiLower(cls.substr(0, 256)), &hits);
+  const std::string_view id = AttributeOf(node, "id");
+  if (!id.empty()) {
+    WordHits id_hits;
+    MatchNames(AsciiLower(id.substr(0, 256)), &id_hits);
+    if ((id_hits.strong_negative || id_hits.weak_negative) && IdNamesOwnHeading(node, id)) {
+      id_hits = WordHits{};
+    }
+    hits.strong_negative |= id_hits.strong_negative;
+    hits.weak_negative |= id_hits.weak_negative;
+    hits.positive |= id_hits.positive;
   }
   return hits;
 }
