@@ -45,6 +45,9 @@ Result<std::vector<std::string>> ListNames(int fd, std::string_view path) {
     ::close(dup);
     return Err(IoError("list", path));
   }
+  // The duplicate shares the directory's offset with `fd`: an earlier listing left it at the
+  // end.
+  ::rewinddir(dir.get());
   std::vector<std::string> names;
   errno = 0;
   while (const dirent* e = ::readdir(dir.get())) {
