@@ -57,6 +57,10 @@ bool FirecrawlConfigured() {
          net::ToolGatewayConfigured("firecrawl");
 }
 
+bool TavilyConfigured() { return !Env("TAVILY_API_KEY").empty(); }
+bool ExaConfigured() { return !Env("EXA_API_KEY").empty(); }
+bool ParallelConfigured() { return !Env("PARALLEL_API_KEY").empty(); }
+
 Result<Endpoint> FirecrawlEndpoint(const std::stop_token& stop) {
   const std::string key = Env("FIRECRAWL_API_KEY");
   const bool direct = !key.empty() || !Env("FIRECRAWL_API_URL").empty();

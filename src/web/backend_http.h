@@ -31,6 +31,10 @@ struct Endpoint {
   net::HeaderList headers;
 };
 bool FirecrawlConfigured();
+// The keyed services: their API key is set in the environment.
+bool TavilyConfigured();
+bool ExaConfigured();
+bool ParallelConfigured();
 Result<Endpoint> FirecrawlEndpoint(const std::stop_token& stop);
 
 std::string Str(const Json& object, std::string_view key);    // "" when absent

@@ -36,7 +36,6 @@ std::vector<ExtractedDoc> InOrder(const std::vector<std::string>& urls,
 }
 
 // --- Firecrawl: POST /v2/scrape per URL, Bearer; data.markdown, data.metadata.
-bool FirecrawlAvailable() { return backend::FirecrawlConfigured(); }
 Result<std::vector<ExtractedDoc>> FirecrawlExtract(const std::vector<std::string>& urls,
                                                    const std::stop_token& stop) {
   std::vector<ExtractedDoc> out;
@@ -73,7 +72,6 @@ Result<std::vector<ExtractedDoc>> FirecrawlExtract(const std::vector<std::string
 }
 
 // --- Tavily: POST /extract, the key in the body.
-bool TavilyAvailable() { return !Env("TAVILY_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> TavilyExtract(const std::vector<std::string>& urls,
                                                 const std::stop_token& stop) {
   net::HttpRequest req;
@@ -100,7 +98,6 @@ Result<std::vector<ExtractedDoc>> TavilyExtract(const std::vector<std::string>& 
 }
 
 // --- Exa: POST /contents, x-api-key.
-bool ExaAvailable() { return !Env("EXA_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> ExaExtract(const std::vector<std::string>& urls,
                                              const std::stop_token& stop) {
   net::HttpRequest req;
@@ -119,7 +116,6 @@ Result<std::vector<ExtractedDoc>> ExaExtract(const std::vector<std::string>& url
 }
 
 // --- Parallel: POST /v1beta/extract, x-api-key; full_content, else the excerpts.
-bool ParallelAvailable() { return !Env("PARALLEL_API_KEY").empty(); }
 Result<std::vector<ExtractedDoc>> ParallelExtract(const std::vector<std::string>& urls,
                                                   const std::stop_token& stop) {
   net::HttpRequest req;
@@ -145,10 +141,10 @@ Result<std::vector<ExtractedDoc>> ParallelExtract(const std::vector<std::string>
 const std::vector<ExtractBackend>& ExtractBackends() {
   static const std::vector<ExtractBackend> kBackends = {
       {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL (or a tool gateway token)",
-       &FirecrawlAvailable, &FirecrawlExtract},
-      {"tavily", "TAVILY_API_KEY", &TavilyAvailable, &TavilyExtract},
-      {"exa", "EXA_API_KEY", &ExaAvailable, &ExaExtract},
-      {"parallel", "PARALLEL_API_KEY", &ParallelAvailable, &ParallelExtract},
+       &backend::FirecrawlConfigured, &FirecrawlExtract},
+      {"tavily", "TAVILY_API_KEY", &backend::TavilyConfigured, &TavilyExtract},
+      {"exa", "EXA_API_KEY", &backend::ExaConfigured, &ExaExtract},
+      {"parallel", "PARALLEL_API_KEY", &backend::ParallelConfigured, &ParallelExtract},
   };
   return kBackends;
 }

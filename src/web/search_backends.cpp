@@ -79,7 +79,6 @@ Result<std::vector<SearchHit>> BraveSearch(std::string_view query, int limit,
 }
 
 // --- Tavily: POST /search, the key inside the body.
-bool TavilyAvailable() { return !Env("TAVILY_API_KEY").empty(); }
 Result<std::vector<SearchHit>> TavilySearch(std::string_view query, int limit,
                                             const std::stop_token& stop) {
   net::HttpRequest req;
@@ -102,7 +101,6 @@ Result<std::vector<SearchHit>> TavilySearch(std::string_view query, int limit,
 }
 
 // --- Exa: POST /search, x-api-key, highlights joined into the description.
-bool ExaAvailable() { return !Env("EXA_API_KEY").empty(); }
 Result<std::vector<SearchHit>> ExaSearch(std::string_view query, int limit,
                                          const std::stop_token& stop) {
   net::HttpRequest req;
@@ -125,7 +123,6 @@ Result<std::vector<SearchHit>> ExaSearch(std::string_view query, int limit,
 }
 
 // --- Parallel: POST /v1beta/search, x-api-key, excerpts joined into the description.
-bool ParallelAvailable() { return !Env("PARALLEL_API_KEY").empty(); }
 Result<std::vector<SearchHit>> ParallelSearch(std::string_view query, int limit,
                                               const std::stop_token& stop) {
   std::string mode = Env("PARALLEL_SEARCH_MODE");
@@ -152,7 +149,6 @@ Result<std::vector<SearchHit>> ParallelSearch(std::string_view query, int limit,
 }
 
 // --- Firecrawl v2: POST /v2/search, Bearer; results in data.web[] (or web[]).
-bool FirecrawlAvailable() { return backend::FirecrawlConfigured(); }
 Result<std::vector<SearchHit>> FirecrawlSearch(std::string_view query, int limit,
                                                const std::stop_token& stop) {
   const backend::Endpoint endpoint = TALARIA_TRY(backend::FirecrawlEndpoint(stop));
@@ -201,11 +197,11 @@ std::string UrlEncode(std::string_view s) {
 
 const std::vector<SearchBackend>& SearchBackends() {
   static const std::vector<SearchBackend> kBackends = {
-      {"tavily", "TAVILY_API_KEY", &TavilyAvailable, &TavilySearch},
-      {"exa", "EXA_API_KEY", &ExaAvailable, &ExaSearch},
-      {"parallel", "PARALLEL_API_KEY", &ParallelAvailable, &ParallelSearch},
+      {"tavily", "TAVILY_API_KEY", &backend::TavilyConfigured, &TavilySearch},
+      {"exa", "EXA_API_KEY", &backend::ExaConfigured, &ExaSearch},
+      {"parallel", "PARALLEL_API_KEY", &backend::ParallelConfigured, &ParallelSearch},
       {"firecrawl", "FIRECRAWL_API_KEY or FIRECRAWL_API_URL (or a tool gateway token)",
-       &FirecrawlAvailable, &FirecrawlSearch},
+       &backend::FirecrawlConfigured, &FirecrawlSearch},
       {"searxng", "SEARXNG_URL", &SearxngAvailable, &SearxngSearch},
       {"brave-free", "BRAVE_SEARCH_API_KEY", &BraveAvailable, &BraveSearch},
   };
