@@ -17,7 +17,7 @@ namespace talaria::agent {
 namespace {
 
 constexpr std::string_view kDefaultToolset = "talaria-cli";
-constexpr std::string_view kTodoStateKey = "todo";
+constexpr std::string_view kOpenTodoStateKey = "todo";
 
 std::string CurrentDirectory() {
   char buf[4096];
@@ -212,7 +212,7 @@ Status AgentImpl::ResumeSession() {
   }
   std::optional<Json> notices = TALARIA_TRY(store_->GetState(session_id_, kDelegationNoticesKey));
   if (notices && notices->is_string()) carried_notices_ = notices->get<std::string>();
-  std::optional<Json> todo = TALARIA_TRY(store_->GetState(session_id_, kTodoStateKey));
+  std::optional<Json> todo = TALARIA_TRY(store_->GetState(session_id_, kOpenTodoStateKey));
   if (todo) {
     std::lock_guard lock(todo_mu_);
     todo_.Restore(*todo);

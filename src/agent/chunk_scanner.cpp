@@ -230,7 +230,7 @@ bool IndexOrNull(Scanner& s, bool& has, int64_t& index) {
   return has;
 }
 
-bool ToolCall(Scanner& s, std::string& key, ScannedCall& call) {
+bool ScanToolCall(Scanner& s, std::string& key, ScannedCall& call) {
   return Object(s, key, [&](const std::string& k) {
     if (k == "index") return IndexOrNull(s, call.has_index, call.index);
     if (k == "id") return s.StringOrNull(call.id);
@@ -259,7 +259,7 @@ bool Delta(Scanner& s, std::string& key, ScannedChoice& choice) {
       std::string call_key;
       return Array(s, [&] {
         choice.calls.emplace_back();
-        return ToolCall(s, call_key, choice.calls.back());
+        return ScanToolCall(s, call_key, choice.calls.back());
       });
     }
     return s.Skip();

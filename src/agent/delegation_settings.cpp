@@ -12,16 +12,16 @@
 namespace talaria::agent {
 namespace {
 
-[[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("delegation"), true);
+[[maybe_unused]] const bool kDelegationSectionDeclared = (DeclareConfigSection("delegation"), true);
 
-Status Bad(std::string_view key, std::string_view why) {
+Status BadDelegationSetting(std::string_view key, std::string_view why) {
   return InvalidArgumentError("config.yaml: delegation." + std::string(key) + " " +
                               std::string(why));
 }
 
 Result<int> ReadCount(const Json& value, std::string_view key, int low, int high) {
   if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high) {
-    return Err(Bad(
+    return Err(BadDelegationSetting(
         key, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high)));
   }
   return static_cast<int>(value.get<int64_t>());
@@ -45,26 +45,28 @@ Result<DelegationSettings> DelegationSettingsFromConfig(const Config& config) {
     } else if (key == "max_iterations") {
       s.max_iterations = TALARIA_TRY(ReadCount(value, key, 1, 10'000));
     } else if (key == "orchestrator_enabled") {
-      if (!value.is_boolean()) return Err(Bad(key, "must be true or false"));
+      if (!value.is_boolean()) return Err(BadDelegationSetting(key, "must be true or false"));
       s.orchestrator_enabled = value.get<bool>();
     } else if (key == "child_timeout_seconds") {
       if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 86'400) {
-        return Err(Bad(key, "must be a number of seconds above 0 (at most 86400)"));
+        return Err(
+            BadDelegationSetting(key, "must be a number of seconds above 0 (at most 86400)"));
       }
       s.child_timeout = std::chrono::milliseconds(
           std::max<int64_t>(1, static_cast<int64_t>(value.get<double>() * 1000.0)));
     } else if (key == "blocked_tools") {
-      if (!value.is_array()) return Err(Bad(key, "must be a list of tool names"));
+      if (!value.is_array()) return Err(BadDelegationSetting(key, "must be a list of tool names"));
       s.blocked_tools.clear();
       for (const Json& v : value) {
-        if (!v.is_string()) return Err(Bad(key, "must be a list of tool names"));
+        if (!v.is_string()) return Err(BadDelegationSetting(key, "must be a list of tool names"));
         s.blocked_tools.push_back(v.get<std::string>());
       }
     } else {
-      return Err(Bad(key,
-                     "is not a setting (max_concurrent_children, max_spawn_depth, "
-                     "orchestrator_enabled, max_iterations, child_timeout_seconds, "
-                     "blocked_tools)"));
+      return Err(
+          BadDelegationSetting(key,
+                               "is not a setting (max_concurrent_children, max_spawn_depth, "
+                               "orchestrator_enabled, max_iterations, child_timeout_seconds, "
+                               "blocked_tools)"));
     }
   }
   return s;

@@ -10,7 +10,7 @@
 namespace talaria::agent {
 namespace {
 
-constexpr std::string_view kTodoStateKey = "todo";
+constexpr std::string_view kLoopTodoStateKey = "todo";
 
 }  // namespace
 
@@ -30,7 +30,7 @@ ToolResult AgentImpl::RunTodo(const Json& args) {
   std::lock_guard lock(todo_mu_);
   Json result = todo_.Apply(args);
   if (args.is_object() && args.contains("todos")) {
-    if (Status s = store_->PutState(session_id_, kTodoStateKey, todo_.Snapshot()); !s.ok()) {
+    if (Status s = store_->PutState(session_id_, kLoopTodoStateKey, todo_.Snapshot()); !s.ok()) {
       result["warning"] = "the list could not be saved with the session: " + s.message();
     }
   }

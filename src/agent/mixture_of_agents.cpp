@@ -21,7 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-[[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("moa"), true);
+[[maybe_unused]] const bool kMoaSectionDeclared = (DeclareConfigSection("moa"), true);
 
 // The reference asks each reference model for up to 32,000 tokens (its answers are long,
 // reasoned ones) and leaves the aggregator's limit to the endpoint.
@@ -30,7 +30,7 @@ constexpr int64_t kReferenceMaxTokens = 32'000;
 constexpr std::string_view kFailedResponse =
     "MoA processing failed. Please try again or use a single model for this query.";
 
-Status Bad(std::string_view key, std::string_view why) {
+Status BadMoaSetting(std::string_view key, std::string_view why) {
   return InvalidArgumentError("config.yaml: moa." + std::string(key) + " " + std::string(why));
 }
 
@@ -45,12 +45,12 @@ Result<std::string> ReadEffort(const Json& value, std::string_view key) {
       if (effort == known) return effort;
     }
   }
-  return Err(Bad(key, "must be one of none, minimal, low, medium, high, xhigh"));
+  return Err(BadMoaSetting(key, "must be one of none, minimal, low, medium, high, xhigh"));
 }
 
 Result<std::chrono::milliseconds> ReadSeconds(const Json& value, std::string_view key) {
   if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 86'400) {
-    return Err(Bad(key, "must be a number of seconds above 0 (at most 86400)"));
+    return Err(BadMoaSetting(key, "must be a number of seconds above 0 (at most 86400)"));
   }
   return std::chrono::milliseconds(
       std::max<int64_t>(1, static_cast<int64_t>(value.get<double>() * 1000.0)));
@@ -67,29 +67,30 @@ Result<MoaModel> ReadModel(const Json& value, const std::string& key, int64_t ma
       at += '.';
       at += k;
       if (k == "name" || k == "model") {
-        if (!v.is_string()) return Err(Bad(at, "must be a string"));
+        if (!v.is_string()) return Err(BadMoaSetting(at, "must be a string"));
         m.name = v.get<std::string>();
       } else if (k == "temperature") {
         if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 2) {
-          return Err(Bad(at, "must be a number from 0 to 2"));
+          return Err(BadMoaSetting(at, "must be a number from 0 to 2"));
         }
         m.temperature = v.get<double>();
       } else if (k == "max_tokens") {
         if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-          return Err(Bad(at, "must be a whole number of at least 0"));
+          return Err(BadMoaSetting(at, "must be a whole number of at least 0"));
         }
         m.max_tokens = v.get<int64_t>();
       } else if (k == "reasoning_effort") {
         m.reasoning_effort = TALARIA_TRY(ReadEffort(v, at));
       } else {
-        return Err(Bad(at, "is not a known key (name, temperature, max_tokens, reasoning_effort)"));
+        return Err(BadMoaSetting(
+            at, "is not a known key (name, temperature, max_tokens, reasoning_effort)"));
       }
     }
   } else {
-    return Err(
-        Bad(key, "must be a model name or {name, temperature, max_tokens, reasoning_effort}"));
+    return Err(BadMoaSetting(
+        key, "must be a model name or {name, temperature, max_tokens, reasoning_effort}"));
   }
-  if (Trim(m.name).empty()) return Err(Bad(key, "names no model"));
+  if (Trim(m.name).empty()) return Err(BadMoaSetting(key, "names no model"));
   return m;
 }
 
@@ -148,14 +149,14 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
   for (const auto& [key, value] : section->items()) {
     if (key == "base_url") {
       if (!value.is_string() || value.get<std::string>().empty()) {
-        return Err(Bad(key, "must be a URL"));
+        return Err(BadMoaSetting(key, "must be a URL"));
       }
       s.endpoint.base_url = value.get<std::string>();
     } else if (key == "api_key_env") {
-      if (!value.is_string()) return Err(Bad(key, "must be a variable name"));
+      if (!value.is_string()) return Err(BadMoaSetting(key, "must be a variable name"));
       key_env = value.get<std::string>();
     } else if (key == "reference_models") {
-      if (!value.is_array()) return Err(Bad(key, "must be a list of models"));
+      if (!value.is_array()) return Err(BadMoaSetting(key, "must be a list of models"));
       for (size_t i = 0; i < value.size(); ++i) {
         std::string at = key;
         at += '[';
@@ -172,25 +173,26 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
       s.timeout = TALARIA_TRY(ReadSeconds(value, key));
     } else if (key == "min_successful") {
       if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 64) {
-        return Err(Bad(key, "must be a whole number from 1 to 64"));
+        return Err(BadMoaSetting(key, "must be a whole number from 1 to 64"));
       }
       s.min_successful = static_cast<int>(value.get<int64_t>());
     } else if (key == "reasoning_effort") {
       s.reasoning_effort = TALARIA_TRY(ReadEffort(value, key));
     } else if (key == "max_retries") {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > 10) {
-        return Err(Bad(key, "must be a whole number from 0 to 10"));
+        return Err(BadMoaSetting(key, "must be a whole number from 0 to 10"));
       }
       s.endpoint.max_retries = static_cast<int>(value.get<int64_t>());
     } else if (key == "pricing") {
-      if (!value.is_object()) return Err(Bad(key, "must be a mapping {input, cached, output}"));
+      if (!value.is_object())
+        return Err(BadMoaSetting(key, "must be a mapping {input, cached, output}"));
       s.endpoint.pricing = Pricing{};
       for (const auto& [price, amount] : value.items()) {
         std::string at = key;
         at += '.';
         at += price;
         if (!amount.is_number() || amount.get<double>() < 0) {
-          return Err(Bad(at, "must be a number of at least 0"));
+          return Err(BadMoaSetting(at, "must be a number of at least 0"));
         }
         if (price == "input") {
           s.endpoint.pricing.input_per_mtok = amount.get<double>();
@@ -199,14 +201,15 @@ Result<std::optional<MoaSettings>> MoaSettingsFromConfig(const Config& config) {
         } else if (price == "output") {
           s.endpoint.pricing.output_per_mtok = amount.get<double>();
         } else {
-          return Err(Bad(at, "is not a known key (input, cached, output)"));
+          return Err(BadMoaSetting(at, "is not a known key (input, cached, output)"));
         }
       }
     } else {
-      return Err(Bad(key,
-                     "is not a setting (base_url, api_key_env, reference_models, aggregator, "
-                     "reference_timeout_seconds, timeout_seconds, min_successful, "
-                     "reasoning_effort, max_retries, pricing)"));
+      return Err(
+          BadMoaSetting(key,
+                        "is not a setting (base_url, api_key_env, reference_models, aggregator, "
+                        "reference_timeout_seconds, timeout_seconds, min_successful, "
+                        "reasoning_effort, max_retries, pricing)"));
     }
   }
   if (s.references.empty()) {

@@ -9,7 +9,7 @@
 namespace talaria::agent {
 namespace {
 
-[[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("model"), true);
+[[maybe_unused]] const bool kModelSectionDeclared = (DeclareConfigSection("model"), true);
 
 constexpr const char* kDefaultKeyVariables[] = {"TALARIA_API_KEY", "OPENAI_API_KEY"};
 
@@ -18,20 +18,20 @@ std::string Env(const char* name) {
   return value != nullptr ? value : "";
 }
 
-Status Bad(std::string_view key, std::string_view why) {
+Status BadModelSetting(std::string_view key, std::string_view why) {
   const std::string where = key.empty() ? "model" : "model." + std::string(key);
   return InvalidArgumentError("config.yaml: " + where + " " + std::string(why));
 }
 
 Status ReadString(const Json& value, std::string_view key, std::string& out) {
-  if (!value.is_string()) return Bad(key, "must be a string");
+  if (!value.is_string()) return BadModelSetting(key, "must be a string");
   out = value.get<std::string>();
   return Status::Ok();
 }
 
 Status ReadInt(const Json& value, std::string_view key, int64_t& out, int64_t min) {
   if (!value.is_number_integer() || value.get<int64_t>() < min) {
-    return Bad(key, "must be a whole number of at least " + std::to_string(min));
+    return BadModelSetting(key, "must be a whole number of at least " + std::to_string(min));
   }
   out = value.get<int64_t>();
   return Status::Ok();
@@ -39,7 +39,7 @@ Status ReadInt(const Json& value, std::string_view key, int64_t& out, int64_t mi
 
 Status ReadNumber(const Json& value, std::string_view key, double& out) {
   if (!value.is_number() || value.get<double>() < 0) {
-    return Bad(key, "must be a number of at least 0");
+    return BadModelSetting(key, "must be a number of at least 0");
   }
   out = value.get<double>();
   return Status::Ok();
@@ -55,7 +55,7 @@ Status ReadMillis(const Json& value, std::string_view key, std::chrono::millisec
 // One model's keys (the section itself, or an entry of its fallback list) onto `out`.
 Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSettings& out,
                       bool allow_fallback) {
-  if (!section.is_object()) return Bad(prefix, "must be a mapping");
+  if (!section.is_object()) return BadModelSetting(prefix, "must be a mapping");
   const Json* fallback_list = nullptr;
   for (const auto& [key, value] : section.items()) {
     const std::string name = prefix.empty() ? key : std::string(prefix) + "." + key;
@@ -78,14 +78,15 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
         out.temperature = t;
       }
     } else if (key == "headers") {
-      if (!value.is_object()) return Bad(name, "must be a mapping of header names to values");
+      if (!value.is_object())
+        return BadModelSetting(name, "must be a mapping of header names to values");
       out.headers.clear();
       for (const auto& [header, header_value] : value.items()) {
         if (!header_value.is_string() && !header_value.is_number()) {
           std::string header_key = name;
           header_key += '.';
           header_key += header;
-          return Bad(header_key, "must be a string");
+          return BadModelSetting(header_key, "must be a string");
         }
         out.headers.emplace_back(header, header_value.is_string() ? header_value.get<std::string>()
                                                                   : DumpJson(header_value));
@@ -98,13 +99,14 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
       } else if (format == "hermes_text" || format == "hermes") {
         out.tool_call_format = ToolCallFormat::kHermesText;
       } else {
-        return Bad(name, "must be native or hermes_text, not '" + format + "'");
+        return BadModelSetting(name, "must be native or hermes_text, not '" + format + "'");
       }
     } else if (key == "stream") {
-      if (!value.is_boolean()) return Bad(name, "must be true or false");
+      if (!value.is_boolean()) return BadModelSetting(name, "must be true or false");
       out.stream = value.get<bool>();
     } else if (key == "pricing") {
-      if (!value.is_object()) return Bad(name, "must be a mapping {input, cached, output}");
+      if (!value.is_object())
+        return BadModelSetting(name, "must be a mapping {input, cached, output}");
       for (const auto& [price, amount] : value.items()) {
         std::string price_key = name;
         price_key += '.';
@@ -116,13 +118,13 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
         } else if (price == "output") {
           TALARIA_RETURN_IF_ERROR(ReadNumber(amount, price_key, out.pricing.output_per_mtok));
         } else {
-          return Bad(price_key, "is not a known key (input, cached, output)");
+          return BadModelSetting(price_key, "is not a known key (input, cached, output)");
         }
       }
     } else if (key == "max_retries") {
       int64_t retries = 0;
       TALARIA_RETURN_IF_ERROR(ReadInt(value, name, retries, 0));
-      if (retries > 10) return Bad(name, "must be at most 10");
+      if (retries > 10) return BadModelSetting(name, "must be at most 10");
       out.max_retries = static_cast<int>(retries);
     } else if (key == "connect_timeout") {
       TALARIA_RETURN_IF_ERROR(ReadMillis(value, name, out.connect_timeout));
@@ -131,10 +133,10 @@ Status ApplyModelKeys(const Json& section, std::string_view prefix, ModelSetting
     } else if (key == "ca_file") {
       TALARIA_RETURN_IF_ERROR(ReadString(value, name, out.ca_file));
     } else if (key == "fallback" && allow_fallback) {
-      if (!value.is_array()) return Bad(name, "must be a list of models");
+      if (!value.is_array()) return BadModelSetting(name, "must be a list of models");
       fallback_list = &value;  // read last, so that each copies the whole main model
     } else {
-      return Bad(name, "is not a known key");
+      return BadModelSetting(name, "is not a known key");
     }
   }
   if (fallback_list != nullptr) {

@@ -27,7 +27,7 @@ constexpr size_t kReadHead = 20, kReadTail = 10;
 constexpr size_t kMaxContentBytes = 2'000, kContentTailBytes = 400;
 constexpr size_t kMaxArgumentBytes = 500;
 
-Json Failure(std::string message) {
+Json SearchFailure(std::string message) {
   return Json{{"success", false}, {"error", std::move(message)}};
 }
 
@@ -250,7 +250,7 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
     opts.exclude_sessions = current;
   }
   auto found = store.RecallSearch(a.query, opts);
-  if (!found) return Failure("session search failed: " + found.error().message());
+  if (!found) return SearchFailure("session search failed: " + found.error().message());
 
   Json out = {{"success", true}, {"mode", "discover"}, {"query", a.query}};
   if (!found->note.empty()) out["note"] = found->note;
@@ -266,7 +266,8 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
     around.around_id = hit.message_id;
     around.window = expand ? static_cast<size_t>(a.window) : 0;
     auto w = store.ReadWindow(hit.session_id, around);
-    if (!w) return Failure("reading session " + hit.session_id + " failed: " + w.error().message());
+    if (!w)
+      return SearchFailure("reading session " + hit.session_id + " failed: " + w.error().message());
     Json bookend_start = Json::array(), bookend_end = Json::array();
     if (expand && !w->messages.empty()) {
       store::MessageWindowOptions ends;
@@ -275,7 +276,8 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
       ends.tail = kBookend;
       auto e = store.ReadWindow(hit.session_id, ends);
       if (!e)
-        return Failure("reading session " + hit.session_id + " failed: " + e.error().message());
+        return SearchFailure("reading session " + hit.session_id +
+                             " failed: " + e.error().message());
       const int64_t first = w->messages.front().id, last = w->messages.back().id;
       for (size_t k = 0; k < e->messages.size(); ++k) {
         const store::RecallMessage& m = e->messages[k];
@@ -347,27 +349,27 @@ Json Discover(store::SessionStore& store, const Args& a, const std::vector<std::
 Json Scroll(store::SessionStore& store, const Args& a, const std::set<std::string>& current,
             Lineages& lineages) {
   auto anchor = store.GetMessage(a.around);
-  if (!anchor) return Failure("session search failed: " + anchor.error().message());
+  if (!anchor) return SearchFailure("session search failed: " + anchor.error().message());
   if (!*anchor) {
-    return Failure("no message " + std::to_string(a.around) +
-                   "; use an id from a discover result or an earlier window");
+    return SearchFailure("no message " + std::to_string(a.around) +
+                         "; use an id from a discover result or an earlier window");
   }
   const std::string& holder = (*anchor)->session_id;
   if (current.contains(holder)) {
-    return Failure("message " + std::to_string(a.around) +
-                   " is in the current conversation, which is already in your context");
+    return SearchFailure("message " + std::to_string(a.around) +
+                         " is in the current conversation, which is already in your context");
   }
   std::string warning;
   if (holder != a.session_id) {
     auto rows = lineages.Of(a.session_id);
-    if (!rows) return Failure("session search failed: " + rows.error().message());
-    if ((*rows)->empty()) return Failure("no session " + a.session_id);
+    if (!rows) return SearchFailure("session search failed: " + rows.error().message());
+    if ((*rows)->empty()) return SearchFailure("no session " + a.session_id);
     const bool same_lineage =
         std::any_of((*rows)->begin(), (*rows)->end(),
                     [&](const store::SessionRow& r) { return r.id == holder; });
     if (!same_lineage) {
-      return Failure("message " + std::to_string(a.around) + " is not in session " + a.session_id +
-                     " or its conversation");
+      return SearchFailure("message " + std::to_string(a.around) + " is not in session " +
+                           a.session_id + " or its conversation");
     }
     warning = "message " + std::to_string(a.around) + " is in session " + holder +
               " of the same conversation; showing it there";
@@ -377,7 +379,7 @@ Json Scroll(store::SessionStore& store, const Args& a, const std::set<std::strin
   o.around_id = a.around;
   o.window = static_cast<size_t>(a.window);
   auto w = store.ReadWindow(holder, o);
-  if (!w) return Failure("session search failed: " + w.error().message());
+  if (!w) return SearchFailure("session search failed: " + w.error().message());
   Json out = {{"success", true},
               {"mode", "scroll"},
               {"session_id", holder},
@@ -394,14 +396,14 @@ Json Scroll(store::SessionStore& store, const Args& a, const std::set<std::strin
 
 Json Read(store::SessionStore& store, const Args& a, Lineages& lineages) {
   auto row = lineages.Row(a.session_id);
-  if (!row) return Failure("session search failed: " + row.error().message());
-  if (*row == nullptr) return Failure("no session " + a.session_id);
+  if (!row) return SearchFailure("session search failed: " + row.error().message());
+  if (*row == nullptr) return SearchFailure("no session " + a.session_id);
   store::MessageWindowOptions o;
   o.roles = a.roles;
   o.head = kReadHead;
   o.tail = kReadTail;
   auto w = store.ReadWindow(a.session_id, o);
-  if (!w) return Failure("session search failed: " + w.error().message());
+  if (!w) return SearchFailure("session search failed: " + w.error().message());
   Json out = {{"success", true},
               {"mode", "read"},
               {"session_id", a.session_id},
@@ -422,7 +424,7 @@ Json Browse(store::SessionStore& store, const Args& a, const std::vector<std::st
   o.limit = static_cast<size_t>(a.limit);
   o.exclude_sessions = current;
   auto rows = store.Browse(o);
-  if (!rows) return Failure("session search failed: " + rows.error().message());
+  if (!rows) return SearchFailure("session search failed: " + rows.error().message());
   Json results = Json::array();
   for (const store::SessionPreview& p : *rows) {
     results.push_back({{"session_id", p.session.id},
@@ -448,13 +450,13 @@ Json Browse(store::SessionStore& store, const Args& a, const std::vector<std::st
 Json RunSessionSearch(store::SessionStore& store, std::string_view current_session_id,
                       const Json& args) {
   auto parsed = ParseArgs(args);
-  if (!parsed) return Failure(parsed.error().message());
+  if (!parsed) return SearchFailure(parsed.error().message());
   const Args& a = *parsed;
   Lineages lineages(store);
   std::vector<std::string> current;
   if (!current_session_id.empty()) {
     auto rows = lineages.Of(std::string(current_session_id));
-    if (!rows) return Failure("session search failed: " + rows.error().message());
+    if (!rows) return SearchFailure("session search failed: " + rows.error().message());
     for (const store::SessionRow& r : **rows) current.push_back(r.id);
     if (current.empty()) current.emplace_back(current_session_id);
   }

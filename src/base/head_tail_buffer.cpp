@@ -8,7 +8,7 @@ namespace talaria {
 namespace {
 
 // Length of the UTF-8 sequence introduced by `lead` (1 for ASCII and for stray bytes).
-size_t Utf8SequenceLength(unsigned char lead) {
+size_t LeadByteSequenceLength(unsigned char lead) {
   if (lead >= 0xF0 && lead < 0xF8) return 4;
   if (lead >= 0xE0) return lead < 0xF0 ? 3 : 1;
   if (lead >= 0xC0) return 2;
@@ -25,7 +25,7 @@ void TrimIncompleteUtf8Tail(std::string& s) {
     --i;
     const auto c = static_cast<unsigned char>(s[i]);
     if (IsContinuation(c)) continue;
-    if (i + Utf8SequenceLength(c) > n) s.erase(i);
+    if (i + LeadByteSequenceLength(c) > n) s.erase(i);
     return;
   }
 }

@@ -29,7 +29,7 @@
 namespace talaria::browser {
 namespace {
 
-constexpr std::string_view kWho = "browser-use";
+constexpr std::string_view kBrowserUseWho = "browser-use";
 constexpr int kGatewayAttempts = 3;
 
 bool Retryable(const Status& s) {
@@ -51,7 +51,7 @@ class BrowserUseProvider final : public BrowserProvider {
   BrowserUseProvider(BrowserUseSettings s, std::chrono::milliseconds timeout)
       : s_(std::move(s)), timeout_(timeout) {}
 
-  std::string_view name() const override { return kWho; }
+  std::string_view name() const override { return kBrowserUseWho; }
 
   Result<RemoteBrowser> Acquire(std::string_view task_id, std::stop_token cancel) override {
     const Route route = TALARIA_TRY(PickRoute(cancel));
@@ -77,7 +77,7 @@ class BrowserUseProvider final : public BrowserProvider {
       if (attempt > 1 && !Pause(std::chrono::milliseconds(100 * (attempt - 1)), cancel)) {
         return Err(CancelledError("browser-use: cancelled while creating a browser"));
       }
-      auto answer = rest::Exchange(kWho, call, cancel);
+      auto answer = rest::Exchange(kBrowserUseWho, call, cancel);
       if (!answer) {
         last = answer.error();
         const bool again = gateway ? Retryable(last) : net::IsConnectFailure(last);
@@ -85,7 +85,7 @@ class BrowserUseProvider final : public BrowserProvider {
         return Err(last);
       }
       if (!answer->ok()) {
-        last = rest::StatusError(kWho, "creating a browser", *answer);
+        last = rest::StatusError(kBrowserUseWho, "creating a browser", *answer);
         if (gateway && RetryableStatus(answer->status)) continue;
         return Err(last);
       }
@@ -95,7 +95,7 @@ class BrowserUseProvider final : public BrowserProvider {
   }
 
   Status Release(const RemoteBrowser& browser) override {
-    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserUseWho, browser.session_id));
     bool via_gateway = false;
     {
       std::lock_guard lock(mu_);
@@ -112,9 +112,9 @@ class BrowserUseProvider final : public BrowserProvider {
                     .headers = std::move(headers),
                     .body = &body,
                     .timeout = timeout_};
-    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, {}));
+    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kBrowserUseWho, call, {}));
     if (!answer.ok() && answer.status != 404) {
-      return rest::StatusError(kWho, "stopping browser " + browser.session_id, answer);
+      return rest::StatusError(kBrowserUseWho, "stopping browser " + browser.session_id, answer);
     }
     std::lock_guard lock(mu_);
     if (auto it = task_of_.find(browser.session_id); it != task_of_.end()) {
@@ -137,7 +137,7 @@ class BrowserUseProvider final : public BrowserProvider {
   // BROWSER_USE_USE_GATEWAY=1); else the direct key.
   Result<Route> PickRoute(const std::stop_token& cancel) const {
     if (ConfiguredGateway()) return GatewayRoute(cancel);
-    auto picked = net::PickToolGateway(kWho, !s_.api_key.empty(),
+    auto picked = net::PickToolGateway(kBrowserUseWho, !s_.api_key.empty(),
                                        net::GatewayPreference::kDirectFirst, cancel);
     if (!picked) {
       return Err(
@@ -158,7 +158,7 @@ class BrowserUseProvider final : public BrowserProvider {
                    .base = s_.gateway_url + "/api/v3",
                    .auth = {"X-Browser-Use-API-Key", s_.gateway_token}};
     }
-    auto gw = net::ResolveToolGateway(kWho, cancel);
+    auto gw = net::ResolveToolGateway(kBrowserUseWho, cancel);
     if (!gw) return Err(gw.error().WithContext("browser-use gateway"));
     return Route{.gateway = true, .base = gw->origin + "/api/v3", .auth = gw->auth_header};
   }
@@ -173,16 +173,16 @@ class BrowserUseProvider final : public BrowserProvider {
   }
 
   Result<RemoteBrowser> Accept(const rest::Answer& answer, std::string_view task_id, bool gateway) {
-    RemoteBrowser browser{.provider = std::string(kWho),
+    RemoteBrowser browser{.provider = std::string(kBrowserUseWho),
                           .session_id = rest::StringField(answer.json, {"id"}),
                           .cdp_url = rest::StringField(answer.json, {"cdpUrl", "connectUrl"}),
                           .cdp_headers = {}};
-    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserUseWho, browser.session_id));
     {
       std::lock_guard lock(mu_);
       if (gateway) via_gateway_.insert(browser.session_id);
     }
-    if (Status bad = rest::CheckCdpUrl(kWho, browser.cdp_url); !bad.ok()) {
+    if (Status bad = rest::CheckCdpUrl(kBrowserUseWho, browser.cdp_url); !bad.ok()) {
       (void)Release(browser);
       return Err(bad);
     }

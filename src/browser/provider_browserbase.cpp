@@ -15,14 +15,14 @@
 namespace talaria::browser {
 namespace {
 
-constexpr std::string_view kWho = "browserbase";
+constexpr std::string_view kBrowserbaseWho = "browserbase";
 
 class BrowserbaseProvider final : public BrowserProvider {
  public:
   BrowserbaseProvider(BrowserbaseSettings s, std::chrono::milliseconds timeout)
       : s_(std::move(s)), timeout_(timeout) {}
 
-  std::string_view name() const override { return kWho; }
+  std::string_view name() const override { return kBrowserbaseWho; }
 
   Result<RemoteBrowser> Acquire(std::string_view /*task_id*/, std::stop_token cancel) override {
     if (s_.api_key.empty() || s_.project_id.empty()) {
@@ -43,7 +43,7 @@ class BrowserbaseProvider final : public BrowserProvider {
                       .headers = {{"X-BB-API-Key", s_.api_key}},
                       .body = &body,
                       .timeout = timeout_};
-      const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, cancel));
+      const rest::Answer answer = TALARIA_TRY(rest::Exchange(kBrowserbaseWho, call, cancel));
       // 402: the plan lacks a feature asked for; drop the costlier ones, one at a time.
       if (answer.status == 402 && keep_alive) {
         keep_alive = false;
@@ -53,13 +53,14 @@ class BrowserbaseProvider final : public BrowserProvider {
         proxies = false;
         continue;
       }
-      if (!answer.ok()) return Err(rest::StatusError(kWho, "creating a session", answer));
-      RemoteBrowser browser{.provider = std::string(kWho),
+      if (!answer.ok())
+        return Err(rest::StatusError(kBrowserbaseWho, "creating a session", answer));
+      RemoteBrowser browser{.provider = std::string(kBrowserbaseWho),
                             .session_id = rest::StringField(answer.json, {"id"}),
                             .cdp_url = rest::StringField(answer.json, {"connectUrl"}),
                             .cdp_headers = {}};
-      TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
-      if (Status bad = rest::CheckCdpUrl(kWho, browser.cdp_url); !bad.ok()) {
+      TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserbaseWho, browser.session_id));
+      if (Status bad = rest::CheckCdpUrl(kBrowserbaseWho, browser.cdp_url); !bad.ok()) {
         (void)Release(browser);  // a session without a usable URL is released, not leaked
         return Err(bad);
       }
@@ -68,16 +69,16 @@ class BrowserbaseProvider final : public BrowserProvider {
   }
 
   Status Release(const RemoteBrowser& browser) override {
-    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserbaseWho, browser.session_id));
     const Json body = {{"projectId", s_.project_id}, {"status", "REQUEST_RELEASE"}};
     rest::Call call{.method = "POST",
                     .url = s_.base_url + "/v1/sessions/" + browser.session_id,
                     .headers = {{"X-BB-API-Key", s_.api_key}},
                     .body = &body,
                     .timeout = timeout_};
-    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, {}));
+    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kBrowserbaseWho, call, {}));
     if (answer.ok() || answer.status == 404) return Status::Ok();  // gone already is released
-    return rest::StatusError(kWho, "releasing session " + browser.session_id, answer);
+    return rest::StatusError(kBrowserbaseWho, "releasing session " + browser.session_id, answer);
   }
 
  private:

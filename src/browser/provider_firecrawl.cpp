@@ -12,14 +12,14 @@
 namespace talaria::browser {
 namespace {
 
-constexpr std::string_view kWho = "firecrawl";
+constexpr std::string_view kFirecrawlWho = "firecrawl";
 
 class FirecrawlProvider final : public BrowserProvider {
  public:
   FirecrawlProvider(FirecrawlBrowserSettings s, std::chrono::milliseconds timeout)
       : s_(std::move(s)), timeout_(timeout) {}
 
-  std::string_view name() const override { return kWho; }
+  std::string_view name() const override { return kFirecrawlWho; }
 
   Result<RemoteBrowser> Acquire(std::string_view /*task_id*/, std::stop_token cancel) override {
     if (s_.api_key.empty())
@@ -30,14 +30,14 @@ class FirecrawlProvider final : public BrowserProvider {
                     .headers = {{"Authorization", "Bearer " + s_.api_key}},
                     .body = &body,
                     .timeout = timeout_};
-    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, std::move(cancel)));
-    if (!answer.ok()) return Err(rest::StatusError(kWho, "creating a browser", answer));
-    RemoteBrowser browser{.provider = std::string(kWho),
+    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kFirecrawlWho, call, std::move(cancel)));
+    if (!answer.ok()) return Err(rest::StatusError(kFirecrawlWho, "creating a browser", answer));
+    RemoteBrowser browser{.provider = std::string(kFirecrawlWho),
                           .session_id = rest::StringField(answer.json, {"id"}),
                           .cdp_url = rest::StringField(answer.json, {"cdpUrl"}),
                           .cdp_headers = {}};
-    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
-    if (Status bad = rest::CheckCdpUrl(kWho, browser.cdp_url); !bad.ok()) {
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kFirecrawlWho, browser.session_id));
+    if (Status bad = rest::CheckCdpUrl(kFirecrawlWho, browser.cdp_url); !bad.ok()) {
       (void)Release(browser);
       return Err(bad);
     }
@@ -45,15 +45,15 @@ class FirecrawlProvider final : public BrowserProvider {
   }
 
   Status Release(const RemoteBrowser& browser) override {
-    TALARIA_RETURN_IF_ERROR(rest::CheckId(kWho, browser.session_id));
+    TALARIA_RETURN_IF_ERROR(rest::CheckId(kFirecrawlWho, browser.session_id));
     rest::Call call{.method = "DELETE",
                     .url = s_.base_url + "/v2/browser/" + browser.session_id,
                     .headers = {{"Authorization", "Bearer " + s_.api_key}},
                     .body = nullptr,
                     .timeout = timeout_};
-    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kWho, call, {}));
+    const rest::Answer answer = TALARIA_TRY(rest::Exchange(kFirecrawlWho, call, {}));
     if (answer.ok() || answer.status == 404) return Status::Ok();
-    return rest::StatusError(kWho, "deleting browser " + browser.session_id, answer);
+    return rest::StatusError(kFirecrawlWho, "deleting browser " + browser.session_id, answer);
   }
 
  private:

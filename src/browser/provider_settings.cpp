@@ -13,7 +13,7 @@
 namespace talaria::browser {
 namespace {
 
-[[maybe_unused]] const bool kSectionDeclared = (DeclareConfigSection("browser"), true);
+[[maybe_unused]] const bool kProviderSectionDeclared = (DeclareConfigSection("browser"), true);
 
 std::string EnvOr(const char* name, std::string fallback) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use

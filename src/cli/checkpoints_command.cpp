@@ -19,7 +19,7 @@
 namespace talaria::cli {
 namespace {
 
-std::string LocalTime(int64_t seconds) {
+std::string LocalTimeOfSeconds(int64_t seconds) {
   const std::time_t t = static_cast<std::time_t>(seconds);
   std::tm tm{};
   ::localtime_r(&t, &tm);
@@ -28,7 +28,7 @@ std::string LocalTime(int64_t seconds) {
   return buf;
 }
 
-std::string CurrentDirectory() {
+std::string CheckpointsCwd() {
   char buf[PATH_MAX];
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string("/");
 }
@@ -66,9 +66,10 @@ void PrintList(const std::vector<checkpoints::CheckpointInfo>& list, const std::
   Table table({"#", "hash", "when", "files", "+/-", "reason"});
   int n = 0;
   for (const auto& c : list) {
-    table.AddRow(
-        {std::to_string(++n), c.short_hash, LocalTime(c.timestamp), std::to_string(c.files_changed),
-         "+" + std::to_string(c.insertions) + " -" + std::to_string(c.deletions), c.reason});
+    table.AddRow({std::to_string(++n), c.short_hash, LocalTimeOfSeconds(c.timestamp),
+                  std::to_string(c.files_changed),
+                  "+" + std::to_string(c.insertions) + " -" + std::to_string(c.deletions),
+                  c.reason});
   }
   table.Print(stdout);
 }
@@ -95,7 +96,7 @@ int RunCheckpoints(Runtime& rt, const CheckpointsOptions& options) {
     return ExitFor(store.error());
   }
   const std::string dir =
-      options.dir.empty() ? checkpoints::ProjectDirFor(CurrentDirectory(), "") : options.dir;
+      options.dir.empty() ? checkpoints::ProjectDirFor(CheckpointsCwd(), "") : options.dir;
   auto fail = [](const Status& s) {
     std::fprintf(stderr, "talaria checkpoints: %s\n", s.message().c_str());
     return ExitFor(s);

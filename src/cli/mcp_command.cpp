@@ -40,7 +40,7 @@
 namespace talaria::cli {
 namespace {
 
-int Fail(const std::string& message) {
+int FailMcp(const std::string& message) {
   std::fprintf(stderr, "talaria mcp: %s\n", message.c_str());
   return kExitUsage;
 }
@@ -84,7 +84,7 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
               const std::shared_ptr<tools::Session>& session, std::stop_source& stop,
               SignalWatch& signals) {
   auto address = mcp::ParseHostPort(options.http);
-  if (!address) return Fail("--http: " + address.error().message());
+  if (!address) return FailMcp("--http: " + address.error().message());
   mcp::HttpTransportOptions http;
   http.host = address->host;
   http.port = address->port;
@@ -104,10 +104,10 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   };
   // Fails early on a bad toolset, rather than at the first initialize.
   if (auto probe = factory([](std::string_view, const mcp::Routing&) {}); !probe) {
-    return Fail(probe.error().message());
+    return FailMcp(probe.error().message());
   }
   auto transport = mcp::HttpTransport::Start(std::move(http), std::move(factory));
-  if (!transport) return Fail(transport.error().message());
+  if (!transport) return FailMcp(transport.error().message());
   const std::string url = (*transport)->url();
   std::fprintf(stderr, "talaria mcp: serving MCP (Streamable HTTP) at %s\n", url.c_str());
   std::fprintf(
@@ -143,7 +143,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   const std::vector<std::string> exposed =
       options.toolsets.empty() ? mcp::McpServerOptions().toolsets : options.toolsets;
   if (Status s = InstallSessionTools(rt, /*prompter=*/nullptr, exposed); !s.ok()) {
-    return Fail(s.message());
+    return FailMcp(s.message());
   }
   // Of the loop-owned tools, a server can run clarify (its client's user answers) and
   // session_search (read-only over the user's sessions database).
@@ -151,15 +151,15 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
                                         tools::ClarifyThroughClientTakes);
   rt.dispatcher().SetAgentLoopRouter(std::move(router.route), std::move(router.takes));
   auto session_options = tools::SessionOptionsFromConfig(rt.config());
-  if (!session_options) return Fail(session_options.error().message());
+  if (!session_options) return FailMcp(session_options.error().message());
   auto settings = McpSettingsFromConfig(rt.config());
-  if (!settings) return Fail(settings.error().message());
+  if (!settings) return FailMcp(settings.error().message());
   session_options->roots = options.session.roots;
   // One server, many conversations: the read guardrails would answer a new conversation's first
   // read with "unchanged, refer to the earlier result" it never saw.
   session_options->read_guards = settings->read_guards;
   auto session = tools::OpenSession(std::move(*session_options));
-  if (!session) return Fail(session.error().message());
+  if (!session) return FailMcp(session.error().message());
   tools::AttachProcessNotices(rt.dispatcher());
 
   mcp::McpServerOptions server_options;
@@ -172,7 +172,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   mcp::FdLineWriter out(STDOUT_FILENO, stop);
   auto server = mcp::McpServer::Create(rt.dispatcher(), rt.toolsets(), std::move(server_options),
                                        [&out](std::string_view line) { out.Write(line); });
-  if (!server) return Fail(server.error().message());
+  if (!server) return FailMcp(server.error().message());
 
   mcp::StdioOptions stdio;
   stdio.stop = stop.get_token();

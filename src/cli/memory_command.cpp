@@ -29,7 +29,7 @@ namespace {
 using memory::MemoryStore;
 using memory::Target;
 
-std::string Usage(const MemoryStore& store, Target target, size_t chars) {
+std::string MemoryUsage(const MemoryStore& store, Target target, size_t chars) {
   const size_t limit = store.LimitOf(target);
   return std::to_string(chars) + "/" + std::to_string(limit) + " chars (" +
          std::to_string(limit == 0 ? 100 : chars * 100 / limit) + "%)";
@@ -53,7 +53,7 @@ std::string Ids(const std::vector<std::string>& ids) {
   return out;
 }
 
-int Show(const MemoryStore& store, const std::vector<Target>& targets, bool json) {
+int ShowMemory(const MemoryStore& store, const std::vector<Target>& targets, bool json) {
   Json out = Json::object();
   int code = kExitOk;
   for (Target t : targets) {
@@ -80,7 +80,7 @@ int Show(const MemoryStore& store, const std::vector<Target>& targets, bool json
       continue;
     }
     std::printf("%s  %s  %s\n", std::string(memory::TargetFileName(t)).c_str(),
-                store.PathOf(t).c_str(), Usage(store, t, JoinedChars(*entries)).c_str());
+                store.PathOf(t).c_str(), MemoryUsage(store, t, JoinedChars(*entries)).c_str());
     if (!check.ok()) {
       std::printf(
           "  ! %s: the agent cannot write to it until it is fixed (talaria memory edit "
@@ -106,7 +106,7 @@ int Show(const MemoryStore& store, const std::vector<Target>& targets, bool json
   return code;
 }
 
-int Report(const memory::WriteOutcome& o, Target target) {
+int ReportWrite(const memory::WriteOutcome& o, Target target) {
   const Json& r = *o.result;
   if (!o.ok) {
     std::fprintf(stderr, "talaria memory: %s\n", r.value("error", std::string("failed")).c_str());
@@ -124,7 +124,7 @@ int Report(const memory::WriteOutcome& o, Target target) {
 }
 
 int Write(const MemoryStore& store, Target target, memory::Operation op) {
-  return Report(store.Apply(target, {std::move(op)}), target);
+  return ReportWrite(store.Apply(target, {std::move(op)}), target);
 }
 
 // The writes staged for approval (memory.write_approval, or a subagent's replace/remove).
@@ -172,7 +172,7 @@ int Approve(const MemoryStore& store, const std::string& id) {
       if (w.id == id) target = w.target;
     }
   }
-  return Report(store.Approve(id), target);
+  return ReportWrite(store.Approve(id), target);
 }
 
 // $VISUAL, else $EDITOR, else vi, run through the shell (so "code --wait" works) on `path`.
@@ -237,7 +237,7 @@ int Edit(const MemoryStore& store, Target target) {
   auto entries = store.Read(target);
   std::printf("Saved %s: %zu entries, %s\n", std::string(memory::TargetFileName(target)).c_str(),
               entries ? entries->size() : 0,
-              Usage(store, target, entries ? JoinedChars(*entries) : 0).c_str());
+              MemoryUsage(store, target, entries ? JoinedChars(*entries) : 0).c_str());
   return kExitOk;
 }
 
@@ -257,8 +257,9 @@ int RunMemoryCommand(const Config& config, const MemoryCommandOptions& options) 
     return kExitUsage;
   }
   if (options.action == "show") {
-    if (options.target.empty()) return Show(store, {Target::kMemory, Target::kUser}, options.json);
-    return Show(store, {*target}, options.json);
+    if (options.target.empty())
+      return ShowMemory(store, {Target::kMemory, Target::kUser}, options.json);
+    return ShowMemory(store, {*target}, options.json);
   }
   if (options.action == "edit") return Edit(store, *target);
   if (options.action == "pending") return ListPending(store, options.json);

@@ -16,7 +16,7 @@
 namespace talaria::cli {
 namespace {
 
-std::string LocalTime(int64_t ms) {
+std::string LocalTimeOfMs(int64_t ms) {
   if (ms <= 0) return "-";
   const std::time_t t = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
@@ -66,7 +66,7 @@ Json MessageJson(const store::StoredMessage& m) {
   return out;
 }
 
-int Fail(const std::string& message, int code = kExitToolError) {
+int FailSessions(const std::string& message, int code = kExitToolError) {
   std::fprintf(stderr, "talaria sessions: %s\n", message.c_str());
   return code;
 }
@@ -97,7 +97,7 @@ int List(store::SessionStore& db, const SessionsOptions& options) {
     list.cwd = std::filesystem::current_path(ec).string();
   }
   auto sessions = db.ListSessions(list);
-  if (!sessions) return Fail(sessions.error().message());
+  if (!sessions) return FailSessions(sessions.error().message());
   if (options.json) {
     Json out = Json::array();
     for (const auto& s : *sessions) out.push_back(SessionJson(s));
@@ -111,7 +111,7 @@ int List(store::SessionStore& db, const SessionsOptions& options) {
   Table table({"id", "started", "model", "msgs", "tokens in/out", "cost", "title"});
   for (const auto& s : *sessions) {
     table.AddRow(
-        {s.id, LocalTime(s.started_at_ms), s.model, std::to_string(s.message_count),
+        {s.id, LocalTimeOfMs(s.started_at_ms), s.model, std::to_string(s.message_count),
          std::to_string(s.totals.input_tokens) + "/" + std::to_string(s.totals.output_tokens),
          Money(s.totals.cost_usd), TitleCell(s)});
   }
@@ -119,12 +119,12 @@ int List(store::SessionStore& db, const SessionsOptions& options) {
   return kExitOk;
 }
 
-int Show(store::SessionStore& db, const SessionsOptions& options) {
+int ShowSessions(store::SessionStore& db, const SessionsOptions& options) {
   auto session = db.GetSession(options.id);
-  if (!session) return Fail(session.error().message());
-  if (!session->has_value()) return Fail("no session " + options.id, kExitUsage);
+  if (!session) return FailSessions(session.error().message());
+  if (!session->has_value()) return FailSessions("no session " + options.id, kExitUsage);
   auto messages = db.LoadTranscript(options.id);
-  if (!messages) return Fail(messages.error().message());
+  if (!messages) return FailSessions(messages.error().message());
   if (options.json) {
     Json out = SessionJson(**session);
     out["messages"] = Json::array();
@@ -134,7 +134,7 @@ int Show(store::SessionStore& db, const SessionsOptions& options) {
   }
   const store::SessionRow& s = **session;
   std::printf("session %s  (%s, %s)\n  cwd: %s\n", s.id.c_str(), s.model.c_str(),
-              LocalTime(s.started_at_ms).c_str(), s.cwd.c_str());
+              LocalTimeOfMs(s.started_at_ms).c_str(), s.cwd.c_str());
   if (!s.end_reason.empty()) std::printf("  ended: %s\n", s.end_reason.c_str());
   for (const auto& m : *messages) {
     if (m.role == "system") continue;
@@ -154,10 +154,10 @@ int Show(store::SessionStore& db, const SessionsOptions& options) {
   return kExitOk;
 }
 
-int Usage(store::SessionStore& db, const SessionsOptions& options) {
+int SessionsUsage(store::SessionStore& db, const SessionsOptions& options) {
   if (options.id.empty()) {
     auto sessions = db.ListSessions(store::ListOptions{.cwd = {}, .limit = options.limit});
-    if (!sessions) return Fail(sessions.error().message());
+    if (!sessions) return FailSessions(sessions.error().message());
     store::TokenTotals all;
     Json rows = Json::array();
     Table table({"session", "model", "input", "cached", "output", "reasoning", "cost"});
@@ -186,10 +186,10 @@ int Usage(store::SessionStore& db, const SessionsOptions& options) {
     return kExitOk;
   }
   auto session = db.GetSession(options.id);
-  if (!session) return Fail(session.error().message());
-  if (!session->has_value()) return Fail("no session " + options.id, kExitUsage);
+  if (!session) return FailSessions(session.error().message());
+  if (!session->has_value()) return FailSessions("no session " + options.id, kExitUsage);
   auto messages = db.LoadTranscript(options.id);
-  if (!messages) return Fail(messages.error().message());
+  if (!messages) return FailSessions(messages.error().message());
   // One row per model request: each assistant message carries its request's usage.
   Json turns = Json::array();
   Table table({"request", "input", "cached", "output", "reasoning", "cost"});
@@ -221,18 +221,19 @@ int Usage(store::SessionStore& db, const SessionsOptions& options) {
 
 int RunSessions(const SessionsOptions& options) {
   auto db = store::SessionStore::Open(store::DefaultSessionsPath());
-  if (!db) return Fail(db.error().message());
+  if (!db) return FailSessions(db.error().message());
   if (options.action == "list") return List(**db, options);
-  if (options.action == "show") return Show(**db, options);
-  if (options.action == "usage") return Usage(**db, options);
+  if (options.action == "show") return ShowSessions(**db, options);
+  if (options.action == "usage") return SessionsUsage(**db, options);
   if (options.action == "delete") {
     if (Status s = (*db)->DeleteSession(options.id); !s.ok()) {
-      return Fail(s.message(), s.code() == StatusCode::kNotFound ? kExitUsage : kExitToolError);
+      return FailSessions(s.message(),
+                          s.code() == StatusCode::kNotFound ? kExitUsage : kExitToolError);
     }
     if (!options.json) std::printf("deleted %s\n", options.id.c_str());
     return kExitOk;
   }
-  return Fail("unknown action '" + options.action + "'", kExitUsage);
+  return FailSessions("unknown action '" + options.action + "'", kExitUsage);
 }
 
 }  // namespace talaria::cli

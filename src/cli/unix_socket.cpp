@@ -17,7 +17,7 @@
 namespace talaria::cli {
 namespace {
 
-std::string ErrnoText(int err) { return std::strerror(err); }
+std::string SocketErrnoText(int err) { return std::strerror(err); }
 
 // sockaddr_un for `path`. When the path does not fit, `dir_holder` keeps the directory open and
 // the address names it through /proc/self/fd, which the kernel resolves like any other path.
@@ -29,8 +29,8 @@ Result<sockaddr_un> AddressOf(const std::string& path, UniqueFd& dir_holder) {
     const std::filesystem::path p(path);
     dir_holder.reset(::open(p.parent_path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!dir_holder) {
-      return Err(
-          UnavailableError("cannot open " + p.parent_path().string() + ": " + ErrnoText(errno)));
+      return Err(UnavailableError("cannot open " + p.parent_path().string() + ": " +
+                                  SocketErrnoText(errno)));
     }
     target = "/proc/self/fd/" + std::to_string(dir_holder.get()) + "/" + p.filename().string();
     if (target.size() >= sizeof(addr.sun_path)) {
@@ -52,7 +52,7 @@ bool WaitFor(int fd, short events, SteadyTime deadline, Status& error) {
       return false;
     }
     if (errno != EINTR) {
-      error = UnavailableError("poll: " + ErrnoText(errno));
+      error = UnavailableError("poll: " + SocketErrnoText(errno));
       return false;
     }
   }
@@ -62,18 +62,18 @@ bool WaitFor(int fd, short events, SteadyTime deadline, Status& error) {
 
 Status EnsurePrivateDirectory(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return UnavailableError("cannot create " + path + ": " + ErrnoText(errno));
+    return UnavailableError("cannot create " + path + ": " + SocketErrnoText(errno));
   }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
-    return UnavailableError("cannot stat " + path + ": " + ErrnoText(errno));
+    return UnavailableError("cannot stat " + path + ": " + SocketErrnoText(errno));
   }
   if (!S_ISDIR(st.st_mode)) return PermissionDeniedError(path + " is not a directory");
   if (st.st_uid != ::geteuid()) {
     return PermissionDeniedError(path + " belongs to uid " + std::to_string(st.st_uid));
   }
   if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0) {
-    return PermissionDeniedError("cannot make " + path + " private: " + ErrnoText(errno));
+    return PermissionDeniedError("cannot make " + path + " private: " + SocketErrnoText(errno));
   }
   return Status::Ok();
 }
@@ -82,16 +82,16 @@ Result<UniqueFd> ListenUnixSocket(const std::string& path) {
   UniqueFd dir;
   const sockaddr_un addr = TALARIA_TRY(AddressOf(path, dir));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return Err(UnavailableError("socket: " + ErrnoText(errno)));
+  if (!fd) return Err(UnavailableError("socket: " + SocketErrnoText(errno)));
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     if (errno == EADDRINUSE) return Err(AlreadyExistsError(path + " exists"));
-    return Err(UnavailableError("cannot bind " + path + ": " + ErrnoText(errno)));
+    return Err(UnavailableError("cannot bind " + path + ": " + SocketErrnoText(errno)));
   }
   // The directory is 0700 already; the socket's own mode says the same to anyone who looks.
   if (::chmod(path.c_str(), 0600) != 0 || ::listen(fd.get(), 64) != 0) {
     const int err = errno;
     ::unlink(path.c_str());
-    return Err(UnavailableError("cannot listen on " + path + ": " + ErrnoText(err)));
+    return Err(UnavailableError("cannot listen on " + path + ": " + SocketErrnoText(err)));
   }
   return fd;
 }
@@ -100,7 +100,7 @@ Result<UniqueFd> ConnectUnixSocket(const std::string& path) {
   UniqueFd dir;
   const sockaddr_un addr = TALARIA_TRY(AddressOf(path, dir));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return Err(UnavailableError("socket: " + ErrnoText(errno)));
+  if (!fd) return Err(UnavailableError("socket: " + SocketErrnoText(errno)));
   int rc = 0;
   do {
     rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
@@ -110,7 +110,7 @@ Result<UniqueFd> ConnectUnixSocket(const std::string& path) {
     if (err == ENOENT || err == ECONNREFUSED) {
       return Err(NotFoundError("no daemon listens at " + path));
     }
-    return Err(UnavailableError("cannot connect to " + path + ": " + ErrnoText(err)));
+    return Err(UnavailableError("cannot connect to " + path + ": " + SocketErrnoText(err)));
   }
   return fd;
 }
@@ -119,7 +119,7 @@ Result<PeerIdentity> PeerOf(int fd) {
   ucred cred{};
   socklen_t len = sizeof(cred);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-    return Err(UnavailableError("SO_PEERCRED: " + ErrnoText(errno)));
+    return Err(UnavailableError("SO_PEERCRED: " + SocketErrnoText(errno)));
   }
   return PeerIdentity{.pid = cred.pid, .uid = cred.uid};
 }
@@ -145,7 +145,7 @@ Status SendFrame(int fd, std::string_view payload, SteadyTime deadline) {
       if (!WaitFor(fd, POLLOUT, deadline, error)) return error;
       continue;
     }
-    return UnavailableError("the other end is gone: " + ErrnoText(errno));
+    return UnavailableError("the other end is gone: " + SocketErrnoText(errno));
   }
   return Status::Ok();
 }
@@ -182,7 +182,7 @@ Result<std::string> ReceiveFrame(int fd, size_t max_bytes, SteadyTime deadline) 
     if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (r == 0 && !in_body && header.empty()) return Err(NotFoundError("the other end closed"));
     return Err(UnavailableError(r == 0 ? "the other end closed mid-frame"
-                                       : "receive failed: " + ErrnoText(errno)));
+                                       : "receive failed: " + SocketErrnoText(errno)));
   }
 }
 

@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 7> kEnvFiles = {
     ".env",         ".env.local", ".env.development", ".env.production", ".env.test",
     ".env.staging", ".envrc"};
 
-std::string Quote(std::string_view shown) { return "'" + std::string(shown) + "'"; }
+std::string QuoteRulePath(std::string_view shown) { return "'" + std::string(shown) + "'"; }
 
 std::vector<Components> ToComponentLists(const std::vector<std::string>& paths) {
   std::vector<Components> out;
@@ -121,14 +121,14 @@ std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normaliz
                                                        std::string_view shown) const {
   const Components p = NormalizedComponents(normalized_path);
   const std::string credential =
-      "Write denied: " + Quote(shown) + " is a protected credential or system file.";
+      "Write denied: " + QuoteRulePath(shown) + " is a protected credential or system file.";
 
   // Anywhere, at any depth: git's internal files. Several make the next git command run a
   // program (config, config.worktree, hooks/, commondir and gitdir pointing git at a hostile
   // directory, modules/*/config and modules/*/hooks/ of submodules, worktrees/*/), and a `.git`
   // file redirects git to another repository: file tools write none of them.
   if (std::find(p.begin(), p.end(), ".git") != p.end()) {
-    return "Write denied: " + Quote(shown) +
+    return "Write denied: " + QuoteRulePath(shown) +
            " is inside git's own directory (its config, hooks and pointers make git run "
            "commands); change a repository through git itself.";
   }
@@ -145,7 +145,7 @@ std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normaliz
   // that could write it could approve or trust itself.
   for (const Components& t : talaria_homes_) {
     if (Beneath(t, p)) {
-      return "Write denied: " + Quote(shown) +
+      return "Write denied: " + QuoteRulePath(shown) +
              " is in talaria's own state directory (config, approvals, trust, audit, memories); "
              "only talaria itself writes there.";
     }
@@ -163,7 +163,7 @@ std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normaliz
     if ((rest.size() == 1 && OneOf(rest[0], kShellRcFiles)) ||
         (rest.size() == 3 && rest[0] == ".config" && rest[1] == "fish" &&
          rest[2] == "config.fish")) {
-      return "Write denied: " + Quote(shown) +
+      return "Write denied: " + QuoteRulePath(shown) +
              " is a shell startup file (it runs code in every new shell).";
     }
   }
@@ -174,7 +174,7 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
                                                       std::string_view shown) const {
   const Components p = NormalizedComponents(normalized_path);
   if (!p.empty() && OneOf(p.back(), kEnvFiles)) {
-    return "Read denied: " + Quote(shown) +
+    return "Read denied: " + QuoteRulePath(shown) +
            " is an environment file that may hold secrets (.env files are never read).";
   }
   // The user's credential stores under a home: the file tools read them no more than the
@@ -186,7 +186,7 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
     if (OneOf(rest[0], kHomeCredentialDirs) ||
         (rest[0] == ".config" && rest.size() >= 2 && OneOf(rest[1], kConfigCredentialDirs)) ||
         (rest.size() == 1 && OneOf(rest[0], kHomeCredentialFiles))) {
-      return "Read denied: " + Quote(shown) +
+      return "Read denied: " + QuoteRulePath(shown) +
              " is in a credential store (keys, tokens, passwords).";
     }
   }
@@ -196,7 +196,7 @@ std::optional<std::string> SensitivePaths::ReadDenial(std::string_view normalize
     std::optional<Components> r = Beneath(t, p);
     if (!r) continue;
     if (r->size() >= 2 && (*r)[0] == "spill") continue;
-    return "Read denied: " + Quote(shown) +
+    return "Read denied: " + QuoteRulePath(shown) +
            " is in talaria's own state directory (credentials, approvals, sessions, audit).";
   }
   return std::nullopt;

@@ -28,10 +28,11 @@ using internal::Openat2;
 
 namespace {
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string QuoteWorkspacePath(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 Status OutsideError(std::string_view shown) {
-  return PermissionDeniedError("Access denied: " + Quote(shown) + " is outside the workspace");
+  return PermissionDeniedError("Access denied: " + QuoteWorkspacePath(shown) +
+                               " is outside the workspace");
 }
 
 std::vector<std::string> SplitRelative(std::string_view rel) {
@@ -250,7 +251,8 @@ Result<std::string> Workspace::Impl::ResolveDirectory(std::string_view path) con
   UniqueFd fd = TALARIA_TRY(OpenBeneath(r, r.relative, O_PATH, path));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", path));
-  if (!S_ISDIR(st.st_mode)) return Err(InvalidArgumentError(Quote(path) + " is not a directory"));
+  if (!S_ISDIR(st.st_mode))
+    return Err(InvalidArgumentError(QuoteWorkspacePath(path) + " is not a directory"));
   return std::move(r.display);
 }
 
@@ -277,26 +279,26 @@ Status Workspace::Impl::CheckReadableFd(int fd, const struct stat& st, std::stri
                                         bool want_dir) const {
   if (want_dir) {
     if (!S_ISDIR(st.st_mode)) {
-      return InvalidArgumentError(Quote(shown) + " is " +
+      return InvalidArgumentError(QuoteWorkspacePath(shown) + " is " +
                                   std::string(internal::FileTypeName(st.st_mode)) +
                                   ", not a directory");
     }
   } else if (S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError(Quote(shown) + " is a directory, not a file");
+    return InvalidArgumentError(QuoteWorkspacePath(shown) + " is a directory, not a file");
   } else if (!S_ISREG(st.st_mode)) {
-    return PermissionDeniedError("Access denied: " + Quote(shown) + " is " +
+    return PermissionDeniedError("Access denied: " + QuoteWorkspacePath(shown) + " is " +
                                  std::string(internal::FileTypeName(st.st_mode)) +
                                  "; only regular files can be read");
   } else if (st.st_nlink > 1 && hard_link_reads == HardLinkReads::kRefuse) {
     return PermissionDeniedError(
-        "Access denied: " + Quote(shown) + " has " + std::to_string(st.st_nlink) +
+        "Access denied: " + QuoteWorkspacePath(shown) + " has " + std::to_string(st.st_nlink) +
         " hard links, and another of its names may lie outside the workspace (set "
         "files.read_hard_links: true for trees that hard-link their own files)");
   }
   if (OnOrdinaryRootDevice(st.st_dev)) return Status::Ok();
   std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(fd));
   if (pseudo) {
-    return PermissionDeniedError("Access denied: " + Quote(shown) + " is on " +
+    return PermissionDeniedError("Access denied: " + QuoteWorkspacePath(shown) + " is on " +
                                  std::string(*pseudo) +
                                  " (kernel pseudo-files are not read by file tools)");
   }
@@ -336,7 +338,7 @@ Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view pat
   Parent out;
   out.target = TALARIA_TRY(Resolve(path));
   if (out.target.relative.empty()) {
-    return Err(InvalidArgumentError(Quote(path) + " is a directory, not a file"));
+    return Err(InvalidArgumentError(QuoteWorkspacePath(path) + " is a directory, not a file"));
   }
   if (auto why = sensitive.WriteDenial(out.target.display, path)) {
     return Err(PermissionDeniedError(*why));
@@ -374,8 +376,8 @@ Result<Workspace::Impl::Parent> Workspace::Impl::OpenParent(std::string_view pat
         internal::NormalizeAbsolute(cur_real + "/" + JoinRelative(comps, i, comps.size()));
     if (auto why = sensitive.WriteDenial(would_be, path)) return Err(PermissionDeniedError(*why));
     if (std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(cur.get()))) {
-      return Err(
-          PermissionDeniedError("Write denied: " + Quote(path) + " is on " + std::string(*pseudo)));
+      return Err(PermissionDeniedError("Write denied: " + QuoteWorkspacePath(path) + " is on " +
+                                       std::string(*pseudo)));
     }
     if (create == CreateParents::kCheckOnly) return out;  // out.fd stays invalid
     bool made = true;
@@ -406,7 +408,7 @@ Status Workspace::Impl::CheckWriteReal(int parent_fd, std::string_view leaf,
   const std::string real = internal::NormalizeAbsolute(parent_real + "/" + std::string(leaf));
   if (auto why = sensitive.WriteDenial(real, shown)) return PermissionDeniedError(*why);
   if (std::optional<std::string_view> pseudo = TALARIA_TRY(internal::PseudoFsName(parent_fd))) {
-    return PermissionDeniedError("Write denied: " + Quote(shown) + " is on " +
+    return PermissionDeniedError("Write denied: " + QuoteWorkspacePath(shown) + " is on " +
                                  std::string(*pseudo));
   }
   return Status::Ok();
@@ -418,7 +420,8 @@ Status Workspace::Impl::VerifyParent(const Parent& p, std::string_view shown) co
   UniqueFd again(Openat2(root.fd.get(), p.parent_rel.empty() ? "." : p.parent_rel.c_str(),
                          O_PATH | O_DIRECTORY | O_CLOEXEC, 0, root.resolve));
   if (!again || !SameInode(again.get(), p.fd.get())) {
-    return PermissionDeniedError("Write refused: a directory on the path of " + Quote(shown) +
+    return PermissionDeniedError("Write refused: a directory on the path of " +
+                                 QuoteWorkspacePath(shown) +
                                  " was replaced during the operation (possible symlink swap); "
                                  "nothing was changed");
   }
@@ -443,15 +446,15 @@ Result<WriteResult> Workspace::Impl::Write(std::string_view path, std::string_vi
   if (exists) {
     if (S_ISLNK(old.st_mode)) {
       return Err(PermissionDeniedError(
-          "Write refused: " + Quote(path) +
+          "Write refused: " + QuoteWorkspacePath(path) +
           " is a symbolic link; file tools never write through a symlink (write to the path "
           "it points to instead)"));
     }
     if (S_ISDIR(old.st_mode)) {
-      return Err(InvalidArgumentError(Quote(path) + " is a directory, not a file"));
+      return Err(InvalidArgumentError(QuoteWorkspacePath(path) + " is a directory, not a file"));
     }
     if (!S_ISREG(old.st_mode)) {
-      return Err(PermissionDeniedError("Write refused: " + Quote(path) + " is " +
+      return Err(PermissionDeniedError("Write refused: " + QuoteWorkspacePath(path) + " is " +
                                        std::string(internal::FileTypeName(old.st_mode)) +
                                        "; only regular files can be written"));
     }
@@ -477,7 +480,8 @@ Result<WriteResult> Workspace::Impl::Write(std::string_view path, std::string_vi
     }
   }
   if (!tmp)
-    return Err(InternalError("could not create a unique temporary file for " + Quote(path)));
+    return Err(
+        InternalError("could not create a unique temporary file for " + QuoteWorkspacePath(path)));
 
   // From here on, failure removes the temp file (through the held directory fd).
   bool renamed = false;
@@ -538,7 +542,8 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
   for (const std::string& given : options.roots) {
     TALARIA_RETURN_IF_ERROR(internal::ValidatePathString(given));
     if (given[0] != '/') {
-      return Err(InvalidArgumentError("workspace root must be an absolute path: " + Quote(given)));
+      return Err(InvalidArgumentError("workspace root must be an absolute path: " +
+                                      QuoteWorkspacePath(given)));
     }
     Root root;
     root.given = internal::NormalizeAbsolute(given);
@@ -616,7 +621,7 @@ Result<std::string> Workspace::ReadAll(std::string_view path, size_t max_bytes,
   FileInfo fi;
   UniqueFd fd = TALARIA_TRY(impl_->OpenForRead(path, nullptr, &fi));
   auto too_big = [&](uint64_t size, bool at_least) {
-    return ResourceExhaustedError(Quote(path) + " is " + (at_least ? "over " : "") +
+    return ResourceExhaustedError(QuoteWorkspacePath(path) + " is " + (at_least ? "over " : "") +
                                   std::to_string(size) + " bytes, more than the " +
                                   std::to_string(max_bytes) + "-byte limit");
   };
@@ -664,7 +669,7 @@ namespace {
 Status ValidateEntryName(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos || name.size() > NAME_MAX) {
-    return InvalidArgumentError("invalid directory entry name " + Quote(name));
+    return InvalidArgumentError("invalid directory entry name " + QuoteWorkspacePath(name));
   }
   return Status::Ok();
 }
@@ -679,7 +684,8 @@ Result<UniqueFd> OpenEntryPath(int dir_fd, std::string_view name, struct stat& s
   UniqueFd opath(fd);
   if (::fstat(opath.get(), &st) != 0) return Err(ErrnoStatus(errno, "fstat", name));
   if (S_ISLNK(st.st_mode)) {
-    return Err(PermissionDeniedError(Quote(name) + " is a symbolic link (not followed)"));
+    return Err(
+        PermissionDeniedError(QuoteWorkspacePath(name) + " is a symbolic link (not followed)"));
   }
   return opath;
 }
@@ -716,12 +722,13 @@ Status Workspace::CheckWritable(std::string_view path) const {
     return ErrnoStatus(errno, "stat", path);
   }
   if (S_ISLNK(st.st_mode)) {
-    return PermissionDeniedError("Write refused: " + Quote(path) +
+    return PermissionDeniedError("Write refused: " + QuoteWorkspacePath(path) +
                                  " is a symbolic link; file tools never write through a symlink");
   }
-  if (S_ISDIR(st.st_mode)) return InvalidArgumentError(Quote(path) + " is a directory, not a file");
+  if (S_ISDIR(st.st_mode))
+    return InvalidArgumentError(QuoteWorkspacePath(path) + " is a directory, not a file");
   if (!S_ISREG(st.st_mode)) {
-    return PermissionDeniedError("Write refused: " + Quote(path) + " is " +
+    return PermissionDeniedError("Write refused: " + QuoteWorkspacePath(path) + " is " +
                                  std::string(internal::FileTypeName(st.st_mode)));
   }
   return Status::Ok();
@@ -735,7 +742,8 @@ Status Workspace::Remove(std::string_view path) const {
     return ErrnoStatus(errno, "stat", path);
   }
   if (S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError(Quote(path) + " is a directory; only files can be removed");
+    return InvalidArgumentError(QuoteWorkspacePath(path) +
+                                " is a directory; only files can be removed");
   }
   TALARIA_RETURN_IF_ERROR(impl_->VerifyParent(p, path));
   if (::unlinkat(p.fd.get(), p.leaf.c_str(), 0) != 0) return ErrnoStatus(errno, "remove", path);
@@ -753,7 +761,8 @@ Status Workspace::Rename(std::string_view from, std::string_view to) const {
     return ErrnoStatus(errno, "stat", from);
   }
   if (S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError(Quote(from) + " is a directory; only files can be moved");
+    return InvalidArgumentError(QuoteWorkspacePath(from) +
+                                " is a directory; only files can be moved");
   }
   // Moving a read-denied file under an innocent name would launder it past the read rules.
   {
@@ -769,16 +778,16 @@ Status Workspace::Rename(std::string_view from, std::string_view to) const {
   TALARIA_RETURN_IF_ERROR(impl_->CheckWriteReal(dst.fd.get(), dst.leaf, to));
   struct stat dst_st {};
   if (::fstatat(dst.fd.get(), dst.leaf.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0) {
-    return AlreadyExistsError("Cannot move " + Quote(from) + ": destination " + Quote(to) +
-                              " already exists");
+    return AlreadyExistsError("Cannot move " + QuoteWorkspacePath(from) + ": destination " +
+                              QuoteWorkspacePath(to) + " already exists");
   }
   TALARIA_RETURN_IF_ERROR(impl_->VerifyParent(src, from));
   TALARIA_RETURN_IF_ERROR(impl_->VerifyParent(dst, to));
   if (::renameat2(src.fd.get(), src.leaf.c_str(), dst.fd.get(), dst.leaf.c_str(),
                   RENAME_NOREPLACE) != 0) {
     if (errno == EEXIST) {
-      return AlreadyExistsError("Cannot move " + Quote(from) + ": destination " + Quote(to) +
-                                " already exists");
+      return AlreadyExistsError("Cannot move " + QuoteWorkspacePath(from) + ": destination " +
+                                QuoteWorkspacePath(to) + " already exists");
     }
     return ErrnoStatus(errno, "rename", from);
   }

@@ -17,7 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kControlTimeout = 30s;
+constexpr auto kExecControlTimeout = 30s;
 
 // docker exec sends its argv as JSON, which turns every byte that is not UTF-8 into U+FFFD. So
 // the arguments travel as ASCII, other bytes (and backslash) as \0NNN, and this first line of
@@ -70,7 +70,7 @@ class ExecShellEnvironment final : public Environment {
   Status Prepare(const std::string& initial_cwd) {
     SpawnOptions spawn;
     spawn.argv = Argv(kInitScript, {initial_cwd}, ExecTty::kNo);
-    spawn.timeout = kControlTimeout;
+    spawn.timeout = kExecControlTimeout;
     ProcessResult r = TALARIA_TRY(RunProcess(spawn));
     if (r.timed_out) return UnavailableError(client_.what + " does not answer");
     const std::vector<std::string_view> lines = SplitLines(r.stdout_text);
@@ -160,7 +160,7 @@ class ExecShellEnvironment final : public Environment {
   void KillRun(const std::string& id) {
     SpawnOptions kill;
     kill.argv = Argv(kKillScript, {state_dir_, id}, ExecTty::kNo);
-    kill.timeout = kControlTimeout;
+    kill.timeout = kExecControlTimeout;
     (void)RunProcess(kill);
   }
 

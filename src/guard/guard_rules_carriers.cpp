@@ -15,7 +15,7 @@
 namespace talaria::safety::guard {
 namespace {
 
-std::string Join(const std::vector<const ShellWord*>& a, size_t from, size_t to) {
+std::string JoinWords(const std::vector<const ShellWord*>& a, size_t from, size_t to) {
   std::string out;
   for (size_t i = from; i < a.size() && i < to; ++i) {
     if (!out.empty()) out += ' ';
@@ -301,7 +301,7 @@ void JudgeTmux(Judge& judge, const CommandView& v, int depth) {
                sub == "respawnp" || sub == "respawn-window" || sub == "respawnw" ||
                sub == "run-shell" || sub == "run" || sub == "pipe-pane" || sub == "pipep" ||
                sub == "display-popup" || sub == "popup") {
-      if (k < end) judge.JudgeScript(Join(v.args, k, end), depth + 1);
+      if (k < end) judge.JudgeScript(JoinWords(v.args, k, end), depth + 1);
     } else if ((sub == "if-shell" || sub == "if") && k < end) {
       judge.JudgeScript(v.args[k]->text, depth + 1);
     }
@@ -319,7 +319,7 @@ void JudgeScreen(Judge& judge, const CommandView& v, int depth) {
       const std::string_view cmd = v.args[i + 1]->text;
       if ((cmd == "stuff" || cmd == "exec" || cmd == "screen") && i + 2 < v.args.size()) {
         std::string text;
-        const std::string joined = Join(v.args, i + 2, v.args.size());
+        const std::string joined = JoinWords(v.args, i + 2, v.args.size());
         for (size_t k = 0; k < joined.size(); ++k) {
           if (joined[k] == '^' && k + 1 < joined.size() &&
               (joined[k + 1] == 'M' || joined[k + 1] == 'J')) {

@@ -36,8 +36,12 @@ std::string Tail(std::string text, size_t max_bytes) {
   return text;
 }
 
+}  // namespace
+
 // State of one server, shared with its tools' handlers (through weak_ptr) and connection
-// callbacks.
+// callbacks. Outside the anonymous namespace: Impl holds it, and in a unity batch Impl is not
+// in the main file, where a member of internal-linkage type is an error (-Wsubobject-linkage).
+namespace client_internal {
 struct ServerSlot {
   ServerConfig config;
   SecretMask mask;  // built from config; applied to every reason, log line and error
@@ -54,6 +58,10 @@ struct ServerSlot {
   std::string ping_failure;                 // Guarded by mu. Why a keepalive ended it.
   bool settled = false;                     // Guarded by mu. First attempt finished.
 };
+}  // namespace client_internal
+using client_internal::ServerSlot;
+
+namespace {
 
 Clock::time_point DeadlineIn(std::chrono::milliseconds d) { return Clock::now() + d; }
 

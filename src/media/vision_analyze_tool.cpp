@@ -20,7 +20,7 @@
 namespace talaria::media {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kVisionSchema = R"json({
   "name": "vision_analyze",
   "description": "Look at an image and answer a question about it with a vision model. The image is a path to an image file in the workspace or an http(s) URL. The answer describes the image fully, then answers the question.",
   "parameters": {
@@ -36,7 +36,7 @@ constexpr std::string_view kSchema = R"json({
 // Bytes read from a file or a URL before any check (a larger source is refused).
 constexpr size_t kMaxSourceBytes = size_t{40} << 20;
 
-ToolResult Failure(const std::string& message) {
+ToolResult VisionFailure(const std::string& message) {
   ToolResult r = ToolResult::Text(DumpJson(Json{{"success", false}, {"error", message}}));
   r.status = CallStatus::kError;
   return r;
@@ -60,25 +60,26 @@ Result<std::string> ReadSource(const std::string& source, ToolContext& ctx,
 ToolResult VisionAnalyze(const Json& args, ToolContext& ctx) {
   const std::string source = JsonStringField(args, "image_url");
   const std::string question = JsonStringField(args, "question");
-  if (source.empty()) return Failure("image_url is empty");
+  if (source.empty()) return VisionFailure("image_url is empty");
   if (question.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Failure("question is empty");
+    return VisionFailure("question is empty");
   }
   auto settings = LoadVisionSettings();
-  if (!settings) return Failure(settings.error().message());
+  if (!settings) return VisionFailure(settings.error().message());
   if (settings->model.empty()) {
-    return Failure("no vision model is configured: set auxiliary.vision.model in config.yaml");
+    return VisionFailure(
+        "no vision model is configured: set auxiliary.vision.model in config.yaml");
   }
   const auto deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() +
                                                    std::chrono::seconds(settings->timeout_seconds));
   auto bytes = ReadSource(source, ctx, deadline);
-  if (!bytes) return Failure("cannot read the image: " + bytes.error().message());
+  if (!bytes) return VisionFailure("cannot read the image: " + bytes.error().message());
   const std::string prompt =
       "Fully describe and explain everything about this image, then answer the following "
       "question:\n\n" +
       question;
   auto answer = AskVisionModel(*settings, *bytes, prompt, ctx.cancel, deadline);
-  if (!answer) return Failure(answer.error().message());
+  if (!answer) return VisionFailure(answer.error().message());
   const std::string& analysis = *answer;
   ToolResult r = ToolResult::Text(DumpJson(Json{{"success", true}, {"analysis", analysis}}));
   // What a model says about an image from outside is data, not instructions.
@@ -92,7 +93,7 @@ bool VisionConfigured() {
 }
 
 // What `talaria tools` says when no vision model is configured ("" when one is).
-std::string WhatToSet() {
+std::string VisionWhatToSet() {
   auto s = LoadVisionSettings();
   if (!s) return s.error().message();
   return s->model.empty() ? "no vision model: set auxiliary.vision.model (or model.name) in "
@@ -100,14 +101,14 @@ std::string WhatToSet() {
                           : "";
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeVisionSpec() {
   ToolSpec spec;
   spec.name = "vision_analyze";
   spec.toolset = "vision";
-  spec.schema = kSchema;
+  spec.schema = kVisionSchema;
   spec.handler = VisionAnalyze;
   spec.check_fn = VisionConfigured;
-  spec.unavailable_reason = WhatToSet;
+  spec.unavailable_reason = VisionWhatToSet;
   spec.emoji = "\xF0\x9F\x91\x81";  // "👁"
   spec.parallel = ParallelClass::kSafe;
   spec.counts_as_read = true;
@@ -119,4 +120,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::media
 
-TALARIA_TOOL(VisionAnalyze, talaria::media::MakeSpec());
+TALARIA_TOOL(VisionAnalyze, talaria::media::MakeVisionSpec());

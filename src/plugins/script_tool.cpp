@@ -70,7 +70,7 @@ std::string GuardSummary(const safety::GuardVerdict& verdict) {
   return out;
 }
 
-bool IsErrorObject(const std::string& text) {
+bool IsScriptErrorObject(const std::string& text) {
   if (text.empty() || text.front() != '{') return false;
   auto parsed = ParseJson(text);
   return parsed && parsed->is_object() && parsed->contains("error");
@@ -220,7 +220,7 @@ exit $talaria_rc
     std::string text = std::move(stdout_text);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     ToolResult r = ToolResult::Text(std::move(text));
-    if (IsErrorObject(r.text)) r.status = CallStatus::kError;
+    if (IsScriptErrorObject(r.text)) r.status = CallStatus::kError;
     return r;
   };
   return spec;

@@ -41,7 +41,7 @@ const std::vector<TestModel>& DefaultModels() {
 
 constexpr std::chrono::minutes kPerModelLimit{10};
 
-ToolResult Answer(const Json& j) {
+ToolResult InferenceAnswer(const Json& j) {
   ToolResult r = ToolResult::Text(j.dump(2, ' ', false, Json::error_handler_t::replace));
   if (j.is_object() && j.contains("error")) r.status = CallStatus::kError;
   return r;
@@ -98,21 +98,23 @@ ToolResult TestInference(const Json& args, ToolContext& ctx) {
   const int64_t num_steps = IntArg(args, "num_steps", 3);
   const int64_t group_size = IntArg(args, "group_size", 16);
   auto settings = LoadRlSettings();
-  if (!settings) return Answer({{"error", settings.error().message()}});
+  if (!settings) return InferenceAnswer({{"error", settings.error().message()}});
   RlState& state = RlState::Get();
   EnvironmentInfo env;
   std::string env_name;
   {
     std::lock_guard lock(state.mu);
     if (state.current_env.empty()) {
-      return Answer({{"error", "No environment selected. Use rl_select_environment(name) first."}});
+      return InferenceAnswer(
+          {{"error", "No environment selected. Use rl_select_environment(name) first."}});
     }
     env = state.current_info;
     env_name = state.current_env;
   }
   const std::string api_key = EnvValue("OPENROUTER_API_KEY");
   if (api_key.empty()) {
-    return Answer({{"error", "OPENROUTER_API_KEY not set. Required for inference testing."}});
+    return InferenceAnswer(
+        {{"error", "OPENROUTER_API_KEY not set. Required for inference testing."}});
   }
   std::vector<TestModel> models;
   if (auto m = args.find("models"); m != args.end() && m->is_array() && !m->empty()) {
@@ -133,7 +135,7 @@ ToolResult TestInference(const Json& args, ToolContext& ctx) {
   const std::string out_dir = settings->logs_dir + "/inference_tests";
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (ec) return Answer({{"error", "cannot create " + out_dir + ": " + ec.message()}});
+  if (ec) return InferenceAnswer({{"error", "cannot create " + out_dir + ": " + ec.message()}});
   const Json locked = LockedRunConfig(*settings)["env"];
   Json results = {
       {"environment", env_name},

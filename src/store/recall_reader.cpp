@@ -14,7 +14,7 @@ namespace {
 
 // How long a read waits when SQLite reports the file busy. In WAL mode that happens only while
 // another connection recovers the log after a crash, a short moment.
-constexpr int kBusyTimeoutMs = 5000;
+constexpr int kReaderBusyTimeoutMs = 5000;
 // Lineages are short (a session, its delegated children, their children); the bound stops a
 // damaged parent chain.
 constexpr int kMaxLineageDepth = 64;
@@ -102,7 +102,7 @@ class ReadScope {
 Result<SqliteDb*> RecallReader::Db() {
   if (db_ == nullptr) {
     db_ = TALARIA_TRY(SqliteDb::OpenReadOnly(path_));
-    sqlite3_busy_timeout(db_->handle(), kBusyTimeoutMs);
+    sqlite3_busy_timeout(db_->handle(), kReaderBusyTimeoutMs);
     // A file that is not (yet) a talaria database: say so instead of "no such table".
     const int64_t version = TALARIA_TRY(db_->QueryInt("PRAGMA user_version"));
     if (version < 2) {

@@ -2,7 +2,7 @@
 // trigram index over the messages holding CJK text.
 //
 // Two steps. First the matching ids and their BM25 rank (talaria_bm25, fts_rank.h), newest first
-// and at most kRankWindow of them (FTS5 streams rowids in order, so this stops early; ranking
+// and at most kSearchRankWindow of them (FTS5 streams rowids in order, so this stops early; ranking
 // every match of a word that is in every message would read the whole index), then sorted by
 // rank. Then one lookup per hit for its message and snippet: snippets are built for `limit`
 // rows, not for every match.
@@ -20,11 +20,11 @@ namespace {
 // bm25 ranks at most this many of the newest matches. Queries matching fewer (the specific ones
 // a search is for) are ranked whole; at 1,000,000 messages a window of 10,000 cost 20 ms for a
 // word in most messages and 90 ms for a common CJK phrase.
-constexpr int64_t kRankWindow = 2'000;
+constexpr int64_t kSearchRankWindow = 2'000;
 // Terms too short for a trigram are looked for in at most this many of the newest CJK messages:
 // a substring scan has no index, and bounding it bounds the query (20,000 rows took ~100 ms).
-constexpr int64_t kSubstringScanRows = 5'000;
-constexpr size_t kSubstringSnippetBytes = 80;  // each side of a substring hit
+constexpr int64_t kSearchSubstringScanRows = 5'000;
+constexpr size_t kSearchSubstringSnippetBytes = 80;  // each side of a substring hit
 
 // Step 1 for each index. ?1 MATCH, ?2 the excluded session, ?3 the window, ?4 the short
 // substrings as a JSON array (each must appear in the message); kWordHits: ?5 the FtsRankStats.
@@ -73,7 +73,9 @@ constexpr const char* kPlainHit =
     "SELECT session_id, seq, role, content || ' ' || name || ' ' || coalesce(tool_calls, '') "
     "FROM messages WHERE id = ?2";
 
-int64_t ClampLimit(size_t limit) { return static_cast<int64_t>(std::min<size_t>(limit, 1u << 20)); }
+int64_t ClampSearchLimit(size_t limit) {
+  return static_cast<int64_t>(std::min<size_t>(limit, 1u << 20));
+}
 
 std::string SubstringsJson(const std::vector<std::string>& substrings) {
   Json array = Json::array();
@@ -106,15 +108,15 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
     Stmt s = TALARIA_TRY(db_->Prepare(hits_sql));
     s.Bind(1, q.match).Bind(2, options.exclude_session);
     if (hits_sql == kWordHits) {
-      s.Bind(3, kRankWindow);
+      s.Bind(3, kSearchRankWindow);
       stats.max_rowid = TALARIA_TRY(db_->QueryInt("SELECT coalesce(max(id), 0) FROM messages"));
       BindFtsRankStats(s, 5, &stats);
     } else {
       // CJK hits all rank 0: the newest `limit` are the answer.
-      s.Bind(3, ClampLimit(options.limit));
+      s.Bind(3, ClampSearchLimit(options.limit));
       if (hits_sql != kTrigramHits) s.Bind(4, substrings);
       if (hits_sql == kSubstringHits) {
-        s.Bind(5, kSubstringScanRows).Bind(6, q.substrings.front());
+        s.Bind(5, kSearchSubstringScanRows).Bind(6, q.substrings.front());
         s.Bind(7, static_cast<int64_t>(q.substrings.size() - 1));
       }
     }
@@ -137,9 +139,9 @@ Result<std::vector<SearchHit>> SqliteSessionStore::SearchLocked(std::string_view
     hit.session_id = s.Text(0);
     hit.seq = s.Int(1);
     hit.role = s.Text(2);
-    hit.snippet = hit_sql == kPlainHit
-                      ? SubstringSnippet(s.Text(3), q.substrings.front(), kSubstringSnippetBytes)
-                      : s.Text(3);
+    hit.snippet = hit_sql == kPlainHit ? SubstringSnippet(s.Text(3), q.substrings.front(),
+                                                          kSearchSubstringSnippetBytes)
+                                       : s.Text(3);
     hit.rank = r.rank;
     hits.push_back(std::move(hit));
   }

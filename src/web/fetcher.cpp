@@ -17,7 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Env(const char* name) {
+std::string FetcherEnv(const char* name) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
   return v == nullptr ? "" : v;
 }
@@ -29,8 +29,8 @@ bool IsRedirect(int status) {
 }  // namespace
 
 std::string ProxyFromEnvironment(std::string_view scheme, std::string_view host) {
-  std::string no_proxy = Env("no_proxy");
-  if (no_proxy.empty()) no_proxy = Env("NO_PROXY");
+  std::string no_proxy = FetcherEnv("no_proxy");
+  if (no_proxy.empty()) no_proxy = FetcherEnv("NO_PROXY");
   if (no_proxy == "*") return "";
   size_t start = 0;
   while (start <= no_proxy.size()) {
@@ -45,10 +45,10 @@ std::string ProxyFromEnvironment(std::string_view scheme, std::string_view host)
     start = end + 1;
   }
   // libcurl reads http_proxy only in lower case (HTTP_PROXY can be set by a CGI request).
-  std::string proxy = scheme == "https" ? Env("https_proxy") : Env("http_proxy");
-  if (proxy.empty() && scheme == "https") proxy = Env("HTTPS_PROXY");
-  if (proxy.empty()) proxy = Env("all_proxy");
-  if (proxy.empty()) proxy = Env("ALL_PROXY");
+  std::string proxy = scheme == "https" ? FetcherEnv("https_proxy") : FetcherEnv("http_proxy");
+  if (proxy.empty() && scheme == "https") proxy = FetcherEnv("HTTPS_PROXY");
+  if (proxy.empty()) proxy = FetcherEnv("all_proxy");
+  if (proxy.empty()) proxy = FetcherEnv("ALL_PROXY");
   return proxy;
 }
 

@@ -12,7 +12,7 @@
 namespace talaria::web {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kWebSearchSchema = R"json({
   "name": "web_search",
   "description": "Search the web for information on any topic. Returns up to `limit` results, each with a title, URL and description. The backend may support operators such as site:, filetype:, intitle:, -term and \"exact phrases\". Use web_extract to read a result's page.",
   "parameters": {
@@ -79,11 +79,11 @@ std::string WhatToSet() {
   return chosen ? std::string() : chosen.error().message();
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeWebSearchSpec() {
   ToolSpec spec;
   spec.name = "web_search";
   spec.toolset = "web";  // the original's; the static table also puts it in "search"
-  spec.schema = kSchema;
+  spec.schema = kWebSearchSchema;
   spec.handler = WebSearch;
   spec.check_fn = AnyBackend;
   spec.unavailable_reason = WhatToSet;
@@ -98,4 +98,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::web
 
-TALARIA_TOOL(WebSearch, talaria::web::MakeSpec());
+TALARIA_TOOL(WebSearch, talaria::web::MakeWebSearchSpec());

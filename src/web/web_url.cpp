@@ -15,7 +15,7 @@
 namespace talaria::web {
 namespace {
 
-Status Refuse(std::string_view what, std::string_view rule) {
+Status RefuseUrl(std::string_view what, std::string_view rule) {
   return PermissionDeniedError(std::string(kGuardRefusal) + std::string(what) +
                                " (rule: " + std::string(rule) + ")");
 }
@@ -47,17 +47,17 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
   for (char c : url.substr(0, sep))
     out.scheme += static_cast<char>(c | (c >= 'A' && c <= 'Z' ? 0x20 : 0));
   if (out.scheme != "http" && out.scheme != "https") {
-    return Err(Refuse("scheme '" + out.scheme + "' is not http or https", "scheme"));
+    return Err(RefuseUrl("scheme '" + out.scheme + "' is not http or https", "scheme"));
   }
   const std::string_view rest = url.substr(sep + 3);
   const size_t auth_end = rest.find_first_of("/?#");
   const std::string_view authority = rest.substr(0, auth_end);
   std::string_view tail = auth_end == std::string_view::npos ? "" : rest.substr(auth_end);
   if (authority.find('@') != std::string_view::npos) {
-    return Err(Refuse("user info in a URL is not followed", "userinfo"));
+    return Err(RefuseUrl("user info in a URL is not followed", "userinfo"));
   }
   if (authority.find('\\') != std::string_view::npos) {
-    return Err(Refuse("a backslash in a URL's host is not followed", "userinfo"));
+    return Err(RefuseUrl("a backslash in a URL's host is not followed", "userinfo"));
   }
   std::string_view host;
   std::string_view port;
@@ -72,7 +72,7 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
       port = after.substr(1);
     }
     if (host.find('%') != std::string_view::npos) {
-      return Err(Refuse("an IPv6 zone id in a URL is not followed", "zone-id"));
+      return Err(RefuseUrl("an IPv6 zone id in a URL is not followed", "zone-id"));
     }
   } else {
     const size_t colon = authority.rfind(':');
@@ -100,14 +100,14 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
                     [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
       // Judged as the name it becomes: the mapping can turn fullwidth digits into an address.
       auto mapped = HostToAscii(host);
-      if (!mapped) return Err(Refuse(mapped.error().message(), "idn"));
+      if (!mapped) return Err(RefuseUrl(mapped.error().message(), "idn"));
       ascii = std::move(*mapped);
       host = ascii;
     }
     std::string lower;
     lower.reserve(host.size());
     for (char c : host) {
-      if (c == '%') return Err(Refuse("a percent-encoded host name", "encoded-host"));
+      if (c == '%') return Err(RefuseUrl("a percent-encoded host name", "encoded-host"));
       const char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c;
       if (!HostChar(l))
         return Err(InvalidArgumentError("URL host has a character hosts never have"));
@@ -115,7 +115,7 @@ Result<WebUrl> ParseWebUrl(std::string_view url) {
     }
     if (IsAmbiguousNumericHost(lower)) {
       return Err(
-          Refuse("numeric host '" + lower + "' is not a valid IPv4 address", "numeric-host"));
+          RefuseUrl("numeric host '" + lower + "' is not a valid IPv4 address", "numeric-host"));
     }
     out.ip = ParseIpLiteral(lower);
     if (!out.ip) {

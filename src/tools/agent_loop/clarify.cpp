@@ -10,7 +10,7 @@
 
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kClarifySchema = R"json({
   "name": "clarify",
   "description": "Ask the user a question when you need a decision, missing information or feedback before going on. Give either `question` (one question) or `questions` (a batch). Three kinds of question:\n1. Single choice: give up to 4 `choices`. The user picks one, or types an answer of their own through an 'Other' option the interface adds. Put the option you recommend first: the interface marks it as recommended and preselects it.\n2. Multiple choice: also set multi_select=true. The user may tick several options, and user_response is then a list.\n3. Open question: leave out `choices`; the user answers in free text.\n\nTo ask several independent questions at once, pass them in `questions` (up to 5, each with its own choices and multi_select, mixing the three kinds freely). The user answers them all on one form, in any order; prefer this to a chain of single-question calls.\n\nPut the options only in `choices`, never spelled out inside the question text: options written into the question cannot be selected. Right: question='Which database should the service use?', choices=['PostgreSQL', 'SQLite']. Wrong: question='Which database: (a) PostgreSQL or (b) SQLite?' with no choices.\n\nUse it when a task is ambiguous and the user should choose the approach, when a decision has trade-offs the user should weigh, or to ask how a finished task worked out. When a decision is low-stakes, make a sensible choice yourself instead of asking.",
   "parameters": {
@@ -62,7 +62,7 @@ constexpr std::string_view kSchema = R"json({
 TALARIA_TOOL(Clarify, talaria::tools::AgentLoopToolSpec({
                           .name = "clarify",
                           .toolset = "clarify",
-                          .schema = kSchema,
+                          .schema = kClarifySchema,
                           .emoji = "\xE2\x9D\x93",  // "❓"
                           .parallel = talaria::ParallelClass::kNever,
                           .annotations = {.read_only = true},

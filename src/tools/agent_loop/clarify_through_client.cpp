@@ -12,7 +12,7 @@ namespace {
 
 // A person gets this long to answer (the call's own deadline may be shorter); the original's
 // agent.clarify_timeout.
-constexpr std::chrono::minutes kAnswerTimeout{10};
+constexpr std::chrono::minutes kClientAnswerTimeout{10};
 
 std::string FieldKey(const ClarifyRequest& request, size_t i) {
   return request.batch ? "q" + std::to_string(i + 1) : std::string("answer");
@@ -91,7 +91,7 @@ std::optional<ToolResult> ClarifyThroughClient(std::string_view name, const Json
   const Json params = {{"message", FormMessage(*request)},
                        {"requestedSchema", FormSchema(*request)}};
   Result<Json> reply = ctx.client->Request("elicitation/create", params, ctx.cancel,
-                                           EarlierDeadline(ctx.deadline, kAnswerTimeout));
+                                           EarlierDeadline(ctx.deadline, kClientAnswerTimeout));
   const size_t n = request->questions.size();
   if (!reply) {
     const StatusCode code = reply.error().code();

@@ -11,7 +11,7 @@
 
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kDelegateTaskSchema = R"json({
   "name": "delegate_task",
   "description": "Hand work to one or more subagents. Each runs in an isolated context with its own conversation, working session and toolsets, and only its final summary comes back to you: its intermediate steps never enter your context.\n\nTWO FORMS (give `goal` or `tasks`):\n1. One task: `goal`, plus optional `context` and `toolsets`.\n2. Batch: a `tasks` array. The tasks run in parallel, up to the configured concurrency limit (3 by default), and the results come back together.\n\nGOOD USES: reasoning-heavy subtasks (debugging, code review, synthesising research), work whose intermediate output would flood your context, and independent workstreams that can proceed side by side.\nPOOR USES: a single tool call (make it yourself), mechanical steps that need no judgement, and anything that needs the user's input (subagents cannot talk to the user).\n\nIMPORTANT:\n- Subagents have not seen this conversation. Put everything they need in `context`: file paths, error messages, constraints, and the language or tone the user expects (otherwise they answer in English).\n- A summary is the subagent's own account, not a verified fact. For work with side effects (files written, remote changes, uploads, publishing) ask for a checkable handle (absolute path, URL, id, status code) and check it yourself before telling the user it worked.\n- Subagents cannot ask the user questions or save long-term notes. A 'leaf' subagent (the default) cannot delegate; an 'orchestrator' may start its own workers when nesting is enabled in the configuration (it is off by default).\n- Delegation runs inside the current turn: if the turn is interrupted, the subagents are cancelled and their work is lost. For one long, independent task, set background=true instead.\n- Results always come back as an array with one entry per task.",
   "parameters": {
@@ -77,7 +77,7 @@ constexpr std::string_view kSchema = R"json({
 TALARIA_TOOL(DelegateTask, talaria::tools::AgentLoopToolSpec({
                                .name = "delegate_task",
                                .toolset = "delegation",
-                               .schema = kSchema,
+                               .schema = kDelegateTaskSchema,
                                .emoji = "\xF0\x9F\x94\x80",  // "🔀"
                                .parallel = talaria::ParallelClass::kNever,
                                .annotations = {},

@@ -11,7 +11,7 @@
 
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kMemorySchema = R"json({
   "name": "memory",
   "description": "Keep durable facts that should outlive this session. Saved entries are put in front of you at the start of every future session, so each one should be short and worth its space.\n\nHOW: make every change in a single call through the `operations` array (items are {action, content?, old_text?}). The batch is applied atomically and the size limit is checked only against the end result, so one call can drop or shorten stale entries and add new ones even when the addition alone would not fit. The reply shows usage (current/limit characters) and confirms the write; a successful call is complete, so do not send it again. Use the single-change fields (action, content, old_text) only for one isolated edit.\n\nWHEN: save without being asked when the user states a preference, corrects you or shares something personal, and when you learn a lasting fact about their environment, conventions or workflow. Priority: the user's preferences and corrections first, then facts about the environment, then procedures. A good entry saves the user from having to tell you again.\n\nWHEN FULL: an addition that would exceed the limit is refused and the current entries are listed. Send one batch that removes or condenses enough stale entries and adds the new one.\n\nTARGETS: 'user' describes the user (name, role, preferences, style); 'memory' holds your own notes (environment, conventions, tool quirks, lessons learned).\n\nDO NOT SAVE: trivial or obvious facts, anything easy to look up again, raw data, progress on the current task, logs of finished work, or a temporary to-do list.",
   "parameters": {
@@ -68,7 +68,7 @@ constexpr std::string_view kSchema = R"json({
 TALARIA_TOOL(Memory, talaria::tools::AgentLoopToolSpec({
                          .name = "memory",
                          .toolset = "memory",
-                         .schema = kSchema,
+                         .schema = kMemorySchema,
                          .emoji = "\xF0\x9F\xA7\xA0",  // "🧠"
                          .parallel = talaria::ParallelClass::kNever,
                          .annotations = {},

@@ -11,7 +11,7 @@
 
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kSessionSearchSchema = R"json({
   "name": "session_search",
   "description": "Search and read your earlier conversations, which are stored locally and indexed for full-text search (SQLite FTS5). The arguments you pass decide the mode; there is no mode parameter.\n\n1) DISCOVER: pass `query`. Returns up to `limit` matching sessions, at most one per conversation lineage. With detail='adaptive' (the default) the best match comes with the first and last messages of its session plus a window of messages around the hit, while lower-ranked matches carry only the matching message and metadata; detail='full' expands every result that way. Each result names its session_id and match_message_id.\n2) SCROLL: pass `session_id` and `around_message_id`. Returns `window` messages on each side of that message, with no search and no opening/closing messages. To move forward, call again anchored on the last message id of the window; to move back, on the first. When a side holds fewer than `window` messages you have reached the start or the end of the session.\n3) READ: pass `session_id` alone. Returns the whole session, or its beginning and end when it is long.\n4) BROWSE: pass nothing. Lists recent sessions with titles, previews and times; useful when the user asks what they were working on without naming a topic.\n\nQUERY SYNTAX (FTS5): terms are combined with AND by default, so every word must match. Use OR for broader recall (alpha OR beta), double quotes for an exact phrase (\"docker networking\"), NOT to exclude a term (python NOT java) and a trailing * for a prefix (deploy*).\n\nUse it for questions about earlier conversations: what was decided about X, where work on Y stopped, which session dealt with Z. It tells you what was said and when; it does not show the current state of files or the outside world.",
   "parameters": {
@@ -69,7 +69,7 @@ constexpr std::string_view kSchema = R"json({
 TALARIA_TOOL(SessionSearch, talaria::tools::AgentLoopToolSpec({
                                 .name = "session_search",
                                 .toolset = "session_search",
-                                .schema = kSchema,
+                                .schema = kSessionSearchSchema,
                                 .emoji = "\xF0\x9F\x94\x8E",  // "🔎"
                                 .parallel = talaria::ParallelClass::kSafe,
                                 .annotations = {.read_only = true, .idempotent = true},

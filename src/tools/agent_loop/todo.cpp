@@ -10,7 +10,7 @@
 
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kTodoSchema = R"json({
   "name": "todo",
   "description": "Keep a task list for work that takes three or more steps, or when the user hands you several tasks at once. When a request covers every item of some collection, give each item its own entry so nothing is silently skipped. Call with no arguments to read the current list; every call returns the whole list.\nThe order of the list is its priority. Keep exactly one item in_progress at a time. Break a large phase into subtasks by giving them a parent. Mark an item completed only after the work is verified, not when you merely plan to do it; if something fails, mark it cancelled and add a revised item.",
   "parameters": {
@@ -57,7 +57,7 @@ constexpr std::string_view kSchema = R"json({
 TALARIA_TOOL(Todo, talaria::tools::AgentLoopToolSpec({
                        .name = "todo",
                        .toolset = "todo",
-                       .schema = kSchema,
+                       .schema = kTodoSchema,
                        .emoji = "\xF0\x9F\x93\x8B",  // "📋"
                        .parallel = talaria::ParallelClass::kNever,
                        .annotations = {},

@@ -30,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 // Cancellation is looked at this often while nothing arrives.
 constexpr std::chrono::milliseconds kSlice{50};
 // After the kill on timeout or cancel: how long the channel gets to end.
-constexpr std::chrono::milliseconds kKillGrace{500};
+constexpr std::chrono::milliseconds kRemoteKillGrace{500};
 // What is kept of text on the channel that is no message (ssh's or the shell's own words).
 constexpr size_t kMaxDiagnosticBytes = 4096;
 // A line longer than this is no relay of ours talking: the channel is abandoned.
@@ -167,7 +167,7 @@ Result<ScriptRun> RunRemoteScript(env::Environment& environment, const RemoteScr
   // interpreter's process group (end of its stdin).
   channel.input.reset();
   TerminateProcessGroup(channel.pid, channel.pidfd.get(),
-                        exited ? std::chrono::milliseconds(0) : kKillGrace);
+                        exited ? std::chrono::milliseconds(0) : kRemoteKillGrace);
   siginfo_t info{};
   while (::waitid(P_PID, static_cast<id_t>(channel.pid), &info, WEXITED) != 0 && errno == EINTR) {
   }

@@ -29,7 +29,7 @@ namespace talaria::tools {
 using namespace ::talaria::editing;  // NOLINT(google-build-using-namespace)
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kPatchSchema = R"json({
   "name": "patch",
   "description": "Edit files in place. mode 'replace' (default): find old_string in the file at path and put new_string there; old_string must identify one place (add surrounding lines to make it unique) unless replace_all is true. Small differences in whitespace, indentation, escaping or typographic quotes are tolerated; the result names the matcher used and its similarity, and approximate matches that are not close enough are refused with the nearest candidate shown. mode 'patch': apply a V4A patch that can update, add, delete and move several files at once; it is checked as a whole and nothing is written unless every part applies. Results include a unified diff and syntax problems the edit introduced.",
   "parameters": {
@@ -68,7 +68,7 @@ constexpr std::string_view kSchema = R"json({
 
 // Files larger than this are not edited (matching and diffing hold several copies in memory).
 constexpr size_t kMaxPatchFileBytes = size_t{32} << 20;
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
+constexpr std::string_view kPatchBom = "\xEF\xBB\xBF";
 constexpr std::string_view kTool = "patch";
 constexpr std::string_view kAlreadyAppliedNote =
     "File already contains the target text (every change in this patch is already present), so "
@@ -120,9 +120,9 @@ Result<std::optional<FileText>> ReadForPatch(const safety::Workspace& ws, const 
     return Err(InvalidArgumentError(path + " is a binary file (it contains NUL bytes); patch edits "
                                            "text files only"));
   }
-  if (std::string_view(*content).starts_with(kBom)) {
-    file.bom = std::string(kBom);
-    content->erase(0, kBom.size());
+  if (std::string_view(*content).starts_with(kPatchBom)) {
+    file.bom = std::string(kPatchBom);
+    content->erase(0, kPatchBom.size());
   }
   file.text = std::move(*content);
   return std::optional<FileText>(std::move(file));
@@ -168,7 +168,7 @@ Status VerifyWritten(const safety::Workspace& ws, const std::string& path,
   return Status::Ok();
 }
 
-std::optional<std::string> StringArg(const Json& args, const char* name) {
+std::optional<std::string> PatchStringArg(const Json& args, const char* name) {
   auto it = args.find(name);
   if (it == args.end() || !it->is_string()) return std::nullopt;
   return it->get<std::string>();
@@ -193,9 +193,9 @@ std::string MissHint(int misses, std::string_view display) {
 }
 
 ToolResult Replace(const Json& args, ToolContext& ctx, const safety::Workspace& ws) {
-  std::optional<std::string> path = StringArg(args, "path");
-  std::optional<std::string> old_string = StringArg(args, "old_string");
-  std::optional<std::string> new_string = StringArg(args, "new_string");
+  std::optional<std::string> path = PatchStringArg(args, "path");
+  std::optional<std::string> old_string = PatchStringArg(args, "old_string");
+  std::optional<std::string> new_string = PatchStringArg(args, "new_string");
   if (!path || path->empty())
     return Failure("path is required for mode 'replace'", "invalid_arguments");
   if (!old_string) return Failure("old_string is required for mode 'replace'", "invalid_arguments");
@@ -574,7 +574,7 @@ ToolResult PatchHandler(const Json& args, ToolContext& ctx) {
   const std::string mode = args.value("mode", std::string("replace"));
   if (mode == "replace") return Replace(args, ctx, *ws);
   if (mode == "patch") {
-    std::optional<std::string> patch = StringArg(args, "patch");
+    std::optional<std::string> patch = PatchStringArg(args, "patch");
     if (!patch || patch->empty()) {
       return Failure("patch is required for mode 'patch'", "invalid_arguments");
     }
@@ -605,11 +605,11 @@ Result<std::optional<std::vector<std::string>>> PatchCallPaths(const Json& args)
   return paths;
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakePatchSpec() {
   ToolSpec spec;
   spec.name = "patch";
   spec.toolset = "file";
-  spec.schema = kSchema;
+  spec.schema = kPatchSchema;
   spec.handler = PatchHandler;
   spec.emoji = "\xF0\x9F\xA9\xB9";  // "🩹"
   spec.max_result_chars = 100'000;
@@ -624,4 +624,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(Patch, talaria::tools::MakeSpec());
+TALARIA_TOOL(Patch, talaria::tools::MakePatchSpec());

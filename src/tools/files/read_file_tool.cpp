@@ -21,7 +21,7 @@
 namespace talaria::tools {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kReadFileSchema = R"json({
   "name": "read_file",
   "description": "Read a text file with line numbers. Output lines look like 'N|content' (the number and '|' are not part of the file). Reads 500 lines by default; use offset and limit to page through large files (the result tells you the next offset). Binary files are refused with their type named. Prefer search_files to locate code in large files first.",
   "parameters": {
@@ -284,11 +284,11 @@ ToolResult ReadFile(const Json& args, ToolContext& ctx) {
                             "with execute_code)"),
      true);
 
-ToolSpec MakeSpec() {
+ToolSpec MakeReadFileSpec() {
   ToolSpec spec;
   spec.name = "read_file";
   spec.toolset = "file";
-  spec.schema = kSchema;
+  spec.schema = kReadFileSchema;
   spec.handler = ReadFile;
   spec.emoji = "\xF0\x9F\x93\x96";  // "📖"
   spec.parallel = ParallelClass::kPathScoped;
@@ -304,4 +304,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(ReadFile, talaria::tools::MakeSpec());
+TALARIA_TOOL(ReadFile, talaria::tools::MakeReadFileSpec());

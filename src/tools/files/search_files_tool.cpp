@@ -22,7 +22,7 @@ namespace talaria::tools {
 using namespace ::talaria::search;  // NOLINT(google-build-using-namespace)
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kSearchFilesSchema = R"json({
   "name": "search_files",
   "description": "Search inside files or find files by name. Use this instead of grep, rg, find or ls in the terminal: it is faster and its output is structured.\n\nContent search (target='content'): a regular expression matched against each line. Output modes: matching lines with line numbers (content), paths of matching files (files_only), or match counts per file (count).\n\nFile search (target='files'): find files whose name matches a glob such as '*.py' or '*config*'.\n\nFiles ignored by .gitignore, binary files and the .git directory are skipped. Results are sorted by path.",
   "parameters": {
@@ -291,11 +291,11 @@ void NormalizeTargetAlias(Json& args) {
   if (*it == "find") *it = "files";
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeSearchFilesSpec() {
   ToolSpec spec;
   spec.name = "search_files";
   spec.toolset = "file";
-  spec.schema = kSchema;
+  spec.schema = kSearchFilesSchema;
   spec.handler = SearchFiles;
   spec.emoji = "\xF0\x9F\x94\x8D";  // "🔍"
   spec.max_result_chars = 100'000;
@@ -312,4 +312,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(SearchFiles, talaria::tools::MakeSpec());
+TALARIA_TOOL(SearchFiles, talaria::tools::MakeSearchFilesSpec());

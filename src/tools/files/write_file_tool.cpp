@@ -15,7 +15,7 @@
 namespace talaria::tools {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kWriteFileSchema = R"json({
   "name": "write_file",
   "description": "Write a file, replacing its whole content (parent directories are created). Use it for new files or complete rewrites; use patch for targeted edits. The write is atomic, an existing file keeps its line endings and byte-order mark, and JSON/YAML/TOML content that does not parse is refused before the file is touched. The result reports syntax problems the write introduced.",
   "parameters": {
@@ -123,11 +123,11 @@ ToolResult WriteFile(const Json& args, ToolContext& ctx) {
   return ToolResult::FromJson(body);
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeWriteFileSpec() {
   ToolSpec spec;
   spec.name = "write_file";
   spec.toolset = "file";
-  spec.schema = kSchema;
+  spec.schema = kWriteFileSchema;
   spec.handler = WriteFile;
   spec.emoji = "\xE2\x9C\x8F\xEF\xB8\x8F";  // "✏️"
   spec.parallel = ParallelClass::kPathScoped;
@@ -141,4 +141,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(WriteFile, talaria::tools::MakeSpec());
+TALARIA_TOOL(WriteFile, talaria::tools::MakeWriteFileSpec());

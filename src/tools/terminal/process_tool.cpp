@@ -14,7 +14,7 @@
 namespace talaria::tools {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kProcessSchema = R"json({
   "name": "process",
   "description": "Manage background processes started with terminal(background=true). Actions: list (all processes), poll (status and the last output), log (output lines, paged with offset/limit), wait (until it exits or the timeout), kill (end its whole process group), write (send data to its stdin), submit (data plus Enter), close (close its stdin / send EOF). session_id accepts any unique prefix of at least 4 characters.",
   "parameters": {
@@ -36,7 +36,7 @@ constexpr int64_t kMaxWaitS = 600;
 constexpr size_t kPreviewChars = 1000;
 constexpr int64_t kDefaultLogLines = 200;
 
-ToolResult Failure(std::string message) {
+ToolResult ProcessFailure(std::string message) {
   Json body = Json::object();
   body["status"] = "error";
   body["error"] = std::move(message);
@@ -119,7 +119,7 @@ bool HasHistoryExpansion(std::string_view data) {
 
 ToolResult Process(const Json& args, ToolContext& ctx) {
   if (ProcessesOf(ctx) == nullptr)
-    return Failure("background processes are not available in this session");
+    return ProcessFailure("background processes are not available in this session");
   env::ProcessTable& table = *ProcessesOf(ctx);
   const std::string action = args["action"].get<std::string>();
   if (action == "list") {
@@ -130,7 +130,7 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
     return ToolResult::FromJson(body);
   }
   const std::string query = args.value("session_id", std::string());
-  if (query.empty()) return Failure("session_id is required for action '" + action + "'");
+  if (query.empty()) return ProcessFailure("session_id is required for action '" + action + "'");
   auto id = table.Resolve(query);
   if (!id) {
     Json body = Json::object();
@@ -141,21 +141,21 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
 
   if (action == "poll") {
     auto s = table.Get(*id, true);
-    if (!s) return Failure(s.error().message());
+    if (!s) return ProcessFailure(s.error().message());
     Json body = Describe(*s);
     body["output_preview"] = Tail(CleanOutput(s->output), kPreviewChars);
     return ToolResult::FromJson(body);
   }
   if (action == "log") {
     auto s = table.Get(*id, true);
-    if (!s) return Failure(s.error().message());
+    if (!s) return ProcessFailure(s.error().message());
     return Log(*s, args);
   }
   if (action == "wait") {
     const int64_t requested = args.value("timeout", kDefaultWaitS);
     const int64_t seconds = std::min(requested, kMaxWaitS);
     auto s = table.Wait(*id, std::chrono::seconds(seconds), ctx.cancel);
-    if (!s) return Failure(s.error().message());
+    if (!s) return ProcessFailure(s.error().message());
     Json body = Describe(*s);
     body["status"] = !s->running ? "exited" : ctx.cancelled() ? "interrupted" : "timeout";
     body["output"] = Tail(CleanOutput(s->output), 4 * kPreviewChars);
@@ -165,23 +165,24 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
   }
   if (action == "kill") {
     auto s = table.Kill(*id);
-    if (!s) return Failure(s.error().message());
+    if (!s) return ProcessFailure(s.error().message());
     Json body = Describe(*s);
     body["status"] = "killed";
     return ToolResult::FromJson(body);
   }
   if (action == "write" || action == "submit") {
-    if (!args.contains("data")) return Failure("data is required for action '" + action + "'");
+    if (!args.contains("data"))
+      return ProcessFailure("data is required for action '" + action + "'");
     std::string data = args["data"].get<std::string>();
     if (HasHistoryExpansion(data)) {
-      return Failure(
+      return ProcessFailure(
           "history expansion (`!!`, `!n`, `!word`, `^old^new`) is not accepted in process input: "
           "an "
           "interactive shell would expand it after the command guard judged the text; write the "
           "command out in full");
     }
     if (action == "submit") data += '\n';
-    if (Status s = table.Write(*id, data); !s.ok()) return Failure(s.message());
+    if (Status s = table.Write(*id, data); !s.ok()) return ProcessFailure(s.message());
     Json body = Json::object();
     body["session_id"] = *id;
     body["status"] = "ok";
@@ -189,14 +190,14 @@ ToolResult Process(const Json& args, ToolContext& ctx) {
     return ToolResult::FromJson(body);
   }
   if (action == "close") {
-    if (Status s = table.CloseStdin(*id); !s.ok()) return Failure(s.message());
+    if (Status s = table.CloseStdin(*id); !s.ok()) return ProcessFailure(s.message());
     Json body = Json::object();
     body["session_id"] = *id;
     body["status"] = "stdin_closed";
     return ToolResult::FromJson(body);
   }
-  return Failure("unknown action '" + action +
-                 "'; valid actions: list, poll, log, wait, kill, write, submit, close");
+  return ProcessFailure("unknown action '" + action +
+                        "'; valid actions: list, poll, log, wait, kill, write, submit, close");
 }
 
 // A shell reading the process's stdin acts on whole lines: `r` then `m -rf DIR\n` is one
@@ -213,12 +214,12 @@ std::string InputAsTheProcessReadsIt(const Json& args, const ToolContext& ctx,
   return text;
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeProcessSpec() {
   ToolSpec spec;
   spec.name = "process";
   spec.aliases = {"process_manage"};
   spec.toolset = "terminal";
-  spec.schema = kSchema;
+  spec.schema = kProcessSchema;
   spec.handler = Process;
   spec.emoji = "\xE2\x9A\x99\xEF\xB8\x8F";  // "⚙️"
   spec.parallel = ParallelClass::kNever;
@@ -233,4 +234,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(Process, talaria::tools::MakeSpec());
+TALARIA_TOOL(Process, talaria::tools::MakeProcessSpec());

@@ -18,7 +18,7 @@
 namespace talaria::tools {
 namespace {
 
-constexpr std::string_view kSchema = R"json({
+constexpr std::string_view kTerminalSchema = R"json({
   "name": "terminal",
   "description": "Run a shell command (bash) and return its combined stdout/stderr and exit code. The working directory and exported variables carry over to the next command. Foreground commands time out (default 180 s, at most 600 s); for servers, watchers and long builds use background=true and manage them with the process tool. Output is limited to 50,000 characters (head and tail kept). Do not use it to read, write or search files: use read_file, write_file, patch and search_files.",
   "parameters": {
@@ -40,7 +40,7 @@ constexpr int64_t kDefaultTimeoutS = 180;
 constexpr int64_t kMaxForegroundTimeoutS = 600;
 constexpr size_t kMaxOutputChars = 50'000;
 
-Json Failure(std::string error) {
+Json TerminalFailure(std::string error) {
   Json body = Json::object();
   body["output"] = "";
   body["exit_code"] = -1;
@@ -49,7 +49,8 @@ Json Failure(std::string error) {
 }
 
 ToolResult FailureResult(std::string error) {
-  return ToolResult::ErrorJson(Failure(std::move(error)), CallStatus::kError, "terminal_refused");
+  return ToolResult::ErrorJson(TerminalFailure(std::move(error)), CallStatus::kError,
+                               "terminal_refused");
 }
 
 // The original's workdir allowlist: letters, digits and / \ : _ - . ~ space + @ = ,
@@ -167,7 +168,7 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
   const int64_t timeout_s = args.value("timeout", kDefaultTimeoutS);
   const std::string workdir = args.value("workdir", std::string());
   if (!workdir.empty() && !SafeWorkdir(workdir)) {
-    Json body = Failure(
+    Json body = TerminalFailure(
         "Blocked: workdir contains disallowed character(s); use letters, digits and / _ - . ~ "
         "only");
     body["status"] = "blocked";
@@ -209,11 +210,11 @@ ToolResult Terminal(const Json& args, ToolContext& ctx) {
   return ToolResult::FromJson(body);
 }
 
-ToolSpec MakeSpec() {
+ToolSpec MakeTerminalSpec() {
   ToolSpec spec;
   spec.name = "terminal";
   spec.toolset = "terminal";
-  spec.schema = kSchema;
+  spec.schema = kTerminalSchema;
   spec.handler = Terminal;
   spec.emoji = "\xF0\x9F\x92\xBB";  // "💻"
   spec.max_result_chars = 100'000;
@@ -227,4 +228,4 @@ ToolSpec MakeSpec() {
 }  // namespace
 }  // namespace talaria::tools
 
-TALARIA_TOOL(Terminal, talaria::tools::MakeSpec());
+TALARIA_TOOL(Terminal, talaria::tools::MakeTerminalSpec());
