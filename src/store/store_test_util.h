@@ -69,6 +69,9 @@ inline std::string QueryText(const std::string& path, const char* sql) {
 inline std::string FtsDriftProblem(const std::string& path) {
   auto db = SqliteDb::Open(path);
   if (!db) return db.error().ToString();
+  // 'integrity-check' writes: wait out a store's indexer holding the write lock (a loaded
+  // machine stretches its chunk past SQLite's default of no wait).
+  sqlite3_busy_timeout((*db)->handle(), 10000);
   struct Index {
     const char* live;
     const char* source;
