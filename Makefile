@@ -8,7 +8,7 @@ BUILD_TYPE ?= Release
 DEPS := cmake ninja-build g++ pkg-config nlohmann-json3-dev libexpected-dev libyaml-cpp-dev \
         libcli11-dev libre2-dev libpcre2-dev libtomlplusplus-dev libpython3.11-dev libssl-dev nettle-dev libgtest-dev \
         libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libseccomp-dev json-schema-test-suite bubblewrap openssh-client openssh-server libsqlite3-dev libedit-dev libgumbo-dev zlib1g-dev libpoppler-cpp-dev libidn2-dev libgit2-dev docker.io busybox-static libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev chromium libboost-dev libmimalloc-dev \
-        python3 python3-readability clang-format clang-tidy
+        python3 python3-readability clang-format clang-tidy universal-ctags
 NPM_PEERS := tests/mcp_peers tests/conformance bench/browser_peers
 
 .PHONY: deps configure build test run bench bench-search bench-store-fts bench-session-search bench-browser-peers install sanitize clean
