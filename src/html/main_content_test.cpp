@@ -30,6 +30,15 @@ TEST(MarkdownRendering, NestedLists) {
             "- one\n  - inner\n- two\n\n3. three\n4. four\n");
 }
 
+// Text a page puts straight into a list, outside any <li> (an HTML5 parser keeps it there), is
+// part of the page: before, between and after the items.
+TEST(MarkdownRendering, TextDirectlyInsideAListIsWritten) {
+  EXPECT_EQ(Whole("<ul>Choose one:<li>red</li><li>blue</li>or neither.</ul><p>After.</p>"),
+            "Choose one:\n- red\n- blue\n\nor neither.\n\nAfter.\n");
+  EXPECT_EQ(Whole("<ol><li>first</li>then <b>carefully</b><li>second</li></ol>"),
+            "1. first\nthen **carefully**\n2. second\n");
+}
+
 TEST(MarkdownRendering, PipeTableWithHeaderAndEscapedPipes) {
   EXPECT_EQ(Whole("<table><thead><tr><th>Op</th><th>Cost</th></tr></thead>"
                   "<tbody><tr><td>a|b</td><td>O(1)</td></tr></tbody></table>"),

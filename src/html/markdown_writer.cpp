@@ -480,11 +480,13 @@ void MarkdownWriter::List(const GumboNode* node, int depth) {
   const GumboVector& children = node->v.element.children;
   for (unsigned i = 0; i < children.length; ++i) {
     const auto* child = static_cast<const GumboNode*>(children.data[i]);
-    if (!IsElement(child) || skip_(child)) continue;
     if (TagOf(child) != GUMBO_TAG_LI) {
-      Node(child, depth + 1);  // a stray nested list or text container
+      // Text, inline elements, a stray nested list: what a page puts between its items is
+      // written where it stands (text is collected until the next item flushes it).
+      Node(child, depth + 1);
       continue;
     }
+    if (skip_(child)) continue;
     Flush();
     const std::string marker = ordered ? std::to_string(number++) + ". " : "- ";
     indents_.push_back({marker, std::string(marker.size(), ' '), true});
@@ -494,6 +496,9 @@ void MarkdownWriter::List(const GumboNode* node, int depth) {
     indents_.pop_back();
     if (!wrote && ordered) --number;  // an empty item takes no number
   }
+  // Text after the last item is a paragraph of its own, not part of that item.
+  if (!Trim(para_, " \n").empty()) blank_before_next_ = true;
+  Flush();
   --list_depth_;
   if (list_depth_ == 0) blank_before_next_ = true;
 }
