@@ -1,4 +1,5 @@
-// Text runs stood in for by one-character markers while libgumbo parses.
+// Text runs, raw text and attribute values stood in for by one-character markers while
+// libgumbo parses.
 //
 // libgumbo's tokenizer emits one token per code point of text and its tree builder handles
 // each one; on ordinary pages that is most of a parse. The HTML5 tree builder treats every
@@ -7,11 +8,22 @@
 // character and put back afterwards: the tree is the same, built with a fraction of the work.
 // A core becomes a marker only when none of its bytes can change how the tokenizer or tree
 // builder reads it ('&', '<', '>', NUL, CR, controls libgumbo replaces, invalid UTF-8, private
-// use characters; no leading or trailing '-', '!' or ']'). RestoreTextRuns then checks that
-// every marker came back exactly once in a text or comment node; when one did not (it landed
-// in an attribute of a tag this scan read differently, or the tree builder dropped it), the
-// caller parses the original text instead, so the result never depends on this scan being
-// right.
+// use characters; no leading or trailing '-', '!' or ']').
+//
+// The same holds for two other kinds of bytes the tokenizer reads one by one and the tree
+// builder never looks at: the content of raw-text elements (<script>, <style>, <iframe>,
+// <xmp>, <noembed>, <noframes>: a fifth of a real page) and quoted attribute values (a
+// quarter). A script's content is marked only when it holds no "<!--" (which can make a later
+// "</script>" end it instead); an attribute value only in a start tag other than html, head or
+// body (whose attributes the tree builder merges), when its name is not one the tree builder
+// reads (type, encoding, color, face, size) and appears once in the tag (libgumbo drops a
+// repeated one).
+//
+// RestoreTextRuns then checks that every marker came back exactly once where it was put: a
+// text run's in a text or comment node, a raw-text run's in the text of an HTML element of
+// that tag, an attribute run's as a whole attribute value. When one did not (the scan read a
+// tag differently from libgumbo, or the tree builder dropped it), the caller parses the
+// original text instead, so the result never depends on this scan being right.
 // Thread-safety: free functions over caller-owned data.
 #pragma once
 
@@ -26,19 +38,36 @@
 
 namespace talaria::html {
 
-struct MarkedHtml {
-  std::string html;                    // the input with markers; empty when no run was marked
-  std::vector<std::string_view> runs;  // run k (a view into the input) is marker U+E000 + k
+// Where a marker has to come back for the tree to be the original's.
+enum class RunPlace : unsigned char {
+  kText,       // in a text or comment node
+  kRawText,    // in the text of an HTML element whose tag is MarkedRun::tag
+  kAttribute,  // as the whole value of an attribute
 };
 
-// The input with its long text runs replaced by markers. Returns no runs for a document that
-// holds private-use characters itself (raw or as numeric references), or when marking would
-// save nothing.
+struct MarkedRun {
+  std::string_view text;  // a view into the input
+  RunPlace place = RunPlace::kText;
+  GumboTag tag = GUMBO_TAG_UNKNOWN;  // kRawText: the element it is the content of
+};
+
+struct MarkedHtml {
+  std::string html;             // the input with markers; empty when nothing was marked
+  std::vector<MarkedRun> runs;  // run k is marker k (MarkerCodePoint)
+};
+
+// The private-use code point that stands for run `k`: U+E000 + k in the BMP's private use
+// area, then U+F0000 onwards in plane 15.
+char32_t MarkerCodePoint(size_t k);
+
+// The input with its long text runs, raw-text contents and attribute values replaced by
+// markers. Returns no runs for a document that holds private-use characters itself (raw or
+// as numeric references), or when marking would save nothing.
 MarkedHtml MarkTextRuns(std::string_view html);
 
-// Puts each run back in place of its marker in the text and comment nodes under `root`, the
-// new text allocated from `arena`. False when some marker is missing or repeated: the tree is
-// then not the original's and must be discarded.
-bool RestoreTextRuns(GumboNode* root, std::span<const std::string_view> runs, GumboArena& arena);
+// Puts each run back in place of its marker under `root` (text, comment nodes and attribute
+// values), the new strings allocated from `arena`. False when some marker is missing,
+// repeated or in the wrong place: the tree is then not the original's and must be discarded.
+bool RestoreTextRuns(GumboNode* root, std::span<const MarkedRun> runs, GumboArena& arena);
 
 }  // namespace talaria::html

@@ -1,10 +1,12 @@
-// Parsing with text runs stood in for by markers must give exactly the tree libgumbo builds from
-// the text as written: every node, tag, namespace, attribute and text compared, on the
-// benchmark's pages, on markup chosen to trip the marker scan, and on random mixes of both.
+// Parsing with text runs, raw text and attribute values stood in for by markers must give
+// exactly the tree libgumbo builds from the text as written: every node, tag, namespace,
+// attribute and text compared, on the benchmark's pages, on the real pages, on markup chosen
+// to trip the marker scan, and on random mixes of it.
 #include "html/text_runs.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "html/gumbo_util.h"
+#include "support/real_pages.h"
 
 namespace talaria::html {
 namespace {
@@ -54,11 +57,16 @@ void Serialize(const GumboNode* node, int depth, std::string& out) {
   }
 }
 
+// libgumbo's parse of the text as written, with ParsedHtml's options (no errors recorded: that
+// changes the tree, as a repeated attribute's name then stays in libgumbo's buffer and is
+// prefixed to the next attribute's).
 std::string PlainTree(std::string_view html) {
-  GumboOutput* output = gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size());
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  GumboOutput* output = gumbo_parse_with_options(&options, html.data(), html.size());
   std::string out;
   Serialize(output->root, 0, out);
-  gumbo_destroy_output(&kGumboDefaultOptions, output);
+  gumbo_destroy_output(&options, output);
   return out;
 }
 
@@ -67,6 +75,17 @@ std::string MarkedTree(std::string_view html) {
   std::string out;
   Serialize(parsed.root(), 0, out);
   return out;
+}
+
+// Where two serialized trees first differ, with a little of each: a whole real page's tree is
+// too long to read in a failure message.
+std::string FirstTreeDifference(const std::string& a, const std::string& b) {
+  const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (ia == a.end() && ib == b.end()) return {};
+  const size_t at = static_cast<size_t>(ia - a.begin());
+  const size_t from = at < 200 ? 0 : at - 200;
+  return "at byte " + std::to_string(at) + "\nmarked: ..." + a.substr(from, 400) + "\nplain:  ..." +
+         b.substr(from, 400);
 }
 
 // Whether marking then restoring gives back a tree (false: ParsedHtml fell back).
@@ -138,6 +157,48 @@ const std::vector<std::string>& TrickyFragments() {
       "</body>text after body end",
       "</html>  text after html end",
       "<head>text in head</head>",
+      // Attribute values and raw text, which are marked too.
+      "<a href=\"https://example.org/a/long/path?with=query\">link with a long href</a>",
+      "<div class=\"container main-content\" data-x='single quoted long value'>div text</div>",
+      "<a class=\"duplicate-attribute-one\" CLASS=\"duplicate-attribute-two\">dup</a>",
+      "<a class=short class=\"duplicate-after-unquoted\">dup after unquoted</a>",
+      "<p><b class=\"bold-class-that-is-long\">bold text <p>reopened in a new paragraph</b>",
+      "<i title=\"an italic title long enough\"><div>block inside italic</div></i>",
+      "<input type=\"hidden-and-a-long-value\" value=\"a long value for the input\">",
+      "<table><input type=\"hidden\" name=\"a-long-input-name-value\"><tr><td>x</td></tr></table>",
+      "</p class=\"attribute on an end tag long\">text after end tag attribute",
+      "<body class=\"second body tag with long class\">text after body tag</body>",
+      "<html lang=\"en-US-long-language-tag-x\" data-theme=\"a long theme value\">",
+      "<svg viewBox=\"0 0 1000 1000 long value\"><path d=\"M0 0 L10 10 L20 20 Z\"/></svg>",
+      "<font color=\"red-and-a-long-value\" face=\"a long face name here\">font text</font>",
+      "<math><annotation-xml encoding=\"text/html-long-value\"><p>x</p></annotation-xml></math>",
+      "<img alt='value with \"double\" quotes inside it' src=\"an-image-source.png\">",
+      "<a title=\"value with &amp; a reference inside it\">reference in value</a>",
+      "<a title=\"value with <angle> brackets inside it\">brackets in value</a>",
+      "<a title=\"value with\r\ncarriage return inside\">carriage return in value</a>",
+      "<a title=\"value with a \xef\xbf\xbe noncharacter inside\">noncharacter</a>",
+      "<form action=\"/a/long/form/action/url\"><form action=\"/a/second/ignored/form\">"
+      "nested form text</form></form>",
+      "<frameset><frame src=\"a-long-frame-source-url.html\"></frameset>",
+      "<select><option value=\"a long option value here\">option text</option></select>",
+      "<template><a href=\"a-long-link-in-a-template\">template link</a></template>",
+      "<td class=\"a cell outside any table here\">stray cell</td>",
+      "<a title=\"unterminated value that runs to the end",
+      "<script>if (a < b && c > d) { x = \"</p>\"; }</script>",
+      "<script type=\"text/javascript\">var longer = 'script content here';</script>",
+      "<script>var s = '<!-- not a comment'; </script> still script? </script>",
+      "<SCRIPT>var upper = 'case tags here';</SCRIPT >",
+      "<script>unterminated script content here",
+      "<style>.a > .b { content: \"&amp;\" }</style>",
+      "<style>  \n  </style><style>short</style>",
+      "<svg><script>var a = 1 < 2 && 3 > 2;</script></svg>",
+      "<svg><style>svg style text with < less than</style></svg>",
+      "<math><style>math style & text</style></math>",
+      "<iframe src=\"https://example.org/embedded/frame\">iframe <b>raw</b> content</iframe>",
+      "<noembed>noembed <b>raw</b> content</noembed>",
+      "<noframes>noframes <b>raw</b> content</noframes>",
+      "<table><script>var inTable = a < b;</script><tr><td>c</td></tr></table>",
+      std::string("<script>nul \0 inside the script text</script>", 45),
   };
   return kFragments;
 }
@@ -157,6 +218,22 @@ TEST(TextRuns, TheBenchmarkPagesParseToTheSameTree) {
     ++pages;
   }
   EXPECT_GT(pages, 20);
+}
+
+// Real pages (tests/data/real_pages): inline scripts, styles, SVG, long attribute values and
+// whatever else sites write.
+TEST(TextRuns, TheRealPagesParseToTheSameTree) {
+  const std::vector<test_support::RealPage> pages =
+      test_support::LoadRealPages(test_support::RealPagesDir());
+  ASSERT_GE(pages.size(), 60u);
+  int restored = 0;
+  for (const test_support::RealPage& page : pages) {
+    const std::string html = test_support::RealPageUtf8(page);
+    restored += RestoresWithoutFallback(html) ? 1 : 0;
+    EXPECT_EQ(FirstTreeDifference(MarkedTree(html), PlainTree(html)), "") << page.name;
+  }
+  // A page may fall back to the plain parse (then the markers bought nothing): only a few do.
+  EXPECT_GE(restored, static_cast<int>(pages.size()) - 3);
 }
 
 TEST(TextRuns, TrickyMarkupParsesToTheSameTree) {
@@ -198,11 +275,41 @@ TEST(TextRuns, ADocumentWithPrivateUseCharactersIsNotMarked) {
   EXPECT_FALSE(MarkTextRuns("<p>fullwidth \xef\xbc\x8c in a long paragraph</p>").runs.empty());
 }
 
-TEST(TextRuns, RunsBeyondTheMarkerRangeAreLeftAsWritten) {
+TEST(TextRuns, RunsBeyondTheBmpUsePlaneFifteenMarkers) {
   std::string html;
   for (int i = 0; i < 7000; ++i) html += "<p>paragraph number " + std::to_string(i) + "</p>";
   const MarkedHtml marked = MarkTextRuns(html);
-  EXPECT_EQ(marked.runs.size(), size_t{0xF900 - 0xE000});
+  EXPECT_EQ(marked.runs.size(), 7000u);
+  EXPECT_EQ(MarkerCodePoint(0xF900 - 0xE000), U'\U000F0000');
+  EXPECT_TRUE(RestoresWithoutFallback(html));
+  EXPECT_EQ(MarkedTree(html), PlainTree(html));
+}
+
+TEST(TextRuns, ScriptsStylesAndAttributeValuesAreMarked) {
+  const std::string html =
+      "<html><head><script>var a = b < c;</script><style>p > a { x: y }</style></head>"
+      "<body><a href=\"https://example.org/a/long/path\" title=\"a &amp; b and more\">t</a>"
+      "<script><!-- var d = 1; --></script></body></html>";
+  const MarkedHtml marked = MarkTextRuns(html);
+  std::vector<std::string_view> texts;
+  for (const MarkedRun& run : marked.runs) texts.push_back(run.text);
+  // The script holding "<!--" and the value holding a reference are left as written.
+  EXPECT_EQ(texts, (std::vector<std::string_view>{"var a = b < c;", "p > a { x: y }",
+                                                  "https://example.org/a/long/path"}));
+  ASSERT_EQ(marked.runs.size(), 3u);
+  EXPECT_EQ(marked.runs[0].place, RunPlace::kRawText);
+  EXPECT_EQ(marked.runs[0].tag, GUMBO_TAG_SCRIPT);
+  EXPECT_EQ(marked.runs[2].place, RunPlace::kAttribute);
+  EXPECT_TRUE(RestoresWithoutFallback(html));
+  EXPECT_EQ(MarkedTree(html), PlainTree(html));
+}
+
+TEST(TextRuns, ARawTextMarkerOutsideItsElementFallsBack) {
+  // In <svg>, <script> is not raw text: a '<' in it starts a tag, so the marked content (one
+  // text node under an SVG <script>) is not what libgumbo builds from the original.
+  const std::string html = "<svg><script>if (a <b> c) {}</script></svg>";
+  ASSERT_FALSE(MarkTextRuns(html).runs.empty());
+  EXPECT_FALSE(RestoresWithoutFallback(html));
   EXPECT_EQ(MarkedTree(html), PlainTree(html));
 }
 
