@@ -239,7 +239,16 @@ struct Markup {
   size_t raw_begin = 0;                   // a raw-text element's content [raw_begin, raw_end)
   size_t raw_end = 0;
   GumboTag raw_tag = GUMBO_TAG_UNKNOWN;  // its tag, when its content may be marked
+  // A <pre> or <listing> start (+1) or end tag (-1), where whitespace is content.
+  int pre = 0;
+  int listing = 0;
 };
+
+// Counts the start (+1) or end tag (-1) named `name` in `markup` when it is <pre> or <listing>.
+void NotePreformatted(std::string_view name, int change, Markup& markup) {
+  if (EqualsIgnoringAsciiCase(name, "pre")) markup.pre = change;
+  if (EqualsIgnoringAsciiCase(name, "listing")) markup.listing = change;
+}
 
 // The end of the markup that starts with the '<' at `lt` (a tag with, for raw-text elements,
 // their text; a comment, doctype, CDATA section or bogus comment), or lt + 1 when that '<' is
@@ -247,6 +256,8 @@ struct Markup {
 size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
   markup.attributes.clear();
   markup.raw_tag = GUMBO_TAG_UNKNOWN;
+  markup.pre = 0;
+  markup.listing = 0;
   const size_t n = s.size();
   if (lt + 1 >= n) return n;
   const char next = s[lt + 1];
@@ -264,6 +275,7 @@ size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
     const bool merged = lower_name == "html" || lower_name == "head" || lower_name == "body";
     const size_t end = EndOfTag(s, lt + 1, merged ? nullptr : &markup.attributes);
     if (lower_name == "plaintext") return n;
+    NotePreformatted(lower_name, 1, markup);
     if (!IsRawTextElement(lower_name) || end >= n) return end;
     const size_t close = FindEndTag(s, lower_name, end);
     if (close == std::string_view::npos) return n;
@@ -278,7 +290,13 @@ size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
     return close;
   }
   if (next == '/') {
-    if (lt + 2 < n && IsAsciiAlpha(s[lt + 2])) return EndOfTag(s, lt + 2);
+    if (lt + 2 < n && IsAsciiAlpha(s[lt + 2])) {
+      size_t name_end = lt + 2;
+      while (name_end < n && !IsTagSpace(s[name_end]) && s[name_end] != '/' && s[name_end] != '>')
+        ++name_end;
+      NotePreformatted(s.substr(lt + 2, name_end - lt - 2), -1, markup);
+      return EndOfTag(s, lt + 2);
+    }
     return PastNext(s, ">", lt + 2);  // "</>" or a bogus comment
   }
   if (next == '!') {
@@ -346,6 +364,11 @@ struct Marker {
     marked.runs.push_back({html.substr(b, e - b), place, tag});
     flushed = e;
   }
+  // html[b, e), all whitespace, as its first character alone.
+  void Collapse(size_t b, size_t e) {
+    marked.html.append(html, flushed, b + 1 - flushed);
+    flushed = e;
+  }
 };
 
 // Whether two of a tag's attributes have the same name. libgumbo keeps the first, and what it
@@ -406,6 +429,9 @@ MarkedHtml MarkTextRuns(std::string_view html) {
   Markup markup;
   const size_t n = html.size();
   size_t i = 0;
+  // Open <pre>s and <listing>s, where whitespace is content (an end tag closes its own kind).
+  size_t open_pre = 0;
+  size_t open_listing = 0;
   while (i < n && !marker.Full()) {
     const void* found = std::memchr(html.data() + i, '<', n - i);
     const size_t lt =
@@ -421,9 +447,19 @@ MarkedHtml MarkTextRuns(std::string_view html) {
     }
     if (e - b >= kMinCore && IsPlainText(html.substr(b, e - b))) {
       marker.Mark(b, e, RunPlace::kText);
+    } else if (b == e && lt - i > 1 && open_pre == 0 && open_listing == 0 &&
+               std::all_of(html.begin() + static_cast<std::ptrdiff_t>(i),
+                           html.begin() + static_cast<std::ptrdiff_t>(lt), IsTagSpace)) {
+      // Indentation between tags: the tree builder handles every whitespace character alike
+      // and one at a time, and outside <pre> a run of them reads as one space.
+      marker.Collapse(i, lt);
     }
     if (lt >= n) break;
     i = EndOfMarkup(html, lt, markup);
+    if (markup.pre > 0) ++open_pre;
+    if (markup.pre < 0 && open_pre > 0) --open_pre;
+    if (markup.listing > 0) ++open_listing;
+    if (markup.listing < 0 && open_listing > 0) --open_listing;
     MarkAttributes(markup.attributes, marker);
     if (markup.raw_tag != GUMBO_TAG_UNKNOWN) MarkRawText(markup, marker);
   }

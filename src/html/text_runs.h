@@ -19,6 +19,11 @@
 // reads (type, encoding, color, face, size) and appears once in the tag (libgumbo drops a
 // repeated one).
 //
+// Whitespace between tags (indentation: a sixth of a real page) is parsed as its first
+// character alone, outside <pre> and <listing>: the tree builder handles each whitespace
+// character alike, so the tree is the same but for the length of whitespace runs, which read
+// as one space wherever whitespace is not preserved.
+//
 // RestoreTextRuns then checks that every marker came back exactly once where it was put: a
 // text run's in a text or comment node, a raw-text run's in the text of an HTML element of
 // that tag, an attribute run's as a whole attribute value. When one did not (the scan read a
