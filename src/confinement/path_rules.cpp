@@ -113,8 +113,8 @@ std::optional<std::string> RelativeBeneath(const std::vector<std::string>& base,
   return out;
 }
 
-SensitivePaths::SensitivePaths(std::vector<std::string> homes,
-                               std::vector<std::string> talaria_homes)
+SensitivePaths::SensitivePaths(const std::vector<std::string>& homes,
+                               const std::vector<std::string>& talaria_homes)
     : homes_(ToComponentLists(homes)), talaria_homes_(ToComponentLists(talaria_homes)) {}
 
 std::optional<std::string> SensitivePaths::WriteDenial(std::string_view normalized_path,

@@ -139,7 +139,9 @@ PathLock& PathLock::operator=(PathLock&& other) noexcept {
 
 void PathLock::Unlock() {
   if (!table_) return;
-  for (auto it = keys_.rbegin(); it != keys_.rend(); ++it) {
+  // Newest first. An iterator loop: clang-tidy's clang 14 cannot compile libstdc++ 12's
+  // reverse_view, which modernize-loop-convert would suggest.
+  for (auto it = keys_.rbegin(); it != keys_.rend(); ++it) {  // NOLINT(modernize-loop-convert)
     std::lock_guard<std::mutex> g(table_->mu);
     auto e = table_->entries.find(*it);
     TALARIA_CHECK(e != table_->entries.end());
@@ -584,7 +586,7 @@ Result<std::shared_ptr<Workspace>> Workspace::Open(WorkspaceOptions options) {
     talaria_homes.push_back(internal::NormalizeAbsolute(talaria_home));
     if (auto r = RealPathOf(talaria_home)) talaria_homes.push_back(*r);
   }
-  impl->sensitive = internal::SensitivePaths(std::move(homes), std::move(talaria_homes));
+  impl->sensitive = internal::SensitivePaths(homes, talaria_homes);
 
   impl->cwd = impl->roots[0].given;
   if (!options.cwd.empty()) {

@@ -267,7 +267,7 @@ class McpClientManager::Impl {
   }
 
   void MarkUnavailable(ServerSlot& slot, const std::shared_ptr<ServerSlot>& shared,
-                       std::string reason) {
+                       const std::string& reason) {
     std::vector<McpToolDef> defs;
     bool republish = false;
     {

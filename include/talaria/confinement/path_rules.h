@@ -44,7 +44,8 @@ std::optional<std::string> RelativeBeneath(const std::vector<std::string>& base,
 // normalized absolute paths; typically the path as configured plus its realpath).
 class SensitivePaths {
  public:
-  SensitivePaths(std::vector<std::string> homes, std::vector<std::string> talaria_homes);
+  SensitivePaths(const std::vector<std::string>& homes,
+                 const std::vector<std::string>& talaria_homes);
 
   // A readable reason when writing (creating, replacing, removing, renaming) the normalized
   // absolute path is denied; nullopt when allowed. `shown` is used in the message.
