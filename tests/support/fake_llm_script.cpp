@@ -179,7 +179,7 @@ FakeConditions ParseConditions(const FakeJson& j, const std::string& where) {
   CheckKeys(j, where,
             {"last_role", "last_content_contains", "last_tool_call_id", "any_content_contains",
              "system_contains", "tools_include", "tools_exclude", "no_tools", "tool_choice",
-             "message_count", "stream", "model", "header_contains"});
+             "message_count", "stream", "model", "header_contains", "fields"});
   for (const auto& [key, value] : j.items()) {
     const std::string at = where + "." + key;
     if (key == "last_role") c.last_role = GetString(value, at);
@@ -197,6 +197,10 @@ FakeConditions ParseConditions(const FakeJson& j, const std::string& where) {
     if (key == "header_contains") {
       c.header_contains = GetString(value, at);
       if (c.header_contains->find(':') == std::string::npos) Fail(at, "must read \"Name: text\"");
+    }
+    if (key == "fields") {
+      if (!value.is_object()) Fail(at, "must be an object of body fields");
+      for (const auto& [field, want] : value.items()) c.fields.emplace_back(field, want);
     }
   }
   return c;
@@ -321,7 +325,7 @@ FakeLlmScript ParseScriptOrThrow(const FakeJson& json) {
 bool FakeConditions::empty() const {
   return !last_role && !last_content_contains && !last_tool_call_id && !any_content_contains &&
          !system_contains && tools_include.empty() && tools_exclude.empty() && !no_tools &&
-         !tool_choice && !message_count && !stream && !model && !header_contains;
+         !tool_choice && !message_count && !stream && !model && !header_contains && fields.empty();
 }
 
 std::optional<FakeLlmScript> ParseFakeLlmScriptJson(const FakeJson& json, std::string* error) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +82,8 @@ struct FakeConditions {
   std::optional<bool> stream;
   std::optional<std::string> model;
   std::optional<std::string> header_contains;  // "Name: text" — a header holds the text
+  // Top-level body fields, each compared as JSON; null: the request leaves the field out.
+  std::vector<std::pair<std::string, FakeJson>> fields;
   bool empty() const;
 };
 

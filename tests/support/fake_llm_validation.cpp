@@ -400,6 +400,13 @@ std::vector<std::string> CheckConditions(
     });
     if (!found) out.push_back("no header " + name + " containing \"" + text + "\"");
   }
+  for (const auto& [field, want] : c.fields) {
+    const FakeJson got = body.is_object() && body.contains(field) ? body[field] : FakeJson();
+    if (got != want) {
+      out.push_back(field + " is " + (got.is_null() ? "absent" : got.dump()) + ", expected " +
+                    (want.is_null() ? "absent" : want.dump()));
+    }
+  }
   return out;
 }
 

@@ -201,6 +201,7 @@ TEST(FakeLlmValidation, ConditionsReadTheRequest) {
   holds.stream = true;
   holds.model = "m";
   holds.header_contains = "authorization: sk-test";
+  holds.fields = {{"stream", true}, {"max_tokens", nullptr}};
   EXPECT_TRUE(CheckConditions(holds, body, headers).empty());
 
   FakeConditions fails;
@@ -217,7 +218,11 @@ TEST(FakeLlmValidation, ConditionsReadTheRequest) {
   fails.stream = false;
   fails.model = "other";
   fails.header_contains = "Authorization: sk-other";
-  EXPECT_EQ(CheckConditions(fails, body, headers).size(), 13u);
+  fails.fields = {{"max_tokens", 32000}, {"tool_choice", nullptr}};
+  const std::vector<std::string> failed = CheckConditions(fails, body, headers);
+  ASSERT_EQ(failed.size(), 15u);
+  EXPECT_EQ(failed[13], "max_tokens is absent, expected 32000");
+  EXPECT_EQ(failed[14], "tool_choice is \"auto\", expected absent");
 }
 
 }  // namespace
