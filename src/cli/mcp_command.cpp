@@ -130,6 +130,22 @@ int ServeHttp(Runtime& rt, const McpCommandOptions& options, mcp::McpServerOptio
   return kExitOk;
 }
 
+// Names on stderr, once at start, the selected tools that are not served and why (a key or a
+// config section missing): tools/list leaves them out without a word, and the person running
+// the server should not have to guess. Tools only an agent loop runs are never served here and
+// go unmentioned.
+void ReportWithheldTools(Runtime& rt, const std::vector<std::string>& selection) {
+  auto names = rt.toolsets().ResolveSelection(selection, {});
+  if (!names) return;  // the server refuses a bad selection with its own message
+  for (const std::string& name : **names) {
+    std::shared_ptr<const ToolEntry> entry = rt.registry().GetEntry(name);
+    if (!entry || entry->owner() == CallOwner::kAgentLoop) continue;
+    if (const Availability a = rt.dispatcher().CheckRunnable(*entry); !a.available) {
+      std::fprintf(stderr, "talaria mcp: not serving %s: %s\n", name.c_str(), a.reason.c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int RunMcp(Runtime& rt, const McpCommandOptions& options) {
@@ -166,6 +182,7 @@ int RunMcp(Runtime& rt, const McpCommandOptions& options) {
   if (!options.toolsets.empty()) server_options.toolsets = options.toolsets;
   server_options.features = options.features;
   server_options.roots_timeout = settings->roots_timeout;
+  ReportWithheldTools(rt, server_options.toolsets);
   if (!options.http.empty())
     return ServeHttp(rt, options, std::move(server_options), *session, stop, signals);
   ServeSession(server_options, *session, options.session.roots, /*call_prefix=*/"");

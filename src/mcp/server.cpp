@@ -497,6 +497,12 @@ void McpServer::Impl::StartCall(const Message& m) {
     return Answer(m.id(), Error(kInternalError, "Internal error: " + current.error().message()));
   const CatalogTool* tool = (*current)->Find(name->get_ref<const std::string&>());
   if (tool == nullptr) {
+    // A selected tool that cannot run here says why (tools/list leaves it out), so the client's
+    // user learns what to configure.
+    if (const std::string* why = (*current)->WithheldReason(name->get_ref<const std::string&>())) {
+      return Answer(m.id(), Error(kInvalidParams, "Tool " + name->get<std::string>() +
+                                                      " is not available here: " + *why));
+    }
     return Answer(m.id(), Error(kInvalidParams, "Unknown tool: " + name->get<std::string>()));
   }
   Json progress_token;

@@ -193,6 +193,30 @@ TEST_F(McpServerTest, ToolsListIsSortedWithAnnotationsAndPaginates) {
   EXPECT_EQ(Request(5, "tools/list", {{"cursor", 3}})["error"]["code"], kInvalidParams);
 }
 
+// A selected tool that cannot run (its check fails) is left out of tools/list; a call of it is
+// answered with the registry's reason, not as an unknown tool.
+TEST_F(McpServerTest, AnUnavailableToolIsNotListedAndACallOfItSaysWhy) {
+  ToolSpec spec;
+  spec.name = "keyed";
+  spec.toolset = "test";
+  const std::string schema = Schema("keyed");
+  spec.schema = std::string_view(schema);
+  spec.handler = [](const Json&, ToolContext&) { return ToolResult::Text("ran"); };
+  spec.check_fn = [] { return false; };
+  spec.unavailable_reason = [] { return std::string("KEYED_API_KEY is not set"); };
+  ASSERT_TRUE(registry_.Register(std::move(spec)).ok());
+  Server();
+  Initialize();
+  Json list = Request(1, "tools/list");
+  for (const Json& t : list["result"]["tools"]) EXPECT_NE(t["name"], "keyed");
+  Json call = Request(2, "tools/call", {{"name", "keyed"}});
+  EXPECT_EQ(call["error"]["code"], kInvalidParams) << call.dump();
+  EXPECT_EQ(call["error"]["message"], "Tool keyed is not available here: KEYED_API_KEY is not set");
+  // Outside the selection it stays unknown.
+  Json hidden = Request(3, "tools/call", {{"name", "hidden"}});
+  EXPECT_EQ(hidden["error"]["message"], "Unknown tool: hidden") << hidden.dump();
+}
+
 TEST_F(McpServerTest, ToolsCallGivesTextStructuredContentAndIsError) {
   Server();
   Initialize();

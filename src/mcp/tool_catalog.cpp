@@ -49,7 +49,11 @@ Result<std::shared_ptr<const Catalog>> ToolCatalog::Current() {
   catalog->generation = generation;
   for (const std::string& name : **names) {  // sorted by Toolsets
     std::shared_ptr<const ToolEntry> entry = registry_.GetEntry(name);
-    if (!entry || !dispatcher_.CheckRunnable(*entry).available) continue;
+    if (!entry) continue;
+    if (Availability a = dispatcher_.CheckRunnable(*entry); !a.available) {
+      catalog->withheld.emplace(name, a.reason.empty() ? "unavailable" : std::move(a.reason));
+      continue;
+    }
     if (!IsValidMcpToolName(name)) {
       LogWarn("mcp: not exposing tool '" + name + "': MCP tool names are 1-128 of [A-Za-z0-9_.-]");
       continue;

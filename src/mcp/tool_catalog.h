@@ -29,10 +29,19 @@ struct Catalog {
   uint64_t generation = 0;
   std::vector<CatalogTool> tools;  // sorted by name
   std::map<std::string, size_t, std::less<>> index;
+  // The selection's registered tools that are not exposed, and why (the registry's reason: a
+  // missing key or config section, or a tool only an agent loop runs), so a call of one is
+  // answered with the reason rather than as an unknown tool.
+  std::map<std::string, std::string, std::less<>> withheld;
 
   const CatalogTool* Find(std::string_view name) const {
     auto it = index.find(name);
     return it == index.end() ? nullptr : &tools[it->second];
+  }
+  // Why `name` is withheld; nullptr when it is exposed or not in the selection at all.
+  const std::string* WithheldReason(std::string_view name) const {
+    auto it = withheld.find(name);
+    return it == withheld.end() ? nullptr : &it->second;
   }
 };
 
@@ -52,7 +61,8 @@ class ToolCatalog {
         toolsets_(toolsets),
         selection_(std::move(selection)) {}
 
-  // The current catalog (unknown tools and those Dispatcher::CheckRunnable refuses left out).
+  // The current catalog (unknown tools and those Dispatcher::CheckRunnable refuses left out; the
+  // latter listed in `withheld` with the reason).
   // Errors: the selection's (an unknown toolset).
   Result<std::shared_ptr<const Catalog>> Current();
 
