@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -18,6 +19,7 @@
 
 #include "cli_harness.h"
 #include "mcp_process.h"
+#include "scripted_llm.h"
 #include "talaria/base/spawn.h"
 
 namespace talaria {
@@ -32,8 +34,9 @@ using namespace std::chrono_literals;
 class HttpMcpProcess : public testing_cli::McpProcessBase {
  public:
   HttpMcpProcess(const std::string& home, const std::string& cwd,
-                 const std::vector<std::string>& args)
-      : McpProcessBase(home, cwd, args, /*stdin_pipe=*/false) {}
+                 const std::vector<std::string>& args,
+                 const std::vector<std::string>& extra_env = {})
+      : McpProcessBase(home, cwd, args, /*stdin_pipe=*/false, extra_env) {}
 
   // The port from the "serving ... at http://127.0.0.1:PORT/mcp" line; 0 if it never came.
   int WaitForPort(std::chrono::milliseconds timeout = 5s) {
@@ -144,6 +147,84 @@ TEST(McpHttp, AcceptsItsOwnOriginAndAllowOriginOnly) {
   EXPECT_EQ(status_for("http://localhost:9999"), 403);
   EXPECT_EQ(status_for("http://127.0.0.1:" + std::to_string(port)), 200);
   EXPECT_EQ(status_for("http://localhost:5173"), 200);
+  mcp.Signal(SIGTERM);
+  EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
+}
+
+// The JSON-RPC response a POST got: the body itself, or the stream's event that answers.
+json HttpMcpResponse(const httplib::Result& r) {
+  if (!r) return json();
+  if (r->get_header_value("Content-Type").rfind("text/event-stream", 0) != 0) {
+    return json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  }
+  json answer;
+  std::istringstream events(r->body);
+  for (std::string line; std::getline(events, line);) {
+    if (line.rfind("data:", 0) != 0) continue;
+    json event = json::parse(line.substr(5), nullptr, /*allow_exceptions=*/false);
+    if (!event.is_discarded() && event.contains("id") && !event.contains("method")) answer = event;
+  }
+  return answer;
+}
+
+// mixture_of_agents over Streamable HTTP: a client's tools/call reaches the moa: section's models
+// (the scripted server checks each request) and the aggregator's answer comes back.
+TEST(McpHttp, ServesMixtureOfAgentsFromItsConfiguredModels) {
+  auto llm = testing_cli::StartScriptedLlm(test_support::FakeJson::parse(R"({"turns": [
+    {"match": {"model": "ref-a"},
+     "expect": {"last_content_contains": "PROBLEM over http",
+                "header_contains": "Authorization: Bearer sk-moa-http",
+                "fields": {"max_tokens": 32000}},
+     "text": "answer a"},
+    {"match": {"model": "agg"},
+     "expect": {"system_contains": "1. answer a", "fields": {"max_tokens": null}},
+     "text": "combined over http"}]})"));
+  ASSERT_TRUE(llm);
+  TempHome home;
+  home.WriteConfig("moa:\n  base_url: " + llm->base_url() +
+                   "\n  api_key_env: TALARIA_IT_MOA_HTTP_KEY\n  max_retries: 0\n"
+                   "  reference_models: [ref-a]\n  aggregator: agg\n");
+  HttpMcpProcess mcp(home.path(), home.path(), {"--http", "127.0.0.1:0", "--toolsets", "moa"},
+                     {"TALARIA_IT_MOA_HTTP_KEY=sk-moa-http"});
+  const int port = mcp.WaitForPort();
+  ASSERT_GT(port, 0) << "no URL on stderr: " << mcp.Stderr();
+  httplib::Client client("127.0.0.1", port);
+  client.set_tcp_nodelay(true);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(60, 0);  // a hang guard only
+  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
+  auto init = client.Post("/mcp", accept,
+                          Request(1, "initialize",
+                                  {{"protocolVersion", "2025-11-25"},
+                                   {"capabilities", json::object()},
+                                   {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
+                              .dump(),
+                          "application/json");
+  ASSERT_TRUE(init && init->status == 200) << mcp.Stderr();
+  httplib::Headers in_session = accept;
+  in_session.emplace("Mcp-Session-Id", init->get_header_value("Mcp-Session-Id"));
+  in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
+  ASSERT_TRUE(client.Post("/mcp", in_session,
+                          R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                          "application/json"));
+
+  json list = HttpMcpResponse(
+      client.Post("/mcp", in_session, Request(2, "tools/list").dump(), "application/json"));
+  ASSERT_EQ(list["result"]["tools"].size(), 1u) << list.dump();
+  EXPECT_EQ(list["result"]["tools"][0]["name"], "mixture_of_agents");
+  json call =
+      HttpMcpResponse(client.Post("/mcp", in_session,
+                                  Request(3, "tools/call",
+                                          {{"name", "mixture_of_agents"},
+                                           {"arguments", {{"user_prompt", "PROBLEM over http"}}}})
+                                      .dump(),
+                                  "application/json"));
+  ASSERT_TRUE(call.contains("result")) << call.dump() << "\nstderr: " << mcp.Stderr();
+  EXPECT_FALSE(call["result"].value("isError", false)) << call.dump();
+  const json answer = json::parse(call["result"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(answer["response"], "combined over http") << answer.dump();
+  EXPECT_EQ(llm->ProblemsText(), "");
+  EXPECT_EQ(llm->turns_remaining(), 0u);
   mcp.Signal(SIGTERM);
   EXPECT_EQ(mcp.Wait(), 128 + SIGTERM) << mcp.Stderr();
 }

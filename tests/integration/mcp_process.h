@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,8 +23,10 @@ namespace talaria::testing_cli {
 
 class McpProcessBase {
  public:
+  // `extra_env`: NAME=value entries added to the minimal environment.
   McpProcessBase(const std::string& home, const std::string& cwd,
-                 const std::vector<std::string>& args, bool stdin_pipe)
+                 const std::vector<std::string>& args, bool stdin_pipe,
+                 const std::vector<std::string>& extra_env = {})
       : stderr_path_(home + "/mcp.stderr") {
     std::vector<std::string> words = {TALARIA_CLI_PATH, "mcp"};
     words.insert(words.end(), args.begin(), args.end());
@@ -31,7 +34,10 @@ class McpProcessBase {
     SpawnOptions spawn;
     spawn.argv = {"/bin/sh", "-c", command};
     spawn.cwd = cwd;
-    spawn.env = {"TALARIA_HOME=" + home + "/.talaria", "HOME=" + home, "PATH=/usr/bin:/bin"};
+    std::vector<std::string> env = {"TALARIA_HOME=" + home + "/.talaria", "HOME=" + home,
+                                    "PATH=/usr/bin:/bin"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    spawn.env = std::move(env);
     StartOptions start;
     start.stdin_pipe = stdin_pipe;
     auto child = StartProcess(spawn, start);

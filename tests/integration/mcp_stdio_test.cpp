@@ -15,6 +15,7 @@
 
 #include "cli_harness.h"
 #include "mcp_process.h"
+#include "scripted_llm.h"
 #include "talaria/base/spawn.h"
 
 namespace talaria {
@@ -28,8 +29,9 @@ using namespace std::chrono_literals;
 // One running `talaria mcp`, driven line by line.
 class McpProcess : public testing_cli::McpProcessBase {
  public:
-  McpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args)
-      : McpProcessBase(home, cwd, args, /*stdin_pipe=*/true) {}
+  McpProcess(const std::string& home, const std::string& cwd, const std::vector<std::string>& args,
+             const std::vector<std::string>& extra_env = {})
+      : McpProcessBase(home, cwd, args, /*stdin_pipe=*/true, extra_env) {}
 
   void Send(const std::string& line) {
     const std::string data = line + "\n";
@@ -518,6 +520,149 @@ TEST_F(McpStdio, ClarifyWithoutElicitationTellsTheModelNobodyCanAnswer) {
   EXPECT_TRUE(answered["result"].value("isError", false)) << answered.dump();
   EXPECT_THAT(answered["result"]["content"][0]["text"].get<std::string>(),
               HasSubstr("No user is available"));
+}
+
+}  // namespace
+}  // namespace talaria
+
+namespace talaria {
+namespace {
+
+// mixture_of_agents served by `talaria mcp --toolsets moa`, its moa: section pointing at the
+// scripted OpenAI-compatible server (one endpoint, each turn taken by the request's model). The
+// fake checks what each model is asked: the prompt, the key, max_tokens (32,000 for a reference
+// model unless its entry says otherwise, none for the aggregator) and temperatures.
+constexpr std::string_view kMoaItKeyVar = "TALARIA_IT_MOA_KEY";
+
+std::string MoaItConfig(const std::string& base_url, const std::string& extra = "") {
+  return "moa:\n  base_url: " + base_url + "\n  api_key_env: " + std::string(kMoaItKeyVar) +
+         "\n  max_retries: 0\n"
+         "  reference_models: [ref-one, {name: ref-two, temperature: 0.6, max_tokens: 500}, "
+         "ref-down]\n"
+         "  aggregator: {name: agg, temperature: 0.4}\n" +
+         extra;
+}
+
+json MoaItCall(int id) {
+  return Request(id, "tools/call",
+                 {{"name", "mixture_of_agents"},
+                  {"arguments", {{"user_prompt", "PROBLEM: the knapsack bound"}}}});
+}
+
+constexpr std::string_view kMoaItReferences = R"(
+    {"label": "ref-one", "match": {"model": "ref-one"},
+     "expect": {"last_content_contains": "PROBLEM: the knapsack bound",
+                "header_contains": "Authorization: Bearer sk-moa-it",
+                "fields": {"max_tokens": 32000, "temperature": null}},
+     "text": "answer one", "usage": {"prompt_tokens": 10, "completion_tokens": 5}},
+    {"label": "ref-two", "match": {"model": "ref-two"},
+     "expect": {"fields": {"max_tokens": 500, "temperature": 0.6}},
+     "text": "answer two", "usage": {"prompt_tokens": 10, "completion_tokens": 5}},
+    {"label": "ref-down", "match": {"model": "ref-down"},
+     "fault": {"kind": "500", "message": "ref-down is overloaded"}})";
+
+TEST_F(McpStdio, MixtureOfAgentsAsksEveryModelAndAnswersTheClient) {
+  auto llm = testing_cli::StartScriptedLlm(test_support::FakeJson::parse(
+      std::string(R"({"turns": [)") + std::string(kMoaItReferences) + R"(,
+    {"label": "agg", "match": {"model": "agg"},
+     "expect": {"system_contains": "Responses from models:\n1. answer one\n2. answer two",
+                "last_content_contains": "PROBLEM: the knapsack bound",
+                "header_contains": "Authorization: Bearer sk-moa-it",
+                "fields": {"max_tokens": null, "temperature": 0.4}},
+     "text": "the synthesis"}]})"));
+  ASSERT_TRUE(llm);
+  home_.WriteConfig(MoaItConfig(llm->base_url()));
+  McpProcess mcp(home_.path(), home_.path(), {"--toolsets", "moa"},
+                 {std::string(kMoaItKeyVar) + "=sk-moa-it"});
+  Initialize(mcp);
+  mcp.Send(Request(2, "tools/list"));
+  json list = mcp.AnswerTo(2);
+  ASSERT_EQ(list["result"]["tools"].size(), 1u) << list.dump() << "\nstderr: " << mcp.Stderr();
+  EXPECT_EQ(list["result"]["tools"][0]["name"], "mixture_of_agents");
+
+  mcp.Send(MoaItCall(3));
+  json call = mcp.AnswerTo(3, 60s);  // a hang guard only
+  ASSERT_TRUE(call.contains("result")) << call.dump() << "\nstderr: " << mcp.Stderr();
+  EXPECT_FALSE(call["result"].value("isError", false)) << call.dump();
+  const json answer = json::parse(call["result"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(answer["success"], true) << answer.dump();
+  EXPECT_EQ(answer["response"], "the synthesis");
+  EXPECT_EQ(answer["models_used"]["reference_models"], json({"ref-one", "ref-two", "ref-down"}));
+  EXPECT_EQ(answer["models_used"]["aggregator_model"], "agg");
+  // The failing reference model is named with the endpoint's own words.
+  ASSERT_EQ(answer["failed_models"].size(), 1u) << answer.dump();
+  EXPECT_EQ(answer["failed_models"][0]["model"], "ref-down");
+  EXPECT_THAT(answer["failed_models"][0]["error"].get<std::string>(),
+              HasSubstr("ref-down is overloaded"));
+
+  EXPECT_EQ(llm->ProblemsText(), "");
+  EXPECT_EQ(llm->turns_remaining(), 0u) << "every model was asked";
+  EXPECT_EQ(llm->requests().size(), 4u) << "each once";
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+}
+
+// Too few reference answers: the call fails as a tool error naming the failed model, and the
+// aggregator is never asked.
+TEST_F(McpStdio, MixtureOfAgentsWithTooFewAnswersIsAToolErrorNamingTheFailure) {
+  auto llm = testing_cli::StartScriptedLlm(test_support::FakeJson::parse(
+      std::string(R"({"turns": [)") + std::string(kMoaItReferences) + "]}"));
+  ASSERT_TRUE(llm);
+  home_.WriteConfig(MoaItConfig(llm->base_url(), "  min_successful: 3\n"));
+  McpProcess mcp(home_.path(), home_.path(), {"--toolsets", "moa"},
+                 {std::string(kMoaItKeyVar) + "=sk-moa-it"});
+  Initialize(mcp);
+  mcp.Send(MoaItCall(2));
+  json call = mcp.AnswerTo(2, 60s);  // a hang guard only
+  ASSERT_TRUE(call.contains("result")) << call.dump() << "\nstderr: " << mcp.Stderr();
+  EXPECT_EQ(call["result"]["isError"], true) << call.dump();
+  const json answer = json::parse(call["result"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(answer["success"], false);
+  const std::string error = answer["error"];
+  EXPECT_THAT(error, HasSubstr("2 of 3 reference models answered; at least 3 needed"));
+  EXPECT_THAT(error, HasSubstr("ref-down"));
+  EXPECT_THAT(error, HasSubstr("ref-down is overloaded"));
+  for (const auto& r : llm->requests()) EXPECT_NE(r.Json()["model"], "agg");
+  EXPECT_EQ(llm->ProblemsText(), "");
+  mcp.CloseInput();
+  EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+}
+
+// Without its key (or without a moa: section) the tool is not listed; a call of it, and the
+// server's stderr, say why. No model is asked.
+TEST_F(McpStdio, MixtureOfAgentsIsServedOnlyWhenConfiguredAndSaysWhyNot) {
+  auto llm = testing_cli::StartScriptedLlm(test_support::FakeJson::parse(R"({"turns": []})"));
+  ASSERT_TRUE(llm);
+  struct Case {
+    std::string config;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {MoaItConfig(llm->base_url()),
+       "moa.api_key_env names " + std::string(kMoaItKeyVar) + ", which is not set"},
+      {"terminal:\n  backend: local\n", "config.yaml has no moa: section"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    home_.WriteConfig(c.config);
+    McpProcess mcp(home_.path(), home_.path(), {"--toolsets", "moa,file"});
+    Initialize(mcp);
+    mcp.Send(Request(2, "tools/list"));
+    json list = mcp.AnswerTo(2);
+    std::vector<std::string> names;
+    for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+    EXPECT_THAT(names, ::testing::Contains("read_file")) << list.dump();
+    EXPECT_THAT(names, ::testing::Not(::testing::Contains("mixture_of_agents")));
+    mcp.Send(MoaItCall(3));
+    json call = mcp.AnswerTo(3);
+    EXPECT_EQ(call["error"]["code"], -32602) << call.dump();
+    EXPECT_THAT(call["error"]["message"].get<std::string>(),
+                HasSubstr("Tool mixture_of_agents is not available here: " + c.reason));
+    mcp.CloseInput();
+    EXPECT_EQ(mcp.Wait(), 0) << mcp.Stderr();
+    EXPECT_THAT(mcp.Stderr(), HasSubstr("not serving mixture_of_agents: " + c.reason));
+  }
+  EXPECT_TRUE(llm->requests().empty());
 }
 
 }  // namespace
