@@ -375,9 +375,8 @@ constexpr std::string_view kSchema = R"json({
   }
 })json";
 
-// The process's settings: read from the config its Runtime loaded (LoadedProcessConfig) once,
-// and again only when a new Runtime loads another. A process that made no Runtime (a program
-// using the registry alone) has no loaded config: it reads config.yaml.
+// The process's settings: read from the config a tool call reads (ToolCallConfig: the one the
+// process's Runtime loaded) once, and again only when a new Runtime loads another.
 std::shared_ptr<const MoaSessionSettings> ProcessSettings() {
   struct Parsed {
     std::mutex mu;
@@ -385,20 +384,15 @@ std::shared_ptr<const MoaSessionSettings> ProcessSettings() {
     std::shared_ptr<const MoaSessionSettings> moa;  // Guarded by mu.
   };
   static Parsed* const parsed = new Parsed;  // never destroyed: read by late tool calls
-  std::shared_ptr<const Config> config = LoadedProcessConfig();
+  auto config = ToolCallConfig();
   if (!config) {
-    auto loaded = LoadConfig(DefaultConfigPath());
-    if (!loaded) {
-      return std::make_shared<const MoaSessionSettings>(MoaSessionSettings{Err(loaded.error())});
-    }
-    return std::make_shared<const MoaSessionSettings>(
-        MoaSessionSettings{MoaSettingsFromConfig(*loaded)});
+    return std::make_shared<const MoaSessionSettings>(MoaSessionSettings{Err(config.error())});
   }
   std::lock_guard lock(parsed->mu);
-  if (parsed->from != config) {
+  if (parsed->from != *config) {
     parsed->moa = std::make_shared<const MoaSessionSettings>(
-        MoaSessionSettings{MoaSettingsFromConfig(*config)});
-    parsed->from = std::move(config);
+        MoaSessionSettings{MoaSettingsFromConfig(**config)});
+    parsed->from = std::move(*config);
   }
   return parsed->moa;
 }

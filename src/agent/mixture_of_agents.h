@@ -16,7 +16,7 @@
 //     pricing: {input: 3, output: 15}            # USD per million tokens, for the usage
 //
 // The tool is available only when the section names reference models and an aggregator and
-// the key variable it names is set, in the config the process loaded (LoadedProcessConfig:
+// the key variable it names is set, in the config the process loaded (ToolCallConfig:
 // config.yaml as it was when the process's Runtime read it). Its usage is charged to the calling
 // agent's session. An agent's calls use the section as its session's config had it when the
 // tool first ran; calls with no agent behind them (`talaria call`, `talaria mcp`) the process's,

@@ -2,6 +2,7 @@
 #include "browser/browser_settings.h"
 
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 
 namespace talaria::browser {
 namespace {
@@ -30,8 +31,8 @@ Result<BrowserSettings> BrowserSettingsFromConfig(const Config& config) {
 }
 
 Result<BrowserSettings> LoadBrowserSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return BrowserSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return BrowserSettingsFromConfig(*config);
 }
 
 }  // namespace talaria::browser

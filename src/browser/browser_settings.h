@@ -8,7 +8,8 @@
 //     executable: /usr/lib/chromium/chromium   # default: found (TALARIA_CHROMIUM, Debian's)
 //     provider: local             # or a provider registered with RegisterDriverFactory
 //
-// Thread-safety: value types; LoadBrowserSettings reads the file each call.
+// Thread-safety: value types; LoadBrowserSettings reads the process's config (ToolCallConfig)
+// each call.
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include "talaria/base/ascii.h"
 #include "talaria/browser/providers.h"
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 #include "talaria/net/tool_gateway.h"
 
 namespace talaria::browser {
@@ -126,8 +127,8 @@ Result<BrowserProviderSettings> BrowserProviderSettingsFrom(const Config& config
 }
 
 Result<BrowserProviderSettings> LoadBrowserProviderSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return BrowserProviderSettingsFrom(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return BrowserProviderSettingsFrom(*config);
 }
 
 std::string ProviderUnavailableReason(const BrowserProviderSettings& s) {

@@ -165,5 +165,41 @@ TEST(Runtime, AppliesUserToolsetsFromTheConfigFile) {
   std::filesystem::remove_all(dir);
 }
 
+// A tool call reads the config the process's Runtime loaded, not config.yaml as it is on disk
+// when the call runs; before any Runtime (a program using the registry alone) it reads the file.
+TEST(Runtime, ToolCallsReadTheConfigTheProcessLoaded) {
+  const std::filesystem::path home =
+      std::filesystem::temp_directory_path() / ("talaria-toolcfg-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(home);
+  ::setenv("TALARIA_HOME", home.c_str(), 1);
+  const std::filesystem::path path = home / "config.yaml";
+  auto toolset_of = [](const Config& config) {
+    return config.toolsets.empty() ? std::string() : config.toolsets[0].name;
+  };
+
+  std::ofstream(path) << "toolsets:\n  first: {tools: [a]}\n";
+  auto before = ToolCallConfig();
+  ASSERT_TRUE(before) << before.error().message();
+  EXPECT_EQ(toolset_of(**before), "first") << "no Runtime yet: the file";
+  std::ofstream(path) << "toolsets:\n  second: {tools: [a]}\n";
+  EXPECT_EQ(toolset_of(**ToolCallConfig()), "second") << "no Runtime yet: the file, each call";
+
+  auto rt = Runtime::Create({.config_path = "",
+                             .registry = nullptr,
+                             .install_command_hooks = true,
+                             .command_policy = CommandPolicySetup::kNone});
+  ASSERT_TRUE(rt) << rt.error().message();
+  std::ofstream(path) << "toolsets:\n  third: {tools: [a]}\n";
+  auto during = ToolCallConfig();
+  ASSERT_TRUE(during) << during.error().message();
+  EXPECT_EQ(toolset_of(**during), "second") << "an edit mid-run changes nothing";
+  EXPECT_EQ(during->get(), LoadedProcessConfig().get()) << "the loaded config, not a copy";
+  std::ofstream(path) << "toolsets: [not, a, mapping\n";
+  EXPECT_TRUE(ToolCallConfig()) << "a broken file mid-run breaks no call";
+
+  ::unsetenv("TALARIA_HOME");
+  std::filesystem::remove_all(home);
+}
+
 }  // namespace
 }  // namespace talaria

@@ -34,6 +34,12 @@ std::shared_ptr<const Config> LoadedProcessConfig() {
   return slot.config;
 }
 
+Result<std::shared_ptr<const Config>> ToolCallConfig() {
+  if (std::shared_ptr<const Config> loaded = LoadedProcessConfig()) return loaded;
+  Config read = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
+  return std::make_shared<const Config>(std::move(read));
+}
+
 void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer) {
   DefaultPolicyInstaller().store(installer);
 }

@@ -13,6 +13,7 @@
 #include "talaria/base/base64.h"
 #include "talaria/core/config.h"
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 #include "talaria/net/send_and_collect.h"
 #include "talaria/web/fetcher.h"
 #include "talaria/web/network_guard.h"
@@ -24,8 +25,8 @@ constexpr size_t kMaxAnswerBytes = size_t{16} << 20;
 
 // One Fetcher per guard configuration for the process (its connection pool is reused).
 Result<std::shared_ptr<web::Fetcher>> FetcherFor(size_t max_bytes) {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  const ConfigSection w = TALARIA_TRY(ConfigSection::Of(config, "web"));
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  const ConfigSection w = TALARIA_TRY(ConfigSection::Of(*config, "web"));
   std::vector<std::string> allow;
   std::string ca_file;
   TALARIA_RETURN_IF_ERROR(w.ReadStrings("allow_private", allow));

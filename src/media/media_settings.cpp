@@ -7,6 +7,7 @@
 
 #include "talaria/base/paths.h"
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 
 namespace talaria::media {
 namespace {
@@ -45,8 +46,8 @@ Result<ImageGenSettings> ImageGenSettingsFromConfig(const Config& config) {
 }
 
 Result<ImageGenSettings> LoadImageGenSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return ImageGenSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return ImageGenSettingsFromConfig(*config);
 }
 
 Result<VisionSettings> VisionSettingsFromConfig(const Config& config) {
@@ -93,8 +94,8 @@ Result<VisionSettings> VisionSettingsFromConfig(const Config& config) {
 }
 
 Result<VisionSettings> LoadVisionSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return VisionSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return VisionSettingsFromConfig(*config);
 }
 
 std::string ImageCacheDir() { return TalariaHome() + "/cache/images"; }

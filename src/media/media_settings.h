@@ -21,7 +21,8 @@
 //
 // Keys: FAL_KEY, OPENAI_API_KEY; endpoints FAL_QUEUE_URL (default https://queue.fal.run) and
 // OPENAI_BASE_URL (default https://api.openai.com/v1) for a proxy or a test's fake.
-// Thread-safety: value types; the loaders read the file on each call.
+// Thread-safety: value types; the loaders read the process's config (ToolCallConfig) on each
+// call.
 #pragma once
 
 #include <cstdint>

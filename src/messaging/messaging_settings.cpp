@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "talaria/core/runtime.h"
+
 namespace talaria::messaging {
 namespace {
 
@@ -235,8 +237,8 @@ Result<MessagingSettings> MessagingSettingsFromConfig(const Config& config) {
 }
 
 Result<MessagingSettings> LoadMessagingSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return MessagingSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return MessagingSettingsFromConfig(*config);
 }
 
 }  // namespace talaria::messaging

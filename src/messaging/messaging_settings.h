@@ -21,7 +21,8 @@
 // SIGNAL_HTTP_URL, SIGNAL_ACCOUNT, EMAIL_ADDRESS, EMAIL_SMTP_HOST, EMAIL_SMTP_PORT,
 // TWILIO_ACCOUNT_SID, TWILIO_PHONE_NUMBER, NTFY_SERVER, MESSAGING_WEBHOOK_URL and
 // <PLATFORM>_HOME_CHANNEL; config.yaml wins over them.
-// Thread-safety: value types; LoadMessagingSettings reads the file and environment each call.
+// Thread-safety: value types; LoadMessagingSettings reads the process's config (ToolCallConfig)
+// and the environment each call.
 #pragma once
 
 #include <string>
@@ -59,7 +60,7 @@ const std::vector<std::string_view>& KnownPlatforms();
 
 // InvalidArgument "config: messaging.<platform>.<key> must be ..." for a malformed section.
 Result<MessagingSettings> MessagingSettingsFromConfig(const Config& config);
-// $TALARIA_HOME/config.yaml's messaging section plus the environment.
+// The messaging section of the config the process loaded (ToolCallConfig) plus the environment.
 Result<MessagingSettings> LoadMessagingSettings();
 
 }  // namespace talaria::messaging

@@ -8,6 +8,7 @@
 
 #include "talaria/base/paths.h"
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 
 namespace talaria::rl {
 namespace {
@@ -64,8 +65,8 @@ Result<RlSettings> RlSettingsFromConfig(const Config& config) {
 }
 
 Result<RlSettings> LoadRlSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return RlSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return RlSettingsFromConfig(*config);
 }
 
 }  // namespace talaria::rl

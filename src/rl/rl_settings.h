@@ -16,7 +16,8 @@
 // Keys: TINKER_API_KEY and WANDB_API_KEY (both required, as in the original), WANDB_ENTITY
 // (default nousresearch), WANDB_BASE_URL (default https://api.wandb.ai), OPENROUTER_API_KEY
 // (rl_test_inference).
-// Thread-safety: value types; LoadRlSettings reads the file each call.
+// Thread-safety: value types; LoadRlSettings reads the process's config (ToolCallConfig) each
+// call.
 #pragma once
 
 #include <chrono>
@@ -47,7 +48,7 @@ struct RlSettings {
 };
 
 Result<RlSettings> RlSettingsFromConfig(const Config& config);
-// $TALARIA_HOME/config.yaml's rl section (defaults when the file is absent).
+// The rl section of the config the process loaded (ToolCallConfig; defaults when it has none).
 Result<RlSettings> LoadRlSettings();
 
 // $name, or "" when unset.

@@ -2,6 +2,7 @@
 #include "web/web_settings.h"
 
 #include "talaria/core/config_section.h"
+#include "talaria/core/runtime.h"
 
 namespace talaria::web {
 namespace {
@@ -24,8 +25,8 @@ Result<WebSettings> WebSettingsFromConfig(const Config& config) {
 }
 
 Result<WebSettings> LoadWebSettings() {
-  const Config config = TALARIA_TRY(LoadConfig(DefaultConfigPath()));
-  return WebSettingsFromConfig(config);
+  const std::shared_ptr<const Config> config = TALARIA_TRY(ToolCallConfig());
+  return WebSettingsFromConfig(*config);
 }
 
 }  // namespace talaria::web

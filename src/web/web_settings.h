@@ -15,7 +15,8 @@
 // TAVILY_API_KEY (TAVILY_BASE_URL), EXA_API_KEY, PARALLEL_API_KEY (PARALLEL_SEARCH_MODE),
 // FIRECRAWL_API_KEY / FIRECRAWL_API_URL; talaria adds BRAVE_SEARCH_BASE_URL, EXA_BASE_URL and
 // PARALLEL_BASE_URL (a proxy or a test's fake).
-// Thread-safety: value types; LoadWebSettings reads the file each call.
+// Thread-safety: value types; LoadWebSettings reads the process's config (ToolCallConfig) and
+// the environment each call.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,7 @@ struct WebSettings {
 };
 
 Result<WebSettings> WebSettingsFromConfig(const Config& config);
-// $TALARIA_HOME/config.yaml's web section (defaults when the file is absent).
+// The web section of the config the process loaded (ToolCallConfig; defaults when it has none).
 Result<WebSettings> LoadWebSettings();
 
 }  // namespace talaria::web

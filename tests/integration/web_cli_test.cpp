@@ -3,6 +3,7 @@
 // refusal of a loopback URL with no allow list (a canary records any connection).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,28 @@ TEST(WebCli, CallWebExtractFetchesAnAllowedLocalPage) {
   ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
   EXPECT_NE(run.out.find("Served here"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Local"), std::string::npos) << run.out;
+}
+
+// The web tools read the config the process loaded: the file --config names, not
+// $TALARIA_HOME/config.yaml (which here has no allow list, so the page would be refused).
+TEST(WebCli, CallWebExtractReadsTheConfigFileTheCommandLineNames) {
+  talaria_test::LoopbackHttpServer site([](httplib::Server& s) {
+    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(
+          "<html><head><title>Named</title></head><body><p>From --config</p></body>"
+          "</html>",
+          "text/html; charset=utf-8");
+    });
+  });
+  TempHome home;
+  home.WriteConfig("terminal:\n  backend: local\n");
+  const std::string named = home.path() + "/named.yaml";
+  std::ofstream(named) << "web:\n  allow_private: [\"127.0.0.1:" << site.port() << "\"]\n";
+  const std::vector<std::string> args = {"--config", named, "call", "web_extract",
+                                         "urls=[\"" + site.url("/") + "\"]"};
+  CliRun run = RunCli(home, args);
+  ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
+  EXPECT_NE(run.out.find("From --config"), std::string::npos) << run.out;
 }
 
 TEST(WebCli, CallWebExtractRefusesLoopbackWithoutTheAllowList) {

@@ -88,7 +88,8 @@ struct BrowserProviderSettings {
 // The `browser` section of `config` with the environment applied. InvalidArgument naming the
 // key for a malformed value or an unknown provider.
 Result<BrowserProviderSettings> BrowserProviderSettingsFrom(const Config& config);
-// $TALARIA_HOME/config.yaml's section (defaults when the file is absent).
+// The section of the config the process loaded (ToolCallConfig: config.yaml, or the file
+// --config named, as it was at start; defaults when it has none).
 Result<BrowserProviderSettings> LoadBrowserProviderSettings();
 
 // Why `settings.provider` cannot be used (a key or project id missing), or "" when it can: what

@@ -49,6 +49,14 @@ void SetDefaultCommandPolicyInstaller(CommandPolicyInstaller installer);
 // disk now: one read per process.
 std::shared_ptr<const Config> LoadedProcessConfig();
 
+// The configuration a tool call reads its settings from: LoadedProcessConfig, so a call never
+// re-reads config.yaml mid-run (an edit, or a file an editor has half written, takes effect at
+// the next start) and `talaria --config FILE` holds for every tool. A process that made no
+// Runtime on the global registry (a program using the registry alone, a module's unit tests)
+// has none: then $TALARIA_HOME/config.yaml is read, on each call. Errors: that read's
+// (LoadConfig).
+Result<std::shared_ptr<const Config>> ToolCallConfig();
+
 class Runtime {
  public:
   // Fails with the config's error (a broken config.yaml is reported, never half-applied), or
