@@ -4,7 +4,6 @@
 // listeners on 127.0.0.1 that never accept must end with an empty backlog.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <gtest/gtest.h>
@@ -24,6 +23,7 @@ namespace talaria::browser {
 namespace chromium_egress_testing {
 
 using namespace std::chrono_literals;
+using talaria::test_support::BacklogHasConnection;
 using talaria::test_support::WaitUntil;
 
 CallLimits EgressWithin(std::chrono::milliseconds d) {
@@ -51,14 +51,6 @@ class ScriptedDns final : public web::Resolver {
   std::mutex mu_;
   std::map<std::string, std::vector<std::string>> answers_;
 };
-
-bool BacklogHasConnection(const test_support::LoopbackListener& listener) {
-  // The listening socket blocks: ask poll first, so an empty backlog answers at once.
-  pollfd p{.fd = listener.fd.get(), .events = POLLIN, .revents = 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  UniqueFd got(::accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-  return got.valid();
-}
 
 void EgressHtml(httplib::Response& res, const std::string& body) {
   res.set_content(

@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -56,15 +55,6 @@ class StubResolver final : public web::Resolver {
   std::map<std::string, std::vector<std::string>> answers_;
   std::atomic<int> lookups_{0};
 };
-
-// Whether a connection waits in `listener`'s backlog (the canary never accepts).
-bool CanaryWasReached(const test_support::LoopbackListener& listener) {
-  // The listening socket blocks: ask poll first, so an empty backlog answers at once.
-  pollfd p{.fd = listener.fd.get(), .events = POLLIN, .revents = 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  UniqueFd got(::accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-  return got.valid();
-}
 
 UniqueFd Dial(int port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -158,7 +148,7 @@ TEST_F(EgressProxyTest, TunnelsOnlyToTheAddressTheGuardJudged) {
   std::array<uint8_t, 7> got{};
   ASSERT_TRUE(ReadN(c.get(), got.data(), got.size()));
   EXPECT_EQ(std::string(got.begin(), got.end()), "judged\n");
-  EXPECT_FALSE(CanaryWasReached(canary_));
+  EXPECT_FALSE(test_support::BacklogHasConnection(canary_));
 }
 
 TEST_F(EgressProxyTest, RefusesARebindingAnswerAndNamesTheRule) {
@@ -169,7 +159,7 @@ TEST_F(EgressProxyTest, RefusesARebindingAnswerAndNamesTheRule) {
   ASSERT_TRUE((*guard)->Admit("http://rebind.test/").has_value());
   UniqueFd c = Dial(proxy->port());
   EXPECT_EQ(SocksConnect(c.get(), "rebind.test", canary_.port), 2);  // not allowed by ruleset
-  EXPECT_FALSE(CanaryWasReached(canary_));
+  EXPECT_FALSE(test_support::BacklogHasConnection(canary_));
   auto refusals = proxy->TakeRefusals();
   ASSERT_EQ(refusals.size(), 1u);
   EXPECT_NE(refusals[0].find("(rule: loopback)"), std::string::npos) << refusals[0];
@@ -211,7 +201,7 @@ TEST_F(EgressProxyTest, RefusesLiteralAddressesAndMalformedNames) {
     ASSERT_TRUE(ReadN(c.get(), r.data(), 10));
     EXPECT_EQ(r[1], 2);
   }
-  EXPECT_FALSE(CanaryWasReached(canary_));
+  EXPECT_FALSE(test_support::BacklogHasConnection(canary_));
   EXPECT_EQ(proxy->TakeRefusals().size(), 3u);
 }
 
@@ -258,7 +248,7 @@ TEST_F(EgressProxyTest, TurnsAwayASocketOfAnotherUser) {
   // Talaria's own uid is still served.
   UniqueFd c = Dial(proxy->port());
   EXPECT_EQ(SocksConnect(c.get(), "127.0.0.1", canary_.port), 0);
-  EXPECT_TRUE(CanaryWasReached(canary_));
+  EXPECT_TRUE(test_support::BacklogHasConnection(canary_));
 }
 
 }  // namespace egress_proxy_testing

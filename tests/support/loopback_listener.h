@@ -1,11 +1,13 @@
 // A TCP socket listening on 127.0.0.1 at a port the kernel chose, that never accepts: connects
-// complete into its backlog and then wait (a server that never answers, or one a sandbox must
-// not reach). Header-only: any test target that links talaria_test_support can include
-// "support/loopback_listener.h". Not thread-safe; caller synchronises.
+// complete into its backlog and then wait (a server that never answers, or a canary a sandbox
+// or a proxy must not reach: BacklogHasConnection tells). Header-only: any test target that links
+// talaria_test_support can include "support/loopback_listener.h". Not thread-safe; caller
+// synchronises.
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "talaria/base/unique_fd.h"
@@ -33,6 +35,16 @@ inline LoopbackListener ListenOnLoopback() {
   out.port = ntohs(addr.sin_port);
   out.fd = std::move(fd);
   return out;
+}
+
+// Whether a connection waits in `listener`'s backlog: a canary the test checks nothing reached.
+// Takes that connection off the backlog (so a later check sees only newer ones).
+inline bool BacklogHasConnection(const LoopbackListener& listener) {
+  // The listening socket blocks: ask poll first, so an empty backlog answers at once.
+  pollfd p{.fd = listener.fd.get(), .events = POLLIN, .revents = 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  UniqueFd got(::accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+  return got.valid();
 }
 
 }  // namespace talaria::test_support
