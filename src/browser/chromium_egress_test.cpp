@@ -9,11 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "browser/chromium_process.h"
+#include "support/host_table_resolver.h"
 #include "support/loopback_http.h"
 #include "support/loopback_listener.h"
 #include "support/wait_until.h"
@@ -29,28 +28,6 @@ using talaria::test_support::WaitUntil;
 CallLimits EgressWithin(std::chrono::milliseconds d) {
   return {.deadline = std::chrono::steady_clock::now() + d, .cancel = {}};
 }
-
-// Names the test decides: each answers its list in turn, the last one for good.
-class ScriptedDns final : public web::Resolver {
- public:
-  void Set(const std::string& host, std::vector<std::string> answers) {
-    std::lock_guard lock(mu_);
-    answers_[host] = std::move(answers);
-  }
-  Result<std::vector<web::IpAddress>> Resolve(const std::string& host,
-                                              const std::stop_token&) override {
-    std::lock_guard lock(mu_);
-    auto it = answers_.find(host);
-    if (it == answers_.end() || it->second.empty()) return Err(UnavailableError("no such host"));
-    std::string answer = it->second.front();
-    if (it->second.size() > 1) it->second.erase(it->second.begin());
-    return std::vector<web::IpAddress>{*web::ParseIpLiteral(answer)};
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::vector<std::string>> answers_;
-};
 
 void EgressHtml(httplib::Response& res, const std::string& body) {
   res.set_content(
@@ -148,7 +125,8 @@ class ChromiumEgressTest : public ::testing::Test {
   test_support::LoopbackListener canary_ = test_support::ListenOnLoopback();
   std::atomic<int> probes_{0};
   talaria_test::LoopbackHttpServer pages_;
-  std::shared_ptr<ScriptedDns> dns_ = std::make_shared<ScriptedDns>();
+  std::shared_ptr<test_support::HostTableResolver> dns_ =
+      std::make_shared<test_support::HostTableResolver>();
   std::unique_ptr<PageDriver> page_;
 };
 

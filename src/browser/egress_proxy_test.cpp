@@ -14,12 +14,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <atomic>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 
+#include "support/host_table_resolver.h"
 #include "support/loopback_listener.h"
 #include "support/wait_until.h"
 
@@ -29,32 +27,6 @@ namespace talaria::browser {
 namespace egress_proxy_testing {
 
 using namespace std::chrono_literals;
-
-// Answers from a table; a host listed twice answers its first address once, then the second
-// (a rebinding DNS server: public for the check, loopback after).
-class StubResolver final : public web::Resolver {
- public:
-  void Set(const std::string& host, std::vector<std::string> answers) {
-    std::lock_guard lock(mu_);
-    answers_[host] = std::move(answers);
-  }
-  int lookups() const { return lookups_.load(); }
-  Result<std::vector<web::IpAddress>> Resolve(const std::string& host,
-                                              const std::stop_token&) override {
-    ++lookups_;
-    std::lock_guard lock(mu_);
-    auto it = answers_.find(host);
-    if (it == answers_.end() || it->second.empty()) return Err(UnavailableError("no such host"));
-    std::string answer = it->second.front();
-    if (it->second.size() > 1) it->second.erase(it->second.begin());
-    return std::vector<web::IpAddress>{*web::ParseIpLiteral(answer)};
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::vector<std::string>> answers_;
-  std::atomic<int> lookups_{0};
-};
 
 UniqueFd Dial(int port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -133,7 +105,8 @@ class EgressProxyTest : public ::testing::Test {
     return std::move(*proxy);
   }
 
-  std::shared_ptr<StubResolver> dns_ = std::make_shared<StubResolver>();
+  std::shared_ptr<test_support::HostTableResolver> dns_ =
+      std::make_shared<test_support::HostTableResolver>();
   test_support::LoopbackListener canary_;
 };
 
