@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,6 +61,23 @@ constexpr std::string_view kThreeModels = R"({"turns": [
                 "last_content_contains": "PROBLEM"},
      "text": "the synthesis", "usage": {"prompt_tokens": 30, "completion_tokens": 7}},
     {"match": {"model": "fake-model", "last_role": "tool"}, "text": "Done."}]})";
+
+// Every model answers (turns without the braces of a script, to combine with others).
+constexpr std::string_view kEveryModelAnswers = R"(
+    {"match": {"model": "ref-one"}, "text": "answer one"},
+    {"match": {"model": "ref-two"}, "text": "answer two"},
+    {"match": {"model": "ref-three"}, "text": "answer three"},
+    {"match": {"model": "agg"}, "text": "the synthesis"})";
+
+// A script of these turns, in this order.
+std::string MoaScript(std::initializer_list<std::string_view> parts) {
+  std::string turns;
+  for (std::string_view part : parts) {
+    if (!turns.empty()) turns += ",";
+    turns += part;
+  }
+  return R"({"turns": [)" + turns + "]}";
+}
 
 TEST_F(MixtureOfAgents, ThreeReferencesOneFailingThenTheAggregator) {
   Serve(kThreeModels);
@@ -203,11 +221,7 @@ TEST_F(MixtureOfAgents, AnAgentsCallIsChargedToItsSession) {
 // The reference asks every model for its highest reasoning effort ("xhigh"); a model's own
 // setting wins, and "none" leaves the field out.
 TEST_F(MixtureOfAgents, EveryRequestCarriesTheReasoningEffortTheConfigNames) {
-  Serve(R"({"turns": [
-      {"match": {"model": "ref-one"}, "text": "answer one"},
-      {"match": {"model": "ref-two"}, "text": "answer two"},
-      {"match": {"model": "ref-three"}, "text": "answer three"},
-      {"match": {"model": "agg"}, "text": "combined"}]})");
+  Serve(MoaScript({kEveryModelAnswers}));
   ConfigureMoa();
   auto settings = MoaSettingsFromConfig(*LoadedConfig());
   ASSERT_TRUE(settings.has_value() && settings->has_value());
@@ -252,17 +266,14 @@ TEST_F(MixtureOfAgents, ASessionReadsTheSectionOnceNotOnEveryCall) {
   constexpr std::string_view kCall = R"(
     {"match": {"model": "fake-model", "last_role": "user"},
      "tool_calls": [{"id": "ID", "name": "mixture_of_agents",
-                     "arguments": {"user_prompt": "PROBLEM"}}]},
-    {"match": {"model": "ref-one"}, "text": "answer one"},
-    {"match": {"model": "ref-two"}, "text": "answer two"},
-    {"match": {"model": "ref-three"}, "text": "answer three"},
-    {"match": {"model": "agg"}, "text": "the synthesis"},
+                     "arguments": {"user_prompt": "PROBLEM"}}]})";
+  constexpr std::string_view kDone = R"(
     {"match": {"model": "fake-model", "last_role": "tool"}, "text": "Done."})";
   std::string first(kCall);
   first.replace(first.find("ID"), 2, "m1");
   std::string second(kCall);
   second.replace(second.find("ID"), 2, "m2");
-  Serve(R"({"turns": [)" + first + "," + second + "]}");
+  Serve(MoaScript({first, kEveryModelAnswers, kDone, second, kEveryModelAnswers, kDone}));
   ConfigureMoa();
   AgentOptions options = Options();
   options.toolsets = {"file", "moa"};
@@ -289,12 +300,7 @@ TEST_F(MixtureOfAgents, ASessionReadsTheSectionOnceNotOnEveryCall) {
 // A call with no session behind it (`talaria mcp`, `talaria call`) uses the config the process
 // loaded, read once: an edit to config.yaml between two calls changes nothing.
 TEST_F(MixtureOfAgents, ACallWithNoSessionUsesTheProcesssConfig) {
-  constexpr std::string_view kOneCall = R"(
-    {"match": {"model": "ref-one"}, "text": "answer one"},
-    {"match": {"model": "ref-two"}, "text": "answer two"},
-    {"match": {"model": "ref-three"}, "text": "answer three"},
-    {"match": {"model": "agg"}, "text": "the synthesis"})";
-  Serve(std::string(R"({"turns": [)") + std::string(kOneCall) + "," + std::string(kOneCall) + "]}");
+  Serve(MoaScript({kEveryModelAnswers, kEveryModelAnswers}));
   ConfigureMoa();
   LoadProcessConfig();
   Runtime& rt = *runtimes_.back();
@@ -321,11 +327,7 @@ TEST_F(MixtureOfAgents, ACallWithNoSessionUsesTheProcesssConfig) {
 // As the reference: each reference model is asked for up to 32,000 tokens unless its entry
 // says otherwise; the aggregator's limit is left to the endpoint (none sent).
 TEST_F(MixtureOfAgents, ReferenceModelsAskForUpTo32000Tokens) {
-  Serve(R"({"turns": [
-      {"match": {"model": "ref-one"}, "text": "answer one"},
-      {"match": {"model": "ref-two"}, "text": "answer two"},
-      {"match": {"model": "ref-three"}, "text": "answer three"},
-      {"match": {"model": "agg"}, "text": "combined"}]})");
+  Serve(MoaScript({kEveryModelAnswers}));
   ConfigureMoa();
   auto settings = MoaSettingsFromConfig(*LoadedConfig());
   ASSERT_TRUE(settings.has_value() && settings->has_value());
