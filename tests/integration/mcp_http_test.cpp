@@ -58,6 +58,37 @@ class HttpMcpProcess : public testing_cli::McpProcessBase {
 
 using testing_cli::Request;
 
+// initialize, then notifications/initialized, over `client`: the headers of requests in the new
+// session; empty (and the test failed) when the server did not open one.
+httplib::Headers OpenHttpMcpSession(httplib::Client& client) {
+  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
+  auto init = client.Post("/mcp", accept,
+                          Request(1, "initialize",
+                                  {{"protocolVersion", "2025-11-25"},
+                                   {"capabilities", json::object()},
+                                   {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
+                              .dump(),
+                          "application/json");
+  if (!init || init->status != 200) {
+    ADD_FAILURE() << "initialize: " << (init ? init->body : httplib::to_string(init.error()));
+    return {};
+  }
+  EXPECT_EQ(json::parse(init->body)["result"]["serverInfo"]["name"], "talaria");
+  const std::string session = init->get_header_value("Mcp-Session-Id");
+  EXPECT_FALSE(session.empty()) << "no Mcp-Session-Id";
+  httplib::Headers in_session = accept;
+  in_session.emplace("Mcp-Session-Id", session);
+  in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
+  auto initialized =
+      client.Post("/mcp", in_session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                  "application/json");
+  if (!initialized || initialized->status != 202) {
+    ADD_FAILURE() << "notifications/initialized was not accepted";
+    return {};
+  }
+  return in_session;
+}
+
 TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
   TempHome home;
   const std::string root = home.path() + "/root";
@@ -72,29 +103,8 @@ TEST(McpHttp, ServesInitializeToolsCallAndDeleteThenStopsOnSigterm) {
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(5, 0);
-  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
-
-  auto init = client.Post("/mcp", accept,
-                          Request(1, "initialize",
-                                  {{"protocolVersion", "2025-11-25"},
-                                   {"capabilities", json::object()},
-                                   {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
-                              .dump(),
-                          "application/json");
-  ASSERT_TRUE(init) << httplib::to_string(init.error());
-  ASSERT_EQ(init->status, 200) << init->body;
-  EXPECT_EQ(json::parse(init->body)["result"]["serverInfo"]["name"], "talaria");
-  const std::string session = init->get_header_value("Mcp-Session-Id");
-  ASSERT_FALSE(session.empty());
-
-  httplib::Headers in_session = accept;
-  in_session.emplace("Mcp-Session-Id", session);
-  in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
-  auto initialized =
-      client.Post("/mcp", in_session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-                  "application/json");
-  ASSERT_TRUE(initialized);
-  EXPECT_EQ(initialized->status, 202);
+  const httplib::Headers in_session = OpenHttpMcpSession(client);
+  ASSERT_FALSE(in_session.empty()) << mcp.Stderr();
 
   auto read = client.Post(
       "/mcp", in_session,
@@ -192,21 +202,8 @@ TEST(McpHttp, ServesMixtureOfAgentsFromItsConfiguredModels) {
   client.set_tcp_nodelay(true);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(60, 0);  // a hang guard only
-  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
-  auto init = client.Post("/mcp", accept,
-                          Request(1, "initialize",
-                                  {{"protocolVersion", "2025-11-25"},
-                                   {"capabilities", json::object()},
-                                   {"clientInfo", {{"name", "it"}, {"version", "1"}}}})
-                              .dump(),
-                          "application/json");
-  ASSERT_TRUE(init && init->status == 200) << mcp.Stderr();
-  httplib::Headers in_session = accept;
-  in_session.emplace("Mcp-Session-Id", init->get_header_value("Mcp-Session-Id"));
-  in_session.emplace("Mcp-Protocol-Version", "2025-11-25");
-  ASSERT_TRUE(client.Post("/mcp", in_session,
-                          R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-                          "application/json"));
+  const httplib::Headers in_session = OpenHttpMcpSession(client);
+  ASSERT_FALSE(in_session.empty()) << mcp.Stderr();
 
   json list = HttpMcpResponse(
       client.Post("/mcp", in_session, Request(2, "tools/list").dump(), "application/json"));
