@@ -19,6 +19,7 @@
 #include "talaria/base/json.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/unique_fd.h"
+#include "talaria/base/uri.h"
 #include "talaria/net/http_client.h"
 #include "talaria/net/send_and_collect.h"
 
@@ -142,22 +143,6 @@ bool FreshEnough(const TokenFile& f) {
 bool Expired(const TokenFile& f) { return f.expires_at && *f.expires_at <= Clock::now(); }
 bool CanRefresh(const TokenFile& f) { return !f.refresh_token.empty() && !f.token_url.empty(); }
 
-std::string FormEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
-
 // The OAuth 2 refresh_token grant; updates `f` (and its document) from the answer.
 Status Refresh(TokenFile& f, const std::stop_token& stop) {
   HttpRequest req;
@@ -166,8 +151,8 @@ Status Refresh(TokenFile& f, const std::stop_token& stop) {
   req.headers = {{"Content-Type", "application/x-www-form-urlencoded"},
                  {"Accept", "application/json"},
                  {"User-Agent", "talaria/1.0"}};
-  req.body = "grant_type=refresh_token&refresh_token=" + FormEncode(f.refresh_token);
-  if (!f.client_id.empty()) req.body += "&client_id=" + FormEncode(f.client_id);
+  req.body = "grant_type=refresh_token&refresh_token=" + PercentEncode(f.refresh_token);
+  if (!f.client_id.empty()) req.body += "&client_id=" + PercentEncode(f.client_id);
   req.total_timeout = std::chrono::seconds(30);
   req.max_body_bytes = size_t{1} << 20;
   auto sent = SendAndCollect(req, stop);
