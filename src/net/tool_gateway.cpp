@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
@@ -54,17 +55,25 @@ std::string TokenFilePath() {
   return path.empty() ? TalariaHome() + "/auth/tool_gateway.json" : path;
 }
 
+// Epoch seconds as a time point. The clock counts nanoseconds in 64 bits, up to 2262: a later
+// expiry (a token "valid until 2999") would wrap into the past and read as long expired, so it
+// counts as 2255, far enough never to matter.
+Clock::time_point FromEpochSeconds(int64_t secs) {
+  constexpr int64_t kLatest = 9'000'000'000;
+  return Clock::time_point(std::chrono::seconds(std::min(secs, kLatest)));
+}
+
 // "2026-12-06T01:00:00Z", "2026-12-06T01:00:00.123+02:00", or epoch seconds (number or string).
 std::optional<Clock::time_point> ParseExpiry(const Json& v) {
   if (v.is_number()) {
     const double secs = v.get<double>();
     if (!(secs >= 0 && secs < 1e11)) return std::nullopt;  // also refuses NaN
-    return Clock::time_point(std::chrono::seconds(static_cast<int64_t>(secs)));
+    return FromEpochSeconds(static_cast<int64_t>(secs));
   }
   if (!v.is_string()) return std::nullopt;
   const std::string s = v.get<std::string>();
   if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 15) {
-    return Clock::time_point(std::chrono::seconds(std::stoll(s)));
+    return FromEpochSeconds(std::stoll(s));
   }
   struct tm tm {};
   const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -85,7 +94,7 @@ std::optional<Clock::time_point> ParseExpiry(const Json& v) {
   }
   const time_t t = timegm(&tm);
   if (t == -1) return std::nullopt;
-  return Clock::time_point(std::chrono::seconds(static_cast<int64_t>(t) - offset));
+  return FromEpochSeconds(static_cast<int64_t>(t) - offset);
 }
 
 std::string FormatExpiry(Clock::time_point t) {

@@ -156,6 +156,18 @@ TEST_F(ToolGatewayTest, AFreshTokenIsUsedWithoutRefreshing) {
   EXPECT_EQ(endpoint.refreshes(), 0);
 }
 
+// Past 2262 the clock's nanoseconds would wrap: such a token is fresh, not expired in 1829.
+TEST_F(ToolGatewayTest, AnExpiryCenturiesAwayIsFresh) {
+  for (const Json& expiry :
+       {Json("2999-01-01T00:00:00Z"), Json(99'999'999'999.0), Json("99999999999")}) {
+    WriteTokenFile({{"access_token", "long-lived"}, {"expires_at", expiry}});
+    auto gw = ResolveToolGateway("modal");
+    ASSERT_TRUE(gw.has_value()) << expiry.dump() << ": " << gw.error().ToString();
+    EXPECT_EQ(gw->token, "long-lived");
+    EXPECT_TRUE(ToolGatewayConfigured("modal"));
+  }
+}
+
 TEST_F(ToolGatewayTest, AnExpiringTokenIsRefreshedAndWrittenBack) {
   FakeTokenEndpoint endpoint;
   WriteTokenFile({{"access_token", "old"},
