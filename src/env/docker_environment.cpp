@@ -185,14 +185,14 @@ Result<std::shared_ptr<Environment>> OpenDocker(DockerOptions options) {
   client.argv_prefix = [options, name](ExecTty tty) {
     std::vector<std::string> argv = CliArgv(options);
     argv.insert(argv.end(), {"exec", "-i"});
-    if (tty == ExecTty::kYes) argv.push_back("-t");
+    if (tty == ExecTty::kYes) argv.emplace_back("-t");
     for (const std::string& env : options.forward_env) argv.insert(argv.end(), {"-e", env});
     argv.push_back(name);
     return argv;
   };
   // Removing the container ends everything the session left running in it.
   client.teardown = [options, name] { (void)Docker(options, {"rm", "-f", name}); };
-  return OpenExecShell(std::move(client), std::move(initial_cwd));
+  return OpenExecShell(std::move(client), initial_cwd);
 }
 
 }  // namespace talaria::env

@@ -36,6 +36,7 @@ struct ExecClient {
 // client's default directory). On an error the teardown runs before returning.
 // Errors: NotFound (initial_cwd missing there), Unavailable (the far side runs no bash or does
 // not answer; the message says which, after `client.what`).
-Result<std::shared_ptr<Environment>> OpenExecShell(ExecClient client, std::string initial_cwd);
+Result<std::shared_ptr<Environment>> OpenExecShell(ExecClient client,
+                                                   const std::string& initial_cwd);
 
 }  // namespace talaria::env

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -30,11 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "env/foreground_run.h"
+#include "env/remote_script_session.h"
 #include "env/remote_shell_scripts.h"
 #include "env/ssh_command.h"
 #include "talaria/base/paths.h"
-#include "talaria/base/random.h"
 #include "talaria/base/strings.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
@@ -45,9 +43,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // The remote command line: the login shell (any POSIX shell) execs bash on `script`.
-std::string RemoteCommand(std::string_view script, std::vector<std::string> args) {
-  args.insert(args.begin(), {std::string(script), "talaria"});
-  return "exec bash --noprofile --norc -c " + ShellJoin(args);
+std::string RemoteCommand(std::string_view script, const std::vector<std::string>& args) {
+  std::vector<std::string> words = {std::string(script), "talaria"};
+  words.insert(words.end(), args.begin(), args.end());
+  return "exec bash --noprofile --norc -c " + ShellJoin(words);
 }
 
 // The ssh client in PATH, as an absolute path; empty when there is none.
@@ -143,16 +142,15 @@ class SshEnvironment final : public Environment {
         control_path_(std::move(control_path)),
         base_argv_(SshOptionArgv(options_, control_path_)),
         destination_(SshDestination(options_)),
-        marker_("__TALARIA_CWD_" + RandomHex(8) + "__") {}
+        session_(
+            [this](std::string_view script, const std::vector<std::string>& args, bool tty) {
+              return Argv(RemoteCommand(script, args), tty ? Tty::kYes : Tty::kNo);
+            },
+            std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout) + 5s) {}
 
   ~SshEnvironment() override {
     // Best effort: the remote state and jobs, then the master connection.
-    if (!state_dir_.empty()) {
-      SpawnOptions cleanup;
-      cleanup.argv = Argv(RemoteCommand(kCleanupScript, {state_dir_}), Tty::kNo);
-      cleanup.timeout = 10s;
-      (void)RunProcess(cleanup);
-    }
+    session_.Cleanup();
     if (ControlMasterUsers::Release(control_path_)) {
       SpawnOptions exit;
       exit.argv = {ssh_};
@@ -168,31 +166,17 @@ class SshEnvironment final : public Environment {
 
   // Checks the connection (starting the master) and creates the remote state directory.
   Status Connect() {
-    SpawnOptions spawn;
-    spawn.argv = Argv(RemoteCommand(kInitScript, {options_.initial_cwd}), Tty::kNo);
-    spawn.timeout =
+    const auto timeout =
         std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout) + 15s;
-    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
-    const std::string where = destination_ + " port " + std::to_string(options_.port);
+    const InitAnswer answer = TALARIA_TRY(session_.Init(options_.initial_cwd, timeout));
+    if (answer.ready) return Status::Ok();
+    const ProcessResult& r = answer.result;
+    const std::string where = Where();
     if (r.timed_out) {
       return UnavailableError("ssh " + where + ": no answer within " +
-                              std::to_string(spawn.timeout.count() / 1000) + " s");
-    }
-    std::vector<std::string> lines;
-    for (size_t start = 0; start < r.stdout_text.size();) {
-      const size_t nl = r.stdout_text.find('\n', start);
-      if (nl == std::string::npos) break;
-      lines.push_back(r.stdout_text.substr(start, nl - start));
-      start = nl + 1;
+                              std::to_string(timeout.count() / 1000) + " s");
     }
     const std::string err = std::string(Trim(r.stderr_text));
-    if (r.exit_code == 0 && lines.size() == 3 && lines[0] == "talaria-ssh-ready" &&
-        !lines[1].empty() && !lines[2].empty()) {
-      state_dir_ = lines[1];
-      std::lock_guard lock(mu_);
-      cwd_ = lines[2];
-      return Status::Ok();
-    }
     if (r.exit_code == kExitNoInitialDir) {
       return NotFoundError("ssh " + where + ": remote working directory '" + options_.initial_cwd +
                            "' does not exist");
@@ -209,60 +193,28 @@ class SshEnvironment final : public Environment {
 
   std::string_view kind() const override { return "ssh"; }
   bool RunsScriptsRemotely() const override { return true; }
-
-  std::string cwd() const override {
-    std::lock_guard lock(mu_);
-    return cwd_;
-  }
+  std::string cwd() const override { return session_.cwd(); }
 
   Result<CommandOutcome> Run(std::string_view command, const CommandOptions& options) override {
-    // One command at a time: each must see the state the previous one saved.
-    std::lock_guard lock(run_mu_);
-    const std::string id = "r" + std::to_string(++jobs_);
-    SpawnOptions spawn;
-    spawn.argv =
-        Argv(RemoteCommand(kRunScript, {state_dir_, id, marker_, StartDirectory(options),
-                                        std::string(command), options.workdir.empty() ? "0" : "1"}),
-             Tty::kNo);
-    spawn = ForegroundSpawn(std::move(spawn), options);
-    spawn.merge_stderr = false;  // the remote side merges; ssh's own stderr carries the cwd report
-    ProcessResult r = TALARIA_TRY(RunProcess(spawn));
-    const pid_t ssh_pid = r.pid;
-    const std::string ssh_stderr = std::move(r.stderr_text);
-    const int ssh_exit_code = r.exit_code;
-    CommandOutcome out = OutcomeOf(std::move(r));
-    if (out.timed_out || out.cancelled) {
-      // The local ssh is gone, which closes the channel but does not stop the remote command.
-      if (ssh_pid > 0) KillRemoteRun(id);
-      return out;
-    }
-    CwdReport report = ExtractCwdReport(ssh_stderr, marker_);
-    if (!report.found) {
-      if (ssh_exit_code == 255) {
-        const std::string err = std::string(Trim(report.rest));
-        return Err(
-            UnavailableError("ssh " + destination_ + " port " + std::to_string(options_.port) +
-                             " failed: " + (err.empty() ? std::string("connection lost") : err)));
-      }
-      // The remote side ended before reporting (killed, or no bash): show what it said.
-      out.output += report.rest;
-      return out;
-    }
-    if (!report.cwd.empty()) {
-      std::lock_guard cwd_lock(mu_);
-      cwd_ = std::move(report.cwd);
-    }
-    return out;
+    return session_.Run(
+        command, options,
+        [this](int ssh_exit, const std::string& ssh_stderr,
+               CommandOutcome out) -> Result<CommandOutcome> {
+          // No cwd report: ssh itself failed (255; a command's own 255 comes with a report), or
+          // the remote side ended before reporting (killed, or no bash): show what it said.
+          if (ssh_exit == 255) {
+            const std::string err = std::string(Trim(ssh_stderr));
+            return Err(UnavailableError("ssh " + Where() + " failed: " +
+                                        (err.empty() ? std::string("connection lost") : err)));
+          }
+          out.output += ssh_stderr;
+          return out;
+        });
   }
 
   Result<StartedProcess> Start(std::string_view command, const CommandOptions& options,
                                const StartOptions& start) override {
-    const std::string id = "b" + std::to_string(++jobs_);
-    SpawnOptions spawn;
-    spawn.argv = Argv(RemoteCommand(kStartScript, {state_dir_, id, StartDirectory(options),
-                                                   std::string(command)}),
-                      start.pty ? Tty::kYes : Tty::kNo);
-    return StartProcess(spawn, start);
+    return session_.Start(command, options, start);
   }
 
  private:
@@ -274,29 +226,14 @@ class SshEnvironment final : public Environment {
     return argv;
   }
 
-  std::string StartDirectory(const CommandOptions& options) const {
-    return options.workdir.empty() ? cwd() : options.workdir;
-  }
-
-  void KillRemoteRun(const std::string& id) {
-    SpawnOptions kill;
-    kill.argv = Argv(RemoteCommand(kKillScript, {state_dir_, id}), Tty::kNo);
-    kill.timeout =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout) + 5s;
-    (void)RunProcess(kill);
-  }
+  std::string Where() const { return destination_ + " port " + std::to_string(options_.port); }
 
   const SshOptions options_;
   const std::string ssh_;
   const std::string control_path_;
   const std::vector<std::string> base_argv_;
   const std::string destination_;
-  const std::string marker_;
-  std::string state_dir_;  // set once by Connect
-  std::atomic<uint64_t> jobs_{0};
-  std::mutex run_mu_;
-  mutable std::mutex mu_;
-  std::string cwd_;  // Guarded by mu_.
+  RemoteScriptSession session_;
 };
 
 }  // namespace
