@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.h"
 #include "env/docker_reaper.h"
+#include "env_bench_util.h"
 #include "support/dockerd_server.h"
 #include "talaria/base/random.h"
 #include "talaria/base/spawn.h"
@@ -34,12 +34,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using talaria_bench::Median;
+using talaria_bench::MsSince;
 using talaria_bench::PrintMetric;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // The killed talaria: `--hold <n> <engine> <label>` opens n sessions (containers labelled
 // `label`), says "ready" on stdout and waits to be killed.
@@ -143,7 +139,6 @@ int main(int argc, char** argv) {
   }
   PrintMetric("docker_open_ms", MsSince(t0), "ms");
 
-  // Interleaved, so drift of the engine (or of the machine's load) hits both alike.
   talaria::SpawnOptions find;
   find.argv = {"docker", "-H", (*dockerd)->host(), "ps", "-q", "--filter", "label=" + label};
   auto found = talaria::RunProcess(find);
@@ -154,33 +149,10 @@ int main(int argc, char** argv) {
   const std::string container = found->stdout_text.substr(0, found->stdout_text.find('\n'));
   talaria::SpawnOptions bare;
   bare.argv = {"docker", "-H", (*dockerd)->host(), "exec", "-i", container, "true"};
-  std::vector<double> run_ms;
-  std::vector<double> exec_ms;
-  for (int i = -warmup; i < n; ++i) {
-    auto start = Clock::now();
-    auto r = (*env)->Run("true", {});
-    const double run_elapsed = MsSince(start);
-    if (!r || r->exit_code != 0) {
-      std::fprintf(stderr, "Run(\"true\") failed: %s\n",
-                   r ? ("exit " + std::to_string(r->exit_code) + ": " + r->output).c_str()
-                     : r.error().ToString().c_str());
-      return 2;
-    }
-    start = Clock::now();
-    auto b = talaria::RunProcess(bare);
-    const double exec_elapsed = MsSince(start);
-    if (!b || b->exit_code != 0) {
-      std::fprintf(stderr, "docker exec true failed: %s\n",
-                   b ? b->stderr_text.c_str() : b.error().ToString().c_str());
-      return 2;
-    }
-    if (i >= 0) {
-      run_ms.push_back(run_elapsed);
-      exec_ms.push_back(exec_elapsed);
-    }
-  }
-  const double run = Median(std::move(run_ms));
-  const double exec = Median(std::move(exec_ms));
+  const auto costs = talaria_bench::MeasureRunTrue(**env, bare, warmup, n);
+  if (!costs) return 2;
+  const double run = costs->run_ms;
+  const double exec = costs->bare_ms;
   PrintMetric("docker_run_true_ms", run, "ms");
   PrintMetric("docker_exec_true_ms", exec, "ms");
   PrintMetric("docker_run_over_exec", run / exec, "x");

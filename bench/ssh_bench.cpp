@@ -5,8 +5,9 @@
 //
 //   METRIC ssh_open_ms      OpenSsh: the master connection and the remote session state
 //   METRIC ssh_run_true_ms  Environment::Run("true"): median after a warmup
-//   METRIC ssh_bare_true_ms `ssh host true` over the same master, for comparison (what the
-//                           environment adds is its remote wrapper and the shell state)
+//   METRIC ssh_bare_true_ms `ssh host true` over the same master, interleaved with the runs,
+//                           for comparison (what the environment adds is its remote wrapper
+//                           and the shell state)
 //
 //   talaria_ssh_bench [--quick]
 #include <chrono>
@@ -15,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.h"
 #include "env/ssh_command.h"
+#include "env_bench_util.h"
 #include "support/sshd_server.h"
 #include "talaria/base/subprocess.h"
 #include "talaria/env/environment.h"
@@ -24,12 +25,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using talaria_bench::Median;
+using talaria_bench::MsSince;
 using talaria_bench::PrintMetric;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 }  // namespace
 
@@ -56,21 +53,6 @@ int main(int argc, char** argv) {
   }
   PrintMetric("ssh_open_ms", MsSince(t0), "ms");
 
-  std::vector<double> ms;
-  for (int i = -warmup; i < n; ++i) {
-    const auto start = Clock::now();
-    auto r = (*env)->Run("true", {});
-    const double elapsed = MsSince(start);
-    if (!r || r->exit_code != 0) {
-      std::fprintf(stderr, "Run(\"true\") failed: %s\n",
-                   r ? ("exit " + std::to_string(r->exit_code) + ": " + r->output).c_str()
-                     : r.error().ToString().c_str());
-      return 2;
-    }
-    if (i >= 0) ms.push_back(elapsed);
-  }
-  PrintMetric("ssh_run_true_ms", Median(std::move(ms)), "ms");
-
   const talaria::env::SshOptions options = (*sshd)->ClientOptions();
   talaria::SpawnOptions bare;
   bare.argv = {"ssh",
@@ -83,19 +65,10 @@ int main(int argc, char** argv) {
                std::to_string(options.port),
                options.host,
                "true"};
-  ms.clear();
-  for (int i = -warmup; i < n; ++i) {
-    const auto start = Clock::now();
-    auto r = talaria::RunProcess(bare);
-    const double elapsed = MsSince(start);
-    if (!r || r->exit_code != 0) {
-      std::fprintf(stderr, "ssh true failed: %s\n",
-                   r ? r->stderr_text.c_str() : r.error().ToString().c_str());
-      return 2;
-    }
-    if (i >= 0) ms.push_back(elapsed);
-  }
-  PrintMetric("ssh_bare_true_ms", Median(std::move(ms)), "ms");
+  const auto costs = talaria_bench::MeasureRunTrue(**env, bare, warmup, n);
+  if (!costs) return 2;
+  PrintMetric("ssh_run_true_ms", costs->run_ms, "ms");
+  PrintMetric("ssh_bare_true_ms", costs->bare_ms, "ms");
 
   // The session's end closes the master connection before sshd and its directory go.
   env->reset();
