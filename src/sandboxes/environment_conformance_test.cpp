@@ -33,6 +33,7 @@
 #include "support/sandbox_control_plane.h"
 #include "support/sshd_server.h"
 #include "support/wait_until.h"
+#include "talaria/base/file_io.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/spawn.h"
 #include "talaria/env/environment.h"
@@ -516,21 +517,58 @@ TEST_P(EnvironmentConformance, StartedProcessRunsOnWhileTheSessionGoesOn) {
   EXPECT_TRUE(NoProcessWithin(sleeper.pattern, 10s));
 }
 
-TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
-  if (service()) GTEST_SKIP() << "a service's background job gets no input and no terminal";
+// Input arrives while the process runs (it answers each line before the next is written),
+// in any bytes, and closing it gives end of file.
+TEST_P(EnvironmentConformance, StartWithStdin) {
   StartOptions start;
   start.stdin_pipe = true;
-  auto child = env_->Start("read -r line; echo \"got $line\"", {}, start);
+  auto child = env_->Start("while read -r line; do echo \"got $line\"; done; echo eof", {}, start);
   ASSERT_TRUE(child) << child.error().ToString();
+  std::string out;
+  const auto read_until = [&](std::string_view want) {
+    char buf[256];
+    return WaitUntil(
+        [&] {
+          const ssize_t n = ::read(child->output.get(), buf, sizeof buf);
+          if (n > 0) out.append(buf, static_cast<size_t>(n));
+          return out.find(want) != std::string::npos;
+        },
+        30s, 5ms);
+  };
   ASSERT_EQ(::write(child->input.get(), "hello\n", 6), 6);
+  EXPECT_TRUE(read_until("got hello\n")) << out;
+  ASSERT_EQ(::write(child->input.get(), "second\n", 7), 7);
+  EXPECT_TRUE(read_until("got second\n")) << out;
   child->input.reset();
-  EXPECT_EQ(ReadUntilEof(child->output.get()), "got hello\n");
+  EXPECT_TRUE(read_until("eof\n")) << out;
   siginfo_t info{};
   ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(info.si_status, 0);
+  EXPECT_EQ(out, "got hello\ngot second\neof\n");
 
-  start = {};
+  // Bytes that are no UTF-8, more than one forwarded chunk of them, come through whole.
+  std::string bytes;
+  for (int i = 0; i < 120000; ++i) bytes += static_cast<char>(i % 256);
+  child = env_->Start("od -An -v -tx1 | tr -d ' \\n'", {}, start);
+  ASSERT_TRUE(child) << child.error().ToString();
+  std::thread writer([&] {
+    WriteWait wait;
+    wait.deadline = std::chrono::steady_clock::now() + 60s;
+    EXPECT_TRUE(WriteAllUntil(child->input.get(), bytes, wait).ok());
+    child->input.reset();
+  });
+  const std::string hex = ReadWholeOutput(child->output.get());
+  writer.join();
+  ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
+  EXPECT_EQ(hex, HexOf(bytes));
+}
+
+TEST_P(EnvironmentConformance, StartWithATerminal) {
+  if (service()) GTEST_SKIP() << "a service's background job gets no terminal";
+  StartOptions start;
   start.pty = true;
-  child = env_->Start("if [ -t 0 ] && [ -t 1 ]; then echo tty; else echo no-tty; fi", {}, start);
+  auto child =
+      env_->Start("if [ -t 0 ] && [ -t 1 ]; then echo tty; else echo no-tty; fi", {}, start);
   ASSERT_TRUE(child) << child.error().ToString();
   const std::string out = ReadUntilEof(child->output.get());
   // "tty" on a line of its own; the line ends in \r\n or \n depending on which of the local and
@@ -538,6 +576,7 @@ TEST_P(EnvironmentConformance, StartWithStdinAndATerminal) {
   EXPECT_TRUE(out.find("tty\r\n") != std::string::npos || out.find("tty\n") != std::string::npos)
       << out;
   EXPECT_EQ(out.find("no-tty"), std::string::npos) << out;
+  siginfo_t info{};
   ::waitid(P_PID, static_cast<id_t>(child->pid), &info, WEXITED);
 }
 

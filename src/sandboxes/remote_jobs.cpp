@@ -1,5 +1,6 @@
 #include "sandboxes/remote_jobs.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -32,29 +33,46 @@ constexpr size_t kChunk = size_t{256} * 1024;
 constexpr milliseconds kMaxIdle{500};
 // Polls that fail in a row before the relay gives the job up (exit 255).
 constexpr int kMaxPollFailures = 5;
+// Input bytes forwarded per call: its base64 stays well inside one argument's 128 KiB limit.
+constexpr size_t kInputChunk = size_t{48} * 1024;
 
-// Runs in the sandbox with $1 the job's script, $2 the state dir, $3 the job id. Records its
-// pid (alive: the job has not reported yet) and the group to end (its own, made by setsid; else
-// only the job's pid, "p<pid>"), runs the job with its output to bg-<id>.out, then writes the
-// status to bg-<id>.exit (renamed into place: a reader sees it whole). It ignores SIGTERM once
-// the job runs (a TERM to the group ends the job, and this shell still writes the status);
-// the job itself does not inherit that.
-constexpr std::string_view kWrapper = R"sh(s=$1 d=$2 i=$3
+// Runs in the sandbox with $1 the job's script, $2 the state dir, $3 the job id, $4 "1" when
+// the job reads input. Records its pid (alive: the job has not reported yet) and the group to
+// end (its own, made by setsid; else only the job's pid, "p<pid>"), runs the job with its output
+// to bg-<id>.out, then writes the status to bg-<id>.exit (renamed into place: a reader sees it
+// whole). It ignores SIGTERM once the job runs (a TERM to the group ends the job, and this shell
+// still writes the status); the job itself does not inherit that.
+// Input: the job reads the FIFO bg-<id>.in, which a keeper (a sleep, pid in bg-<id>.keep) holds
+// open for reading and writing, so that a writer's open never blocks and the job sees end of
+// file only when the keeper goes (its input closed) or the job ends. The keeper is recorded
+// before the group is (what the launch waits for), so the first write finds it.
+constexpr std::string_view kWrapper = R"sh(s=$1 d=$2 i=$3 w=$4
 echo $$ > "$d/bg-$i.run"
+k=
+if [ "$w" = 1 ] && mkfifo -m 600 "$d/bg-$i.in" 2>/dev/null; then
+  sleep 2147483647 7<>"$d/bg-$i.in" > /dev/null 2>&1 &
+  k=$!
+  echo "$k" > "$d/bg-$i.keep"
+fi
 g=
 if read -r _ _ _ _ g _ 2>/dev/null < /proc/$$/stat && [ "$g" = "$$" ]; then echo "$g" > "$d/bg-$i.pgid"; fi
-bash --noprofile --norc -c "$s" > "$d/bg-$i.out" 2>&1 < /dev/null &
+if [ -n "$k" ]; then
+  bash --noprofile --norc -c "$s" > "$d/bg-$i.out" 2>&1 < "$d/bg-$i.in" &
+else
+  bash --noprofile --norc -c "$s" > "$d/bg-$i.out" 2>&1 < /dev/null &
+fi
 j=$!
 trap '' TERM
 [ -s "$d/bg-$i.pgid" ] || echo "p$j" > "$d/bg-$i.pgid"
 wait "$j"
 echo $? > "$d/bg-$i.exit.tmp" && mv -f -- "$d/bg-$i.exit.tmp" "$d/bg-$i.exit"
+[ -z "$k" ] || kill "$k" 2>/dev/null
 )sh";
 
 // The launch: the wrapper detached (its own session where setsid exists) with no descriptor of
 // the exec call's, then waits (5 s at most) until it has recorded what to end.
 std::string LaunchScript(const std::string& dir, const std::string& id, const std::string& cwd,
-                         std::string_view command) {
+                         std::string_view command, bool input) {
   const std::string job = env::RemoteShellBackgroundCommandLine(dir, cwd, command);
   const std::string d = ShellQuote(dir);
   const std::string i = ShellQuote(id);
@@ -63,6 +81,7 @@ std::string LaunchScript(const std::string& dir, const std::string& id, const st
          "if command -v setsid >/dev/null 2>&1; then s=setsid; else s=; fi\n"
          "( $s bash --noprofile --norc -c " +
          ShellQuote(kWrapper) + " talaria " + ShellQuote(job) + " " + d + " " + i +
+         (input ? " 1" : " 0") +
          " > /dev/null 2>&1 < /dev/null & )\n"
          "n=0\n"
          "while [ ! -s \"$d/bg-$i.pgid\" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done\n"
@@ -106,6 +125,28 @@ std::string KillScript(const std::string& dir, const std::string& id) {
          "exit 0\n";
 }
 
+// Appends `data` to the job's input FIFO. Exit 3: the job has ended or its input is closed;
+// 124: it did not take the bytes within 20 s (where `timeout` exists; otherwise the call's own
+// deadline ends the wait).
+std::string WriteInputScript(const std::string& dir, const std::string& id, std::string_view data) {
+  return "d=" + ShellQuote(dir) + " i=" + ShellQuote(id) +
+         "\n"
+         "[ -e \"$d/bg-$i.exit\" ] && exit 3\n"
+         "read -r k 2>/dev/null < \"$d/bg-$i.keep\" && kill -0 \"$k\" 2>/dev/null || exit 3\n"
+         "if command -v timeout >/dev/null 2>&1; then t='timeout 20'; else t=; fi\n"
+         "printf %s " +
+         ShellQuote(Base64Encode(data)) +
+         " | base64 -d | $t sh -c 'exec cat > \"$1\"' talaria \"$d/bg-$i.in\"\n";
+}
+
+// Closes the job's input: the keeper goes, and the job reads end of file.
+std::string CloseInputScript(const std::string& dir, const std::string& id) {
+  return "d=" + ShellQuote(dir) + " i=" + ShellQuote(id) +
+         "\n"
+         "read -r k 2>/dev/null < \"$d/bg-$i.keep\" && kill \"$k\" 2>/dev/null\n"
+         "exit 0\n";
+}
+
 // The services take JSON text: a script that is not UTF-8 travels as base64 (as Run's do).
 std::string Transportable(std::string script) {
   if (IsValidUtf8(script)) return script;
@@ -143,13 +184,24 @@ std::optional<PollAnswer> ParsePoll(const std::string& text) {
   return answer;
 }
 
-// True when the stand-in's end of the socket is gone (it never writes: readable means closed),
-// waiting up to `wait` for that.
-bool StandInGone(int fd, milliseconds wait) {
-  pollfd p{fd, POLLIN | POLLRDHUP, 0};
-  const int n = ::poll(&p, 1, static_cast<int>(wait.count()));
-  return n > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+struct RelayWake {
+  bool stand_in_gone = false;  // the stand-in's end of the socket closed
+  bool input_ready = false;    // the input pipe has bytes or its end of file
+};
+
+// Waits up to `wait` for the stand-in's end of the socket to go (it never writes: readable
+// means closed) or, when `input` is open, for input to forward.
+RelayWake WaitForRelay(int sink, int input, milliseconds wait) {
+  pollfd p[2] = {{sink, POLLIN | POLLRDHUP, 0}, {input, POLLIN, 0}};
+  const int n = ::poll(p, input >= 0 ? 2 : 1, static_cast<int>(wait.count()));
+  RelayWake wake;
+  if (n <= 0) return wake;
+  wake.stand_in_gone = (p[0].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  wake.input_ready = input >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+  return wake;
 }
+
+bool StandInGone(int fd, milliseconds wait) { return WaitForRelay(fd, -1, wait).stand_in_gone; }
 
 }  // namespace
 
@@ -171,7 +223,7 @@ Result<StartedProcess> RemoteJobs::Start(std::string_view command, const std::st
   const std::string id = "r" + std::to_string(++next_id_) + "-" + NewUuid().substr(0, 8);
   ExecCall launch;
   launch.exec_id = NewUuid();
-  launch.script = Transportable(LaunchScript(state_dir_, id, cwd, command));
+  launch.script = Transportable(LaunchScript(state_dir_, id, cwd, command, start.stdin_pipe));
   launch.timeout = milliseconds(30'000);
   const ExecAnswer launched = TALARIA_TRY(api_.Exec(launch, {}));
   if (launched.output.find("talaria-job-started") == std::string::npos) {
@@ -197,32 +249,57 @@ Result<StartedProcess> RemoteJobs::Start(std::string_view command, const std::st
     return Err(InternalError("mkstemp " + code_path + ": " + std::strerror(errno)));
   }
   ::close(code_fd);
+  // Input: the caller writes a pipe whose other end the relay forwards to the job (the
+  // stand-in gets none: it never reads).
+  UniqueFd input_read;
+  UniqueFd input_write;
+  if (start.stdin_pipe) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+      ::unlink(code_path.c_str());
+      KillRemote(id);
+      return Err(InternalError(std::string("pipe: ") + std::strerror(errno)));
+    }
+    input_read.reset(p[0]);
+    input_write.reset(p[1]);
+    ::fcntl(p[1], F_SETFL, ::fcntl(p[1], F_GETFL) & ~O_NONBLOCK);
+  }
 
   SpawnOptions spawn;
   spawn.argv = {"/bin/sh", "-c", std::string(kStandIn), "talaria-remote-job", code_path};
   spawn.inherit_fd = theirs.get();
-  auto process = StartProcess(spawn, start);
+  StartOptions stand_in = start;
+  stand_in.stdin_pipe = false;
+  auto process = StartProcess(spawn, stand_in);
   if (!process) {
     ::unlink(code_path.c_str());
     KillRemote(id);
     return Err(process.error());
   }
   theirs.reset();  // the stand-in holds it now: its exit closes the socket
+  if (input_write) process->input = std::move(input_write);
   std::lock_guard lock(mu_);
-  relays_.emplace_back([this, id, code_path, sink = std::move(ours)](const std::stop_token& stop) {
-    Relay(stop, id, sink.get(), code_path);
+  relays_.emplace_back([this, id, code_path, sink = std::move(ours),
+                        input = std::move(input_read)](const std::stop_token& stop) mutable {
+    Relay(stop, id, sink.get(), std::move(input), code_path);
   });
   return std::move(*process);
 }
 
-void RemoteJobs::Relay(const std::stop_token& stop, const std::string& id, int sink,
+void RemoteJobs::Relay(const std::stop_token& stop, const std::string& id, int sink, UniqueFd input,
                        const std::string& code_path) {
   uint64_t offset = 0;
   milliseconds idle{25};
   int failures = 0;
   std::optional<int> exit_code;
   while (!stop.stop_requested()) {
-    if (StandInGone(sink, idle)) break;  // killed locally: end the job below
+    const RelayWake wake = WaitForRelay(sink, input ? input.get() : -1, idle);
+    if (wake.stand_in_gone) break;  // killed locally: end the job below
+    if (wake.input_ready && !ForwardInput(stop, id, input)) {
+      // The job's input is closed: the caller's next write finds the pipe closed.
+      input.reset();
+    }
+    if (wake.input_ready) idle = milliseconds(25);  // an answer to the input is likely
     ExecCall poll;
     poll.exec_id = NewUuid();
     poll.script = PollScript(state_dir_, id, offset);
@@ -267,6 +344,27 @@ void RemoteJobs::Relay(const std::stop_token& stop, const std::string& id, int s
     (void)WriteFileAtomic(code_path, std::to_string(*exit_code) + "\n");
   }
   ::shutdown(sink, SHUT_RDWR);
+}
+
+bool RemoteJobs::ForwardInput(const std::stop_token& stop, const std::string& id,
+                              const UniqueFd& input) {
+  std::string chunk(kInputChunk, '\0');
+  const ssize_t n = ::read(input.get(), chunk.data(), chunk.size());
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+  ExecCall call;
+  call.exec_id = NewUuid();
+  call.timeout = milliseconds(30'000);
+  if (n <= 0) {  // end of file: the caller closed the job's input
+    call.script = CloseInputScript(state_dir_, id);
+    (void)api_.Exec(call, stop);
+    return false;
+  }
+  chunk.resize(static_cast<size_t>(n));
+  call.script = WriteInputScript(state_dir_, id, chunk);
+  auto answer = api_.Exec(call, stop);
+  // Not retried: the job may have taken part of it. A job that ended or does not read gets no
+  // more input, and the caller learns so from its next write.
+  return answer && answer->exit_code == 0;
 }
 
 void RemoteJobs::KillRemote(const std::string& id) {

@@ -6,7 +6,11 @@
 // bytes survive the services' JSON) and the exit status, writes the output to the stand-in and
 // ends it with the command's exit code. Killing the stand-in (the process table's kill) makes
 // the relay end the remote process group; so does closing the environment.
-// Input to the process is not forwarded (the stand-in never reads its stdin).
+// Input (StartOptions::stdin_pipe): the caller writes a local pipe; the relay forwards what
+// arrives, one call per chunk (base64), to a FIFO the job reads in the sandbox, and its end of
+// file closes the job's input. A job that has ended or does not take its input within 20 s
+// gets no more: the pipe is closed, and the caller's next write says so. No terminal: with
+// `pty` the stand-in is on one, the job is not.
 // Thread-safety: thread-safe.
 #pragma once
 
@@ -22,6 +26,7 @@
 #include "sandboxes/sandbox_api.h"
 #include "talaria/base/spawn.h"
 #include "talaria/base/status.h"
+#include "talaria/base/unique_fd.h"
 
 namespace talaria::sandboxes {
 
@@ -41,8 +46,10 @@ class RemoteJobs {
                                const StartOptions& start);
 
  private:
-  void Relay(const std::stop_token& stop, const std::string& id, int sink,
+  void Relay(const std::stop_token& stop, const std::string& id, int sink, UniqueFd input,
              const std::string& code_path);
+  // Forwards what `input` has (or its end of file) to job `id`; false when its input is closed.
+  bool ForwardInput(const std::stop_token& stop, const std::string& id, const UniqueFd& input);
   void KillRemote(const std::string& id);
 
   SandboxApi& api_;
