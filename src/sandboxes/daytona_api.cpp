@@ -2,14 +2,19 @@
 //   POST   /sandbox                 {image, labels, env, autoStopInterval, cpu, memory, disk}
 //                                   -> {id, state}; waited on until state is "started"
 //   GET    /sandbox/{id}            {id, state, labels}
-//   GET    /sandbox?labels={json}   talaria's sandboxes (reaping)
-//   POST   /sandbox/{id}/stop, DELETE /sandbox/{id}
+//   GET    /sandbox?labels={json}   sandboxes with those labels (reaping; a persistent session's)
+//   PUT    /sandbox/{id}/labels     {labels} (a persistent sandbox taken over by a new owner)
+//   POST   /sandbox/{id}/start, /stop, DELETE /sandbox/{id}
 //   POST   /toolbox/{id}/toolbox/process/execute  {command, timeout (s)} -> {exitCode|code, result}
 // Bearer API key, X-Daytona-Organization-ID when configured. Sizes in GiB (memory rounded up,
 // disk capped at 10 GiB, as the original does). process/execute runs a command line, not a
 // script: the script goes to `bash -c` as one quoted word.
+// Persistent sessions: the sandbox is stopped, not deleted, and carries talaria.persistent; the
+// next environment for the same task (session id) finds it by its task label, takes it over
+// (its owner label becomes this process's) and starts it, files and all, instead of creating
+// another. The reaper stops such a sandbox of a dead talaria instead of deleting it.
 #include <algorithm>
-#include <cctype>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +22,7 @@
 #include "sandboxes/api_http.h"
 #include "sandboxes/sandbox_api.h"
 #include "talaria/base/shell_words.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::sandboxes {
 namespace {
@@ -31,13 +37,15 @@ class DaytonaApi final : public SandboxApi {
   std::string_view kind() const override { return "daytona"; }
 
   Status Create() override {
-    Json body = {
-        {"image", o_.image},
-        {"labels",
-         {{std::string(kOwnerLabel), OwnerLabel()}, {std::string(kTaskLabel), o_.task_id}}},
-        {"autoStopInterval", 0},
-        {"cpu", o_.cpu},
-        {"memory", (o_.memory_mib + 1023) / 1024}};
+    if (o_.persistent) {
+      std::optional<Json> kept = TALARIA_TRY(FindKept());
+      if (kept) return TakeOver(*kept);
+    }
+    Json body = {{"image", o_.image},
+                 {"labels", Labels()},
+                 {"autoStopInterval", 0},
+                 {"cpu", o_.cpu},
+                 {"memory", (o_.memory_mib + 1023) / 1024}};
     if (o_.disk_mib > 0) body["disk"] = std::min<int64_t>(10, (o_.disk_mib + 1023) / 1024);
     ApiHttp::Call call = MakeCall("POST", "/sandbox", &body);
     call.timeout = o_.request_timeout;
@@ -46,12 +54,26 @@ class DaytonaApi final : public SandboxApi {
     ApiAnswer answer = TALARIA_TRY(http_->Expect2xx(call, 1));
     id_ = JsonStringField(answer.json, "id");
     if (id_.empty()) return UnavailableError("daytona: the API answered without a sandbox id");
-    std::string state = JsonStringField(answer.json, "state");
+    return WaitStarted(JsonStringField(answer.json, "state"));
+  }
+
+  // Waits until the sandbox is started, starting it (once) when it is stopped or archived.
+  Status WaitStarted(std::string state) {
     const auto ready_by = std::chrono::steady_clock::now() + o_.ready_timeout;
+    bool start_asked = false;
     for (milliseconds pause{20}; state != "started";
          pause = std::min(pause * 2, milliseconds(1000))) {
-      if (state == "error" || state == "build_failed" || state == "destroyed") {
+      if (Unusable(state)) {
         return UnavailableError("daytona: sandbox " + id_ + " is in state " + state);
+      }
+      if (!start_asked && (state == "stopped" || state == "archived")) {
+        start_asked = true;
+        ApiHttp::Call start = MakeCall("POST", "/sandbox/" + id_ + "/start");
+        start.timeout = o_.request_timeout;
+        ApiAnswer started = TALARIA_TRY(http_->Expect2xx(start, 3));
+        const std::string now = JsonStringField(started.json, "state");
+        state = now.empty() ? "starting" : now;
+        continue;
       }
       if (std::chrono::steady_clock::now() > ready_by) {
         return DeadlineExceededError("daytona: sandbox " + id_ + " not started in time (state " +
@@ -105,14 +127,67 @@ class DaytonaApi final : public SandboxApi {
     for (const Json& s : *items) {
       if (!s.is_object() || !s.contains("labels")) continue;
       const std::string owner = JsonStringField(s["labels"], kOwnerLabel);
-      if (!owner.empty()) out.push_back({JsonStringField(s, "id"), owner});
+      if (owner.empty()) continue;
+      ListedSandbox listed;
+      listed.id = JsonStringField(s, "id");
+      listed.owner = owner;
+      listed.kept = JsonStringField(s["labels"], kPersistentLabel) == "true";
+      const std::string state = JsonStringField(s, "state");
+      listed.stopped = state == "stopped" || state == "archived" || state == "stopping";
+      out.push_back(std::move(listed));
     }
     return out;
   }
 
   Status DeleteById(const std::string& id) override { return DeleteOrStop(id, false); }
+  Status StopById(const std::string& id) override { return DeleteOrStop(id, true); }
 
  private:
+  static bool Unusable(const std::string& state) {
+    return state == "error" || state == "build_failed" || state == "destroyed" ||
+           state == "destroying";
+  }
+
+  Json Labels() const {
+    Json labels = {{std::string(kOwnerLabel), OwnerLabel()}, {std::string(kTaskLabel), o_.task_id}};
+    if (o_.persistent) labels[std::string(kPersistentLabel)] = "true";
+    return labels;
+  }
+
+  // This task's kept sandbox, if the service has one that can still run.
+  Result<std::optional<Json>> FindKept() {
+    const Json filter = {{std::string(kTaskLabel), o_.task_id},
+                         {std::string(kPersistentLabel), "true"}};
+    ApiHttp::Call get = MakeCall("GET", "/sandbox?labels=" + PercentEncode(DumpJson(filter)));
+    get.timeout = o_.request_timeout;
+    ApiAnswer answer = TALARIA_TRY(http_->Expect2xx(get, 3));
+    const Json* items = &answer.json;
+    if (answer.json.is_object() && answer.json.contains("items")) items = &answer.json["items"];
+    if (!items->is_array()) return std::optional<Json>();
+    for (const Json& s : *items) {
+      // The filter is checked here too: a service that ignored it must not hand over another
+      // task's sandbox.
+      if (!s.is_object() || !s.contains("labels") || !s["labels"].is_object()) continue;
+      if (JsonStringField(s["labels"], kTaskLabel) != o_.task_id ||
+          JsonStringField(s["labels"], kPersistentLabel) != "true" ||
+          JsonStringField(s, "id").empty() || Unusable(JsonStringField(s, "state"))) {
+        continue;
+      }
+      return std::optional<Json>(s);
+    }
+    return std::optional<Json>();
+  }
+
+  // Makes `kept` this environment's sandbox: owned by this process, then started.
+  Status TakeOver(const Json& kept) {
+    id_ = JsonStringField(kept, "id");
+    const Json body = {{"labels", Labels()}};
+    ApiHttp::Call put = MakeCall("PUT", "/sandbox/" + id_ + "/labels", &body);
+    put.timeout = o_.request_timeout;
+    if (auto relabelled = http_->Expect2xx(put, 3); !relabelled) return relabelled.error();
+    return WaitStarted(JsonStringField(kept, "state"));
+  }
+
   Status DeleteOrStop(const std::string& id, bool stop) {
     ApiHttp::Call call =
         MakeCall(stop ? "POST" : "DELETE", "/sandbox/" + id + (stop ? "/stop" : ""));

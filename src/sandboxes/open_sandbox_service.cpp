@@ -134,14 +134,15 @@ Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
   if (o.kind == "kubernetes") TALARIA_RETURN_IF_ERROR(FillKubernetes(o));
   auto api = TALARIA_TRY(MakeApi(o));
   const std::vector<ListedSandbox> listed = TALARIA_TRY(api->ListOwned());
-  int deleted = 0;
+  int reaped = 0;
   for (const ListedSandbox& s : listed) {
+    if (s.id.empty() || (s.kept && s.stopped)) continue;  // kept for its session to find
     const bool gone = is_gone ? is_gone(s.owner) : OwnerIsGone(s.owner);
-    if (!gone || s.id.empty()) continue;
-    TALARIA_RETURN_IF_ERROR(api->DeleteById(s.id));
-    ++deleted;
+    if (!gone) continue;
+    TALARIA_RETURN_IF_ERROR(s.kept ? api->StopById(s.id) : api->DeleteById(s.id));
+    ++reaped;
   }
-  return deleted;
+  return reaped;
 }
 
 }  // namespace talaria::sandboxes

@@ -33,7 +33,9 @@ struct ExecAnswer {
 
 struct ListedSandbox {
   std::string id;
-  std::string owner;  // talaria's owner label; empty: not talaria's
+  std::string owner;     // talaria's owner label; empty: not talaria's
+  bool kept = false;     // a persistent session's: stopped, never deleted, by the reaper
+  bool stopped = false;  // not running (nothing to reap while kept)
 };
 
 class SandboxApi {
@@ -57,6 +59,10 @@ class SandboxApi {
   // talaria's sandboxes on the service (those carrying the owner label).
   virtual Result<std::vector<ListedSandbox>> ListOwned() = 0;
   virtual Status DeleteById(const std::string& id) = 0;
+  // Stops a kept sandbox (ListedSandbox::kept; only services that keep sandboxes list them).
+  virtual Status StopById(const std::string& /*id*/) {
+    return FailedPreconditionError(std::string(kind()) + ": sandboxes are not kept");
+  }
 };
 
 // The dialects. Errors as OpenSandboxService's.
@@ -69,5 +75,7 @@ Result<std::unique_ptr<SandboxApi>> MakeKubernetesApi(const SandboxServiceOption
 // carrying the task id.
 inline constexpr std::string_view kOwnerLabel = "talaria.owner";
 inline constexpr std::string_view kTaskLabel = "talaria.task";
+// "true" on a persistent session's sandbox (Daytona): found again by its task label.
+inline constexpr std::string_view kPersistentLabel = "talaria.persistent";
 
 }  // namespace talaria::sandboxes

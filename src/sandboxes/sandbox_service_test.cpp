@@ -135,6 +135,71 @@ TEST_P(SandboxService, TheSandboxIsDeletedWithTheEnvironmentAndCarriesItsOwner) 
   EXPECT_EQ(plane_->counts().auth_failures, 0);
 }
 
+// persistent: Modal's gateway snapshots the filesystem on terminate and restores it for the
+// same logical key; Daytona stops the sandbox and the next environment of the task finds it by
+// its labels and starts it. Either way a file written in one environment is there in the next
+// one of the same task, and only there.
+TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
+  const std::string kind = GetParam();
+  if (kind != "modal" && kind != "daytona") GTEST_SKIP() << kind << " keeps no sandbox";
+  env_.reset();
+  SandboxServiceOptions o = Options();
+  o.persistent = true;
+  o.task_id = "session-kept-1";
+  const auto run_in = [](env::Environment& env, const std::string& command) {
+    auto r = env.Run(command, {});
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : env::CommandOutcome{};
+  };
+  {
+    auto env = OpenSandboxService(o);
+    ASSERT_TRUE(env) << env.error().ToString();
+    EXPECT_EQ(run_in(**env, "echo kept > /tmp/kept-file && echo ok").output, "ok\n");
+    if (kind == "daytona") {
+      // A dead owner's running kept sandbox is stopped by the reaper, not deleted.
+      auto reaped = ReapOrphanSandboxes(o, [](std::string_view) { return true; });
+      ASSERT_TRUE(reaped) << reaped.error().ToString();
+      EXPECT_EQ(*reaped, 1);
+      EXPECT_EQ(plane_->counts().live, 1);
+    }
+  }
+  const test_support::FakeSandboxCounts closed = plane_->counts();
+  if (kind == "modal") {
+    EXPECT_EQ(closed.snapshots, 1);
+    EXPECT_EQ(closed.live, 0);
+  } else {
+    EXPECT_EQ(closed.live, 1);  // stopped, and left alone by the reaper from now on
+    auto reaped = ReapOrphanSandboxes(o, [](std::string_view) { return true; });
+    ASSERT_TRUE(reaped) << reaped.error().ToString();
+    EXPECT_EQ(*reaped, 0);
+    EXPECT_EQ(plane_->counts().live, 1);
+  }
+  {
+    auto env = OpenSandboxService(o);
+    ASSERT_TRUE(env) << env.error().ToString();
+    EXPECT_EQ(run_in(**env, "cat /tmp/kept-file").output, "kept\n");
+    if (kind == "modal") {
+      EXPECT_EQ(plane_->counts().restores, 1);
+    } else {
+      EXPECT_EQ(plane_->counts().created, closed.created);  // the same sandbox, started again
+      EXPECT_GE(plane_->counts().label_queries, 1);
+      EXPECT_EQ(plane_->counts().label_updates, 1);  // taken over: owned by this process
+      ASSERT_EQ(plane_->live_owners().size(), 1u);
+      EXPECT_EQ(plane_->live_owners()[0], OwnerLabel());
+    }
+  }
+  // Another task starts from nothing; so does the same task without persistence.
+  for (const bool persistent : {true, false}) {
+    SandboxServiceOptions other = o;
+    other.task_id = persistent ? "session-other-2" : o.task_id;
+    other.persistent = persistent;
+    auto env = OpenSandboxService(other);
+    ASSERT_TRUE(env) << env.error().ToString();
+    EXPECT_NE(run_in(**env, "cat /tmp/kept-file").exit_code, 0) << persistent;
+  }
+  EXPECT_EQ(plane_->counts().auth_failures, 0);
+}
+
 TEST_P(SandboxService, AWrongKeyIsRefusedWithTheServiceStatus) {
   SandboxServiceOptions o = Options();
   o.api_key = "wrong";

@@ -65,6 +65,28 @@ struct Sandbox {
   json claim_object;
 };
 
+// A copy of `from` at `to` (made, or emptied first): directories, regular files and symbolic
+// links; what else a sandbox leaves (FIFOs, sockets) is not part of a filesystem snapshot.
+void CopyTree(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::remove_all(to, ec);
+  fs::create_directories(to, ec);
+  for (auto it = fs::recursive_directory_iterator(from, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path target = fs::path(to) / fs::relative(it->path(), from);
+    std::error_code one;
+    const fs::file_status st = it->symlink_status(one);
+    if (fs::is_directory(st)) {
+      fs::create_directories(target, one);
+    } else if (fs::is_regular_file(st)) {
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, one);
+    } else if (fs::is_symlink(st)) {
+      fs::copy_symlink(it->path(), target, one);
+    }
+  }
+}
+
 bool BwrapWorks() {
   SpawnOptions probe;
   probe.argv = {"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--", "true"};
@@ -112,6 +134,7 @@ class ControlPlane final : public SandboxControlPlane {
       std::this_thread::sleep_for(milliseconds(10));
     std::error_code ec;
     std::filesystem::remove_all(o_.root + "/sandboxes", ec);
+    std::filesystem::remove_all(o_.root + "/snapshots", ec);
   }
 
   std::string url() const override {
@@ -195,6 +218,17 @@ class ControlPlane final : public SandboxControlPlane {
       return false;
     }
     return true;
+  }
+
+  // Where a Modal logical key's filesystem snapshot is kept (the key hex-encoded: any text).
+  std::string SnapshotDir(const json& logical_key) const {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string name;
+    for (const unsigned char c : logical_key.is_string() ? logical_key.get<std::string>() : "") {
+      name += kHex[c >> 4];
+      name += kHex[c & 15];
+    }
+    return o_.root + "/snapshots/k" + name;
   }
 
   std::shared_ptr<Sandbox> NewSandbox(const std::string& dialect, std::string id) {
@@ -344,6 +378,8 @@ class ControlPlane final : public SandboxControlPlane {
         if (!body.contains(field) || !body[field].is_number())
           return Error(res, 400, std::string(field) + " must be a number");
       }
+      if (!body.contains("persistentFilesystem") || !body["persistentFilesystem"].is_boolean())
+        return Error(res, 400, "persistentFilesystem must be a boolean");
       std::lock_guard lock(mu_);
       ++counts_.create_requests;
       std::string id;
@@ -352,6 +388,12 @@ class ControlPlane final : public SandboxControlPlane {
       } else {
         auto s = NewSandbox("modal", "sb-" + RandomHex(8));
         s->labels["logicalKey"] = body["logicalKey"];
+        // A persistent filesystem starts from the last snapshot of its logical key.
+        const std::string snapshot = SnapshotDir(body["logicalKey"]);
+        if (body["persistentFilesystem"].get<bool>() && std::filesystem::exists(snapshot)) {
+          CopyTree(snapshot, s->tmp);
+          ++counts_.restores;
+        }
         idempotency_[key] = s->id;
         id = s->id;
       }
@@ -443,11 +485,18 @@ class ControlPlane final : public SandboxControlPlane {
                     if (!body.contains("snapshotBeforeTerminate") ||
                         !body["snapshotBeforeTerminate"].is_boolean())
                       return Error(res, 400, "snapshotBeforeTerminate must be a boolean");
-                    if (!Find(req.matches[1])) return Error(res, 404, "sandbox not found");
-                    Delete(req.matches[1]);
+                    auto s = Find(req.matches[1]);
+                    if (!s) return Error(res, 404, "sandbox not found");
                     json answer = {{"status", "terminated"}};
-                    if (body["snapshotBeforeTerminate"])
+                    if (body["snapshotBeforeTerminate"]) {
+                      // Its filesystem (the sandbox's own /tmp here) under its logical key.
+                      std::lock_guard lock(mu_);
+                      StopAll(*s);
+                      CopyTree(s->tmp, SnapshotDir(s->labels["logicalKey"]));
+                      ++counts_.snapshots;
                       answer["snapshotId"] = "im-" + RandomHex(6);
+                    }
+                    Delete(req.matches[1]);
                     Json(res, 200, answer);
                   });
 
@@ -467,13 +516,42 @@ class ControlPlane final : public SandboxControlPlane {
     });
     server_->Get("/sandbox", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authorized(req, res, false)) return;
+      // labels: a JSON object of label values every listed sandbox carries.
+      json filter = json::object();
+      if (req.has_param("labels")) {
+        filter = json::parse(req.get_param_value("labels"), nullptr, false);
+        if (filter.is_discarded() || !filter.is_object())
+          return Error(res, 400, "labels must be a JSON object");
+      }
       std::lock_guard lock(mu_);
+      if (!filter.empty()) ++counts_.label_queries;
       json items = json::array();
       for (auto& [id, s] : sandboxes_) {
-        if (s->dialect == "daytona") items.push_back(DaytonaBody(*s));
+        if (s->dialect != "daytona") continue;
+        bool match = true;
+        for (const auto& [k, v] : filter.items())
+          match = match && s->labels.contains(k) && s->labels[k] == v;
+        if (match) items.push_back(DaytonaBody(*s));
       }
       Json(res, 200, items);
     });
+    server_->Put(R"(/sandbox/([^/]+)/labels)",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   if (!Authorized(req, res, false)) return;
+                   auto s = Find(req.matches[1]);
+                   if (!s || s->dialect != "daytona") return Error(res, 404, "sandbox not found");
+                   json body;
+                   if (!Body(req, res, body)) return;
+                   if (!body.contains("labels") || !body["labels"].is_object())
+                     return Error(res, 400, "labels must be an object");
+                   for (const auto& [k, v] : body["labels"].items()) {
+                     if (!v.is_string()) return Error(res, 400, "label " + k + " is not a string");
+                   }
+                   std::lock_guard lock(mu_);
+                   ++counts_.label_updates;
+                   s->labels = body["labels"];
+                   Json(res, 200, {{"labels", s->labels}});
+                 });
     server_->Get(R"(/sandbox/([^/]+))",
                  [this](const httplib::Request& req, httplib::Response& res) {
                    if (!Authorized(req, res, false)) return;

@@ -15,6 +15,9 @@
 // private persistent /tmp per sandbox, the configured workspace writable) where bwrap works,
 // plain processes otherwise; each exec is one process group, killed on timeout or cancel.
 // Served over HTTPS (optionally requiring client certificates) when given a certificate.
+// Modal's persistent filesystems: a terminate with snapshotBeforeTerminate copies the
+// sandbox's /tmp under its logicalKey, and a create with persistentFilesystem for that key
+// starts from the copy. Daytona's stopped sandboxes keep their files and are found by labels.
 // Faults on demand: 409 while a Modal sandbox builds, 404 and dropped connections on polls, a
 // create that fails after creating (the retry must find the same sandbox), slow claims, idle
 // reaping.
@@ -60,6 +63,10 @@ struct FakeSandboxCounts {
   int reaped_idle = 0;
   int client_cert_auths = 0;  // requests let in by their client certificate
   int claims = 0;             // SandboxClaims made
+  int snapshots = 0;          // Modal filesystems snapshotted on terminate
+  int restores = 0;           // Modal sandboxes created from their logical key's snapshot
+  int label_queries = 0;      // Daytona listings filtered by labels
+  int label_updates = 0;      // Daytona sandboxes relabelled
 };
 
 class SandboxControlPlane {

@@ -62,8 +62,11 @@ struct SandboxServiceOptions {
   std::string k8s_warm_pool;
   int cpu = 1;
   int64_t memory_mib = 5120;
-  int64_t disk_mib = 0;     // 0: the service's default
-  bool persistent = false;  // stop (Daytona) / snapshot (Modal) instead of deleting
+  int64_t disk_mib = 0;  // 0: the service's default
+  // Keep the sandbox's files for the next environment of the same task_id: Daytona stops the
+  // sandbox instead of deleting it and finds it again by its task label; Modal's gateway
+  // snapshots its filesystem on terminate and restores it for the same logical key (task_id).
+  bool persistent = false;
   std::chrono::milliseconds ready_timeout{120'000};
   std::chrono::milliseconds request_timeout{60'000};  // one control-plane request
 };
@@ -82,8 +85,10 @@ std::string OwnerLabel();
 bool OwnerIsGone(std::string_view owner);
 
 // Lists the service's sandboxes that carry talaria's owner label and deletes those whose owner
-// OwnerIsGone says is gone (`is_gone` replaces that judgement when set). Returns how many were
-// deleted. Modal's gateway has no listing: there the gateway's idle timeout reaps.
+// OwnerIsGone says is gone (`is_gone` replaces that judgement when set); a persistent session's
+// (Daytona) is stopped instead, and left alone once stopped, for the session to find again.
+// Returns how many were deleted or stopped. Modal's gateway has no listing: there the gateway's
+// idle timeout reaps.
 Result<int> ReapOrphanSandboxes(const SandboxServiceOptions& options,
                                 const std::function<bool(std::string_view owner)>& is_gone = {});
 
