@@ -29,9 +29,9 @@ ApiHttp::ApiHttp(std::string what, std::string base_url, net::HeaderList headers
                  std::string ca_file, std::shared_ptr<net::ConnectionPool> pool)
     : what_(std::move(what)),
       base_url_(std::move(base_url)),
-      headers_(std::move(headers)),
       ca_file_(std::move(ca_file)),
-      pool_(std::move(pool)) {}
+      pool_(std::move(pool)),
+      headers_(std::move(headers)) {}
 
 ApiHttp::~ApiHttp() = default;
 
@@ -58,11 +58,33 @@ void ApiHttp::Give(std::unique_ptr<net::HttpClient> client) {
   free_.push_back(std::move(client));
 }
 
+void ApiHttp::RenewAuthWith(std::function<Result<net::HeaderList>()> renew) {
+  renew_ = std::move(renew);
+}
+
 Result<ApiAnswer> ApiHttp::Send(const Call& call, std::stop_token stop) {
+  net::HeaderList headers;
+  {
+    std::lock_guard lock(mu_);
+    headers = headers_;
+  }
+  ApiAnswer answer = TALARIA_TRY(SendWith(call, headers, stop));
+  if (answer.status != 401 || !renew_) return answer;
+  auto renewed = renew_();
+  if (!renewed || *renewed == headers) return answer;  // nothing better to offer: the 401 stands
+  {
+    std::lock_guard lock(mu_);
+    headers_ = *renewed;
+  }
+  return SendWith(call, *renewed, std::move(stop));
+}
+
+Result<ApiAnswer> ApiHttp::SendWith(const Call& call, const net::HeaderList& headers,
+                                    std::stop_token stop) {
   net::HttpRequest req;
   req.method = call.method;
   req.url = call.url.rfind("http", 0) == 0 ? call.url : base_url_ + call.url;
-  req.headers = headers_;
+  req.headers = headers;
   req.headers.insert(req.headers.end(), call.headers.begin(), call.headers.end());
   if (call.body != nullptr) {
     req.body = DumpJson(*call.body);

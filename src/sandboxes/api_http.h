@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -56,18 +57,24 @@ class ApiHttp {
   // of ca_file, and a client certificate with its key. REQUIRES: before the first request.
   void UseTls(std::string ca_pem, std::string client_cert_pem, std::string client_key_pem);
 
+  // On a 401 answer, asks `renew` for the service's headers anew and, when they changed (a
+  // token that expired mid-session and was refreshed), sends the request once more with them;
+  // later requests carry them too. REQUIRES: before the first request.
+  void RenewAuthWith(std::function<Result<net::HeaderList>()> renew);
+
   const std::string& what() const { return what_; }
   const std::string& base_url() const { return base_url_; }
 
  private:
   ApiHttp(std::string what, std::string base_url, net::HeaderList headers, std::string ca_file,
           std::shared_ptr<net::ConnectionPool> pool);
+  Result<ApiAnswer> SendWith(const Call& call, const net::HeaderList& headers,
+                             std::stop_token stop);
   Result<std::unique_ptr<net::HttpClient>> Take();
   void Give(std::unique_ptr<net::HttpClient> client);
 
   const std::string what_;
   const std::string base_url_;
-  const net::HeaderList headers_;
   const std::string ca_file_;
   std::string ca_pem_;           // set once by UseTls, before any request
   std::string client_cert_pem_;  // likewise
@@ -75,6 +82,8 @@ class ApiHttp {
   const std::shared_ptr<net::ConnectionPool> pool_;
   std::mutex mu_;
   std::vector<std::unique_ptr<net::HttpClient>> free_;  // Guarded by mu_.
+  net::HeaderList headers_;                             // Guarded by mu_.
+  std::function<Result<net::HeaderList>()> renew_;      // set once by RenewAuthWith
 };
 
 // A Call without designated initializers (which -Wextra faults for the members left out).

@@ -201,6 +201,12 @@ Result<std::unique_ptr<SandboxApi>> MakeModalApi(const SandboxServiceOptions& op
   auto http =
       TALARIA_TRY(ApiHttp::Make("modal", options.base_url,
                                 {{"Authorization", "Bearer " + options.api_key}}, options.ca_file));
+  if (options.renew_api_key) {
+    http->RenewAuthWith([renew = options.renew_api_key]() -> Result<net::HeaderList> {
+      const std::string token = TALARIA_TRY(renew());
+      return net::HeaderList{{"Authorization", "Bearer " + token}};
+    });
+  }
   return std::unique_ptr<SandboxApi>(new ModalApi(options, std::move(http)));
 }
 

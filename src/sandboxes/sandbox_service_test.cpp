@@ -200,6 +200,36 @@ TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
   EXPECT_EQ(plane_->counts().auth_failures, 0);
 }
 
+// A token the service stops taking mid-session (expired, then refreshed) is asked for anew
+// and the request sent again; without a way to renew it, the refusal stands.
+TEST_P(SandboxService, ARefusedTokenIsRenewedOnceAndTheCallGoesThrough) {
+  if (GetParam() != "modal") GTEST_SKIP() << "only the Modal gateway's token is renewed";
+  env_.reset();
+  SandboxServiceOptions o = Options();
+  int renewals = 0;
+  o.renew_api_key = [&renewals]() -> Result<std::string> {
+    ++renewals;
+    return std::string("rotated-key");
+  };
+  auto env = OpenSandboxService(o);
+  ASSERT_TRUE(env) << env.error().ToString();
+  plane_->SetApiKey("rotated-key");
+  auto r = (*env)->Run("echo after-rotation", {});
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->output, "after-rotation\n");
+  EXPECT_EQ(renewals, 1);
+  EXPECT_EQ((*env)->Run("true", {})->exit_code, 0);
+  EXPECT_EQ(renewals, 1);  // the renewed token is kept
+  EXPECT_EQ(plane_->counts().auth_failures, 1);
+
+  plane_->SetApiKey("yet-another-key");  // the renewal gives the same token: refused
+  auto refused = (*env)->Run("true", {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kPermissionDenied) << refused.error().ToString();
+  EXPECT_EQ(renewals, 2);
+  plane_->SetApiKey("rotated-key");  // lets the environment terminate its sandbox
+}
+
 TEST_P(SandboxService, AWrongKeyIsRefusedWithTheServiceStatus) {
   SandboxServiceOptions o = Options();
   o.api_key = "wrong";

@@ -19,6 +19,7 @@
 #include "talaria/env/bwrap.h"
 #include "talaria/env/environment.h"
 #include "talaria/env/process_table.h"
+#include "talaria/net/tool_gateway.h"
 #include "talaria/sandboxes/sandboxes.h"
 #include "tools/files/file_tracker.h"
 #include "tools/synced_environment.h"
@@ -73,14 +74,18 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSe
   if (!t.sandbox_image.empty()) o.image = t.sandbox_image;
   std::string key_name;
   if (t.backend == "modal") {
-    key_name = "TOOL_GATEWAY_USER_TOKEN";
-    if (o.base_url.empty()) o.base_url = from_env("MODAL_GATEWAY_URL");
-    if (o.base_url.empty()) {
-      const std::string domain = from_env("TOOL_GATEWAY_DOMAIN");
-      const std::string scheme = from_env("TOOL_GATEWAY_SCHEME");
-      o.base_url = (scheme.empty() ? "https" : scheme) + "://modal-gateway." +
-                   (domain.empty() ? "nousresearch.com" : domain);
-    }
+    // Through the managed tool gateway: its origin (unless terminal.modal.url says otherwise)
+    // and the user's gateway token, refreshed when near its expiry and again when the gateway
+    // refuses it mid-session.
+    auto gateway = net::ResolveToolGateway("modal");
+    if (!gateway) return Err(gateway.error().WithContext("terminal backend modal"));
+    if (o.base_url.empty()) o.base_url = gateway->origin;
+    o.api_key = gateway->token;
+    o.renew_api_key = []() -> Result<std::string> {
+      auto renewed = net::ResolveToolGateway("modal");
+      if (!renewed) return Err(renewed.error());
+      return renewed->token;
+    };
   } else if (t.backend == "daytona") {
     key_name = "DAYTONA_API_KEY";
     if (o.base_url.empty()) o.base_url = from_env("DAYTONA_API_URL");

@@ -123,6 +123,40 @@ TEST_P(SessionSandbox, TheTerminalRunsInTheServicesSandbox) {
   EXPECT_EQ(plane_->counts().live, 0);  // deleted with the session
 }
 
+// Modal goes through the managed tool gateway (net/tool_gateway.h): with no key in the
+// environment and no url in the config, the gateway's token file and MODAL_GATEWAY_URL are
+// what the session uses.
+TEST_P(SessionSandbox, ModalTakesItsOriginAndTokenFromTheToolGateway) {
+  if (GetParam() != "modal") GTEST_SKIP() << "the tool gateway serves Modal only";
+  const std::string token_file = scratch_ + "/tool_gateway.json";
+  std::ofstream(token_file)
+      << R"({"access_token": "test-key", "expires_at": "2999-01-01T00:00:00Z"})"
+      << "\n";
+  ::setenv("TOOL_GATEWAY_TOKEN_FILE", token_file.c_str(), 1);
+  ::setenv("MODAL_GATEWAY_URL", plane_->url().c_str(), 1);
+  auto config = ParseConfig("terminal:\n  backend: modal\n  modal: {cwd: '" + scratch_ + "/ws'}\n");
+  ASSERT_TRUE(config) << config.error().ToString();
+  auto options = SessionOptionsFromConfig(*config);
+  ASSERT_TRUE(options) << options.error().ToString();
+  options->roots = {scratch_ + "/ws"};
+  options->audit = false;
+  {
+    auto session = OpenSession(*options);
+    ASSERT_TRUE(session) << session.error().ToString();
+    EXPECT_EQ(plane_->counts().live, 1);
+  }
+  EXPECT_EQ(plane_->counts().live, 0);
+  EXPECT_EQ(plane_->counts().auth_failures, 0);
+  // A token file without a token: the error names what to set.
+  std::ofstream(token_file) << "{}\n";
+  auto refused = OpenSession(*options);
+  ::unsetenv("TOOL_GATEWAY_TOKEN_FILE");
+  ::unsetenv("MODAL_GATEWAY_URL");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("access_token"), std::string::npos)
+      << refused.error().ToString();
+}
+
 // terminal.<service>.sync: the sandbox has its own file system here (the fake binds no
 // workspace; /tmp is the jail's own), so what the tools see on either side got there by sync.
 class SessionSandboxSync : public SessionSandbox {

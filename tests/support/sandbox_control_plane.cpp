@@ -169,13 +169,22 @@ class ControlPlane final : public SandboxControlPlane {
   }
   bool jailed() const override { return jailed_; }
   void SetNoopExecs(bool noop) override { noop_execs_ = noop; }
+  void SetApiKey(std::string key) override {
+    std::lock_guard lock(key_mu_);
+    o_.api_key = std::move(key);
+  }
 
  private:
   // --- plumbing
 
   bool Authorized(const httplib::Request& req, httplib::Response& res, bool api_key_header) {
-    bool ok = api_key_header ? req.get_header_value("X-API-Key") == o_.api_key
-                             : req.get_header_value("Authorization") == "Bearer " + o_.api_key;
+    std::string key;
+    {
+      std::lock_guard lock(key_mu_);
+      key = o_.api_key;
+    }
+    bool ok = api_key_header ? req.get_header_value("X-API-Key") == key
+                             : req.get_header_value("Authorization") == "Bearer " + key;
     if (!ok && !api_key_header && !req.has_header("Authorization") &&
         ClientCertCn(req) == o_.client_cert_cn) {
       std::lock_guard lock(mu_);
@@ -894,7 +903,8 @@ class ControlPlane final : public SandboxControlPlane {
     return o;
   }
 
-  const SandboxControlPlaneOptions o_;
+  SandboxControlPlaneOptions o_;  // api_key guarded by key_mu_; the rest fixed
+  std::mutex key_mu_;
   bool jailed_ = false;
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;

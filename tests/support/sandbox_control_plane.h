@@ -85,6 +85,8 @@ class SandboxControlPlane {
   // what is left of an exec's cost is the client's and the HTTP exchange's (the benchmark's
   // floor).
   virtual void SetNoopExecs(bool noop) = 0;
+  // From now on only `key` is let in (a token rotated: the old one expired).
+  virtual void SetApiKey(std::string key) = 0;
   // Whether the jail is bwrap (false: plain processes).
   virtual bool jailed() const = 0;
 };

@@ -36,6 +36,10 @@ struct SandboxServiceOptions {
   std::string base_url;
   // Bearer token / API key (E2B: X-API-Key; Kubernetes: the service account's token).
   std::string api_key;
+  // Modal: asked for a fresh api_key when the gateway answers 401 mid-session (the managed
+  // tool gateway's token refreshed, net/tool_gateway.h); the request is then sent once more.
+  // Empty: a 401 is final.
+  std::function<Result<std::string>()> renew_api_key;
   std::string organization;  // Daytona: X-Daytona-Organization-ID; empty: none
   // E2B: the envd data plane's base URL; empty: https://49983-<sandboxID>.<domain>.
   // Kubernetes: the sandbox router's base URL (X-Sandbox-* headers); empty: the pod address
