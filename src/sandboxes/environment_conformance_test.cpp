@@ -376,9 +376,15 @@ TEST_P(EnvironmentConformance, CommandTextAndOutputRoundTripExactly) {
 
 TEST_P(EnvironmentConformance, TimeoutKillsTheWholeGroupAndKeepsPartialOutput) {
   const Sleeper sleeper = UniqueSleep(1);
+  // "before" must be printed before the deadline, so the deadline leaves room for what a
+  // command takes to start here and now (an HTTP call and a jail's start for a service, a
+  // `docker exec` that a loaded dockerd makes slow): a few times what `true` just took.
+  const auto started = std::chrono::steady_clock::now();
+  Run("true");
+  const auto start_cost = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
   CommandOptions options;
-  // A service's call crosses HTTP and a jail's start: more time for "before" to be printed.
-  options.timeout = service() ? 1000ms : 500ms;
+  options.timeout = 500ms + 4 * start_cost;
   CommandOutcome r =
       Run("echo before; " + sleeper.command + " & " + sleeper.command + "; echo never", options);
   EXPECT_TRUE(r.timed_out);
