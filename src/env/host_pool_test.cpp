@@ -1,7 +1,8 @@
-// The host pool against real sshd instances on loopback ports (tests/support/sshd_server.h):
-// placement by running commands, sticky sessions, a host taken out and its sessions told and
-// moved. Each sshd's sessions start in its own work directory, so a session's cwd tells which
-// host it is on.
+// The host pool against real sshd instances (tests/support/sshd_server.h), each in a network
+// namespace of its own where the machine allows, else on loopback ports: placement by running
+// commands, sticky sessions, a host taken out (sshd stopped, or its network down) and its
+// sessions told and moved. Each sshd's sessions start in its own work directory, so a session's cwd
+// tells which host it is on.
 #include "talaria/env/host_pool.h"
 
 #include <gtest/gtest.h>
@@ -25,12 +26,16 @@ using namespace std::chrono_literals;
 
 class HostPoolTest : public ::testing::Test {
  protected:
+  // Each host in a network namespace of its own where the machine allows (plain loopback
+  // ports otherwise).
   void StartHosts(int n) {
     if (const std::string reason = test_support::SshdUnavailableReason(); !reason.empty()) {
       GTEST_SKIP() << "no sshd to test against: " << reason;
     }
     for (int i = 0; i < n; ++i) {
-      auto sshd = test_support::SshdServer::Start();
+      test_support::SshdServerOptions own;
+      own.own_network = true;
+      auto sshd = test_support::SshdServer::Start(own);
       ASSERT_TRUE(sshd) << sshd.error().ToString();
       sshds_.push_back(std::move(*sshd));
     }
@@ -158,6 +163,37 @@ TEST_F(HostPoolTest, AFailedHostIsTakenOutAndItsSessionsAreToldThenMoved) {
   EXPECT_EQ(r->output, "unset\n");
   EXPECT_EQ(HostOf(**s), 1 - first);
   // New sessions go only to the healthy host.
+  auto t = pool_->Acquire("t");
+  ASSERT_TRUE(t) << t.error().ToString();
+  EXPECT_EQ(HostOf(**t), 1 - first);
+}
+
+// A host whose network fails (its namespace's loopback goes down: connections are refused, not
+// answered late) fails its probe and is taken out; new sessions go to the other one.
+TEST_F(HostPoolTest, AHostWhoseNetworkFailsIsTakenOut) {
+  StartHosts(2);
+  if (!sshds_[0]->own_network()) GTEST_SKIP() << "no network namespaces here";
+  std::atomic<int> lost{0};
+  HostPoolOptions options;
+  options.health_interval = 0ms;
+  options.hosts = {Host(0), Host(1)};
+  options.on_host_lost = [&](const std::string&, const std::string&,
+                             const std::vector<std::string>&) { ++lost; };
+  pool_ = *HostPool::Create(std::move(options));
+  auto s = pool_->Acquire("s");
+  ASSERT_TRUE(s) << s.error().ToString();
+  const int first = HostOf(**s);
+  ASSERT_GE(first, 0);
+  // The hosts are apart: each one's loopback is its own.
+  EXPECT_EQ((*s)->Run("cat /proc/net/dev | grep -c :", {})->output, "1\n");
+
+  ASSERT_TRUE(sshds_[static_cast<size_t>(first)]->SetNetworkUp(false).ok());
+  pool_->CheckHealth();
+  EXPECT_EQ(lost.load(), 1);
+  EXPECT_FALSE(pool_->Hosts()[static_cast<size_t>(first)].healthy);
+  EXPECT_TRUE(pool_->Hosts()[static_cast<size_t>(1 - first)].healthy);
+  // Back up, so the lost session's end reaches its host; the pool keeps it out meanwhile.
+  ASSERT_TRUE(sshds_[static_cast<size_t>(first)]->SetNetworkUp(true).ok());
   auto t = pool_->Acquire("t");
   ASSERT_TRUE(t) << t.error().ToString();
   EXPECT_EQ(HostOf(**t), 1 - first);

@@ -2,7 +2,9 @@
 #include "support/sshd_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -66,6 +68,38 @@ std::string ReadAvailable(int fd) {
   return out;
 }
 
+// Whether `pid`'s network namespace accepts connections on 127.0.0.1:`port` (a thread of
+// this process joins the namespace for the connect: setns applies to the calling thread only).
+bool AcceptsConnectionsIn(pid_t pid, int port) {
+  bool ok = false;
+  std::thread([&] {
+    UniqueFd ns(::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC));
+    ok = ns && ::setns(ns.get(), CLONE_NEWNET) == 0 && AcceptsConnections(port);
+  }).join();
+  return ok;
+}
+
+// Network namespaces work here, and what the ProxyCommand needs is installed.
+bool NetnsWorks() {
+  for (const char* program : {"/usr/bin/unshare", "/usr/bin/nsenter", "/usr/bin/python3"}) {
+    if (::access(program, X_OK) != 0) return false;
+  }
+  SpawnOptions probe;
+  probe.argv = {"/usr/bin/unshare", "--net", "--", "ip", "link", "set", "lo", "up"};
+  probe.timeout = 10s;
+  auto r = RunProcess(probe);
+  return r && r->exit_code == 0;
+}
+
+// The ProxyCommand's program: connects to $1:$2 (in the namespace nsenter put it in) and
+// passes the socket to ssh over its stdout (ProxyUseFdpass).
+constexpr std::string_view kFdPass = R"py(import array, socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.setblocking(True)
+out = socket.socket(fileno=1)
+out.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno()]))])
+)py";
+
 Status RunChecked(std::vector<std::string> argv) {
   SpawnOptions spawn;
   spawn.argv = std::move(argv);
@@ -104,7 +138,7 @@ int UnusedLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
-Result<std::unique_ptr<SshdServer>> SshdServer::Start() {
+Result<std::unique_ptr<SshdServer>> SshdServer::Start(SshdServerOptions options) {
   if (std::string reason = SshdUnavailableReason(); !reason.empty()) {
     return Err(NotFoundError(reason));
   }
@@ -147,9 +181,19 @@ Result<std::unique_ptr<SshdServer>> SshdServer::Start() {
   ::mkdir("/run/sshd", 0755);  // the privilege separation directory; may exist already
   SpawnOptions spawn;
   spawn.argv = {std::string(kSshd), "-D", "-e", "-f", dir + "/sshd_config"};
+  if (options.own_network && NetnsWorks()) {
+    std::ofstream(dir + "/fdpass.py") << kFdPass;
+    // unshare execs the shell, which execs sshd: the pid is sshd's, in the new namespace.
+    spawn.argv.insert(spawn.argv.begin(), {"/usr/bin/unshare", "--net", "--", "/bin/sh", "-c",
+                                           "ip link set lo up && exec \"$@\"", "sh"});
+    server->own_network_ = true;
+  }
   server->sshd_ = TALARIA_TRY(StartProcess(spawn, {}));
   for (int i = 0; i < 250; ++i) {
-    if (AcceptsConnections(server->port_)) return server;
+    if (server->own_network_ ? AcceptsConnectionsIn(server->sshd_.pid, server->port_)
+                             : AcceptsConnections(server->port_)) {
+      return server;
+    }
     std::this_thread::sleep_for(20ms);
   }
   return Err(UnavailableError("sshd does not listen on 127.0.0.1:" + std::to_string(server->port_) +
@@ -185,7 +229,20 @@ env::SshOptions SshdServer::ClientOptions() const {
   o.control_dir = dir_ + "/ctl";
   o.initial_cwd = work_dir();
   o.connect_timeout = std::chrono::seconds(5);
+  if (own_network_) {
+    o.extra_options = {"ProxyCommand=/usr/bin/nsenter --net=/proc/" + std::to_string(sshd_.pid) +
+                           "/ns/net -- /usr/bin/python3 " + dir_ + "/fdpass.py %h %p",
+                       "ProxyUseFdpass=yes"};
+  }
   return o;
+}
+
+Status SshdServer::SetNetworkUp(bool up) {
+  if (!own_network_ || sshd_.pid <= 0) {
+    return FailedPreconditionError("sshd has no network namespace of its own");
+  }
+  return RunChecked({"/usr/bin/nsenter", "--net=/proc/" + std::to_string(sshd_.pid) + "/ns/net",
+                     "--", "ip", "link", "set", "lo", up ? "up" : "down"});
 }
 
 void SshdServer::Stop() {

@@ -2,6 +2,10 @@
 // free 127.0.0.1 port, with fresh host and client keys in a private directory under /tmp (short,
 // so ControlPath sockets fit in a sockaddr_un). The "remote" machine is this one, so a test can
 // look at the remote side directly (processes, files, TCP connections).
+// With own_network (where the machine allows: root, unshare, nsenter, ip, python3), sshd runs in
+// a network namespace of its own, a host with its own loopback: clients reach it through a
+// ProxyCommand that connects inside the namespace and hands ssh the socket (ProxyUseFdpass, no
+// relay), and the test can cut its network (SetNetworkUp) as a failing host's.
 //
 //   auto sshd = talaria::test_support::SshdServer::Start();
 //   if (!sshd) return ...;  // (*sshd)'s error says why
@@ -27,6 +31,10 @@ std::string SshdUnavailableReason();
 // A 127.0.0.1 port nobody listens on (bound, then released); -1 if none could be bound.
 int UnusedLoopbackPort();
 
+struct SshdServerOptions {
+  bool own_network = false;  // a network namespace of its own, where the machine allows
+};
+
 class SshdServer {
  public:
   // Makes the directory, generates the keys (host, client, and an "other" client key sshd does
@@ -34,7 +42,7 @@ class SshdServer {
   // up to 5 s until it accepts connections.
   // Errors: NotFound (no sshd or ssh-keygen), Internal (directory, keys or config),
   // Unavailable (sshd does not listen; the message carries its output).
-  static Result<std::unique_ptr<SshdServer>> Start();
+  static Result<std::unique_ptr<SshdServer>> Start(SshdServerOptions options = {});
 
   // Stop(), then removes the directory.
   ~SshdServer();
@@ -42,6 +50,11 @@ class SshdServer {
   SshdServer& operator=(const SshdServer&) = delete;
 
   int port() const { return port_; }
+  // Whether sshd got a network namespace of its own (false: this machine's loopback).
+  bool own_network() const { return own_network_; }
+  // Brings the namespace's loopback down (no connection in or out, established ones stall) or
+  // up again. Errors: FailedPrecondition (no namespace of its own), Internal (ip failed).
+  Status SetNetworkUp(bool up);
   // The private directory: keys, sshd_config, known_hosts, the work and control directories.
   const std::string& dir() const { return dir_; }
   // An empty directory sessions start in.
@@ -68,6 +81,7 @@ class SshdServer {
 
   std::string dir_;
   int port_ = -1;
+  bool own_network_ = false;
   StartedProcess sshd_;
 };
 
