@@ -4,7 +4,9 @@
 //   browser_launch_ms            spawn Chromium, connect, open and attach a page
 //   browser_first_snapshot_ms    navigate (load) + the first snapshot, injected script included
 //   browser_snapshot_p50_ms      snapshot of the loaded page (goal <= 60; playwright-mcp 112-181)
-//   browser_click_p50_ms         click on a ref: locate + mouse down/up (goal <= 10; pw-mcp 724)
+//   browser_click_p50_ms         click on a ref: locate + mouse down/up + the wait for what it
+//                                started to end (here an attribute change) (goal <= 10; pw-mcp 724)
+//   browser_click_idle_p50_ms    the same on an element whose click starts nothing
 //   browser_eval_p50_ms          Runtime.evaluate("1+1") round trip (goal <= 1)
 //   browser_snapshot_bytes / browser_ax_tree_bytes / browser_snapshot_shrink_x
 #include <chrono>
@@ -111,6 +113,20 @@ int main() {
     if (!st.ok()) std::fprintf(stderr, "click: %s\n", st.message().c_str());
   }
   talaria_bench::PrintMetric("browser_click_p50_ms", talaria_bench::Median(clicks), "ms");
+
+  // A heading's click starts nothing: the wait ends as soon as the page stays quiet.
+  static const std::regex kHeading(R"re(heading "Catalogue" \[level=1\] \[ref=(e[0-9]+)\])re");
+  std::smatch heading;
+  std::vector<double> idle;
+  if (std::regex_search(text, heading, kHeading)) {
+    for (int i = 0; i < 30; ++i) {
+      t0 = std::chrono::steady_clock::now();
+      auto st = page->Click(heading[1].str(), Within(30s));
+      idle.push_back(Ms(std::chrono::steady_clock::now() - t0));
+      if (!st.ok()) std::fprintf(stderr, "idle click: %s\n", st.message().c_str());
+    }
+    talaria_bench::PrintMetric("browser_click_idle_p50_ms", talaria_bench::Median(idle), "ms");
+  }
 
   std::vector<double> evals;
   for (int i = 0; i < 300; ++i) {

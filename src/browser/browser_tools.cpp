@@ -5,7 +5,6 @@
 // second round trip.
 #include <filesystem>
 #include <regex>
-#include <thread>
 
 #include "browser/browser_sessions_internal.h"
 #include "browser/chromium_process.h"
@@ -22,9 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Time for an action's consequences (a navigation a click started) to begin before the
-// snapshot that follows it; the snapshot then waits for a load in flight.
-constexpr auto kSettle = std::chrono::milliseconds(50);
 constexpr auto kScreenshotLifetime = std::chrono::hours(24);
 
 ToolResult Failure(std::string_view message) {
@@ -86,7 +82,7 @@ void AddSnapshot(Json& body, const Snapshot& snap, const BrowserSettings& s) {
 // The page after an action: the snapshot, or the reason there is none.
 void AddSnapshotAfterAction(Json& body, PageDriver& page, const BrowserSettings& s,
                             const CallLimits& limits) {
-  std::this_thread::sleep_for(kSettle);
+  // The action returned once the page settled (PageDriver::Click): no wait here.
   auto snap = page.TakeSnapshot({}, limits);
   if (!snap) {
     body["snapshot_error"] = snap.error().message();
@@ -279,8 +275,7 @@ ToolResult ConsoleTool(const Json& args, ToolContext& ctx) {
           const size_t before = TALARIA_TRY(page.Console(false, limits)).size();
           PageDriver::Evaluation e = TALARIA_TRY(page.Evaluate(expression, limits));
           // The expression may have sent the page somewhere (location.href = ...): that navigation
-          // is judged like any other, and a refusal is this call's answer.
-          std::this_thread::sleep_for(kSettle);
+          // is judged like any other (Evaluate waits for it), and a refusal is this call's answer.
           std::vector<ConsoleEntry> after = TALARIA_TRY(page.Console(false, limits));
           for (size_t i = std::min(before, after.size()); i < after.size(); ++i) {
             if (after[i].type == "blocked") {

@@ -358,29 +358,47 @@ Status CdpPageDriver::Click(std::string_view ref, const CallLimits& limits) {
     return InvalidArgumentError("browser: " + (p.is_object() ? JsonStringField(p, "error")
                                                              : std::string("no such element")));
   }
-  return MouseClick(p.value("x", 0.0), p.value("y", 0.0), limits);
+  const std::string watch = ArmSettle(limits);
+  return Acted(watch, MouseClick(p.value("x", 0.0), p.value("y", 0.0), limits), limits);
+}
+
+Status CdpPageDriver::Acted(const std::string& watch, Status action, const CallLimits& limits) {
+  if (!action.ok()) {
+    DropSettle(watch);
+    return action;
+  }
+  return AwaitSettle(watch, limits);
 }
 
 Status CdpPageDriver::Type(std::string_view ref, std::string_view text, const CallLimits& limits) {
   TALARIA_RETURN_IF_ERROR(Ready(limits));
-  auto [key, local] = SplitRef(ref);
+  const std::pair<int, std::string> split = SplitRef(ref);
+  const int key = split.first;
+  const std::string& local = split.second;
+  Json p;
   if (key != 0) {
     // A cross-origin frame may not take focus from a script alone: a real click gives it focus
     // (and the user activation) first.
-    Json p = TALARIA_TRY(PointOf(ref, limits));
+    p = TALARIA_TRY(PointOf(ref, limits));
     if (!p.is_object() || p.contains("error")) {
       return InvalidArgumentError("browser: " + (p.is_object() ? JsonStringField(p, "error")
                                                                : std::string("no such element")));
     }
-    TALARIA_RETURN_IF_ERROR(MouseClick(p.value("x", 0.0), p.value("y", 0.0), limits));
   }
-  Json r = TALARIA_TRY(InAnyWorld(key, "__talaria.focusClear(" + JsonQuote(local) + ")", limits));
-  if (!r.is_object() || r.contains("error")) {
-    return InvalidArgumentError("browser: " + (r.is_object() ? JsonStringField(r, "error")
-                                                             : std::string("no such element")));
-  }
-  if (text.empty()) return Status::Ok();
-  return StatusOf(PageCall("Input.insertText", {{"text", std::string(text)}}, limits));
+  const std::string watch = ArmSettle(limits);
+  auto type = [&]() -> Status {
+    if (key != 0) {
+      TALARIA_RETURN_IF_ERROR(MouseClick(p.value("x", 0.0), p.value("y", 0.0), limits));
+    }
+    Json r = TALARIA_TRY(InAnyWorld(key, "__talaria.focusClear(" + JsonQuote(local) + ")", limits));
+    if (!r.is_object() || r.contains("error")) {
+      return InvalidArgumentError("browser: " + (r.is_object() ? JsonStringField(r, "error")
+                                                               : std::string("no such element")));
+    }
+    if (text.empty()) return Status::Ok();
+    return StatusOf(PageCall("Input.insertText", {{"text", std::string(text)}}, limits));
+  };
+  return Acted(watch, type(), limits);
 }
 
 Status CdpPageDriver::Scroll(bool down, const CallLimits& limits) {
@@ -424,13 +442,15 @@ Status CdpPageDriver::Press(std::string_view key, const CallLimits& limits) {
     down["text"] = k.text;
     down["unmodifiedText"] = k.text;
   }
-  TALARIA_RETURN_IF_ERROR(StatusOf(PageCall("Input.dispatchKeyEvent", down, limits)));
   Json up = {{"type", "keyUp"},
              {"key", k.key},
              {"code", k.code},
              {"windowsVirtualKeyCode", k.key_code},
              {"modifiers", k.modifiers}};
-  return StatusOf(PageCall("Input.dispatchKeyEvent", up, limits));
+  const std::string watch = ArmSettle(limits);
+  Status pressed = StatusOf(PageCall("Input.dispatchKeyEvent", down, limits));
+  if (pressed.ok()) pressed = StatusOf(PageCall("Input.dispatchKeyEvent", up, limits));
+  return Acted(watch, std::move(pressed), limits);
 }
 
 Result<std::vector<PageImage>> CdpPageDriver::Images(const CallLimits& limits) {

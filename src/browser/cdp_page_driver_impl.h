@@ -49,6 +49,12 @@ class CdpPageDriver final : public PageDriver {
   Status CrashRendererForTest(const CallLimits& limits);
   // Frames that run in a renderer of their own (out-of-process iframes) attached right now.
   size_t OutOfProcessFramesForTest();
+  // How the last action's watch ended: {settled (quiet, not the bound), mutations, waited} as
+  // the page said, or null when it had none (no watch, or its document went away).
+  Json LastSettleForTest() {
+    std::lock_guard lock(mu_);
+    return last_settle_;
+  }
 
  private:
   Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
@@ -67,6 +73,15 @@ class CdpPageDriver final : public PageDriver {
   Status MouseClick(double x, double y, const CallLimits& limits);
   // Waits (at most a few seconds) for a navigation in flight to commit, stop or be refused.
   void SettleNavigation(const CallLimits& limits);
+  // Around an action (cdp_page_settle.cpp): ArmSettle before its input returns the page-side
+  // watch (a remote object; "" when the page would not take one); Acted ends it: a failed
+  // action puts the page's functions back, a done one waits (bounded) for the timers, frames,
+  // requests and DOM changes it started to end, then for a navigation it started to load.
+  // Errors: only the action's own, or Cancelled.
+  std::string ArmSettle(const CallLimits& limits);
+  Status Acted(const std::string& watch, Status action, const CallLimits& limits);
+  Status AwaitSettle(const std::string& watch, const CallLimits& limits);
+  void DropSettle(const std::string& watch);
 
   // Frames and closed shadow roots (cdp_page_frames.cpp). A frame the page script cannot enter
   // (cross-origin, in this renderer or out of it) gets an isolated world of its own and a key K:
@@ -134,6 +149,7 @@ class CdpPageDriver final : public PageDriver {
   std::map<int, FrameWorld> frames_;  // by key, for this main document
   int next_frame_key_ = 1;
   std::map<std::string, std::string> frame_sessions_;  // out-of-process frame id -> session
+  Json last_settle_;  // what the page said of the last action's watch (LastSettleForTest)
 };
 
 }  // namespace talaria::browser

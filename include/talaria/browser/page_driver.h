@@ -58,6 +58,9 @@ class PageDriver {
   virtual Result<Snapshot> Navigate(std::string_view url, const CallLimits& limits) = 0;
   virtual Result<Snapshot> TakeSnapshot(const SnapshotOptions& options,
                                         const CallLimits& limits) = 0;
+  // Click, Type and Press return once the page has settled after them: what the action started
+  // (a navigation's load, timers, requests, DOM changes) has ended, within a bound of the
+  // driver's, so a snapshot taken next shows its outcome.
   virtual Status Click(std::string_view ref, const CallLimits& limits) = 0;
   // Clears the field first.
   virtual Status Type(std::string_view ref, std::string_view text, const CallLimits& limits) = 0;
