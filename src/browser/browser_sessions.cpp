@@ -15,6 +15,7 @@ namespace talaria::browser {
 struct BrowserSlot {
   std::mutex call_mu;  // one call at a time; the reaper only try-locks it
   std::unique_ptr<PageDriver> driver;
+  Snapshot seen;  // the last whole snapshot the tools returned, what an action's diff is against
   std::atomic<int64_t> last_used_ms{0};
   int64_t idle_limit_ms = 120'000;
   bool retired = false;  // taken out of the registry: an acquirer must start over
@@ -165,6 +166,8 @@ BrowserLease::~BrowserLease() {
 
 PageDriver& BrowserLease::driver() const { return *slot_->driver; }
 
+Snapshot& BrowserLease::last_snapshot() const { return slot_->seen; }
+
 Result<BrowserLease> AcquireBrowser(std::string_view task_id, const BrowserSettings& settings,
                                     const CallLimits& limits) {
   const std::string task = task_id.empty() ? "default" : std::string(task_id);
@@ -178,6 +181,7 @@ Result<BrowserLease> AcquireBrowser(std::string_view task_id, const BrowserSetti
   slot->idle_limit_ms = settings.inactivity_timeout_s * 1000;
   slot->last_used_ms.store(NowMs());
   if (slot->driver == nullptr) {
+    slot->seen = {};  // a new browser's documents are numbered afresh
     // Sessions a killed talaria left running at a cloud provider: released before a new one.
     // Once per process: a provider that cannot be reached costs its timeout only once.
     static std::once_flag swept;

@@ -21,6 +21,9 @@ class BrowserLease {
   BrowserLease(BrowserLease&&) noexcept;
   BrowserLease& operator=(BrowserLease&&) = delete;
   PageDriver& driver() const;
+  // The last whole (unscoped, default) snapshot the tools returned from this browser: what an
+  // action's result is diffed against. Empty until one was taken.
+  Snapshot& last_snapshot() const;
 
  private:
   std::shared_ptr<BrowserSlot> slot_;

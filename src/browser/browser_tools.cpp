@@ -1,14 +1,16 @@
 // The browser tools (toolset `browser`), the original's names, parameters and result shapes
 // (hermes-wave2.md e.1), over the PageDriver of the call's task (browser_sessions.h). Page
 // content is untrusted: results carrying it are marked so the dispatcher wraps them. After
-// navigate, click, type and press the result carries the new snapshot, so the model needs no
-// second round trip.
+// navigate the result carries the new snapshot, after click, type and press what changed on
+// the page (or the new snapshot when it is another document), so the model needs no second
+// round trip.
 #include <filesystem>
 #include <regex>
 
 #include "browser/browser_sessions_internal.h"
 #include "browser/chromium_process.h"
 #include "browser/snapshot_budget.h"
+#include "browser/snapshot_diff.h"
 #include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
 #include "talaria/base/paths.h"
@@ -52,15 +54,16 @@ std::string RefArg(const Json& args) {
 }
 
 // Runs `body` with the task's browser; its errors become {success:false, error}.
-ToolResult WithBrowser(ToolContext& ctx, bool navigation,
-                       const std::function<Result<ToolResult>(PageDriver&, const BrowserSettings&,
-                                                              const CallLimits&)>& body) {
+ToolResult WithBrowser(
+    ToolContext& ctx, bool navigation,
+    const std::function<Result<ToolResult>(PageDriver&, Snapshot&, const BrowserSettings&,
+                                           const CallLimits&)>& body) {
   auto settings = LoadBrowserSettings();
   if (!settings) return Failure(settings.error().message());
   const CallLimits limits = LimitsFor(ctx, *settings, navigation);
   auto lease = AcquireBrowser(ctx.task_id, *settings, limits);
   if (!lease) return Failure(lease.error().message());
-  auto r = body(lease->driver(), *settings, limits);
+  auto r = body(lease->driver(), lease->last_snapshot(), *settings, limits);
   if (!r) {
     ToolResult f = Failure(r.error().message());
     if (r.error().code() == StatusCode::kCancelled) f.status = CallStatus::kCancelled;
@@ -79,10 +82,11 @@ void AddSnapshot(Json& body, const Snapshot& snap, const BrowserSettings& s) {
   }
 }
 
-// The page after an action: the snapshot, or the reason there is none.
-void AddSnapshotAfterAction(Json& body, PageDriver& page, const BrowserSettings& s,
+// The page after an action: what changed since the snapshot the model last got of this
+// document, or the whole new snapshot when the page is another document (it navigated) or the
+// change would not be shorter; or the reason there is none.
+void AddSnapshotAfterAction(Json& body, PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                             const CallLimits& limits) {
-  // The action returned once the page settled (PageDriver::Click): no wait here.
   auto snap = page.TakeSnapshot({}, limits);
   if (!snap) {
     body["snapshot_error"] = snap.error().message();
@@ -90,7 +94,23 @@ void AddSnapshotAfterAction(Json& body, PageDriver& page, const BrowserSettings&
   }
   body["url"] = snap->url;
   body["title"] = snap->title;
+  if (!snap->document.empty() && snap->document == seen.document) {
+    SnapshotDiff diff = DiffSnapshots(seen.text, snap->text);
+    if (diff.text.size() < snap->text.size()) {
+      BudgetedSnapshot fitted = FitSnapshot(diff.text, s.snapshot_threshold);
+      body["snapshot_diff"] = fitted.text;
+      if (diff.text.empty()) body["unchanged"] = true;
+      body["element_count"] = snap->element_count;
+      if (fitted.truncated) {
+        body["snapshot_truncated"] = true;
+        if (!fitted.full_path.empty()) body["snapshot_path"] = fitted.full_path;
+      }
+      seen = std::move(*snap);
+      return;
+    }
+  }
   AddSnapshot(body, *snap, s);
+  seen = std::move(*snap);
 }
 
 bool LooksLikeBotWall(const std::string& title) {
@@ -103,11 +123,12 @@ ToolResult Navigate(const Json& args, ToolContext& ctx) {
   const std::string url = JsonStringField(args, "url");
   if (url.empty()) return Failure("url is required");
   return WithBrowser(ctx, true,
-                     [&](PageDriver& page, const BrowserSettings& s,
+                     [&](PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                          const CallLimits& limits) -> Result<ToolResult> {
                        Snapshot snap = TALARIA_TRY(page.Navigate(url, limits));
                        Json body = {{"url", snap.url}, {"title", snap.title}};
                        AddSnapshot(body, snap, s);
+                       seen = snap;
                        if (LooksLikeBotWall(snap.title)) {
                          body["bot_detection_warning"] =
                              "The page title suggests a bot check or block page; the content may "
@@ -122,11 +143,12 @@ ToolResult TakeSnapshot(const Json& args, ToolContext& ctx) {
   options.full = args.value("full", false);
   options.scope = JsonStringField(args, "scope");
   return WithBrowser(ctx, false,
-                     [&](PageDriver& page, const BrowserSettings& s,
+                     [&](PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                          const CallLimits& limits) -> Result<ToolResult> {
                        Snapshot snap = TALARIA_TRY(page.TakeSnapshot(options, limits));
                        Json body = {{"url", snap.url}, {"title", snap.title}};
                        AddSnapshot(body, snap, s);
+                       if (!options.full && options.scope.empty()) seen = snap;
                        return Success(std::move(body), true);
                      });
 }
@@ -135,11 +157,11 @@ ToolResult Click(const Json& args, ToolContext& ctx) {
   const std::string ref = RefArg(args);
   if (ref.empty()) return Failure("ref must be a snapshot ref like @e5");
   return WithBrowser(ctx, false,
-                     [&](PageDriver& page, const BrowserSettings& s,
+                     [&](PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                          const CallLimits& limits) -> Result<ToolResult> {
                        TALARIA_RETURN_IF_ERROR(page.Click(ref, limits));
                        Json body = {{"clicked", "@" + ref}};
-                       AddSnapshotAfterAction(body, page, s, limits);
+                       AddSnapshotAfterAction(body, page, seen, s, limits);
                        return Success(std::move(body), true);
                      });
 }
@@ -150,11 +172,11 @@ ToolResult Type(const Json& args, ToolContext& ctx) {
   if (!args.contains("text") || !args["text"].is_string()) return Failure("text is required");
   const std::string text = args["text"].get<std::string>();
   return WithBrowser(ctx, false,
-                     [&](PageDriver& page, const BrowserSettings& s,
+                     [&](PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                          const CallLimits& limits) -> Result<ToolResult> {
                        TALARIA_RETURN_IF_ERROR(page.Type(ref, text, limits));
                        Json body = {{"typed", text}, {"element", "@" + ref}};
-                       AddSnapshotAfterAction(body, page, s, limits);
+                       AddSnapshotAfterAction(body, page, seen, s, limits);
                        return Success(std::move(body), true);
                      });
 }
@@ -163,7 +185,7 @@ ToolResult Scroll(const Json& args, ToolContext& ctx) {
   const std::string direction = JsonStringField(args, "direction");
   if (direction != "up" && direction != "down") return Failure("direction must be up or down");
   return WithBrowser(ctx, false,
-                     [&](PageDriver& page, const BrowserSettings&,
+                     [&](PageDriver& page, Snapshot&, const BrowserSettings&,
                          const CallLimits& limits) -> Result<ToolResult> {
                        TALARIA_RETURN_IF_ERROR(page.Scroll(direction == "down", limits));
                        return Success(Json{{"scrolled", direction}}, false);
@@ -172,7 +194,7 @@ ToolResult Scroll(const Json& args, ToolContext& ctx) {
 
 ToolResult Back(const Json&, ToolContext& ctx) {
   return WithBrowser(ctx, true,
-                     [&](PageDriver& page, const BrowserSettings&,
+                     [&](PageDriver& page, Snapshot&, const BrowserSettings&,
                          const CallLimits& limits) -> Result<ToolResult> {
                        std::string url = TALARIA_TRY(page.Back(limits));
                        return Success(Json{{"url", url}}, false);
@@ -183,11 +205,11 @@ ToolResult Press(const Json& args, ToolContext& ctx) {
   const std::string key = JsonStringField(args, "key");
   if (key.empty()) return Failure("key is required");
   return WithBrowser(ctx, false,
-                     [&](PageDriver& page, const BrowserSettings& s,
+                     [&](PageDriver& page, Snapshot& seen, const BrowserSettings& s,
                          const CallLimits& limits) -> Result<ToolResult> {
                        TALARIA_RETURN_IF_ERROR(page.Press(key, limits));
                        Json body = {{"pressed", key}};
-                       AddSnapshotAfterAction(body, page, s, limits);
+                       AddSnapshotAfterAction(body, page, seen, s, limits);
                        return Success(std::move(body), true);
                      });
 }
@@ -195,7 +217,7 @@ ToolResult Press(const Json& args, ToolContext& ctx) {
 ToolResult GetImages(const Json&, ToolContext& ctx) {
   return WithBrowser(
       ctx, false,
-      [&](PageDriver& page, const BrowserSettings&,
+      [&](PageDriver& page, Snapshot&, const BrowserSettings&,
           const CallLimits& limits) -> Result<ToolResult> {
         std::vector<PageImage> images = TALARIA_TRY(page.Images(limits));
         Json list = Json::array();
@@ -224,7 +246,7 @@ ToolResult Vision(const Json& args, ToolContext& ctx) {
   const bool annotate = args.value("annotate", false);
   return WithBrowser(
       ctx, false,
-      [&](PageDriver& page, const BrowserSettings&,
+      [&](PageDriver& page, Snapshot&, const BrowserSettings&,
           const CallLimits& limits) -> Result<ToolResult> {
         // The screenshot is taken within the browser's limits; the model's answer has the call's.
         std::string png = TALARIA_TRY(page.Screenshot(annotate, limits));
@@ -269,7 +291,7 @@ ToolResult ConsoleTool(const Json& args, ToolContext& ctx) {
   const std::string expression = JsonStringField(args, "expression");
   return WithBrowser(
       ctx, false,
-      [&](PageDriver& page, const BrowserSettings&,
+      [&](PageDriver& page, Snapshot&, const BrowserSettings&,
           const CallLimits& limits) -> Result<ToolResult> {
         if (!expression.empty()) {
           const size_t before = TALARIA_TRY(page.Console(false, limits)).size();
@@ -335,15 +357,15 @@ constexpr const char* kNavigateSchema =
 constexpr const char* kSnapshotSchema =
     R"json({"name":"browser_snapshot","description":"The current page's accessibility snapshot: headings, links, buttons and form fields with refs ([ref=e5], passed back as @e5; inside a frame from another site they look like f1e5). navigate, click, type and press already return one; call this after waiting or to see more.","parameters":{"type":"object","properties":{"full":{"type":"boolean","description":"Every element, not only the interesting ones.","default":false},"scope":{"type":"string","description":"Only the part under this ref (@e12) or CSS selector."}}}})json";
 constexpr const char* kClickSchema =
-    R"json({"name":"browser_click","description":"Click an element by its ref from the snapshot (for example @e5). Returns the page's new snapshot.","parameters":{"type":"object","properties":{"ref":{"type":"string","description":"The element's ref, like @e5."}},"required":["ref"]}})json";
+    R"json({"name":"browser_click","description":"Click an element by its ref from the snapshot (for example @e5). Returns what changed on the page since its last snapshot (snapshot_diff: lines marked + added, - removed, ~ changed) or, when the page is a new document or the change is not shorter, its new snapshot.","parameters":{"type":"object","properties":{"ref":{"type":"string","description":"The element's ref, like @e5."}},"required":["ref"]}})json";
 constexpr const char* kTypeSchema =
-    R"json({"name":"browser_type","description":"Type text into a field by its ref (the field is cleared first). Returns the page's new snapshot; press Enter with browser_press to submit.","parameters":{"type":"object","properties":{"ref":{"type":"string","description":"The field's ref, like @e3."},"text":{"type":"string","description":"The text to type."}},"required":["ref","text"]}})json";
+    R"json({"name":"browser_type","description":"Type text into a field by its ref (the field is cleared first); press Enter with browser_press to submit. Returns what changed on the page since its last snapshot (snapshot_diff: lines marked + added, - removed, ~ changed) or, when the page is a new document or the change is not shorter, its new snapshot.","parameters":{"type":"object","properties":{"ref":{"type":"string","description":"The field's ref, like @e3."},"text":{"type":"string","description":"The text to type."}},"required":["ref","text"]}})json";
 constexpr const char* kScrollSchema =
     R"json({"name":"browser_scroll","description":"Scroll the page up or down by 500 pixels.","parameters":{"type":"object","properties":{"direction":{"type":"string","enum":["up","down"]}},"required":["direction"]}})json";
 constexpr const char* kBackSchema =
     R"json({"name":"browser_back","description":"Go back to the previous page in the browser history.","parameters":{"type":"object","properties":{}}})json";
 constexpr const char* kPressSchema =
-    R"json({"name":"browser_press","description":"Press a key in the page (Enter, Tab, Escape, ArrowDown, a character, or Control+a). Returns the page's new snapshot.","parameters":{"type":"object","properties":{"key":{"type":"string","description":"The key, like Enter or ArrowDown."}},"required":["key"]}})json";
+    R"json({"name":"browser_press","description":"Press a key in the page (Enter, Tab, Escape, ArrowDown, a character, or Control+a). Returns what changed on the page since its last snapshot (snapshot_diff: lines marked + added, - removed, ~ changed) or, when the page is a new document or the change is not shorter, its new snapshot.","parameters":{"type":"object","properties":{"key":{"type":"string","description":"The key, like Enter or ArrowDown."}},"required":["key"]}})json";
 constexpr const char* kImagesSchema =
     R"json({"name":"browser_get_images","description":"List the images on the current page with their URLs, alt text and sizes (inline data: images are left out).","parameters":{"type":"object","properties":{}}})json";
 constexpr const char* kVisionSchema =

@@ -261,6 +261,7 @@ Result<int64_t> CdpPageDriver::World(const CallLimits& limits) {
   if (id == 0) return Err(UnavailableError("browser: no isolated world"));
   std::lock_guard lock(mu_);
   world_ = id;
+  ++worlds_made_;
   world_ready_ = false;
   // A new main document: the frames of the old one, and their refs, are gone.
   frames_.clear();
@@ -332,6 +333,10 @@ Result<Snapshot> CdpPageDriver::TakeSnapshot(const SnapshotOptions& options,
   Json opts = {{"full", options.full}, {"scope", key == 0 ? options.scope : scope}};
   int frames_left = kMaxFramesPerSnapshot;
   Snapshot s = TALARIA_TRY(SnapshotOf(key, std::move(opts), 0, frames_left, limits));
+  {
+    std::lock_guard lock(mu_);
+    if (world_ != 0) s.document = "d" + std::to_string(worlds_made_);
+  }
   if (key != 0) {
     // The page's address and title, not the frame's.
     Json top = TALARIA_TRY(InWorld("({url: location.href, title: document.title})", limits));

@@ -131,9 +131,10 @@ class CdpPageDriver final : public PageDriver {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string session_;    // the page's flat session
-  std::string target_id_;  // also the main frame's id
-  int64_t world_ = 0;      // the isolated world's context id; 0 until made for this document
+  std::string session_;       // the page's flat session
+  std::string target_id_;     // also the main frame's id
+  int64_t world_ = 0;         // the isolated world's context id; 0 until made for this document
+  uint64_t worlds_made_ = 0;  // numbers the documents (Snapshot::document)
   bool world_ready_ = false;
   bool crashed_ = false;
   bool closed_ = false;

@@ -31,6 +31,9 @@ struct Snapshot {
   int element_count = 0;
   std::string url;
   std::string title;
+  // Names the document the refs belong to: two snapshots with the same non-empty value can be
+  // compared line by line (their refs name the same elements). "" when the driver cannot say.
+  std::string document;
 };
 
 struct SnapshotOptions {
