@@ -263,7 +263,7 @@ ToolResult Vision(const Json& args, ToolContext& ctx) {
           if (annotate) {
             asked +=
                 "\n\n(Labels [N] drawn on the screenshot mark interactive elements; name "
-                "them as @eN in the answer.)";
+                "them as @eN in the answer. Labels like [f2eN] are inside a frame: @f2eN.)";
           }
           std::optional<std::string> analysis = TALARIA_TRY(analyze(png, asked, ctx));
           if (analysis.has_value()) {
@@ -277,7 +277,11 @@ ToolResult Vision(const Json& args, ToolContext& ctx) {
                      {"screenshot_path", path},
                      {"question", question},
                      {"annotated", annotate}};
-        if (annotate) meta["note"] = "Labels [N] on the image are the refs @eN of the snapshot.";
+        if (annotate) {
+          meta["note"] =
+              "Labels [N] on the image are the refs @eN of the snapshot; [fKeN] (inside a frame) "
+              "are @fKeN.";
+        }
         const std::string text = meta.dump(2);
         Json blocks = Json::array(
             {{{"type", "text"}, {"text", text}},

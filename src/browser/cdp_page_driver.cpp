@@ -473,9 +473,26 @@ Result<std::vector<PageImage>> CdpPageDriver::Images(const CallLimits& limits) {
 
 Result<std::string> CdpPageDriver::Screenshot(bool annotate, const CallLimits& limits) {
   TALARIA_RETURN_IF_ERROR(Ready(limits));
-  if (annotate) TALARIA_RETURN_IF_ERROR(StatusOf(InWorld("__talaria.labels(true)", limits)));
+  // The frames the page script cannot enter label their own elements, in their own world
+  // (their renderer composites them into the page's screenshot).
+  std::vector<int> frames;
+  if (annotate) {
+    TALARIA_RETURN_IF_ERROR(StatusOf(InWorld("__talaria.labels(true)", limits)));
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [key, frame] : frames_) frames.push_back(key);
+    }
+    for (int key : frames) {
+      // Best effort: a frame that went away since the snapshot has nothing to label.
+      (void)InFrame(key, "__talaria.labels(true, " + JsonQuote("f" + std::to_string(key)) + ")",
+                    limits);
+    }
+  }
   auto shot = PageCall("Page.captureScreenshot", {{"format", "png"}}, limits);
-  if (annotate) (void)InWorld("__talaria.labels(false)", limits);
+  if (annotate) {
+    (void)InWorld("__talaria.labels(false)", limits);
+    for (int key : frames) (void)InFrame(key, "__talaria.labels(false)", limits);
+  }
   if (!shot) return Err(shot.error());
   auto png = Base64Decode(JsonStringField(*shot, "data"));
   if (!png || png->empty()) return Err(InternalError("browser: the screenshot was not base64 PNG"));

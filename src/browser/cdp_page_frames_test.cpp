@@ -83,17 +83,28 @@ class SecondSiteServer {
   std::thread thread_;
 };
 
+// In a framed page: reports the text of nodes added to it (screenshot labels) to the top page.
+constexpr const char* kLabelWatcher =
+    "<script>new MutationObserver((rs)=>{for(const r of rs)for(const n of r.addedNodes)"
+    "top.postMessage(n.textContent||'','*')}).observe(document.documentElement,"
+    "{childList:true,subtree:true})</script>";
+
 class FramePages {
  public:
   FramePages()
       : top_([this](httplib::Server& s) {
           s.Get("/top", [this](const httplib::Request&, httplib::Response& res) {
+            // The frames tell the page which screenshot labels appeared in them.
             Page(res, "<h1>Top</h1><iframe title=shop width=600 height=400 src='" +
-                          other_url("/shop") + "'></iframe><p id=out></p>");
+                          other_url("/shop") +
+                          "'></iframe><p id=out></p><script>window.seenLabels=[];"
+                          "addEventListener('message',(e)=>{seenLabels.push(String(e.data))})"
+                          "</script>");
           });
           s.Get("/nested", [](const httplib::Request&, httplib::Response& res) {
             Page(res,
-                 "<button onclick=\"this.textContent='nested pressed'\">Nested button</button>");
+                 "<button onclick=\"this.textContent='nested pressed'\">Nested button</button>" +
+                     std::string(kLabelWatcher));
           });
           s.Get("/closed", [](const httplib::Request&, httplib::Response& res) {
             Page(res,
@@ -109,7 +120,7 @@ class FramePages {
                  "<form action=/sent><label>Item <input name=item></label><button type=submit>"
                  "Order</button></form><a href=/elsewhere>Elsewhere</a><iframe title=inner "
                  "width=300 height=100 src='" +
-                     top_.url("/nested") + "'></iframe>");
+                     top_.url("/nested") + "'></iframe>" + kLabelWatcher);
           });
           s.Get("/sent", [this](const httplib::Request& req, httplib::Response& res) {
             {
@@ -205,6 +216,27 @@ TEST_F(CdpFramesTest, SplicesAnOutOfProcessFrameAndItsNestedFrameUnderTheirIfram
   ASSERT_TRUE(page_->Click(nested, Soon(10s)).ok());
   EXPECT_TRUE(WaitUntil([&] { return Snap().text.find("nested pressed") != std::string::npos; },
                         10s, 20ms));
+}
+
+TEST_F(CdpFramesTest, AnnotatedScreenshotsLabelElementsInsideOutOfProcessFrames) {
+  Snapshot s = OpenShop();
+  const std::string item = FrameRefOf(s.text, "textbox \"Item\"");
+  const std::string nested = FrameRefOf(s.text, "Nested button");
+  ASSERT_FALSE(item.empty()) << s.text;
+  auto png = page_->Screenshot(true, Soon(20s));
+  ASSERT_TRUE(png.has_value()) << png.error().message();
+  EXPECT_EQ(png->substr(1, 3), "PNG");
+  // Each frame drew its elements' labels, named as the model knows them, and removed them.
+  std::string seen;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        seen = Eval("seenLabels.join(' ')");
+        return seen.find("[" + item + "]") != std::string::npos &&
+               seen.find("[" + nested + "]") != std::string::npos;
+      },
+      10s, 20ms))
+      << seen;
+  EXPECT_EQ(Snap().text, s.text) << "the labels are gone after the screenshot";
 }
 
 TEST_F(CdpFramesTest, TypesIntoAFormInACrossOriginFrameAndSubmitsIt) {

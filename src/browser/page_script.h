@@ -11,7 +11,8 @@
 //   adopt(shadowRoot)        -> walk this (closed) shadow root under its host from now on
 //   focusClear(ref)          -> {ok} or {error}: focuses a field and clears its value
 //   images()                 -> [{src, alt, width, height}] (data: URLs dropped)
-//   labels(on)               -> draws/removes ref labels for an annotated screenshot
+//   labels(on, prefix)       -> draws/removes ref labels for an annotated screenshot ("[5]" for
+//                               e5; with prefix "f2", "[f2e5]"), same-origin frames' included
 //   scroll(dy)               -> the new scrollY
 // Refs live in this world's globals, so they are stable across snapshots of one document and
 // start again at e1 on the next document (a new world). Elements of same-origin iframes and
@@ -319,25 +320,39 @@ function images() {
   return Array.from(document.images).map((i) => ({src: i.currentSrc || i.src, alt: i.alt || '',
     width: i.naturalWidth, height: i.naturalHeight})).filter((i) => i.src && !i.src.startsWith('data:'));
 }
-let overlay = null;
-function labels(on) {
-  if (overlay) { overlay.remove(); overlay = null; }
+// One overlay per document: a same-origin frame's elements are labelled inside that frame
+// (fixed to its own viewport, so where the frame shows them).
+let overlays = [];
+function labels(on, prefix) {
+  for (const o of overlays) o.remove();
+  overlays = [];
   if (!on) return 0;
-  overlay = document.createElement('div');
-  overlay.style.cssText = 'position:fixed;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none';
+  const byDoc = new Map();
   let n = 0;
   for (const [r, el] of refs) {
-    if (!el.isConnected || el.ownerDocument !== document) continue;
+    if (!el.isConnected) continue;
+    const doc = el.ownerDocument, win = doc.defaultView;
+    if (!win) continue;
     const b = el.getBoundingClientRect();
-    if (b.width === 0 || b.bottom < 0 || b.top > innerHeight) continue;
-    const l = document.createElement('div');
-    l.textContent = '[' + r.slice(1) + ']';
+    if (b.width === 0 || b.bottom < 0 || b.top > win.innerHeight) continue;
+    let overlay = byDoc.get(doc);
+    if (!overlay) {
+      overlay = doc.createElement('div');
+      overlay.style.cssText = 'position:fixed;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none';
+      byDoc.set(doc, overlay);
+    }
+    const l = doc.createElement('div');
+    // "[5]" names @e5; in a frame the driver entered, "[f2e5]" names @f2e5.
+    l.textContent = '[' + (prefix ? prefix + r : r.slice(1)) + ']';
     l.style.cssText = 'position:fixed;font:bold 11px monospace;background:#ff0;color:#000;border:1px solid #c00;padding:0 2px;left:' +
       Math.max(0, b.left) + 'px;top:' + Math.max(0, b.top - 12) + 'px';
     overlay.appendChild(l);
     n++;
   }
-  (document.body || document.documentElement).appendChild(overlay);
+  for (const [doc, overlay] of byDoc) {
+    (doc.body || doc.documentElement).appendChild(overlay);
+    overlays.push(overlay);
+  }
   return n;
 }
 function scroll(dy) { window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY; }
