@@ -27,7 +27,10 @@ std::string PrefixRefs(const std::string& text, int key) {
   return std::regex_replace(text, kRef, "[ref=f" + std::to_string(key) + "$1]");
 }
 
-// The closed shadow roots (backend node ids) of the document under `node`, frames not entered.
+// The closed shadow roots (backend node ids) of the document under `node` and of the frames in
+// this renderer inside it: the page script walks same-origin frames in place, so their roots
+// are adopted into the same world (a cross-origin frame's fail to resolve there, or are never
+// walked: it has a world of its own).
 void CollectClosedRoots(const Json& node, std::vector<int64_t>& out, int depth) {
   if (!node.is_object() || depth > 512) return;
   if (auto roots = node.find("shadowRoots"); roots != node.end() && roots->is_array()) {
@@ -39,6 +42,9 @@ void CollectClosedRoots(const Json& node, std::vector<int64_t>& out, int depth) 
   }
   if (auto kids = node.find("children"); kids != node.end() && kids->is_array()) {
     for (const Json& k : *kids) CollectClosedRoots(k, out, depth + 1);
+  }
+  if (auto doc = node.find("contentDocument"); doc != node.end()) {
+    CollectClosedRoots(*doc, out, depth + 1);
   }
 }
 

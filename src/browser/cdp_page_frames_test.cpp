@@ -106,6 +106,10 @@ class FramePages {
                  "<button onclick=\"this.textContent='nested pressed'\">Nested button</button>" +
                      std::string(kLabelWatcher));
           });
+          s.Get("/closed-in-frame", [](const httplib::Request&, httplib::Response& res) {
+            Page(res,
+                 "<h1>Outer</h1><iframe title=same width=400 height=200 src=/closed></iframe>");
+          });
           s.Get("/closed", [](const httplib::Request&, httplib::Response& res) {
             Page(res,
                  "<div id=host></div><p id=out></p><script>const r=document.getElementById('host')"
@@ -306,6 +310,27 @@ TEST_F(CdpFramesTest, ReachesAClosedShadowRootAndClicksItsButton) {
       "const h=document.createElement('div');document.body.append(h);"
       "h.attachShadow({mode:'closed'}).innerHTML='<button>Later button</button>';1");
   EXPECT_NE(Snap().text.find("Later button"), std::string::npos);
+}
+
+TEST_F(CdpFramesTest, ReachesAClosedShadowRootInsideASameOriginFrame) {
+  Snapshot s;
+  // The frame's document may still be loading when the outer page's load fires.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto n = page_->Navigate(pages_.url("/closed-in-frame"), Soon(30s));
+        if (n) s = *n;
+        return n && n->text.find("Closed button") != std::string::npos;
+      },
+      20s, 50ms))
+      << s.text;
+  // Walked in place (the same world): a plain ref, indented under its iframe.
+  const std::string button = FrameRefOf(s.text, "button \"Closed button\"");
+  ASSERT_TRUE(std::regex_match(button, std::regex("e[0-9]+"))) << s.text;
+  EXPECT_GT(IndentOf(s.text, "Closed button"), IndentOf(s.text, "iframe \"same\""));
+  ASSERT_TRUE(page_->Click(button, Soon(10s)).ok());
+  EXPECT_EQ(Eval("document.querySelector('iframe').contentDocument.getElementById('out')"
+                 ".textContent"),
+            "closed clicked");
 }
 
 }  // namespace frames_test

@@ -37,6 +37,17 @@ const closedRoots = new WeakMap();  // host -> its closed shadow root, from adop
 let dirty = true;
 const observer = new MutationObserver(() => { dirty = true; });
 observer.observe(document, {childList: true, subtree: true});
+// Same-origin frames' documents are walked in place: watched too once seen.
+const watched = new WeakSet([document]);
+function watch(doc) {
+  if (watched.has(doc)) return;
+  watched.add(doc);
+  observer.observe(doc, {childList: true, subtree: true});
+  dirty = true;
+}
+function sameOriginDocument(frame) {
+  try { return frame.contentDocument; } catch (e) { return null; }
+}
 // Whether some element may hide a closed shadow root, so the driver's pierce (which costs about
 // three snapshots on a big page) is paid only then: a custom element without an open root, or a
 // host-capable element with no children that still takes space (its content is a shadow's).
@@ -46,6 +57,11 @@ function mayHideClosedRoot(root) {
   for (const el of root.querySelectorAll('*')) {
     const sr = el.shadowRoot || closedRoots.get(el);
     if (sr) { if (mayHideClosedRoot(sr)) return true; continue; }
+    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      const d = sameOriginDocument(el);
+      if (d) { watch(d); if (mayHideClosedRoot(d)) return true; }
+      continue;
+    }
     if (el.localName.includes('-')) return true;
     if (HOSTS.has(el.tagName) && !el.firstChild) {
       const r = el.getBoundingClientRect();
@@ -180,8 +196,8 @@ function childrenOf(node) {
     if (a.length) return a;
   }
   if (node.tagName === 'IFRAME' || node.tagName === 'FRAME') {
-    let d = null;
-    try { d = node.contentDocument; } catch (e) { d = null; }
+    const d = sameOriginDocument(node);
+    if (d) watch(d);
     return d && d.body ? [d.body] : [];
   }
   return Array.from(node.childNodes);
