@@ -109,13 +109,14 @@ Status RecordCloudSession(const RemoteBrowser& browser) {
   }
   ::chmod((TalariaHome() + "/run").c_str(), 0700);
   ::chmod(dir.c_str(), 0700);
-  const Json record = {{"provider", browser.provider},
-                       {"session_id", browser.session_id},
-                       {"owner_pid", static_cast<long>(::getpid())},
-                       {"owner_start", ProcessStart(::getpid())},
-                       {"created_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count()}};
+  Json record = {{"provider", browser.provider},
+                 {"session_id", browser.session_id},
+                 {"owner_pid", static_cast<long>(::getpid())},
+                 {"owner_start", ProcessStart(::getpid())},
+                 {"created_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count()}};
+  if (!browser.route.empty()) record["route"] = browser.route;
   return WriteFileAtomic(RecordPath(browser), DumpJson(record) + "\n");
 }
 
@@ -143,8 +144,10 @@ std::vector<RemoteBrowser> ReleaseLeftoverCloudSessions(const CloudReleaser& rel
     RemoteBrowser browser{.provider = JsonStringField(*record, "provider"),
                           .session_id = JsonStringField(*record, "session_id"),
                           .cdp_url = "",
-                          .cdp_headers = {}};
+                          .cdp_headers = {},
+                          .route = JsonStringField(*record, "route")};
     if (!SafeNamePart(browser.provider) || !SafeNamePart(browser.session_id)) continue;
+    if (browser.route != "gateway" && browser.route != "direct") browser.route.clear();
     // Claimed by renaming: of two sweepers only one gets the record.
     const std::string claimed = dir + "/" + std::string(kClaimed) + std::to_string(::getpid()) +
                                 "-" + path.filename().string();

@@ -4,7 +4,8 @@
 //
 //   $TALARIA_HOME/run/cloud-browsers/           0700
 //     <provider>.<session id>.json              {"provider","session_id","owner_pid",
-//                                               "owner_start","created_ms"}, written atomically
+//                                               "owner_start","created_ms", "route" when the
+//                                               provider has two}, written atomically
 //
 // Recorded right after the provider answered the create and before anything else can fail;
 // forgotten once the session was released. A record whose owner process is gone (its pid is

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,11 @@ class CloudLedgerTest : public ::testing::Test {
 };
 
 TEST_F(CloudLedgerTest, RecordsArePrivateAndForgottenOnRelease) {
-  const RemoteBrowser b{
-      .provider = "browserbase", .session_id = "s-1", .cdp_url = "", .cdp_headers = {}};
+  const RemoteBrowser b{.provider = "browserbase",
+                        .session_id = "s-1",
+                        .cdp_url = "",
+                        .cdp_headers = {},
+                        .route = ""};
   ASSERT_TRUE(RecordCloudSession(b).ok());
   const std::string path = CloudLedgerDir() + "/browserbase.s-1.json";
   struct stat st {};
@@ -93,6 +97,38 @@ TEST_F(CloudLedgerTest, ADeadOwnersSessionIsReleasedOnce) {
               }).empty());
 }
 
+TEST_F(CloudLedgerTest, TheWayASessionWasMadeComesBackWithIt) {
+  const RemoteBrowser made{.provider = "browser-use",
+                           .session_id = "bu-7",
+                           .cdp_url = "",
+                           .cdp_headers = {},
+                           .route = "gateway"};
+  ASSERT_TRUE(RecordCloudSession(made).ok());
+  // As if its owner had died: the record names a pid that is gone.
+  auto text = std::ifstream(CloudLedgerDir() + "/browser-use.bu-7.json");
+  std::string record((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  const size_t pid_at = record.find("\"owner_pid\":");
+  ASSERT_NE(pid_at, std::string::npos) << record;
+  const size_t pid_end = record.find_first_of(",}", pid_at);
+  record.replace(pid_at, pid_end - pid_at, "\"owner_pid\":" + std::to_string(DeadPid()));
+  std::ofstream(CloudLedgerDir() + "/browser-use.bu-7.json", std::ios::trunc) << record;
+  std::string route;
+  ASSERT_EQ(ReleaseLeftoverCloudSessions([&](const RemoteBrowser& b) {
+              route = b.route;
+              return Status::Ok();
+            }).size(),
+            1u);
+  EXPECT_EQ(route, "gateway");
+  // A record without one (or with anything else) has no route: the provider picks.
+  WriteRecord("browser-use", "bu-8", DeadPid());
+  route = "unset";
+  (void)ReleaseLeftoverCloudSessions([&](const RemoteBrowser& b) {
+    route = b.route;
+    return Status::Ok();
+  });
+  EXPECT_EQ(route, "");
+}
+
 TEST_F(CloudLedgerTest, AFailedReleaseKeepsTheRecordForTheNextSweep) {
   WriteRecord("browser-use", "bu-3", DeadPid());
   EXPECT_TRUE(ReleaseLeftoverCloudSessions([](const RemoteBrowser&) {
@@ -105,8 +141,11 @@ TEST_F(CloudLedgerTest, AFailedReleaseKeepsTheRecordForTheNextSweep) {
 }
 
 TEST_F(CloudLedgerTest, RecordsNamingPathsAreIgnoredAndIdsChecked) {
-  const RemoteBrowser bad{
-      .provider = "browserbase", .session_id = "../../etc", .cdp_url = "", .cdp_headers = {}};
+  const RemoteBrowser bad{.provider = "browserbase",
+                          .session_id = "../../etc",
+                          .cdp_url = "",
+                          .cdp_headers = {},
+                          .route = ""};
   EXPECT_FALSE(RecordCloudSession(bad).ok());
   WriteRecord("browserbase", "x", DeadPid());
   // Rewritten by hand to carry a path as its id: not released, not followed.

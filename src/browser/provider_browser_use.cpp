@@ -96,14 +96,23 @@ class BrowserUseProvider final : public BrowserProvider {
 
   Status Release(const RemoteBrowser& browser) override {
     TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserUseWho, browser.session_id));
-    bool via_gateway = false;
+    bool via_gateway = browser.route == "gateway";
     {
       std::lock_guard lock(mu_);
-      via_gateway = via_gateway_.contains(browser.session_id);
+      via_gateway = via_gateway || via_gateway_.contains(browser.session_id);
     }
-    // Stopped the way it was made: a gateway's browser through the gateway, even when a direct
-    // key turned up since.
-    const Route route = TALARIA_TRY(via_gateway ? GatewayRoute({}) : PickRoute({}));
+    // Stopped the way it was made, also by another process that found it in the cloud session
+    // ledger: a gateway's browser through the gateway even when a direct key turned up since, a
+    // directly made one with the key even when the gateway is preferred now. Only a browser
+    // whose way is unknown goes the way a create would.
+    Route route;
+    if (via_gateway) {
+      route = TALARIA_TRY(GatewayRoute({}));
+    } else if (browser.route == "direct") {
+      route = TALARIA_TRY(DirectRoute(browser.session_id));
+    } else {
+      route = TALARIA_TRY(PickRoute({}));
+    }
     net::HeaderList headers;
     headers.push_back(route.auth);
     const Json body = {{"action", "stop"}};
@@ -152,6 +161,15 @@ class BrowserUseProvider final : public BrowserProvider {
         .gateway = false, .base = s_.base_url, .auth = {"X-Browser-Use-API-Key", s_.api_key}};
   }
 
+  Result<Route> DirectRoute(const std::string& session) const {
+    if (s_.api_key.empty()) {
+      return Err(FailedPreconditionError("browser-use: browser " + session +
+                                         " was made with BROWSER_USE_API_KEY, which is not set"));
+    }
+    return Route{
+        .gateway = false, .base = s_.base_url, .auth = {"X-Browser-Use-API-Key", s_.api_key}};
+  }
+
   Result<Route> GatewayRoute(const std::stop_token& cancel) const {
     if (ConfiguredGateway()) {
       return Route{.gateway = true,
@@ -176,7 +194,8 @@ class BrowserUseProvider final : public BrowserProvider {
     RemoteBrowser browser{.provider = std::string(kBrowserUseWho),
                           .session_id = rest::StringField(answer.json, {"id"}),
                           .cdp_url = rest::StringField(answer.json, {"cdpUrl", "connectUrl"}),
-                          .cdp_headers = {}};
+                          .cdp_headers = {},
+                          .route = gateway ? "gateway" : "direct"};
     TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserUseWho, browser.session_id));
     {
       std::lock_guard lock(mu_);

@@ -58,7 +58,8 @@ class BrowserbaseProvider final : public BrowserProvider {
       RemoteBrowser browser{.provider = std::string(kBrowserbaseWho),
                             .session_id = rest::StringField(answer.json, {"id"}),
                             .cdp_url = rest::StringField(answer.json, {"connectUrl"}),
-                            .cdp_headers = {}};
+                            .cdp_headers = {},
+                            .route = ""};
       TALARIA_RETURN_IF_ERROR(rest::CheckId(kBrowserbaseWho, browser.session_id));
       if (Status bad = rest::CheckCdpUrl(kBrowserbaseWho, browser.cdp_url); !bad.ok()) {
         (void)Release(browser);  // a session without a usable URL is released, not leaked

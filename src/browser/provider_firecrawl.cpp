@@ -35,7 +35,8 @@ class FirecrawlProvider final : public BrowserProvider {
     RemoteBrowser browser{.provider = std::string(kFirecrawlWho),
                           .session_id = rest::StringField(answer.json, {"id"}),
                           .cdp_url = rest::StringField(answer.json, {"cdpUrl"}),
-                          .cdp_headers = {}};
+                          .cdp_headers = {},
+                          .route = ""};
     TALARIA_RETURN_IF_ERROR(rest::CheckId(kFirecrawlWho, browser.session_id));
     if (Status bad = rest::CheckCdpUrl(kFirecrawlWho, browser.cdp_url); !bad.ok()) {
       (void)Release(browser);

@@ -260,6 +260,53 @@ TEST(BrowserUseProvider, ADirectKeyWinsOverTheGatewayUnlessItIsPreferred) {
   ::unsetenv("TOOL_GATEWAY_USER_TOKEN");
 }
 
+// Another process (a new provider, as the cloud session ledger's sweep makes one from the
+// config of now) stops a browser the way its record says it was made, not the way the current
+// config would create one.
+TEST(BrowserUseProvider, AnotherProcessStopsABrowserTheWayItWasMade) {
+  FakeBrowserCloud cloud({.cdp_url = kNoBrowser});
+  ::setenv("BROWSER_USE_GATEWAY_URL", cloud.url().c_str(), 1);
+  ::setenv("TOOL_GATEWAY_USER_TOKEN", "gw-test-token", 1);
+  BrowserUseSettings s;
+  s.api_key = "bu-test-key";
+  s.base_url = cloud.url() + "/api/v3";
+  ::setenv("BROWSER_USE_USE_GATEWAY", "1", 1);
+  auto gated = MakeBrowserUseProvider(s, kTimeout)->Acquire("t", {});
+  ASSERT_TRUE(gated.has_value()) << gated.error().message();
+  EXPECT_EQ(gated->route, "gateway");
+  auto direct_first = MakeBrowserUseProvider(s, kTimeout);
+  ::unsetenv("BROWSER_USE_USE_GATEWAY");
+  auto direct = direct_first->Acquire("u", {});
+  ASSERT_TRUE(direct.has_value()) << direct.error().message();
+  EXPECT_EQ(direct->route, "direct");
+
+  // Now the direct key is preferred: the gateway's browser still goes through the gateway.
+  RemoteBrowser found{.provider = "browser-use",
+                      .session_id = gated->session_id,
+                      .cdp_url = "",
+                      .cdp_headers = {},
+                      .route = "gateway"};
+  EXPECT_TRUE(MakeBrowserUseProvider(s, kTimeout)->Release(found).ok());
+  EXPECT_EQ(cloud.requests().back().method, "PATCH");
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "gw-test-token");
+  // Now the gateway is preferred: the directly made browser still goes with the key.
+  ::setenv("BROWSER_USE_USE_GATEWAY", "1", 1);
+  found.session_id = direct->session_id;
+  found.route = "direct";
+  EXPECT_TRUE(MakeBrowserUseProvider(s, kTimeout)->Release(found).ok());
+  EXPECT_EQ(cloud.requests().back().headers.at("x-browser-use-api-key"), "bu-test-key");
+  EXPECT_EQ(cloud.live_sessions("browser-use"), 0);
+  // A directly made browser and no key any more: a clear error, nothing sent elsewhere.
+  const size_t sent = cloud.requests().size();
+  auto keyless = MakeBrowserUseProvider(BrowserUseSettings{}, kTimeout)->Release(found);
+  EXPECT_EQ(keyless.code(), StatusCode::kFailedPrecondition) << keyless.message();
+  EXPECT_EQ(cloud.requests().size(), sent);
+  for (const char* v :
+       {"BROWSER_USE_USE_GATEWAY", "BROWSER_USE_GATEWAY_URL", "TOOL_GATEWAY_USER_TOKEN"}) {
+    ::unsetenv(v);
+  }
+}
+
 TEST(BrowserUseProvider, DirectCreatesAreNotRetriedAfterTheServiceAnswered) {
   FakeBrowserCloud cloud({.cdp_url = kNoBrowser, .fail_first_creates = 1});
   BrowserUseSettings s;

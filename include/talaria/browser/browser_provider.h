@@ -22,6 +22,10 @@ struct RemoteBrowser {
   std::string session_id;  // the provider's id, what Release names
   std::string cdp_url;     // ws:// or wss://
   std::vector<std::pair<std::string, std::string>> cdp_headers;  // for ConnectWebSocket
+  // How it was made, where a provider has two ways in: "gateway" (the managed tool gateway) or
+  // "direct" (the provider's own key); "" for a provider with one. Release goes the same way,
+  // also from another process (the cloud session ledger keeps it).
+  std::string route;
 };
 
 class BrowserProvider {
