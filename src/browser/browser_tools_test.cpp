@@ -18,6 +18,7 @@
 #include "browser/chromium_process.h"
 #include "browser/key_codes.h"
 #include "browser/snapshot_budget.h"
+#include "browser/snapshot_ref_test_util.h"
 #include "support/fake_browser_cloud.h"
 #include "support/local_chromium.h"
 #include "support/loopback_http.h"
@@ -118,18 +119,6 @@ class BrowserToolsTest : public ::testing::Test {
     EXPECT_TRUE(j.has_value()) << last_.text;
     return j.has_value() ? *j : Json();
   }
-  static std::string RefOf(const std::string& snapshot, const std::string& needle) {
-    std::istringstream lines(snapshot);
-    static const std::regex kRef(R"(\[ref=(e[0-9]+)\])");
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (line.find(needle) != std::string::npos && std::regex_search(line, m, kRef)) {
-        return "@" + m[1].str();
-      }
-    }
-    return "";
-  }
-
   talaria::test_support::TempDir home_;
   talaria_test::LoopbackHttpServer server_{[](httplib::Server& s) {
     s.Get("/", [](const httplib::Request&, httplib::Response& res) {
@@ -156,7 +145,7 @@ TEST_F(BrowserToolsTest, NavigateTypeSubmitClickThroughTheRegistry) {
   EXPECT_EQ(nav["success"], true);
   EXPECT_EQ(nav["title"], "Shop");
   EXPECT_EQ(last_.untrusted_source, "browser");
-  const std::string field = RefOf(nav["snapshot"], "textbox \"Item\"");
+  const std::string field = test_util::SnapshotToolRefOf(nav["snapshot"], "textbox \"Item\"");
   ASSERT_FALSE(field.empty()) << nav.dump();
 
   Json typed = Call("browser_type", {{"ref", field}, {"text", "apples"}}, &ok);
@@ -171,7 +160,7 @@ TEST_F(BrowserToolsTest, NavigateTypeSubmitClickThroughTheRegistry) {
   ASSERT_TRUE(ok) << pressed.dump();
   const std::string snapshot = pressed.value("snapshot", "");
   ASSERT_NE(snapshot.find("Added apples"), std::string::npos) << pressed.dump();
-  const std::string button = RefOf(snapshot, "Press me");
+  const std::string button = test_util::SnapshotToolRefOf(snapshot, "Press me");
   ASSERT_FALSE(button.empty()) << snapshot;
   Json clicked = Call("browser_click", {{"ref", button}}, &ok);
   ASSERT_TRUE(ok) << clicked.dump();

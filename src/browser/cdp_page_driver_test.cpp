@@ -13,6 +13,7 @@
 
 #include "browser/cdp_page_driver_impl.h"
 #include "browser/chromium_process.h"
+#include "browser/snapshot_ref_test_util.h"
 #include "support/loopback_http.h"
 #include "support/wait_until.h"
 
@@ -25,17 +26,6 @@ using talaria_test::LoopbackHttpServer;
 
 CallLimits Within(std::chrono::milliseconds d) {
   return {.deadline = std::chrono::steady_clock::now() + d, .cancel = {}};
-}
-
-// The ref of the first snapshot line containing `needle`, or "".
-std::string RefOf(const std::string& snapshot, const std::string& needle) {
-  std::istringstream lines(snapshot);
-  static const std::regex kRef(R"(\[ref=(e[0-9]+)\])");
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (line.find(needle) != std::string::npos && std::regex_search(line, m, kRef)) return m[1];
-  }
-  return "";
 }
 
 void Html(httplib::Response& res, const std::string& body) {
@@ -186,7 +176,7 @@ class CdpPageDriverTest : public ::testing::Test {
 TEST_F(CdpPageDriverTest, TypesIntoAFormAndSubmitsWithEnter) {
   Snapshot s = Go("/form");
   EXPECT_NE(s.text.find("heading \"Search\""), std::string::npos) << s.text;
-  const std::string box = RefOf(s.text, "textbox \"Query\"");
+  const std::string box = test_util::SnapshotRefOf(s.text, "textbox \"Query\"");
   ASSERT_FALSE(box.empty()) << s.text;
   ASSERT_TRUE(page_->Type(box, "old", Within(10s)).ok());
   ASSERT_TRUE(page_->Type(box, "red shoes", Within(10s)).ok());  // cleared first
@@ -201,7 +191,7 @@ TEST_F(CdpPageDriverTest, TypesIntoAFormAndSubmitsWithEnter) {
 
 TEST_F(CdpPageDriverTest, ClicksALinkAndGoesBack) {
   Snapshot a = Go("/a");
-  const std::string link = RefOf(a.text, "link \"to b\"");
+  const std::string link = test_util::SnapshotRefOf(a.text, "link \"to b\"");
   ASSERT_FALSE(link.empty()) << a.text;
   ASSERT_TRUE(page_->Click(link, Within(10s)).ok());
   ASSERT_TRUE(
@@ -218,10 +208,12 @@ TEST_F(CdpPageDriverTest, RefsStayStableAcrossSnapshotsOfOnePage) {
   Snapshot first = Go("/form");
   auto second = page_->TakeSnapshot({}, Within(10s));
   ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(RefOf(first.text, "textbox"), RefOf(second->text, "textbox"));
-  EXPECT_EQ(RefOf(first.text, "heading"), "e1");  // numbered compactly, from e1 per page
+  EXPECT_EQ(test_util::SnapshotRefOf(first.text, "textbox"),
+            test_util::SnapshotRefOf(second->text, "textbox"));
+  EXPECT_EQ(test_util::SnapshotRefOf(first.text, "heading"),
+            "e1");  // numbered compactly, from e1 per page
   Snapshot again = Go("/form");
-  EXPECT_EQ(RefOf(again.text, "heading"), "e1");
+  EXPECT_EQ(test_util::SnapshotRefOf(again.text, "heading"), "e1");
   EXPECT_EQ(page_->Click("e999", Within(10s)).code(), StatusCode::kInvalidArgument);
 }
 
@@ -235,7 +227,7 @@ TEST_F(CdpPageDriverTest, ScrollsALongPage) {
 
 TEST_F(CdpPageDriverTest, AcceptsADialogAndNotesIt) {
   Snapshot s = Go("/dialog");
-  const std::string button = RefOf(s.text, "button \"Alert\"");
+  const std::string button = test_util::SnapshotRefOf(s.text, "button \"Alert\"");
   ASSERT_FALSE(button.empty()) << s.text;
   ASSERT_TRUE(page_->Click(button, Within(10s)).ok());
   ASSERT_TRUE(WaitUntil([&] { return Eval("document.title") == "after"; }, 10s, 10ms));
@@ -257,7 +249,7 @@ TEST_F(CdpPageDriverTest, ReachesSameOriginFramesAndMarksCrossOriginOnes) {
   auto s = page_->TakeSnapshot({}, Within(10s));
   ASSERT_TRUE(s.has_value());
   EXPECT_NE(s->text.find("iframe \"other\""), std::string::npos) << s->text;
-  const std::string inner = RefOf(s->text, "Inner button");
+  const std::string inner = test_util::SnapshotRefOf(s->text, "Inner button");
   ASSERT_FALSE(inner.empty()) << s->text;
   ASSERT_TRUE(page_->Click(inner, Within(10s)).ok());
   EXPECT_TRUE(WaitUntil(
@@ -267,7 +259,7 @@ TEST_F(CdpPageDriverTest, ReachesSameOriginFramesAndMarksCrossOriginOnes) {
 
 TEST_F(CdpPageDriverTest, ReachesIntoOpenShadowRoots) {
   Snapshot s = Go("/shadow");
-  const std::string button = RefOf(s.text, "Shadow button");
+  const std::string button = test_util::SnapshotRefOf(s.text, "Shadow button");
   ASSERT_FALSE(button.empty()) << s.text;
   ASSERT_TRUE(page_->Click(button, Within(10s)).ok());
   EXPECT_TRUE(WaitUntil(

@@ -16,6 +16,7 @@
 
 #include "browser/cdp_page_driver_impl.h"
 #include "browser/chromium_process.h"
+#include "browser/snapshot_ref_test_util.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
@@ -31,17 +32,6 @@ using talaria_test::LoopbackHttpServer;
 
 CallLimits Soon(std::chrono::milliseconds d) {
   return {.deadline = std::chrono::steady_clock::now() + d, .cancel = {}};
-}
-
-// The ref (e3, f1e3) of the first line containing `needle`, or "".
-std::string FrameRefOf(const std::string& snapshot, const std::string& needle) {
-  std::istringstream lines(snapshot);
-  static const std::regex kRef(R"(\[ref=((?:f[0-9]+)?e[0-9]+)\])");
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (line.find(needle) != std::string::npos && std::regex_search(line, m, kRef)) return m[1];
-  }
-  return "";
 }
 
 size_t IndentOf(const std::string& snapshot, const std::string& needle) {
@@ -202,9 +192,9 @@ TEST_F(CdpFramesTest, SplicesAnOutOfProcessFrameAndItsNestedFrameUnderTheirIfram
   Snapshot s = OpenShop();
   // The shop really runs in a renderer of its own (and so does the frame nested in it).
   EXPECT_GE(page_->OutOfProcessFramesForTest(), 1U);
-  const std::string shop = FrameRefOf(s.text, "iframe \"shop\"");
-  const std::string item = FrameRefOf(s.text, "textbox \"Item\"");
-  const std::string nested = FrameRefOf(s.text, "Nested button");
+  const std::string shop = test_util::SnapshotRefOf(s.text, "iframe \"shop\"");
+  const std::string item = test_util::SnapshotRefOf(s.text, "textbox \"Item\"");
+  const std::string nested = test_util::SnapshotRefOf(s.text, "Nested button");
   ASSERT_FALSE(shop.empty()) << s.text;
   EXPECT_TRUE(std::regex_match(item, std::regex("f[0-9]+e[0-9]+"))) << s.text;
   EXPECT_TRUE(std::regex_match(nested, std::regex("f[0-9]+e[0-9]+"))) << s.text;
@@ -214,8 +204,8 @@ TEST_F(CdpFramesTest, SplicesAnOutOfProcessFrameAndItsNestedFrameUnderTheirIfram
   EXPECT_EQ(s.text.find("not reached"), std::string::npos) << s.text;
   // Stable across snapshots of the same documents.
   Snapshot again = Snap();
-  EXPECT_EQ(FrameRefOf(again.text, "textbox \"Item\""), item);
-  EXPECT_EQ(FrameRefOf(again.text, "Nested button"), nested);
+  EXPECT_EQ(test_util::SnapshotRefOf(again.text, "textbox \"Item\""), item);
+  EXPECT_EQ(test_util::SnapshotRefOf(again.text, "Nested button"), nested);
   // A click two frames deep lands in the right frame.
   ASSERT_TRUE(page_->Click(nested, Soon(10s)).ok());
   EXPECT_TRUE(WaitUntil([&] { return Snap().text.find("nested pressed") != std::string::npos; },
@@ -224,8 +214,8 @@ TEST_F(CdpFramesTest, SplicesAnOutOfProcessFrameAndItsNestedFrameUnderTheirIfram
 
 TEST_F(CdpFramesTest, AnnotatedScreenshotsLabelElementsInsideOutOfProcessFrames) {
   Snapshot s = OpenShop();
-  const std::string item = FrameRefOf(s.text, "textbox \"Item\"");
-  const std::string nested = FrameRefOf(s.text, "Nested button");
+  const std::string item = test_util::SnapshotRefOf(s.text, "textbox \"Item\"");
+  const std::string nested = test_util::SnapshotRefOf(s.text, "Nested button");
   ASSERT_FALSE(item.empty()) << s.text;
   auto png = page_->Screenshot(true, Soon(20s));
   ASSERT_TRUE(png.has_value()) << png.error().message();
@@ -245,8 +235,8 @@ TEST_F(CdpFramesTest, AnnotatedScreenshotsLabelElementsInsideOutOfProcessFrames)
 
 TEST_F(CdpFramesTest, TypesIntoAFormInACrossOriginFrameAndSubmitsIt) {
   Snapshot s = OpenShop();
-  const std::string item = FrameRefOf(s.text, "textbox \"Item\"");
-  const std::string order = FrameRefOf(s.text, "button \"Order\"");
+  const std::string item = test_util::SnapshotRefOf(s.text, "textbox \"Item\"");
+  const std::string order = test_util::SnapshotRefOf(s.text, "button \"Order\"");
   ASSERT_FALSE(item.empty()) << s.text;
   ASSERT_FALSE(order.empty()) << s.text;
   ASSERT_TRUE(page_->Type(item, "old", Soon(10s)).ok());
@@ -270,8 +260,8 @@ TEST_F(CdpFramesTest, TypesIntoAFormInACrossOriginFrameAndSubmitsIt) {
 
 TEST_F(CdpFramesTest, AFrameThatNavigatesGetsNewRefsAndTheOldOnesFail) {
   Snapshot s = OpenShop();
-  const std::string item = FrameRefOf(s.text, "textbox \"Item\"");
-  const std::string link = FrameRefOf(s.text, "link \"Elsewhere\"");
+  const std::string item = test_util::SnapshotRefOf(s.text, "textbox \"Item\"");
+  const std::string link = test_util::SnapshotRefOf(s.text, "link \"Elsewhere\"");
   ASSERT_FALSE(link.empty()) << s.text;
   ASSERT_TRUE(page_->Click(link, Soon(10s)).ok());
   Snapshot after;
@@ -282,7 +272,7 @@ TEST_F(CdpFramesTest, AFrameThatNavigatesGetsNewRefsAndTheOldOnesFail) {
       },
       20s, 20ms))
       << after.text;
-  const std::string far = FrameRefOf(after.text, "Far button");
+  const std::string far = test_util::SnapshotRefOf(after.text, "Far button");
   EXPECT_TRUE(std::regex_match(far, std::regex("f[0-9]+e[0-9]+"))) << after.text;
   Status stale = page_->Click(item, Soon(10s));
   EXPECT_EQ(stale.code(), StatusCode::kInvalidArgument) << stale.message();
@@ -299,7 +289,7 @@ TEST_F(CdpFramesTest, ReachesAClosedShadowRootAndClicksItsButton) {
   ASSERT_TRUE(s.has_value()) << s.error().message();
   EXPECT_EQ(Eval("document.getElementById('host').shadowRoot"), "null");  // really closed
   EXPECT_NE(s->text.find("heading \"Hidden heading\""), std::string::npos) << s->text;
-  const std::string button = FrameRefOf(s->text, "button \"Closed button\"");
+  const std::string button = test_util::SnapshotRefOf(s->text, "button \"Closed button\"");
   ASSERT_FALSE(button.empty()) << s->text;
   ASSERT_TRUE(page_->Click(button, Soon(10s)).ok());
   EXPECT_TRUE(WaitUntil(
@@ -324,7 +314,7 @@ TEST_F(CdpFramesTest, ReachesAClosedShadowRootInsideASameOriginFrame) {
       20s, 50ms))
       << s.text;
   // Walked in place (the same world): a plain ref, indented under its iframe.
-  const std::string button = FrameRefOf(s.text, "button \"Closed button\"");
+  const std::string button = test_util::SnapshotRefOf(s.text, "button \"Closed button\"");
   ASSERT_TRUE(std::regex_match(button, std::regex("e[0-9]+"))) << s.text;
   EXPECT_GT(IndentOf(s.text, "Closed button"), IndentOf(s.text, "iframe \"same\""));
   ASSERT_TRUE(page_->Click(button, Soon(10s)).ok());
@@ -374,8 +364,8 @@ TEST_F(BrowserFrameToolsTest, TypesAndClicksInAFrameByItsRef) {
       },
       20s, 50ms))
       << nav.dump();
-  const std::string item = "@" + FrameRefOf(nav["snapshot"], "textbox \"Item\"");
-  const std::string order = "@" + FrameRefOf(nav["snapshot"], "button \"Order\"");
+  const std::string item = "@" + test_util::SnapshotRefOf(nav["snapshot"], "textbox \"Item\"");
+  const std::string order = "@" + test_util::SnapshotRefOf(nav["snapshot"], "button \"Order\"");
   ASSERT_TRUE(std::regex_match(item, std::regex("@f[0-9]+e[0-9]+"))) << nav.dump();
   Json typed = Call("browser_type", {{"ref", item}, {"text", "teapot"}});
   ASSERT_EQ(typed["success"], true) << typed.dump();

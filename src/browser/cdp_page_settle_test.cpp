@@ -13,6 +13,7 @@
 
 #include "browser/cdp_page_driver_impl.h"
 #include "browser/chromium_process.h"
+#include "browser/snapshot_ref_test_util.h"
 #include "support/loopback_http.h"
 
 namespace talaria::browser {
@@ -22,16 +23,6 @@ using namespace std::chrono_literals;
 
 CallLimits SettleWithin(std::chrono::milliseconds d) {
   return {.deadline = std::chrono::steady_clock::now() + d, .cancel = {}};
-}
-
-std::string SettleRefOf(const std::string& snapshot, const std::string& needle) {
-  std::istringstream lines(snapshot);
-  static const std::regex kRef(R"(\[ref=(e[0-9]+)\])");
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (line.find(needle) != std::string::npos && std::regex_search(line, m, kRef)) return m[1];
-  }
-  return "";
 }
 
 void SettlePage(httplib::Response& res, const std::string& title, const std::string& body) {
@@ -85,7 +76,7 @@ class ActionSettleTest : public ::testing::Test {
 
   // Clicks the element whose line holds `needle`, then snapshots at once.
   std::string ClickThenLook(const std::string& needle) {
-    const std::string ref = SettleRefOf(start_, needle);
+    const std::string ref = test_util::SnapshotRefOf(start_, needle);
     EXPECT_FALSE(ref.empty()) << needle << " in " << start_;
     Status clicked = page_->Click(ref, SettleWithin(30s));
     EXPECT_TRUE(clicked.ok()) << clicked.message();

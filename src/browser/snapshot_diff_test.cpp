@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "browser/chromium_process.h"
+#include "browser/snapshot_ref_test_util.h"
 #include "support/loopback_http.h"
 #include "support/temp_dir.h"
 #include "talaria/browser/browser_sessions.h"
@@ -118,18 +119,6 @@ class SnapshotDiffToolsTest : public ::testing::Test {
     EXPECT_TRUE(j.has_value()) << r.text;
     return j.has_value() ? *j : Json();
   }
-  static std::string RefIn(const std::string& snapshot, const std::string& needle) {
-    std::istringstream lines(snapshot);
-    static const std::regex kRef(R"(\[ref=(e[0-9]+)\])");
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (line.find(needle) != std::string::npos && std::regex_search(line, m, kRef)) {
-        return "@" + m[1].str();
-      }
-    }
-    return "";
-  }
-
   talaria::test_support::TempDir home_;
   talaria_test::LoopbackHttpServer server_{DiffRoutes()};
 };
@@ -137,11 +126,11 @@ class SnapshotDiffToolsTest : public ::testing::Test {
 TEST_F(SnapshotDiffToolsTest, AnActionOnTheSamePageAnswersWithWhatChanged) {
   Json nav = Use("browser_navigate", {{"url", server_.url("/list")}});
   const std::string page = nav.value("snapshot", "");
-  const std::string old_item = RefIn(page, "\"Old item\"");
-  const std::string kept = RefIn(page, "\"Kept item\"");
+  const std::string old_item = test_util::SnapshotToolRefOf(page, "\"Old item\"");
+  const std::string kept = test_util::SnapshotToolRefOf(page, "\"Kept item\"");
   ASSERT_FALSE(old_item.empty()) << page;
 
-  Json swapped = Use("browser_click", {{"ref", RefIn(page, "\"Swap\"")}});
+  Json swapped = Use("browser_click", {{"ref", test_util::SnapshotToolRefOf(page, "\"Swap\"")}});
   EXPECT_FALSE(swapped.contains("snapshot")) << swapped.dump();
   const std::string diff = swapped.value("snapshot_diff", "");
   EXPECT_NE(diff.find("- - button \"Old item\" [ref=" + old_item.substr(1) + "]"),
@@ -152,9 +141,10 @@ TEST_F(SnapshotDiffToolsTest, AnActionOnTheSamePageAnswersWithWhatChanged) {
   EXPECT_GT(swapped.value("element_count", 0), 0);
 
   // The new element's ref works as any other.
-  const std::string fresh = RefIn(diff, "\"Fresh item\"");
+  const std::string fresh = test_util::SnapshotToolRefOf(diff, "\"Fresh item\"");
   ASSERT_FALSE(fresh.empty()) << diff;
-  Json typed = Use("browser_type", {{"ref", RefIn(page, "textbox \"Note\"")}, {"text", "gift"}});
+  Json typed = Use("browser_type", {{"ref", test_util::SnapshotToolRefOf(page, "textbox \"Note\"")},
+                                    {"text", "gift"}});
   EXPECT_NE(typed.value("snapshot_diff", "").find("~ - textbox \"Note\""), std::string::npos)
       << typed.dump();
   EXPECT_NE(typed.value("snapshot_diff", "").find(": gift"), std::string::npos) << typed.dump();
@@ -170,13 +160,15 @@ TEST_F(SnapshotDiffToolsTest, AnActionOnTheSamePageAnswersWithWhatChanged) {
 TEST_F(SnapshotDiffToolsTest, ANavigationOrABigChangeAnswersWithTheWholePage) {
   Json nav = Use("browser_navigate", {{"url", server_.url("/list")}});
   const std::string page = nav.value("snapshot", "");
-  Json replaced = Use("browser_click", {{"ref", RefIn(page, "\"Replace all\"")}});
+  Json replaced =
+      Use("browser_click", {{"ref", test_util::SnapshotToolRefOf(page, "\"Replace all\"")}});
   EXPECT_FALSE(replaced.contains("snapshot_diff")) << replaced.dump();
   EXPECT_NE(replaced.value("snapshot", "").find("link \"New 39\""), std::string::npos)
       << replaced.dump();
 
   nav = Use("browser_navigate", {{"url", server_.url("/list")}});
-  Json moved = Use("browser_click", {{"ref", RefIn(nav.value("snapshot", ""), "Elsewhere")}});
+  Json moved = Use("browser_click",
+                   {{"ref", test_util::SnapshotToolRefOf(nav.value("snapshot", ""), "Elsewhere")}});
   EXPECT_FALSE(moved.contains("snapshot_diff")) << moved.dump();
   EXPECT_NE(moved.value("snapshot", "").find("heading \"Other page\""), std::string::npos)
       << moved.dump();
