@@ -142,6 +142,9 @@ TEST_P(SandboxService, TheSandboxIsDeletedWithTheEnvironmentAndCarriesItsOwner) 
 TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
   const std::string kind = GetParam();
   if (kind != "modal" && kind != "daytona") GTEST_SKIP() << kind << " keeps no sandbox";
+  // Unjailed, every fake sandbox is the machine itself: the file a fresh sandbox must not see
+  // would be the machine's own /tmp/kept-file.
+  TALARIA_SKIP_WITHOUT_BWRAP();
   env_.reset();
   SandboxServiceOptions o = Options();
   o.persistent = true;
@@ -241,18 +244,21 @@ TEST_P(SandboxService, AWrongKeyIsRefusedWithTheServiceStatus) {
 }
 
 TEST_P(SandboxService, FilesGoInAsOneTarStreamAndChangedFilesComeBack) {
+  // Per service: unjailed (no bwrap), every fake sandbox is this machine, and the variants run
+  // at once.
+  const std::string proj = "/tmp/proj-" + GetParam();
   const std::string local = scratch_ + "/local";
   std::filesystem::create_directories(local + "/sub");
   std::filesystem::create_directories(local + "/.git");
   std::ofstream(local + "/a.txt") << "one";
   std::ofstream(local + "/sub/b.txt") << "two";
   std::ofstream(local + "/.git/HEAD") << "ref";
-  ASSERT_TRUE(PushTree(*env_, local, "/tmp/proj", {}).ok());
-  EXPECT_EQ(Run("cat /tmp/proj/a.txt /tmp/proj/sub/b.txt; ls -A /tmp/proj").output,
+  ASSERT_TRUE(PushTree(*env_, local, proj, {}).ok());
+  EXPECT_EQ(Run("cat " + proj + "/a.txt " + proj + "/sub/b.txt; ls -A " + proj).output,
             "onetwoa.txt\nsub\n");
-  Run("echo changed > /tmp/proj/a.txt; echo new > /tmp/proj/sub/c.txt");
+  Run("echo changed > " + proj + "/a.txt; echo new > " + proj + "/sub/c.txt");
   const std::string cwd = env_->cwd();
-  auto changed = PullChanged(*env_, "/tmp/proj", local, {});
+  auto changed = PullChanged(*env_, proj, local, {});
   ASSERT_TRUE(changed) << changed.error().ToString();
   EXPECT_EQ(env_->cwd(), cwd);  // the session's directory is left alone
   std::sort(changed->begin(), changed->end());
@@ -262,7 +268,7 @@ TEST_P(SandboxService, FilesGoInAsOneTarStreamAndChangedFilesComeBack) {
   EXPECT_EQ(text, "changed\n");
   EXPECT_TRUE(std::filesystem::exists(local + "/sub/b.txt"));
   // Nothing changed since: nothing comes back.
-  changed = PullChanged(*env_, "/tmp/proj", local, {});
+  changed = PullChanged(*env_, proj, local, {});
   ASSERT_TRUE(changed) << changed.error().ToString();
   EXPECT_TRUE(changed->empty());
   EXPECT_FALSE(PushTree(*env_, scratch_ + "/missing", "/tmp/x", {}).ok());
