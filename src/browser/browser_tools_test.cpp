@@ -22,6 +22,7 @@
 #include "support/fake_browser_cloud.h"
 #include "support/local_chromium.h"
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "support/self_spawn.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
@@ -108,16 +109,11 @@ class BrowserToolsTest : public ::testing::Test {
   void TearDown() override { CloseAllBrowserSessions(); }
 
   Json Call(const std::string& tool, const Json& args, bool* ok = nullptr) {
-    auto entry = Registry::Global().GetEntry(tool);
-    EXPECT_NE(entry, nullptr) << tool;
-    if (entry == nullptr) return Json();
     ToolContext ctx;
     ctx.task_id = "tools-test";
-    last_ = entry->handler()(args, ctx);
+    Json j = talaria::test_support::CallRegisteredTool(tool, args, ctx, &last_);
     if (ok != nullptr) *ok = last_.ok();
-    auto j = ParseJson(last_.text);
-    EXPECT_TRUE(j.has_value()) << last_.text;
-    return j.has_value() ? *j : Json();
+    return j;
   }
   talaria::test_support::TempDir home_;
   talaria_test::LoopbackHttpServer server_{[](httplib::Server& s) {

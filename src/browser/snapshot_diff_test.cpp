@@ -15,6 +15,7 @@
 #include "browser/chromium_process.h"
 #include "browser/snapshot_ref_test_util.h"
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "support/temp_dir.h"
 #include "talaria/browser/browser_sessions.h"
 #include "talaria/core/registry.h"
@@ -108,16 +109,12 @@ class SnapshotDiffToolsTest : public ::testing::Test {
   void TearDown() override { CloseAllBrowserSessions(); }
 
   Json Use(const std::string& tool, const Json& args) {
-    auto entry = Registry::Global().GetEntry(tool);
-    EXPECT_NE(entry, nullptr) << tool;
-    if (entry == nullptr) return Json();
     ToolContext ctx;
     ctx.task_id = "diff-test";
-    ToolResult r = entry->handler()(args, ctx);
+    ToolResult r;
+    Json j = talaria::test_support::CallRegisteredTool(tool, args, ctx, &r);
     EXPECT_TRUE(r.ok()) << r.text;
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    return j.has_value() ? *j : Json();
+    return j;
   }
   talaria::test_support::TempDir home_;
   talaria_test::LoopbackHttpServer server_{DiffRoutes()};

@@ -13,6 +13,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "support/registered_tool.h"
 #include "support/temp_dir.h"
 #include "talaria/base/json.h"
 #include "talaria/core/registry.h"
@@ -53,14 +54,10 @@ class SendMessageTest : public ::testing::Test {
     std::ofstream(home_.path() + "/config.yaml") << yaml;
   }
   Json Call(const Json& args, bool* ok = nullptr) {
-    auto entry = Registry::Global().GetEntry("send_message");
-    EXPECT_NE(entry, nullptr);
-    if (entry == nullptr) return Json();
-    ToolResult r = entry->handler()(args, ctx_);
+    ToolResult r;
+    Json j = talaria::test_support::CallRegisteredTool("send_message", args, ctx_, &r);
     if (ok != nullptr) *ok = r.ok();
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    return j.has_value() ? *j : Json();
+    return j;
   }
   static std::string Error(const Json& r) { return r.value("error", std::string()); }
 
