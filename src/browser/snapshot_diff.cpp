@@ -6,19 +6,10 @@
 #include <map>
 #include <vector>
 
+#include "talaria/base/lines.h"
+
 namespace talaria::browser {
 namespace {
-
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    lines.push_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-  return lines;
-}
 
 std::string_view Trimmed(std::string_view line) {
   const size_t first = line.find_first_not_of(' ');

@@ -83,21 +83,6 @@ std::vector<uint64_t> HashAll(std::span<const std::string_view> lines) {
 
 }  // namespace
 
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 std::vector<int> MapOldLinesToNew(std::string_view old_text, std::string_view new_text,
                                   size_t max_work) {
   const std::vector<std::string_view> a = SplitLines(old_text);

@@ -9,11 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace talaria::lint_internal {
+#include "talaria/base/lines.h"
 
-// Splits on '\n' like the parsers count lines: "a\nb" and "a\nb\n" both have lines a, b; a
-// trailing '\r' stays part of its line. Empty text has no lines.
-std::vector<std::string_view> SplitLines(std::string_view text);
+namespace talaria::lint_internal {
 
 // For each 1-based line L of `old_text`, result[L] is the 1-based line of `new_text` holding the
 // same unchanged line, or 0 when the edit changed or removed it. result[0] is always 0; the
