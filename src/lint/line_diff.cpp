@@ -57,7 +57,10 @@ bool MyersMatch(const HashedLines& a, const HashedLines& b, int max_d, Match&& m
   int y = m;
   for (int d = found; d >= 0; --d) {
     const std::vector<int>& t = trace[static_cast<size_t>(d)];
-    auto tv = [&](int k) { return t[static_cast<size_t>(k + d + 1)]; };
+    auto tv = [&](int k) {
+      const int at = k + d + 1;  // diagonals -d..d, shifted to 1..2d+1
+      return t[static_cast<size_t>(at)];
+    };
     const int k = x - y;
     const int prev_k = (k == -d || (k != d && tv(k - 1) < tv(k + 1))) ? k + 1 : k - 1;
     const int prev_x = tv(prev_k);
