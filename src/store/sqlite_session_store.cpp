@@ -40,8 +40,8 @@ Status NoSession(std::string_view id) { return NotFoundError("no session " + std
 constexpr int64_t kIndexChunk = 256;
 constexpr auto kIndexWhenIdleFor = std::chrono::milliseconds(20);
 constexpr int64_t kIndexBacklogCap = 4096;
-// WAL sizes in pages (4 KB): the indexer checkpoints past the first while idle (SQLite's own
-// default), an append past the second (a store never idle long enough).
+// WAL sizes in pages (4 KB): the indexer checkpoints a WAL past the first while idle (SQLite's
+// own default), an append a backlog past the second (a store never idle long enough).
 constexpr int kCheckpointWhenIdle = 1000;
 constexpr int kCheckpointInline = 8000;
 // After a failed chunk (another process holding the write lock past the busy timeout).
@@ -55,20 +55,46 @@ SqliteSessionStore::SqliteSessionStore(std::unique_ptr<SqliteDb> db) : db_(std::
   // Replaces the automatic checkpoint (itself a WAL hook): only records the size.
   sqlite3_wal_hook(
       db_->handle(),
-      [](void* self, sqlite3*, const char*, int pages) {
-        static_cast<SqliteSessionStore*>(self)->wal_pages_.store(pages, std::memory_order_relaxed);
+      [](void* self, sqlite3*, const char*, int frames) {
+        static_cast<SqliteSessionStore*>(self)->NoteWalFrames(frames);
         return SQLITE_OK;
       },
       this);
 }
 
-void SqliteSessionStore::Checkpoint(SqliteDb& db, int pages) {
-  if (wal_pages_.load(std::memory_order_relaxed) < pages) return;
+void SqliteSessionStore::NoteWalFrames(int frames) {
+  // A WAL shorter than what was copied back has been restarted: none of it is copied yet.
+  if (frames < wal_backfilled_.load(std::memory_order_relaxed)) {
+    wal_backfilled_.store(0, std::memory_order_relaxed);
+  }
+  wal_frames_.store(frames, std::memory_order_relaxed);
+}
+
+int SqliteSessionStore::UncheckpointedFrames() const {
+  return std::max(0, wal_frames_.load(std::memory_order_relaxed) -
+                         wal_backfilled_.load(std::memory_order_relaxed));
+}
+
+bool SqliteSessionStore::IdleCheckpointDue() const {
+  // A WAL past the threshold is copied back whenever anything in it is not yet, however
+  // little: only a checkpoint that catches up with the last commit lets the next append
+  // start the WAL over (the file stops growing).
+  return wal_frames_.load(std::memory_order_relaxed) >= kCheckpointWhenIdle &&
+         UncheckpointedFrames() > 0;
+}
+
+bool SqliteSessionStore::Checkpoint(SqliteDb& db, int pages) {
+  if (UncheckpointedFrames() < pages) return true;
   int log = 0, copied = 0;
   const int rc =
       sqlite3_wal_checkpoint_v2(db.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
-  // Busy (another process checkpointing) or partial (readers): the next attempt goes on.
-  if (rc == SQLITE_OK && log == copied) wal_pages_.store(0, std::memory_order_relaxed);
+  // Busy (another process is checkpointing), or -1: not in WAL mode (a connection that has not
+  // read yet).
+  if (rc != SQLITE_OK || log < 0) return false;
+  wal_backfilled_.store(copied, std::memory_order_relaxed);
+  // Short of the WAL's end: a reader (another process) still needs frames past `copied`.
+  // Frames committed while this ran are not counted in `log`: they wait for the next idle time.
+  return copied == log;
 }
 
 SqliteSessionStore::~SqliteSessionStore() {
@@ -139,7 +165,7 @@ void SqliteSessionStore::NoteAppendedLocked(size_t count) {
   unindexed_ += static_cast<int64_t>(count);
   last_append_ = std::chrono::steady_clock::now();
   if (unindexed_ >= kIndexBacklogCap) (void)IndexPendingLocked();
-  Checkpoint(*db_, kCheckpointInline);
+  (void)Checkpoint(*db_, kCheckpointInline);
   if (!indexer_.joinable() && !stopping_) {
     try {
       indexer_ = std::thread([this] { IndexWhenIdle(); });
@@ -155,9 +181,10 @@ void SqliteSessionStore::NoteAppendedLocked(size_t count) {
 void SqliteSessionStore::IndexWhenIdle() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
-  auto not_before = Clock::time_point::min();  // set after a failed attempt
+  auto not_before = Clock::time_point::min();             // set after a failed chunk
+  auto checkpoint_not_before = Clock::time_point::min();  // set while a reader holds frames
   while (!stopping_) {
-    const bool checkpoint_due = wal_pages_.load(std::memory_order_relaxed) >= kCheckpointWhenIdle;
+    const bool checkpoint_due = IdleCheckpointDue() && Clock::now() >= checkpoint_not_before;
     if (unindexed_ <= 0 && !checkpoint_due) {
       indexer_parked_ = true;
       indexer_wake_.wait(lock);
@@ -169,22 +196,27 @@ void SqliteSessionStore::IndexWhenIdle() {
       indexer_wake_.wait_until(lock, due);
       continue;
     }
-    bool done = false;
     if (unindexed_ > 0) {
-      done = IndexPendingLocked(kIndexChunk).ok();
-    } else {
-      if (checkpoint_db_ == nullptr) {
-        auto opened = SqliteDb::Open(db_->path());
-        if (opened) checkpoint_db_ = std::move(*opened);
-      }
-      if (checkpoint_db_ != nullptr) {
-        lock.unlock();  // appends go on meanwhile: they only add to the WAL
-        Checkpoint(*checkpoint_db_, kCheckpointWhenIdle);
-        lock.lock();
-      }
-      done = wal_pages_.load(std::memory_order_relaxed) < kCheckpointWhenIdle;
+      const bool done = IndexPendingLocked(kIndexChunk).ok();
+      not_before = done ? Clock::time_point::min() : Clock::now() + kIndexRetryAfter;
+      continue;
     }
-    not_before = done ? Clock::time_point::min() : Clock::now() + kIndexRetryAfter;
+    if (checkpoint_db_ == nullptr) {
+      auto opened = SqliteDb::Open(db_->path());
+      // A connection opens the WAL with its first read; until then a checkpoint through it
+      // does nothing and says so only by a log of -1 frames.
+      if (opened && (*opened)->QueryInt("PRAGMA schema_version")) {
+        checkpoint_db_ = std::move(*opened);
+      }
+    }
+    bool caught_up = false;
+    if (checkpoint_db_ != nullptr) {
+      lock.unlock();  // appends go on meanwhile: they only add to the WAL
+      caught_up = Checkpoint(*checkpoint_db_, 1);
+      lock.lock();
+    }
+    // Blocked (busy, or a reader's snapshot): try again later, without holding indexing back.
+    checkpoint_not_before = caught_up ? Clock::time_point::min() : Clock::now() + kIndexRetryAfter;
   }
 }
 

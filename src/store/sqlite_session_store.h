@@ -95,12 +95,17 @@ class SqliteSessionStore final : public SessionStore {
   // The indexer thread: a chunk at a time, each once the store has been idle for a moment.
   void IndexWhenIdle();
   void StopIndexer();
-  // Copies the WAL back into the database once it has grown past `pages` (PASSIVE: never waits
-  // for readers or writers), through `db`. SQLite would do it inside whichever commit crossed
-  // 1,000 pages: an fsync of 10-50 ms in the middle of an append. The indexer does it while
-  // the store is idle, on a connection of its own so appends need not wait for it; an append
-  // only past a much larger WAL, so it stays bounded when the store is never idle.
-  void Checkpoint(SqliteDb& db, int pages);
+  // Copies the WAL back into the database once `pages` frames or more are not copied yet
+  // (PASSIVE: never waits for readers or writers), through `db`; true when it reached the WAL's
+  // end (or nothing was due). SQLite would do it inside whichever commit crossed 1,000 pages:
+  // an fsync of 10-50 ms in the middle of an append. The indexer does it while the store is
+  // idle, on a connection of its own so appends need not wait for it; an append only past a
+  // much larger backlog, so it stays bounded when the store is never idle.
+  bool Checkpoint(SqliteDb& db, int pages);
+  // The WAL hook: the WAL's length in frames after this connection's commit.
+  void NoteWalFrames(int frames);
+  int UncheckpointedFrames() const;
+  bool IdleCheckpointDue() const;
   // The search halves (session_search.cpp): ids with their rank, then one hit per id.
   Result<std::vector<SearchHit>> SearchLocked(std::string_view query, const SearchOptions& options);
 
@@ -111,9 +116,14 @@ class SqliteSessionStore final : public SessionStore {
   std::chrono::steady_clock::time_point last_append_;  // Guarded by mu_.
   std::condition_variable indexer_wake_;               // With mu_: an append, or stopping.
   bool stopping_ = false;                              // Guarded by mu_.
-  bool indexer_parked_ = false;    // Guarded by mu_. Waiting for an append, with no deadline.
-  std::thread indexer_;            // Started by the first append.
-  std::atomic<int> wal_pages_{0};  // The WAL's size after this connection's last commit.
+  bool indexer_parked_ = false;  // Guarded by mu_. Waiting for an append, with no deadline.
+  std::thread indexer_;          // Started by the first append.
+  // The WAL's length after this connection's last commit, and how much of it a checkpoint has
+  // copied back (counted from the WAL's start; 0 again once the WAL starts over). A length alone
+  // is not a backlog: a checkpoint that overlaps an append copies all but the newest frames,
+  // and the WAL goes on growing, not starting over, until one catches up.
+  std::atomic<int> wal_frames_{0};
+  std::atomic<int> wal_backfilled_{0};
   std::unique_ptr<SqliteDb> checkpoint_db_;  // The indexer thread's (opened when first needed).
   RecallReader recall_{db_->path()};         // thread-safe on its own
 };
