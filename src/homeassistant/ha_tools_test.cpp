@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "talaria/core/registry.h"
 #include "talaria/core/tool_context.h"
 
@@ -118,15 +119,11 @@ class HaToolsTest : public ::testing::Test {
     ::unsetenv("HASS_TOKEN");
   }
   static Json Call(const std::string& tool, const Json& args, bool* ok = nullptr) {
-    auto entry = Registry::Global().GetEntry(tool);
-    EXPECT_NE(entry, nullptr) << tool;
-    if (entry == nullptr) return Json();
     ToolContext ctx;
-    ToolResult r = entry->handler()(args, ctx);
+    ToolResult r;
+    Json j = talaria::test_support::CallRegisteredTool(tool, args, ctx, &r);
     if (ok != nullptr) *ok = r.ok();
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    return j.has_value() ? *j : Json();
+    return j;
   }
   FakeHomeAssistant fake_;
 };

@@ -19,6 +19,7 @@
 #include "media/image_codec.h"
 #include "media/media_http.h"
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "support/temp_dir.h"
 #include "talaria/base/base64.h"
 #include "talaria/base/file_io.h"
@@ -158,14 +159,10 @@ class ImageGenerateTest : public ::testing::Test {
     WriteConfig("web:\n  allow_private: [\"127.0.0.1:" + std::to_string(port) + "\"]\n" + extra);
   }
   static Json Call(const Json& args, ToolContext& ctx) {
-    auto entry = Registry::Global().GetEntry("image_generate");
-    EXPECT_NE(entry, nullptr);
-    if (entry == nullptr) return Json();
-    ToolResult r = entry->handler()(args, ctx);
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    EXPECT_EQ(r.ok(), j.has_value() && (*j)["success"] == true) << r.text;
-    return j.has_value() ? *j : Json();
+    ToolResult r;
+    Json j = talaria::test_support::CallRegisteredTool("image_generate", args, ctx, &r);
+    EXPECT_EQ(r.ok(), j.is_object() && j["success"] == true) << r.text;
+    return j;
   }
   static Json Call(const Json& args) {
     ToolContext ctx;

@@ -15,6 +15,7 @@
 #include "media/image_codec.h"
 #include "media/media_http.h"
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "support/temp_dir.h"
 #include "talaria/base/base64.h"
 #include "talaria/confinement/workspace.h"
@@ -100,13 +101,7 @@ class VisionAnalyzeTest : public ::testing::Test {
     std::ofstream(workspace_dir_.path() + "/" + name, std::ios::binary) << bytes;
   }
   Json Call(const Json& args) {
-    auto entry = Registry::Global().GetEntry("vision_analyze");
-    EXPECT_NE(entry, nullptr);
-    if (entry == nullptr) return Json();
-    ToolResult r = entry->handler()(args, ctx_);
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    return j.has_value() ? *j : Json();
+    return talaria::test_support::CallRegisteredTool("vision_analyze", args, ctx_);
   }
 
   talaria::test_support::TempDir home_;

@@ -20,6 +20,7 @@
 
 #include "rl/rl_state.h"
 #include "support/loopback_http.h"
+#include "support/registered_tool.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 #include "talaria/core/registry.h"
@@ -224,15 +225,11 @@ class RlToolsTest : public ::testing::Test {
               "/v1\n  stop_grace: 2\n  startup_timeout: 30\n" + extra);
   }
   static Json Call(const std::string& tool, const Json& args = Json::object(), bool* ok = nullptr) {
-    auto entry = Registry::Global().GetEntry(tool);
-    EXPECT_NE(entry, nullptr) << tool;
-    if (entry == nullptr) return Json();
     ToolContext ctx;
-    ToolResult r = entry->handler()(args, ctx);
+    ToolResult r;
+    Json j = talaria::test_support::CallRegisteredTool(tool, args, ctx, &r);
     if (ok != nullptr) *ok = r.ok();
-    auto j = ParseJson(r.text);
-    EXPECT_TRUE(j.has_value()) << r.text;
-    return j.has_value() ? *j : Json();
+    return j;
   }
   // Waits (bounded) until the run's status is `want`, or another final one (then false).
   static bool WaitForStatus(const std::string& run_id, const std::string& want) {
