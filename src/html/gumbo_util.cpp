@@ -88,13 +88,22 @@ GumboOutput* ParsedHtml::Parse(std::string_view html) {
 
 ParsedHtml::ParsedHtml(std::string_view html) {
   MarkedHtml marked = MarkTextRuns(html);
-  if (!marked.runs.empty()) {
+  if (!marked.html.empty()) {
     // The tree points into the text it was parsed from: keep it, at its final address.
     marked_input_ = std::move(marked.html);
     output_ = Parse(marked_input_);
-    if (RestoreTextRuns(output_->root, marked.runs, arena_)) return;
-    // A marker did not come back as text (see text_runs.h): parse what was written. The
-    // first tree stays in the arena until this object goes.
+    if (marked.runs.empty() || RestoreTextRuns(output_->root, marked.runs, arena_)) return;
+    // A marker did not come back as text (see text_runs.h): parse what was written, with its
+    // repeated attributes left out all the same. The first tree stays in the arena until this
+    // object goes.
+    if (marked.dropped != 0) {
+      MarkedHtml deduplicated = DropRepeatedAttributes(html);
+      if (!deduplicated.runs.empty()) {
+        plain_input_ = std::move(deduplicated.html);
+        output_ = Parse(plain_input_);
+        if (RestoreTextRuns(output_->root, deduplicated.runs, arena_)) return;
+      }
+    }
   }
   output_ = Parse(html);
 }

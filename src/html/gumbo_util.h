@@ -54,6 +54,7 @@ class ParsedHtml {
 
   GumboArena arena_;
   std::string marked_input_;  // the text parsed when its runs were marked (text_runs.h)
+  std::string plain_input_;   // without markers, when they did not come back: still deduplicated
   GumboOutput* output_;
 };
 

@@ -18,6 +18,10 @@ constexpr size_t kMaxMarkers = kBmpMarkers + (0xFFFFE - 0xF0000);
 constexpr size_t kMinCore = 6;
 // An attribute value costs libgumbo less per byte than text, and its marker more to check.
 constexpr size_t kMinAttributeValue = 16;
+// Past this many attributes in one tag, repeats are not looked for (nor values marked).
+// Attributes of one tag past this many are left out: libgumbo compares each new name with
+// every one before it, so a tag of 200,000 attributes would take minutes.
+constexpr size_t kMaxAttributes = 256;
 
 // Whitespace as the tokenizer sees it (CR is normalized to LF before it).
 constexpr bool IsTagSpace(char c) {
@@ -137,17 +141,42 @@ bool IsPlainText(std::string_view core, const AsciiTable& ascii = kTextAscii) {
   return true;
 }
 
-// An attribute as the scan read it: its name, and its value when quoted (value_end 0 when not).
+// An attribute as the scan read it: its name, its value when quoted (value_end 0 when not),
+// and the whole of it [begin, end) from its name's first byte to its value's last (its closing
+// quote included).
 struct AttributeSpan {
   std::string_view name;
   size_t value_begin = 0;
   size_t value_end = 0;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// A tag's attributes as the scan read them: the first kMaxAttributes, then the span of the
+// rest [excess_begin, excess_end) (excess_end 0 when there are no more).
+struct TagAttributes {
+  std::vector<AttributeSpan> spans;
+  size_t excess_begin = 0;
+  size_t excess_end = 0;
+
+  void Clear() {
+    spans.clear();
+    excess_begin = excess_end = 0;
+  }
+  void Add(const AttributeSpan& attribute) {
+    if (spans.size() < kMaxAttributes) {
+      spans.push_back(attribute);
+      return;
+    }
+    if (excess_end == 0) excess_begin = attribute.begin;
+    excess_end = attribute.end;
+  }
 };
 
 // Just past the '>' ending the tag whose name starts at `i`, read by the HTML5 tokenizer's
 // rules (a quote counts only where an attribute value starts); s.size() when the input ends
-// inside the tag. Its attributes go to `attributes` when given.
-size_t EndOfTag(std::string_view s, size_t i, std::vector<AttributeSpan>* attributes = nullptr) {
+// inside the tag (which the tokenizer then drops). Its attributes go to `attributes`.
+size_t EndOfTag(std::string_view s, size_t i, TagAttributes& attributes) {
   const size_t n = s.size();
   while (i < n && !IsTagSpace(s[i]) && s[i] != '/' && s[i] != '>') ++i;
   for (;;) {
@@ -158,10 +187,12 @@ size_t EndOfTag(std::string_view s, size_t i, std::vector<AttributeSpan>* attrib
     ++i;  // an attribute name's first character may be '='
     while (i < n && !IsTagSpace(s[i]) && s[i] != '/' && s[i] != '>' && s[i] != '=') ++i;
     AttributeSpan attribute{s.substr(name_begin, i - name_begin)};
+    attribute.begin = name_begin;
+    attribute.end = i;
     while (i < n && IsTagSpace(s[i])) ++i;
     if (i >= n) return n;
     if (s[i] != '=') {
-      if (attributes != nullptr) attributes->push_back(attribute);
+      attributes.Add(attribute);
       continue;
     }
     ++i;
@@ -175,11 +206,14 @@ size_t EndOfTag(std::string_view s, size_t i, std::vector<AttributeSpan>* attrib
       attribute.value_end = close;
       i = close + 1;
     } else if (quote == '>') {
+      attribute.end = i;  // "name=>": an empty value, and the tag ends
+      attributes.Add(attribute);
       return i + 1;
     } else {
       while (i < n && !IsTagSpace(s[i]) && s[i] != '>') ++i;
     }
-    if (attributes != nullptr) attributes->push_back(attribute);
+    attribute.end = i;
+    attributes.Add(attribute);
   }
 }
 
@@ -206,6 +240,18 @@ GumboTag MarkableRawTextTag(std::string_view lower_name) {
   return GUMBO_TAG_UNKNOWN;
 }
 
+// The start tags whose attribute values are not marked (see Markup::values_as_written), by
+// lower-case name.
+bool KeepsAttributeValuesAsWritten(std::string_view lower_name) {
+  static constexpr std::array<std::string_view, 16> kNames = {
+      "html", "head", "body", "b",     "big",    "code",   "em", "font",
+      "i",    "nobr", "s",    "small", "strike", "strong", "tt", "u"};
+  for (std::string_view name : kNames) {
+    if (name == lower_name) return true;
+  }
+  return false;
+}
+
 // Attributes whose value the tree builder reads (<input type=hidden> in a table, <font color>
 // in foreign content, <annotation-xml encoding>): never marked.
 bool IsReadByTreeBuilder(std::string_view name) {
@@ -228,6 +274,71 @@ size_t FindEndTag(std::string_view s, std::string_view lower_name, size_t from) 
   return std::string_view::npos;
 }
 
+// Whether s[i...] is "script" (any case) followed by whitespace, '/' or '>'.
+bool IsScriptNameAt(std::string_view s, size_t i) {
+  if (i + 6 >= s.size() || !EqualsIgnoringAsciiCase(s.substr(i, 6), "script")) return false;
+  const char after = s[i + 6];
+  return IsTagSpace(after) || after == '/' || after == '>';
+}
+
+// Where the "</script" ending a script's content (from `from`) starts, by the tokenizer's
+// script data states: after "<!--" (escaped) a "<script" starts a part (double escaped) where
+// "</script" does not end the script but goes back to escaped; "-->" goes back to plain
+// script data. npos when the input ends first.
+size_t ScriptEnd(std::string_view s, size_t from) {
+  const size_t first = FindEndTag(s, "script", from);
+  if (first == std::string_view::npos || s.substr(from, first - from).find("<!--") == s.npos) {
+    return first;  // no escape before the first end tag: that one ends it
+  }
+  enum class State { kData, kEscaped, kDoubleEscaped };
+  State state = State::kData;
+  size_t dashes = 0;  // '-' read in a row in an escaped state: "-->" leaves it
+  const size_t n = s.size();
+  size_t i = from;
+  while (i < n) {
+    const char c = s[i];
+    if (state == State::kData) {
+      if (c == '<' && i + 1 < n && s[i + 1] == '/' && IsScriptNameAt(s, i + 2)) return i;
+      if (c == '<' && s.compare(i, 4, "<!--") == 0) {
+        state = State::kEscaped;
+        dashes = 2;
+        i += 4;
+      } else {
+        ++i;
+      }
+      continue;
+    }
+    if (c == '-') {
+      ++dashes;
+      ++i;
+      continue;
+    }
+    if (c == '>' && dashes >= 2) {
+      state = State::kData;
+      dashes = 0;
+      ++i;
+      continue;
+    }
+    dashes = 0;
+    if (c == '<' && i + 1 < n) {
+      if (state == State::kEscaped) {
+        if (s[i + 1] == '/' && IsScriptNameAt(s, i + 2)) return i;
+        if (IsScriptNameAt(s, i + 1)) {
+          state = State::kDoubleEscaped;
+          i += 8;  // "<script" and the character after it
+          continue;
+        }
+      } else if (s[i + 1] == '/' && IsScriptNameAt(s, i + 2)) {
+        state = State::kEscaped;
+        i += 9;  // "</script" and the character after it
+        continue;
+      }
+    }
+    ++i;
+  }
+  return std::string_view::npos;
+}
+
 size_t PastNext(std::string_view s, std::string_view what, size_t from) {
   const size_t at = s.find(what, from);
   return at == std::string_view::npos ? s.size() : at + what.size();
@@ -235,8 +346,14 @@ size_t PastNext(std::string_view s, std::string_view what, size_t from) {
 
 // What the scan learned of one piece of markup, besides where it ends.
 struct Markup {
-  std::vector<AttributeSpan> attributes;  // a start tag's whose values may be marked
-  size_t raw_begin = 0;                   // a raw-text element's content [raw_begin, raw_end)
+  TagAttributes attributes;  // a start or end tag's
+  bool end_tag = false;
+  // Attribute values left as written: an end tag's (dropped by the tokenizer); html, head or
+  // body's (the tree builder merges them); a formatting element's but <a>'s (the tree builder
+  // compares them: of four alike in the list of active formatting elements it forgets the
+  // first, and distinct markers would make them differ).
+  bool values_as_written = false;
+  size_t raw_begin = 0;  // a raw-text element's content [raw_begin, raw_end)
   size_t raw_end = 0;
   GumboTag raw_tag = GUMBO_TAG_UNKNOWN;  // its tag, when its content may be marked
   // A <pre> or <listing> start (+1) or end tag (-1), where whitespace is content.
@@ -254,7 +371,9 @@ void NotePreformatted(std::string_view name, int change, Markup& markup) {
 // their text; a comment, doctype, CDATA section or bogus comment), or lt + 1 when that '<' is
 // text. Everything up to the returned position is left as written but what `markup` names.
 size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
-  markup.attributes.clear();
+  markup.attributes.Clear();
+  markup.values_as_written = false;
+  markup.end_tag = false;
   markup.raw_tag = GUMBO_TAG_UNKNOWN;
   markup.pre = 0;
   markup.listing = 0;
@@ -271,18 +390,16 @@ size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
     for (size_t k = 0; k < lower_size; ++k) lower[k] = AsciiLower(name[k]);
     const std::string_view lower_name =
         name.size() > sizeof lower ? std::string_view() : std::string_view(lower, lower_size);
-    // The tree builder merges a repeated <html> or <body>'s attributes into the first.
-    const bool merged = lower_name == "html" || lower_name == "head" || lower_name == "body";
-    const size_t end = EndOfTag(s, lt + 1, merged ? nullptr : &markup.attributes);
+    markup.values_as_written = KeepsAttributeValuesAsWritten(lower_name);
+    const size_t end = EndOfTag(s, lt + 1, markup.attributes);
     if (lower_name == "plaintext") return n;
     NotePreformatted(lower_name, 1, markup);
     if (!IsRawTextElement(lower_name) || end >= n) return end;
-    const size_t close = FindEndTag(s, lower_name, end);
+    const size_t close =
+        lower_name == "script" ? ScriptEnd(s, end) : FindEndTag(s, lower_name, end);
     if (close == std::string_view::npos) return n;
-    // A script holding "<!--" may not end at the first "</script>" (the escaped states).
     const GumboTag tag = MarkableRawTextTag(lower_name);
-    if (tag != GUMBO_TAG_UNKNOWN &&
-        (tag != GUMBO_TAG_SCRIPT || s.substr(end, close - end).find("<!--") == s.npos)) {
+    if (tag != GUMBO_TAG_UNKNOWN) {
       markup.raw_begin = end;
       markup.raw_end = close;
       markup.raw_tag = tag;
@@ -295,7 +412,9 @@ size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
       while (name_end < n && !IsTagSpace(s[name_end]) && s[name_end] != '/' && s[name_end] != '>')
         ++name_end;
       NotePreformatted(s.substr(lt + 2, name_end - lt - 2), -1, markup);
-      return EndOfTag(s, lt + 2);
+      markup.values_as_written = true;
+      markup.end_tag = true;
+      return EndOfTag(s, lt + 2, markup.attributes);
     }
     return PastNext(s, ">", lt + 2);  // "</>" or a bogus comment
   }
@@ -355,7 +474,8 @@ long MarkerAt(const unsigned char* p, size_t left, size_t* length) {
 struct Marker {
   std::string_view html;
   MarkedHtml& marked;
-  size_t flushed = 0;  // html[flushed, ...) is still to be copied as written
+  size_t flushed = 0;   // html[flushed, ...) is still to be copied as written
+  bool markers = true;  // false: repeated attributes are left out without a marker
 
   bool Full() const { return marked.runs.size() >= kMaxMarkers; }
   void Mark(size_t b, size_t e, RunPlace place, GumboTag tag = GUMBO_TAG_UNKNOWN) {
@@ -369,31 +489,58 @@ struct Marker {
     marked.html.append(html, flushed, b + 1 - flushed);
     flushed = e;
   }
+  // The attributes html[b, e) left out: a marker stands in their place as an attribute name
+  // without a value, which RestoreTextRuns removes (after a space: a '/' before it is then
+  // read as it was, not as the end of a self-closing tag).
+  // On a page holding private-use characters, where a marker could not be told from the
+  // page's own text, nothing stands in their place (`markers` false).
+  void Drop(size_t b, size_t e, bool with_marker = true) {
+    with_marker = with_marker && markers;
+    if (with_marker && Full()) return;
+    marked.html.append(html, flushed, b - flushed);
+    marked.html += ' ';
+    if (with_marker) {
+      AppendMarker(marked.html, marked.runs.size());
+      marked.runs.push_back({html.substr(b, e - b), RunPlace::kDroppedAttribute});
+    }
+    flushed = e;
+    ++marked.dropped;
+  }
 };
 
-// Whether two of a tag's attributes have the same name. libgumbo keeps the first, and what it
-// names the attribute after the repeated one depends on its buffers (seen on a real page:
-// `we="" ... we 'll=""` gave "'ll" or "we'll" with the tag's other values marked or not).
-bool HasRepeatedName(const std::vector<AttributeSpan>& attributes) {
-  for (size_t a = 0; a < attributes.size(); ++a) {
-    for (size_t o = a + 1; o < attributes.size(); ++o) {
-      if (EqualsIgnoringAsciiCase(attributes[o].name, attributes[a].name)) return true;
-    }
+// Whether attribute `a` of a start tag repeats the name of one before it. HTML keeps the
+// first; libgumbo 0.10.1 drops the repeat too, but with no parse error recorded (max_errors =
+// 0) leaves its name in the tag buffer, where it is prefixed to the next attribute's name
+// (`class="a" class="b" id="x"` loses the id).
+bool RepeatsAnEarlierName(const std::vector<AttributeSpan>& attributes, size_t a) {
+  for (size_t o = 0; o < a; ++o) {
+    if (EqualsIgnoringAsciiCase(attributes[o].name, attributes[a].name)) return true;
   }
   return false;
 }
 
-// The quoted attribute values of one start tag that are worth marking and safe to.
-void MarkAttributes(const std::vector<AttributeSpan>& attributes, Marker& marker) {
-  if (attributes.empty() || HasRepeatedName(attributes)) return;
-  for (size_t a = 0; a < attributes.size() && !marker.Full(); ++a) {
+// One tag's attributes: a start tag's repeated one and those past kMaxAttributes left out; the
+// quoted values worth marking and safe to mark replaced by markers when `mark` is set.
+void MarkAttributes(const Markup& markup, bool mark, Marker& marker) {
+  const std::vector<AttributeSpan>& attributes = markup.attributes.spans;
+  // An end tag's attributes are dropped by the tokenizer: left as they are but for the excess
+  // (without a marker, which would never come back).
+  for (size_t a = 0; a < attributes.size() && !markup.end_tag; ++a) {
     const AttributeSpan& attribute = attributes[a];
+    if (RepeatsAnEarlierName(attributes, a)) {
+      marker.Drop(attribute.begin, attribute.end);
+      continue;
+    }
+    if (!mark || markup.values_as_written || marker.Full()) continue;
     if (attribute.value_end - attribute.value_begin < kMinAttributeValue) continue;
     if (IsReadByTreeBuilder(attribute.name)) continue;
     const std::string_view value =
         marker.html.substr(attribute.value_begin, attribute.value_end - attribute.value_begin);
     if (!IsPlainText(value, kAttributeAscii)) continue;
     marker.Mark(attribute.value_begin, attribute.value_end, RunPlace::kAttribute);
+  }
+  if (markup.attributes.excess_end != 0) {
+    marker.Drop(markup.attributes.excess_begin, markup.attributes.excess_end, !markup.end_tag);
   }
 }
 
@@ -421,38 +568,47 @@ char32_t MarkerCodePoint(size_t k) {
                          : kFirstPlaneMarker + static_cast<char32_t>(k - kBmpMarkers);
 }
 
-MarkedHtml MarkTextRuns(std::string_view html) {
+namespace {
+
+// The input with repeated attributes left out (marked when `markers` is set) and, when `mark`
+// is set too, its runs marked.
+MarkedHtml Preprocess(std::string_view html, bool mark, bool markers) {
   MarkedHtml marked;
-  if (html.size() < 2 * kMinCore || HoldsPrivateUse(html)) return marked;
   marked.html.reserve(html.size());
   Marker marker{html, marked};
+  marker.markers = markers;
+  mark = mark && markers;
   Markup markup;
   const size_t n = html.size();
   size_t i = 0;
   // Open <pre>s and <listing>s, where whitespace is content (an end tag closes its own kind).
   size_t open_pre = 0;
   size_t open_listing = 0;
-  while (i < n && !marker.Full()) {
+  while (i < n) {
+    // Past the last marker the scan goes on for repeated attributes alone.
+    if (marker.Full()) mark = false;
     const void* found = std::memchr(html.data() + i, '<', n - i);
     const size_t lt =
         found ? static_cast<size_t>(static_cast<const char*>(found) - html.data()) : n;
-    // The run html[i, lt): its core without whitespace and, at the end, without the
-    // characters that leave a comment or CDATA section half-closed.
-    size_t b = i;
-    size_t e = lt;
-    while (b < e && (IsTagSpace(html[b]) || html[b] == '-')) ++b;
-    while (e > b && (IsTagSpace(html[e - 1]) || html[e - 1] == '-' || html[e - 1] == '!' ||
-                     html[e - 1] == ']')) {
-      --e;
-    }
-    if (e - b >= kMinCore && IsPlainText(html.substr(b, e - b))) {
-      marker.Mark(b, e, RunPlace::kText);
-    } else if (b == e && lt - i > 1 && open_pre == 0 && open_listing == 0 &&
-               std::all_of(html.begin() + static_cast<std::ptrdiff_t>(i),
-                           html.begin() + static_cast<std::ptrdiff_t>(lt), IsTagSpace)) {
-      // Indentation between tags: the tree builder handles every whitespace character alike
-      // and one at a time, and outside <pre> a run of them reads as one space.
-      marker.Collapse(i, lt);
+    if (mark) {
+      // The run html[i, lt): its core without whitespace and, at the end, without the
+      // characters that leave a comment or CDATA section half-closed.
+      size_t b = i;
+      size_t e = lt;
+      while (b < e && (IsTagSpace(html[b]) || html[b] == '-')) ++b;
+      while (e > b && (IsTagSpace(html[e - 1]) || html[e - 1] == '-' || html[e - 1] == '!' ||
+                       html[e - 1] == ']')) {
+        --e;
+      }
+      if (e - b >= kMinCore && IsPlainText(html.substr(b, e - b))) {
+        marker.Mark(b, e, RunPlace::kText);
+      } else if (b == e && lt - i > 1 && open_pre == 0 && open_listing == 0 &&
+                 std::all_of(html.begin() + static_cast<std::ptrdiff_t>(i),
+                             html.begin() + static_cast<std::ptrdiff_t>(lt), IsTagSpace)) {
+        // Indentation between tags: the tree builder handles every whitespace character
+        // alike and one at a time, and outside <pre> a run of them reads as one space.
+        marker.Collapse(i, lt);
+      }
     }
     if (lt >= n) break;
     i = EndOfMarkup(html, lt, markup);
@@ -460,16 +616,25 @@ MarkedHtml MarkTextRuns(std::string_view html) {
     if (markup.pre < 0 && open_pre > 0) --open_pre;
     if (markup.listing > 0) ++open_listing;
     if (markup.listing < 0 && open_listing > 0) --open_listing;
-    MarkAttributes(markup.attributes, marker);
-    if (markup.raw_tag != GUMBO_TAG_UNKNOWN) MarkRawText(markup, marker);
+    MarkAttributes(markup, mark, marker);
+    if (mark && markup.raw_tag != GUMBO_TAG_UNKNOWN) MarkRawText(markup, marker);
   }
-  if (marked.runs.empty()) {
+  if (marked.dropped == 0 && marked.runs.empty()) {
     marked.html.clear();
     return marked;
   }
   marked.html.append(html, marker.flushed);
   return marked;
 }
+
+}  // namespace
+
+MarkedHtml MarkTextRuns(std::string_view html) {
+  const bool markers = !HoldsPrivateUse(html);
+  return Preprocess(html, html.size() >= 2 * kMinCore, markers);
+}
+
+MarkedHtml DropRepeatedAttributes(std::string_view html) { return Preprocess(html, false, true); }
 
 namespace {
 
@@ -525,9 +690,30 @@ bool RestoreTextRuns(GumboNode* root, std::span<const MarkedRun> runs, GumboAren
         stack.push_back(static_cast<GumboNode*>(children.data[k]));
       }
       if (node->type == GUMBO_NODE_DOCUMENT) continue;
-      const GumboVector& attributes = node->v.element.attributes;
+      GumboVector& attributes = node->v.element.attributes;
       for (unsigned k = 0; k < attributes.length; ++k) {
         auto* attribute = static_cast<GumboAttribute*>(attributes.data[k]);
+        const auto* name = reinterpret_cast<const unsigned char*>(attribute->name);
+        if (MayLeadMarker(name[0])) {
+          const size_t name_length = std::strlen(attribute->name);
+          size_t marker_length = 0;
+          const long m = MarkerAt(name, name_length, &marker_length);
+          if (m >= 0) {
+            // Left-out attributes: the marker must be the whole name. Cloned formatting
+            // elements copy it, as they would copy the attributes it stands for.
+            if (static_cast<size_t>(m) >= runs.size() || marker_length != name_length ||
+                runs[static_cast<size_t>(m)].place != RunPlace::kDroppedAttribute) {
+              return false;
+            }
+            ++seen[static_cast<size_t>(m)];
+            for (unsigned o = k + 1; o < attributes.length; ++o) {
+              attributes.data[o - 1] = attributes.data[o];
+            }
+            --attributes.length;
+            --k;
+            continue;
+          }
+        }
         if (attribute->value == nullptr) continue;
         const auto whole_value = [](const MarkedRun& run, size_t at, size_t len, size_t total) {
           return run.place == RunPlace::kAttribute && at == 0 && len == total;

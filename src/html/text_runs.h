@@ -13,11 +13,18 @@
 // The same holds for two other kinds of bytes the tokenizer reads one by one and the tree
 // builder never looks at: the content of raw-text elements (<script>, <style>, <iframe>,
 // <xmp>, <noembed>, <noframes>: a fifth of a real page) and quoted attribute values (a
-// quarter). A script's content is marked only when it holds no "<!--" (which can make a later
-// "</script>" end it instead); an attribute value only in a start tag other than html, head or
+// quarter). A script's end is found by the tokenizer's script data states (after "<!--", a
+// "<script>" makes the next "</script>" text); an attribute value is marked only in a start
+// tag other than html, head or
 // body (whose attributes the tree builder merges), when its name is not one the tree builder
-// reads (type, encoding, color, face, size) and appears once in the tag (libgumbo drops a
-// repeated one).
+// reads (type, encoding, color, face, size).
+//
+// A repeated attribute is left out of the text handed to libgumbo (HTML keeps the first of a
+// name): libgumbo 0.10.1 drops it too, but with no parse error recorded (max_errors = 0) it
+// leaves the repeat's name in its tag buffer and prefixes it to the next attribute's name, so
+// `class="a" class="b" id="x"` would lose the id. A marker stands in the repeat's place as an
+// attribute name, so that a tag the scan read where libgumbo reads text (a comment, or a
+// <script> the tree builder ignores) is caught like any other misplaced marker.
 //
 // Whitespace between tags (indentation: a sixth of a real page) is parsed as its first
 // character alone, outside <pre> and <listing>: the tree builder handles each whitespace
@@ -45,9 +52,10 @@ namespace talaria::html {
 
 // Where a marker has to come back for the tree to be the original's.
 enum class RunPlace : unsigned char {
-  kText,       // in a text or comment node
-  kRawText,    // in the text of an HTML element whose tag is MarkedRun::tag
-  kAttribute,  // as the whole value of an attribute
+  kText,              // in a text or comment node
+  kRawText,           // in the text of an HTML element whose tag is MarkedRun::tag
+  kAttribute,         // as the whole value of an attribute
+  kDroppedAttribute,  // as the whole name of an attribute, which is then removed
 };
 
 struct MarkedRun {
@@ -57,8 +65,9 @@ struct MarkedRun {
 };
 
 struct MarkedHtml {
-  std::string html;             // the input with markers; empty when nothing was marked
+  std::string html;             // the input with markers; empty when nothing was changed
   std::vector<MarkedRun> runs;  // run k is marker k (MarkerCodePoint)
+  size_t dropped = 0;           // repeated attributes left out
 };
 
 // The private-use code point that stands for run `k`: U+E000 + k in the BMP's private use
@@ -66,12 +75,19 @@ struct MarkedHtml {
 char32_t MarkerCodePoint(size_t k);
 
 // The input with its long text runs, raw-text contents and attribute values replaced by
-// markers. Returns no runs for a document that holds private-use characters itself (raw or
-// as numeric references), or when marking would save nothing.
+// markers, and its repeated attributes left out (each replaced by a kDroppedAttribute
+// marker). In a document that holds private-use characters itself (raw or as numeric
+// references) nothing is marked and the repeats are left out without a marker.
 MarkedHtml MarkTextRuns(std::string_view html);
 
+// The input with its repeated attributes left out (each replaced by a kDroppedAttribute
+// marker) and nothing else marked: what is parsed when the markers of MarkTextRuns did not
+// come back. No runs when no tag repeats an attribute name.
+MarkedHtml DropRepeatedAttributes(std::string_view html);
+
 // Puts each run back in place of its marker under `root` (text, comment nodes and attribute
-// values), the new strings allocated from `arena`. False when some marker is missing,
+// values) and removes the attributes named by a kDroppedAttribute marker, the new strings
+// allocated from `arena`. False when some marker is missing,
 // repeated or in the wrong place: the tree is then not the original's and must be discarded.
 bool RestoreTextRuns(GumboNode* root, std::span<const MarkedRun> runs, GumboArena& arena);
 
