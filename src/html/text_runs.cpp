@@ -423,10 +423,12 @@ size_t EndOfMarkup(std::string_view s, size_t lt, Markup& markup) {
     if (rest.starts_with("<!--")) {
       if (rest.substr(4).starts_with(">")) return lt + 5;
       if (rest.substr(4).starts_with("->")) return lt + 6;
+      // The first "-->" or "--!>": the second is looked for only before the first (searched
+      // to the end for every comment, it made a page of many comments quadratic).
       const size_t a = s.find("-->", lt + 4);
-      const size_t b = s.find("--!>", lt + 4);
-      if (a == std::string_view::npos && b == std::string_view::npos) return n;
-      return a < b ? a + 3 : b + 4;
+      const size_t b = s.substr(0, a == std::string_view::npos ? n : a).find("--!>", lt + 4);
+      if (b != std::string_view::npos) return b + 4;
+      return a == std::string_view::npos ? n : a + 3;
     }
     if (rest.starts_with("<![CDATA[")) return PastNext(s, "]]>", lt + 9);
     return PastNext(s, ">", lt + 2);  // doctype or bogus comment
