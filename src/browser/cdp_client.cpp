@@ -49,8 +49,8 @@ Status CdpClient::SendCommand(int64_t id, std::string_view method, const Json& p
   return transport_->Send(message.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
-Result<Json> CdpClient::Call(std::string_view method, const Json& params,
-                             const std::string& session, const CallLimits& limits) {
+Result<std::pair<int64_t, std::shared_ptr<CdpClient::Pending>>> CdpClient::Start(
+    std::string_view method, const Json& params, const std::string& session) {
   auto pending = std::make_shared<Pending>();
   int64_t id = 0;
   {
@@ -64,6 +64,11 @@ Result<Json> CdpClient::Call(std::string_view method, const Json& params,
     pending_.erase(id);
     return Err(sent);
   }
+  return std::make_pair(id, std::move(pending));
+}
+
+Result<Json> CdpClient::Finish(int64_t id, const std::shared_ptr<Pending>& pending,
+                               std::string_view method, const CallLimits& limits) {
   // Registered before taking the lock: a token already stopped runs the callback right here.
   std::stop_callback wake(limits.cancel, [this] {
     std::lock_guard inner(mu_);
@@ -87,6 +92,30 @@ Result<Json> CdpClient::Call(std::string_view method, const Json& params,
   }
   return Err(
       DeadlineExceededError("cdp " + std::string(method) + ": no reply before the deadline"));
+}
+
+Result<Json> CdpClient::Call(std::string_view method, const Json& params,
+                             const std::string& session, const CallLimits& limits) {
+  auto started = TALARIA_TRY(Start(method, params, session));
+  return Finish(started.first, started.second, method, limits);
+}
+
+std::vector<Result<Json>> CdpClient::CallEach(const std::vector<Command>& commands,
+                                              const std::string& session,
+                                              const CallLimits& limits) {
+  std::vector<Result<std::pair<int64_t, std::shared_ptr<Pending>>>> started;
+  started.reserve(commands.size());
+  for (const Command& c : commands) started.push_back(Start(c.method, c.params, session));
+  std::vector<Result<Json>> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!started[i]) {
+      replies.push_back(Err(started[i].error()));
+    } else {
+      replies.push_back(Finish(started[i]->first, started[i]->second, commands[i].method, limits));
+    }
+  }
+  return replies;
 }
 
 Status CdpClient::Notify(std::string_view method, const Json& params, const std::string& session) {

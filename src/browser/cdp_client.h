@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +45,15 @@ class CdpClient {
   // DeadlineExceeded, Cancelled, Unavailable (connection gone).
   Result<Json> Call(std::string_view method, const Json& params, const std::string& session,
                     const CallLimits& limits);
+  // The commands sent back to back, each without waiting for the one before to be answered,
+  // then every reply waited for (one deadline for all): a round trip per command saved where
+  // the order of sending is all the caller needs. One result per command, in order.
+  struct Command {
+    std::string_view method;
+    Json params;
+  };
+  std::vector<Result<Json>> CallEach(const std::vector<Command>& commands,
+                                     const std::string& session, const CallLimits& limits);
   // Sends without waiting for the reply (it is dropped when it arrives).
   Status Notify(std::string_view method, const Json& params, const std::string& session);
   void Close();
@@ -61,6 +72,13 @@ class CdpClient {
   void Dispatch(std::string_view text);
   Status SendCommand(int64_t id, std::string_view method, const Json& params,
                      const std::string& session);
+  // Registers and sends one command: its id and reply slot, or the send's error.
+  Result<std::pair<int64_t, std::shared_ptr<Pending>>> Start(std::string_view method,
+                                                             const Json& params,
+                                                             const std::string& session);
+  // Waits for the reply of a command Start sent.
+  Result<Json> Finish(int64_t id, const std::shared_ptr<Pending>& pending, std::string_view method,
+                      const CallLimits& limits);
 
   std::unique_ptr<CdpTransport> transport_;
   EventHandler on_event_;

@@ -118,6 +118,19 @@ Result<Json> CdpPageDriver::PageCall(std::string_view method, const Json& params
   return cdp_->Call(method, params, session, limits);
 }
 
+Status CdpPageDriver::PageCallEach(std::vector<CdpClient::Command> commands,
+                                   const CallLimits& limits) {
+  std::string session;
+  {
+    std::lock_guard lock(mu_);
+    session = session_;
+  }
+  for (const Result<Json>& r : cdp_->CallEach(commands, session, limits)) {
+    TALARIA_RETURN_IF_ERROR(StatusOf(r));
+  }
+  return Status::Ok();
+}
+
 Status CdpPageDriver::Ready(const CallLimits& limits) {
   std::string refusal;
   bool crashed = false;
@@ -347,13 +360,16 @@ Result<Snapshot> CdpPageDriver::TakeSnapshot(const SnapshotOptions& options,
 }
 
 Status CdpPageDriver::MouseClick(double x, double y, const CallLimits& limits) {
-  Json base = {{"x", x}, {"y", y}, {"button", "left"}, {"clickCount", 1}};
-  Json press = base;
-  press["type"] = "mousePressed";
-  TALARIA_RETURN_IF_ERROR(StatusOf(PageCall("Input.dispatchMouseEvent", press, limits)));
-  Json release = base;
+  Json press = {
+      {"type", "mousePressed"}, {"x", x}, {"y", y}, {"button", "left"}, {"clickCount", 1}};
+  Json release = press;
   release["type"] = "mouseReleased";
-  return StatusOf(PageCall("Input.dispatchMouseEvent", release, limits));
+  // Both go out at once: the browser passes a page's input on in order and answers each once
+  // the page handled it, so the release's answer means the click's handlers have run; waiting
+  // for the press's answer before sending the release only cost a round trip.
+  return PageCallEach({{"Input.dispatchMouseEvent", std::move(press)},
+                       {"Input.dispatchMouseEvent", std::move(release)}},
+                      limits);
 }
 
 Status CdpPageDriver::Click(std::string_view ref, const CallLimits& limits) {
@@ -453,8 +469,10 @@ Status CdpPageDriver::Press(std::string_view key, const CallLimits& limits) {
              {"windowsVirtualKeyCode", k.key_code},
              {"modifiers", k.modifiers}};
   const std::string watch = ArmSettle(limits);
-  Status pressed = StatusOf(PageCall("Input.dispatchKeyEvent", down, limits));
-  if (pressed.ok()) pressed = StatusOf(PageCall("Input.dispatchKeyEvent", up, limits));
+  // Down and up at once, as a click's press and release (MouseClick).
+  Status pressed = PageCallEach(
+      {{"Input.dispatchKeyEvent", std::move(down)}, {"Input.dispatchKeyEvent", std::move(up)}},
+      limits);
   return Acted(watch, std::move(pressed), limits);
 }
 

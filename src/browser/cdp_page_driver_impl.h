@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "browser/cdp_client.h"
 #include "talaria/browser/cdp_page_driver.h"
@@ -58,6 +59,8 @@ class CdpPageDriver final : public PageDriver {
 
  private:
   Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
+  // Commands on the page's session sent back to back (CdpClient::CallEach); the first error.
+  Status PageCallEach(std::vector<CdpClient::Command> commands, const CallLimits& limits);
   Status OpenPage(const CallLimits& limits);
   // Before each call: a closed browser, a crashed page (reported once, then replaced) or a
   // refused navigation the page started on its own.
