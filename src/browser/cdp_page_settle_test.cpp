@@ -1,7 +1,8 @@
 // Waiting after an action, against real Chromium: a click that navigates (at once or from a
-// timer) is followed by the new document, a DOM change a timer or a fetch makes later is seen
-// by the next snapshot, and a click that starts nothing ends by the page going quiet, not by the
-// bound. No test here sleeps or bounds a time: each looks at the snapshot right after the call.
+// timer) is followed by the new document; a DOM change a timer or a fetch makes later, or one
+// queued where the watch cannot count it, is seen by the next snapshot; and a click that starts
+// nothing ends by the page going quiet, not by the bound. No test here sleeps or bounds a time:
+// each looks at the snapshot right after the call.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -42,7 +43,14 @@ std::function<void(httplib::Server&)> SettleRoutes() {
                  "<button onclick=\"fetch('/slow').then(r=>r.text()).then(t=>{"
                  "document.getElementById('out').textContent=t})\">Fetch</button>"
                  "<button onclick=\"setTimeout(()=>{location.href='/next'},150)\">Go later</button>"
-                 "<button>Nothing</button><p id=out>waiting</p>");
+                 "<button onclick=\"const c=new MessageChannel();c.port1.onmessage=()=>{"
+                 "document.getElementById('out').textContent='posted change'};"
+                 "c.port2.postMessage(0)\">Posted</button>"
+                 "<button onclick=\"keptTimer(()=>{document.getElementById('out').textContent="
+                 "'kept timer change'},0)\">Kept</button>"
+                 "<button>Nothing</button><p id=out>waiting</p>"
+                 // A reference taken before any watch: its timers are not counted.
+                 "<script>const keptTimer = setTimeout;</script>");
     });
     s.Get("/next", [](const httplib::Request&, httplib::Response& res) {
       SettlePage(res, "Next", "<h1>Second page</h1>");
@@ -111,6 +119,18 @@ TEST_F(ActionSettleTest, ADomChangeATimerMakesLaterIsSeen) {
 TEST_F(ActionSettleTest, ADomChangeAFetchMakesIsSeen) {
   const std::string after = ClickThenLook("button \"Fetch\"");
   EXPECT_NE(after.find("fetched text"), std::string::npos) << after;
+}
+
+// Work the handler queued where the watch cannot count it (a message channel, a timer through
+// a reference the page kept) runs before the flush that ends the wait.
+TEST_F(ActionSettleTest, AChangeFromAPostedMessageIsSeen) {
+  const std::string after = ClickThenLook("button \"Posted\"");
+  EXPECT_NE(after.find("posted change"), std::string::npos) << after;
+}
+
+TEST_F(ActionSettleTest, AChangeFromAZeroTimerThePageKeptIsSeen) {
+  const std::string after = ClickThenLook("button \"Kept\"");
+  EXPECT_NE(after.find("kept timer change"), std::string::npos) << after;
 }
 
 TEST_F(ActionSettleTest, AClickThatStartsNothingEndsByQuietNotByTheBound) {

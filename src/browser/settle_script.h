@@ -3,11 +3,13 @@
 // main world just before the input (the timers, frames and requests the page's own handlers
 // start can only be seen there) as `(kSettleScript)(boundMs)`; it returns an object kept as a
 // CDP remote object, never stored where the page could find it:
-//   settle(quietMs) -> a promise of {settled, mutations, waited}: it resolves once no timer
-//                      (due within the bound) or animation frame the page set since the watch
-//                      began is pending, no fetch or XMLHttpRequest it started is in flight, and
-//                      neither these nor DOM mutations happened for quietMs; or when the bound
-//                      since the watch began is reached (settled: false).
+//   settle(quietMs) -> called once the input was answered (its handlers have run); a promise
+//                      of {settled, mutations, waited}: it resolves once no timer (due within
+//                      the bound) or animation frame the page set since the watch began is
+//                      pending, no fetch or XMLHttpRequest it started is in flight, one flush (a
+//                      posted message and a zero timer) has run, and nothing happened for quietMs
+//                      since settle was called (what the handlers did at once is not waited on);
+//                      or when the bound since the watch began is reached (settled: false).
 //   restore()          puts the page's functions back (settle does it too).
 // Only for the watch's lifetime are window.setTimeout, clearTimeout, requestAnimationFrame,
 // cancelAnimationFrame, fetch, Response's body readers and XMLHttpRequest.prototype.send
@@ -24,7 +26,7 @@ namespace talaria::browser {
 
 inline constexpr std::string_view kSettleScript = R"js((bound) => {
 const w = window, perf = performance, now = () => perf.now();
-const nativeSet = w.setTimeout, nativeClear = w.clearTimeout;
+const nativeSet = w.setTimeout, nativeClear = w.clearTimeout, Channel = w.MessageChannel;
 const start = now(), until = start + bound;
 const SLACK = 100;  // a throttled timer or frame may run this much late before it is given up
 const pending = new Map();  // "t12" / "a3" -> when to stop waiting for it
@@ -108,12 +110,19 @@ const restore = () => {
   hooks.length = 0;
 };
 const settle = (quiet) => new Promise((resolve) => {
-  let timer = 0;
+  // Called once the input was answered, i.e. after its handlers ran: what they changed at once
+  // is done and needs no quiet period; what they left pending is waited for below, and so is
+  // untracked work queued right behind them, which one flush shows: a posted message and a zero
+  // timer, each queued after the messages and timers the handlers queued the same way. Only
+  // activity after that (a tracked timer firing, a request ending) asks for quietMs of quiet.
+  last = -Infinity;
+  let flushing = 2, timer = 0;
+  const flushed = () => { if (--flushing === 0) check(); };
   const check = () => {
     nativeClear.call(w, timer);
     const t = now();
     for (const [key, stop] of pending) if (t > stop) pending.delete(key);
-    const idle = pending.size === 0 && requests === 0;
+    const idle = pending.size === 0 && requests === 0 && flushing === 0;
     const settled = idle && t - last >= quiet;
     if (settled || t >= until) {
       restore();
@@ -126,6 +135,12 @@ const settle = (quiet) => new Promise((resolve) => {
     timer = nativeSet.call(w, check, Math.max(1, next - t));
   };
   wake = check;
+  try {
+    const channel = new Channel();
+    channel.port1.onmessage = () => { channel.port1.close(); flushed(); };
+    channel.port2.postMessage(0);
+  } catch (e) { flushed(); }
+  nativeSet.call(w, flushed, 0);
   check();
 });
 return {settle, restore};
