@@ -178,29 +178,42 @@ async function measureServer(name, spec, url) {
   return out;
 }
 
-// A bare headless Chromium: spawn until it says its DevTools endpoint is up.
+// A bare headless Chromium: spawn until it says its DevTools endpoint is up, and until it answers
+// its first CDP command (Browser.getVersion over --remote-debugging-pipe, sent at once): the
+// endpoint is announced well before the browser can serve a command, and a server's first
+// result cannot come before that.
 async function chromiumLaunch() {
   const profile = mkdtempSync(path.join(os.tmpdir(), "start-bench-chromium-"));
   const t = now();
-  const child = spawn(chromium, ["--headless", "--remote-debugging-port=0",
+  const child = spawn(chromium, ["--headless", "--remote-debugging-port=0", "--remote-debugging-pipe",
     `--user-data-dir=${profile}`, ...(isRoot ? ["--no-sandbox"] : []), "about:blank"],
-  { stdio: ["ignore", "ignore", "pipe"] });
+  { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] });
   const exited = new Promise((resolve) => child.on("exit", resolve));
-  const ms = await new Promise((resolve, reject) => {
+  const listening = new Promise((resolve) => {
     let err = "";
-    const timer = setTimeout(() => reject(new Error("chromium did not start")), 60000);
     child.stderr.on("data", (c) => {
       err += c;
-      if (err.includes("DevTools listening on")) {
-        clearTimeout(timer);
-        resolve(now() - t);
-      }
+      if (err.includes("DevTools listening on")) resolve(now() - t);
     });
   });
+  const answered = new Promise((resolve) => {
+    let got = "";
+    child.stdio[4].on("data", (c) => {
+      got += c;
+      if (got.includes("\0")) resolve(now() - t);
+    });
+  });
+  child.stdio[3].write(JSON.stringify({ id: 1, method: "Browser.getVersion" }) + "\0");
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("chromium did not start")), 60000);
+  });
+  const [listen, ready] = await Promise.race([Promise.all([listening, answered]), timeout]);
+  clearTimeout(timer);
   child.kill("SIGKILL");
   await exited;
   rmSync(profile, { recursive: true, force: true });
-  return ms;
+  return { listen, ready };
 }
 
 // `talaria call` through the browser daemon: every call a new process. (Spawned without
@@ -265,8 +278,10 @@ async function main() {
     site.close();
     rmSync(scratch, { recursive: true, force: true });
   }
-  const launch = median(launches);
+  const launch = median(launches.map((l) => l.listen));
+  const ready = median(launches.map((l) => l.ready));
   metric("browser_peer_chromium_launch_ms", launch, "ms");
+  metric("browser_peer_chromium_cdp_ready_ms", ready, "ms");
   for (const name of ["talaria", "playwright"]) {
     const r = results[name];
     const m = (k) => median(r.map((x) => x[k]));
@@ -274,6 +289,8 @@ async function main() {
     metric(`browser_peer_${name}_tools_list_ms`, m("list"), "ms");
     metric(`browser_peer_${name}_start_to_first_result_ms`, m("firstResult"), "ms");
     metric(`browser_peer_${name}_start_to_first_result_ex_launch_ms`, m("firstResult") - launch,
+      "ms");
+    metric(`browser_peer_${name}_start_to_first_result_ex_cdp_ready_ms`, m("firstResult") - ready,
       "ms");
     metric(`browser_peer_${name}_navigate_ms`, m("navigate"), "ms");
     metric(`browser_peer_${name}_snapshot_p50_ms`, m("snapshot"), "ms");
