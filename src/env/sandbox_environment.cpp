@@ -97,7 +97,7 @@ Result<std::shared_ptr<Environment>> OpenSandbox(SandboxOptions options) {
     }
   }
   // bwrap must exist and be able to make namespaces here; find out now, not at the first command.
-  TALARIA_RETURN_IF_ERROR(ProbeBwrap(options.bwrap));
+  if (!options.bwrap_probed) TALARIA_RETURN_IF_ERROR(ProbeBwrap(options.bwrap));
   LocalOptions local = options.local;
   return OpenChildEnvironment(
       "bwrap", std::move(local), [options = std::move(options)](const std::string& state_dir) {

@@ -93,6 +93,9 @@ struct SandboxOptions {
   std::string talaria_home;
   // The private /tmp's size limit; 0: none.
   uint64_t tmp_size_bytes = uint64_t{512} << 20;
+  // The caller ran ProbeBwrap(bwrap) successfully in this process already: OpenSandbox does not
+  // spawn another probe.
+  bool bwrap_probed = false;
 };
 
 // The credential stores a sandbox hides: those of the list that exist under `home`, and
