@@ -722,37 +722,7 @@ class ControlPlane final : public SandboxControlPlane {
       s->k8s_object = body;
       Json(res, 201, K8sBody(*s));
     });
-    server_->Get(collection, [this](const httplib::Request& req, httplib::Response& res) {
-      if (!Authorized(req, res, false)) return;
-      const std::string selector = req.get_param_value("labelSelector");
-      std::lock_guard lock(mu_);
-      json items = json::array();
-      for (auto& [id, s] : sandboxes_) {
-        if (s->dialect != "kubernetes" || s->k8s_namespace != req.matches[1].str()) continue;
-        if (!selector.empty() && !s->labels.contains(selector)) continue;
-        items.push_back(K8sBody(*s));
-      }
-      Json(res, 200,
-           {{"apiVersion", "agents.x-k8s.io/v1beta1"}, {"kind", "SandboxList"}, {"items", items}});
-    });
-    server_->Get(collection + "/([^/]+)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!Authorized(req, res, false)) return;
-                   auto s = Find(req.matches[2]);
-                   if (!s || s->dialect != "kubernetes")
-                     return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-                   std::lock_guard lock(mu_);
-                   Json(res, 200, K8sBody(*s));
-                 });
-    server_->Delete(collection + "/([^/]+)",
-                    [this](const httplib::Request& req, httplib::Response& res) {
-                      if (!Authorized(req, res, false)) return;
-                      auto s = Find(req.matches[2]);
-                      if (!s || s->dialect != "kubernetes")
-                        return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-                      Delete(req.matches[2]);
-                      Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
-                    });
+    K8sListGetDeleteRoutes(collection, /*claims=*/false);
     // SandboxClaims (the agent-sandbox extensions) on the warm pool.
     const std::string claims =
         R"(/apis/extensions\.agents\.x-k8s\.io/v1beta1/namespaces/([^/]+)/sandboxclaims)";
@@ -792,44 +762,7 @@ class ControlPlane final : public SandboxControlPlane {
       s->claim_object = body;
       Json(res, 201, ClaimBody(*s));
     });
-    server_->Get(claims, [this](const httplib::Request& req, httplib::Response& res) {
-      if (!Authorized(req, res, false)) return;
-      const std::string selector = req.get_param_value("labelSelector");
-      std::lock_guard lock(mu_);
-      json items = json::array();
-      for (auto& [id, s] : sandboxes_) {
-        if (s->claim.empty() || s->k8s_namespace != req.matches[1].str()) continue;
-        if (!selector.empty() && !s->labels.contains(selector)) continue;
-        items.push_back(ClaimBody(*s));
-      }
-      Json(res, 200,
-           {{"apiVersion", "extensions.agents.x-k8s.io/v1beta1"},
-            {"kind", "SandboxClaimList"},
-            {"items", items}});
-    });
-    server_->Get(claims + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
-      if (!Authorized(req, res, false)) return;
-      std::lock_guard lock(mu_);
-      for (auto& [id, s] : sandboxes_) {
-        if (s->claim == req.matches[2].str() && s->k8s_namespace == req.matches[1].str())
-          return Json(res, 200, ClaimBody(*s));
-      }
-      Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-    });
-    server_->Delete(claims + "/([^/]+)",
-                    [this](const httplib::Request& req, httplib::Response& res) {
-                      if (!Authorized(req, res, false)) return;
-                      std::string id;
-                      {
-                        std::lock_guard lock(mu_);
-                        for (auto& [sid, s] : sandboxes_) {
-                          if (s->claim == req.matches[2].str()) id = sid;
-                        }
-                      }
-                      if (id.empty()) return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
-                      Delete(id);  // the claim's sandbox goes with it
-                      Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
-                    });
+    K8sListGetDeleteRoutes(claims, /*claims=*/true);
     server_->Post("/execute", [this](const httplib::Request& req, httplib::Response& res) {
       auto s = Find(req.get_header_value("X-Sandbox-ID"));
       if (!s || s->dialect != "kubernetes" ||
@@ -848,6 +781,63 @@ class ControlPlane final : public SandboxControlPlane {
       Untrack(*s, e);
       Json(res, 200, {{"stdout", r.stdout_text}, {"stderr", ""}, {"exit_code", r.exit_code}});
     });
+  }
+
+  // The sandbox a Kubernetes object in namespace `ns` names: a Sandbox by its name, or the one
+  // a SandboxClaim holds. Requires mu_.
+  std::shared_ptr<Sandbox> K8sObject(bool claim, const std::string& ns, const std::string& name) {
+    for (auto& [id, s] : sandboxes_) {
+      if (s->dialect == "kubernetes" && s->k8s_namespace == ns &&
+          (claim ? s->claim : s->id) == name)
+        return s;
+    }
+    return nullptr;
+  }
+
+  // List (labelSelector: a label key every item carries), get and delete of Sandboxes or of
+  // SandboxClaims, under `collection` (its first group the namespace). Deleting a claim deletes
+  // the sandbox it holds.
+  void K8sListGetDeleteRoutes(const std::string& collection, bool claims) {
+    const auto body = [this, claims](Sandbox& s) { return claims ? ClaimBody(s) : K8sBody(s); };
+    server_->Get(collection, [this, claims, body](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      if (!Authorized(req, res, false)) return;
+      const std::string selector = req.get_param_value("labelSelector");
+      std::lock_guard lock(mu_);
+      json items = json::array();
+      for (auto& [id, s] : sandboxes_) {
+        if (s->dialect != "kubernetes" || s->k8s_namespace != req.matches[1].str()) continue;
+        if ((claims && s->claim.empty()) || (!selector.empty() && !s->labels.contains(selector)))
+          continue;
+        items.push_back(body(*s));
+      }
+      Json(res, 200,
+           {{"apiVersion",
+             claims ? "extensions.agents.x-k8s.io/v1beta1" : "agents.x-k8s.io/v1beta1"},
+            {"kind", claims ? "SandboxClaimList" : "SandboxList"},
+            {"items", items}});
+    });
+    server_->Get(collection + "/([^/]+)",
+                 [this, claims, body](const httplib::Request& req, httplib::Response& res) {
+                   if (!Authorized(req, res, false)) return;
+                   std::lock_guard lock(mu_);
+                   auto s = K8sObject(claims, req.matches[1], req.matches[2]);
+                   if (!s) return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+                   s->last_used = Clock::now();
+                   Json(res, 200, body(*s));
+                 });
+    server_->Delete(collection + "/([^/]+)",
+                    [this, claims](const httplib::Request& req, httplib::Response& res) {
+                      if (!Authorized(req, res, false)) return;
+                      std::string id;
+                      {
+                        std::lock_guard lock(mu_);
+                        if (auto s = K8sObject(claims, req.matches[1], req.matches[2])) id = s->id;
+                      }
+                      if (id.empty()) return Json(res, 404, {{"kind", "Status"}, {"code", 404}});
+                      Delete(id);
+                      Json(res, 200, {{"kind", "Status"}, {"status", "Success"}});
+                    });
   }
 
   std::shared_ptr<Exec> Track(Sandbox& s) {
