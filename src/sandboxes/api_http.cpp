@@ -62,6 +62,15 @@ void ApiHttp::RenewAuthWith(std::function<Result<net::HeaderList>()> renew) {
   renew_ = std::move(renew);
 }
 
+void RenewKeyWith(ApiHttp& http, const std::function<Result<std::string>()>& renew,
+                  std::function<net::HeaderList(const std::string& key)> headers_for) {
+  if (!renew) return;
+  http.RenewAuthWith([renew, headers_for = std::move(headers_for)]() -> Result<net::HeaderList> {
+    const std::string key = TALARIA_TRY(renew());
+    return headers_for(key);
+  });
+}
+
 Result<ApiAnswer> ApiHttp::Send(const Call& call, std::stop_token stop) {
   net::HeaderList headers;
   {

@@ -95,6 +95,12 @@ inline ApiHttp::Call MakeCall(std::string method, std::string url, const Json* b
   return call;
 }
 
+// Every dialect's 401 renewal: when `renew` is set (SandboxServiceOptions::renew_api_key), a
+// refused request asks it for the key anew and `headers_for` turns the key into the service's
+// headers (Bearer, X-API-Key, ...); `http` then resends once (RenewAuthWith).
+void RenewKeyWith(ApiHttp& http, const std::function<Result<std::string>()>& renew,
+                  std::function<net::HeaderList(const std::string& key)> headers_for);
+
 // "{what}: HTTP {status}: {error text}" from an answer that was not 2xx.
 Status ServiceError(const std::string& what, const ApiAnswer& answer);
 

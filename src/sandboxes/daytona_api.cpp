@@ -205,11 +205,14 @@ class DaytonaApi final : public SandboxApi {
 }  // namespace
 
 Result<std::unique_ptr<SandboxApi>> MakeDaytonaApi(const SandboxServiceOptions& options) {
-  net::HeaderList headers = {{"Authorization", "Bearer " + options.api_key}};
-  if (!options.organization.empty())
-    headers.emplace_back("X-Daytona-Organization-ID", options.organization);
-  auto http =
-      TALARIA_TRY(ApiHttp::Make("daytona", options.base_url, std::move(headers), options.ca_file));
+  const auto headers_for = [organization = options.organization](const std::string& key) {
+    net::HeaderList headers = {{"Authorization", "Bearer " + key}};
+    if (!organization.empty()) headers.emplace_back("X-Daytona-Organization-ID", organization);
+    return headers;
+  };
+  auto http = TALARIA_TRY(
+      ApiHttp::Make("daytona", options.base_url, headers_for(options.api_key), options.ca_file));
+  RenewKeyWith(*http, options.renew_api_key, headers_for);
   return std::unique_ptr<SandboxApi>(new DaytonaApi(options, std::move(http)));
 }
 

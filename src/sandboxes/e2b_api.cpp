@@ -191,8 +191,13 @@ class E2bApi final : public SandboxApi {
 }  // namespace
 
 Result<std::unique_ptr<SandboxApi>> MakeE2bApi(const SandboxServiceOptions& options) {
+  // The control plane's key only: envd takes the sandbox's own access token.
+  const auto headers_for = [](const std::string& key) {
+    return net::HeaderList{{"X-API-Key", key}};
+  };
   auto http = TALARIA_TRY(
-      ApiHttp::Make("e2b", options.base_url, {{"X-API-Key", options.api_key}}, options.ca_file));
+      ApiHttp::Make("e2b", options.base_url, headers_for(options.api_key), options.ca_file));
+  RenewKeyWith(*http, options.renew_api_key, headers_for);
   return std::unique_ptr<SandboxApi>(new E2bApi(options, std::move(http)));
 }
 

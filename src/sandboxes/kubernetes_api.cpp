@@ -220,10 +220,15 @@ class KubernetesApi final : public SandboxApi {
 }  // namespace
 
 Result<std::unique_ptr<SandboxApi>> MakeKubernetesApi(const SandboxServiceOptions& options) {
-  net::HeaderList headers;
-  if (!options.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options.api_key);
+  // No token: the client certificate alone authenticates.
+  const auto headers_for = [](const std::string& token) {
+    net::HeaderList headers;
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    return headers;
+  };
   auto http = TALARIA_TRY(
-      ApiHttp::Make("kubernetes", options.base_url, std::move(headers), options.ca_file));
+      ApiHttp::Make("kubernetes", options.base_url, headers_for(options.api_key), options.ca_file));
+  RenewKeyWith(*http, options.renew_api_key, headers_for);
   http->UseTls(options.ca_pem, options.client_cert_pem, options.client_key_pem);
   SandboxServiceOptions o = options;
   if (o.k8s_namespace.empty()) o.k8s_namespace = "default";

@@ -198,15 +198,12 @@ class ModalApi final : public SandboxApi {
 }  // namespace
 
 Result<std::unique_ptr<SandboxApi>> MakeModalApi(const SandboxServiceOptions& options) {
-  auto http =
-      TALARIA_TRY(ApiHttp::Make("modal", options.base_url,
-                                {{"Authorization", "Bearer " + options.api_key}}, options.ca_file));
-  if (options.renew_api_key) {
-    http->RenewAuthWith([renew = options.renew_api_key]() -> Result<net::HeaderList> {
-      const std::string token = TALARIA_TRY(renew());
-      return net::HeaderList{{"Authorization", "Bearer " + token}};
-    });
-  }
+  const auto headers_for = [](const std::string& token) {
+    return net::HeaderList{{"Authorization", "Bearer " + token}};
+  };
+  auto http = TALARIA_TRY(
+      ApiHttp::Make("modal", options.base_url, headers_for(options.api_key), options.ca_file));
+  RenewKeyWith(*http, options.renew_api_key, headers_for);
   return std::unique_ptr<SandboxApi>(new ModalApi(options, std::move(http)));
 }
 

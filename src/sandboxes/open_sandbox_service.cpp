@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "sandboxes/kubeconfig.h"
 #include "sandboxes/remote_environment.h"
@@ -61,13 +62,41 @@ Status FillFromKubeconfig(SandboxServiceOptions& o) {
   if (paths.empty()) return Status::Ok();
   const KubeAccess access = TALARIA_TRY(LoadKubeconfig(paths, o.kube_context));
   o.base_url = access.server;
-  if (o.api_key.empty()) o.api_key = access.token;
+  if (o.api_key.empty() && !access.token.empty()) {
+    o.api_key = access.token;
+    // A refused token is looked up again: the kubeconfig may have been refreshed since.
+    if (!o.renew_api_key) {
+      o.renew_api_key = [paths, context = o.kube_context]() -> Result<std::string> {
+        const KubeAccess again = TALARIA_TRY(LoadKubeconfig(paths, context));
+        return again.token;
+      };
+    }
+  }
   if (o.ca_file.empty() && o.ca_pem.empty()) o.ca_pem = access.ca_pem;
   if (o.client_cert_pem.empty()) {
     o.client_cert_pem = access.client_cert_pem;
     o.client_key_pem = access.client_key_pem;
   }
   if (o.k8s_namespace.empty()) o.k8s_namespace = access.k8s_namespace;
+  return Status::Ok();
+}
+
+// A bearer token file's content without its trailing whitespace. Followed through symbolic
+// links: Kubernetes mounts service account tokens as links into a directory it swaps when it
+// rotates them.
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Err(NotFoundError("cannot read the token file " + path));
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && (token.back() == '\n' || token.back() == ' ' || token.back() == '\r'))
+    token.pop_back();
+  return token;
+}
+
+// The token in `path` as the key, read again when the service refuses it (a rotated token).
+Status UseTokenFile(SandboxServiceOptions& o, const std::string& path) {
+  o.api_key = TALARIA_TRY(ReadTokenFile(path));
+  if (!o.renew_api_key) o.renew_api_key = [path] { return ReadTokenFile(path); };
   return Status::Ok();
 }
 
@@ -81,17 +110,19 @@ void FillInCluster(SandboxServiceOptions& o) {
   if (o.base_url.empty() && host != nullptr && *host != '\0') {
     o.base_url = std::string("https://") + host + ":" + (port != nullptr ? port : "443");
   }
-  if (o.api_key.empty()) {
-    if (auto token = ReadWholeFile(kToken)) o.api_key = *token;
-    while (!o.api_key.empty() && (o.api_key.back() == '\n' || o.api_key.back() == ' '))
-      o.api_key.pop_back();
-  }
+  if (o.api_key.empty() && ::access(kToken, R_OK) == 0) (void)UseTokenFile(o, kToken);
   const std::string ca = kCa;
   if (o.ca_file.empty() && o.ca_pem.empty() && ::access(ca.c_str(), R_OK) == 0) o.ca_file = ca;
 }
 
-// Kubernetes: the kubeconfig, else (in a pod) the service account, else what is configured.
+// Kubernetes: the token file, the kubeconfig, else (in a pod) the service account, else what is
+// configured.
 Status FillKubernetes(SandboxServiceOptions& o) {
+  if (o.api_key.empty() && !o.token_file.empty()) {
+    if (Status read = UseTokenFile(o, o.token_file); !read.ok()) {
+      return read.WithContext("kubernetes token file");
+    }
+  }
   TALARIA_RETURN_IF_ERROR(FillFromKubeconfig(o));
   FillInCluster(o);
   if (o.k8s_namespace.empty()) o.k8s_namespace = "default";

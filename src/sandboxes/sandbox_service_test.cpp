@@ -203,10 +203,11 @@ TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
   EXPECT_EQ(plane_->counts().auth_failures, 0);
 }
 
-// A token the service stops taking mid-session (expired, then refreshed) is asked for anew
-// and the request sent again; without a way to renew it, the refusal stands.
-TEST_P(SandboxService, ARefusedTokenIsRenewedOnceAndTheCallGoesThrough) {
-  if (GetParam() != "modal") GTEST_SKIP() << "only the Modal gateway's token is renewed";
+// A key the service stops taking mid-session (expired, then refreshed) is asked for anew and
+// the refused request sent once more, by every kind: Modal's exec, Daytona's and Kubernetes'
+// control calls, E2B's delete (its exec goes to envd with the sandbox's own token). A renewal
+// that brings nothing the service takes leaves the refusal standing.
+TEST_P(SandboxService, ARefusedKeyIsRenewedOnceAndTheCallGoesThrough) {
   env_.reset();
   SandboxServiceOptions o = Options();
   int renewals = 0;
@@ -220,17 +221,43 @@ TEST_P(SandboxService, ARefusedTokenIsRenewedOnceAndTheCallGoesThrough) {
   auto r = (*env)->Run("echo after-rotation", {});
   ASSERT_TRUE(r) << r.error().ToString();
   EXPECT_EQ(r->output, "after-rotation\n");
-  EXPECT_EQ(renewals, 1);
   EXPECT_EQ((*env)->Run("true", {})->exit_code, 0);
-  EXPECT_EQ(renewals, 1);  // the renewed token is kept
+  env->reset();  // deleted with the renewed key
+  EXPECT_EQ(plane_->counts().live, 0);
+  EXPECT_EQ(renewals, 1);  // the renewed key is kept for the calls after
   EXPECT_EQ(plane_->counts().auth_failures, 1);
 
-  plane_->SetApiKey("yet-another-key");  // the renewal gives the same token: refused
-  auto refused = (*env)->Run("true", {});
+  plane_->SetApiKey("yet-another-key");  // the renewal gives a key the service refuses too
+  auto refused = OpenSandboxService(o);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), StatusCode::kPermissionDenied) << refused.error().ToString();
   EXPECT_EQ(renewals, 2);
-  plane_->SetApiKey("rotated-key");  // lets the environment terminate its sandbox
+  EXPECT_EQ(plane_->counts().live, 0);
+}
+
+// Kubernetes with its token in a file (terminal.kubernetes.token_file, or a pod's service
+// account, which the kubelet rotates): a refused token is read from the file again.
+TEST_P(SandboxService, AKubernetesTokenFileIsReadAgainWhenRefused) {
+  if (GetParam() != "kubernetes") GTEST_SKIP() << "only Kubernetes reads its token from a file";
+  env_.reset();
+  const std::string token_file = scratch_ + "/token";
+  std::ofstream(token_file) << "file-token-1\n";
+  plane_->SetApiKey("file-token-1");
+  SandboxServiceOptions o = Options();
+  o.api_key.clear();
+  o.token_file = token_file;
+  auto env = OpenSandboxService(o);
+  ASSERT_TRUE(env) << env.error().ToString();
+  std::ofstream(token_file) << "file-token-2\n";
+  plane_->SetApiKey("file-token-2");
+  env->reset();
+  EXPECT_EQ(plane_->counts().live, 0);
+  EXPECT_EQ(plane_->counts().auth_failures, 1);
+  o.token_file = scratch_ + "/missing-token";
+  auto missing = OpenSandboxService(o);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("token file"), std::string::npos)
+      << missing.error().ToString();
 }
 
 TEST_P(SandboxService, AWrongKeyIsRefusedWithTheServiceStatus) {

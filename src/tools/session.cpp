@@ -11,7 +11,6 @@
 #include <mutex>
 
 #include "talaria/audit/audit_log.h"
-#include "talaria/base/file_io.h"
 #include "talaria/base/log.h"
 #include "talaria/base/paths.h"
 #include "talaria/base/random.h"
@@ -96,12 +95,8 @@ Result<std::shared_ptr<env::Environment>> OpenSandboxServiceFor(const TerminalSe
     if (o.base_url.empty()) o.base_url = from_env("E2B_API_URL");
     if (o.base_url.empty()) o.base_url = "https://api.e2b.app";
     if (t.sandbox_image.empty()) o.image = "base";
-  } else if (!t.sandbox_token_file.empty()) {  // kubernetes; else the pod's service account
-    auto token = ReadWholeFile(t.sandbox_token_file);
-    if (!token) return Err(token.error().WithContext("terminal.kubernetes.token_file"));
-    o.api_key = *token;
-    while (!o.api_key.empty() && (o.api_key.back() == '\n' || o.api_key.back() == ' '))
-      o.api_key.pop_back();
+  } else {  // kubernetes: the token file, else the kubeconfig's or the pod's service account
+    o.token_file = t.sandbox_token_file;
   }
   if (!key_name.empty()) {
     o.api_key = from_env(key_name.c_str());

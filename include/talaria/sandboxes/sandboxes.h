@@ -36,10 +36,14 @@ struct SandboxServiceOptions {
   std::string base_url;
   // Bearer token / API key (E2B: X-API-Key; Kubernetes: the service account's token).
   std::string api_key;
-  // Modal: asked for a fresh api_key when the gateway answers 401 mid-session (the managed
-  // tool gateway's token refreshed, net/tool_gateway.h); the request is then sent once more.
-  // Empty: a 401 is final.
+  // Asked for a fresh api_key when the control plane answers 401 mid-session; the request is
+  // then sent once more with it (every kind). Set for Modal by the session (the managed tool
+  // gateway's token, refreshed: net/tool_gateway.h) and, for Kubernetes, by OpenSandboxService
+  // when the token comes from a file (token_file, the kubeconfig, the pod's service account:
+  // rotated tokens are read again). Daytona's and E2B's keys are static. Empty: a 401 is final.
   std::function<Result<std::string>()> renew_api_key;
+  // Kubernetes: a file holding the bearer token (read when api_key is empty); empty: none.
+  std::string token_file;
   std::string organization;  // Daytona: X-Daytona-Organization-ID; empty: none
   // E2B: the envd data plane's base URL; empty: https://49983-<sandboxID>.<domain>.
   // Kubernetes: the sandbox router's base URL (X-Sandbox-* headers); empty: the pod address
