@@ -13,6 +13,12 @@
 // next environment for the same task (session id) finds it by its task label, takes it over
 // (its owner label becomes this process's) and starts it, files and all, instead of creating
 // another. The reaper stops such a sandbox of a dead talaria instead of deleting it.
+// One owner at a time: an environment that closes drops its owner label along with stopping
+// the sandbox, so an owner label naming a live process means the session is open there, and a
+// second talaria resuming it is refused (FailedPrecondition naming the owner) instead of
+// sharing it. Two resuming at once: Daytona's labels have no compare-and-set, so each writes its
+// label, waits longer than the other's read-then-write can take and reads the label back; the
+// last writer wins and the other is refused without touching the sandbox.
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -28,6 +34,11 @@ namespace talaria::sandboxes {
 namespace {
 
 using std::chrono::milliseconds;
+
+// How long a takeover waits before reading its owner label back: longer than a rival's
+// listing-to-relabel gap (one request each), so a rival that listed before our write has
+// written by then.
+constexpr milliseconds kTakeoverSettle{500};
 
 class DaytonaApi final : public SandboxApi {
  public:
@@ -113,7 +124,10 @@ class DaytonaApi final : public SandboxApi {
 
   Status Destroy() override {
     if (id_.empty()) return Status::Ok();
-    return DeleteOrStop(id_, o_.persistent);
+    TALARIA_RETURN_IF_ERROR(DeleteOrStop(id_, o_.persistent));
+    if (!o_.persistent) return Status::Ok();
+    // Released: the next environment of the task may take it over at once.
+    return Relabel(Labels(/*owned=*/false));
   }
 
   Result<std::vector<ListedSandbox>> ListOwned() override {
@@ -148,10 +162,33 @@ class DaytonaApi final : public SandboxApi {
            state == "destroying";
   }
 
-  Json Labels() const {
-    Json labels = {{std::string(kOwnerLabel), OwnerLabel()}, {std::string(kTaskLabel), o_.task_id}};
+  Json Labels(bool owned = true) const {
+    Json labels = {{std::string(kTaskLabel), o_.task_id}};
+    if (owned) labels[std::string(kOwnerLabel)] = OwnerLabel();
     if (o_.persistent) labels[std::string(kPersistentLabel)] = "true";
     return labels;
+  }
+
+  Status Relabel(const Json& labels) {
+    const Json body = {{"labels", labels}};
+    ApiHttp::Call put = MakeCall("PUT", "/sandbox/" + id_ + "/labels", &body);
+    put.timeout = o_.request_timeout;
+    auto relabelled = http_->Expect2xx(put, 3);
+    return relabelled ? Status::Ok() : relabelled.error();
+  }
+
+  // The owner label of sandbox `s` when it names a live talaria (this one included: a session
+  // is open once); empty when the sandbox is free to take over.
+  static std::string LiveOwner(const Json& s) {
+    const std::string owner = s.contains("labels") ? JsonStringField(s["labels"], kOwnerLabel) : "";
+    return owner.empty() || OwnerIsGone(owner) ? std::string() : owner;
+  }
+
+  Status InUse(const std::string& id, const std::string& owner) const {
+    return FailedPreconditionError("daytona: the sandbox " + id + " of session " + o_.task_id +
+                                   " is in use by talaria " + owner +
+                                   (owner == OwnerLabel() ? " (this process)" : "") +
+                                   "; end that session first, or start another session");
   }
 
   // This task's kept sandbox, if the service has one that can still run.
@@ -178,14 +215,29 @@ class DaytonaApi final : public SandboxApi {
     return std::optional<Json>();
   }
 
-  // Makes `kept` this environment's sandbox: owned by this process, then started.
+  // Makes `kept` this environment's sandbox: owned by this process, then started. Refused
+  // (FailedPrecondition, the sandbox left as it is) while another live talaria owns it.
   Status TakeOver(const Json& kept) {
-    id_ = JsonStringField(kept, "id");
-    const Json body = {{"labels", Labels()}};
-    ApiHttp::Call put = MakeCall("PUT", "/sandbox/" + id_ + "/labels", &body);
-    put.timeout = o_.request_timeout;
-    if (auto relabelled = http_->Expect2xx(put, 3); !relabelled) return relabelled.error();
-    return WaitStarted(JsonStringField(kept, "state"));
+    const std::string id = JsonStringField(kept, "id");
+    if (const std::string owner = LiveOwner(kept); !owner.empty()) return InUse(id, owner);
+    id_ = id;
+    if (Status relabelled = Relabel(Labels()); !relabelled.ok()) {
+      id_.clear();  // not ours: nothing to stop on the way out
+      return relabelled;
+    }
+    std::this_thread::sleep_for(kTakeoverSettle);
+    ApiHttp::Call get = MakeCall("GET", "/sandbox/" + id_);
+    get.timeout = o_.request_timeout;
+    auto now = http_->Expect2xx(get, 3);
+    if (!now) {
+      id_.clear();
+      return now.error();
+    }
+    if (const std::string owner = LiveOwner(now->json); owner != OwnerLabel()) {
+      id_.clear();  // a rival's relabel came last: the sandbox is its
+      return InUse(id, owner.empty() ? "unknown" : owner);
+    }
+    return WaitStarted(JsonStringField(now->json, "state"));
   }
 
   Status DeleteOrStop(const std::string& id, bool stop) {

@@ -2,7 +2,9 @@
 // whose sandboxes are bubblewrap jails on this machine: the sandbox's life and owner label, the
 // service's refusal of a wrong key, background jobs ended with the session, and files in and out
 // as tar streams. What every backend shares is in environment_conformance_test.cpp.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "support/bwrap_support.h"
 #include "support/env_helpers.h"
 #include "support/sandbox_control_plane.h"
+#include "support/self_spawn.h"
 #include "support/wait_until.h"
 #include "talaria/base/shell_words.h"
 #include "talaria/base/spawn.h"
@@ -186,7 +189,7 @@ TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
     } else {
       EXPECT_EQ(plane_->counts().created, closed.created);  // the same sandbox, started again
       EXPECT_GE(plane_->counts().label_queries, 1);
-      EXPECT_EQ(plane_->counts().label_updates, 1);  // taken over: owned by this process
+      EXPECT_EQ(plane_->counts().label_updates, 2);  // released on closing, then taken over
       ASSERT_EQ(plane_->live_owners().size(), 1u);
       EXPECT_EQ(plane_->live_owners()[0], OwnerLabel());
     }
@@ -201,6 +204,101 @@ TEST_P(SandboxService, APersistentTasksFilesComeBackInItsNextEnvironment) {
     EXPECT_NE(run_in(**env, "cat /tmp/kept-file").exit_code, 0) << persistent;
   }
   EXPECT_EQ(plane_->counts().auth_failures, 0);
+}
+
+// A talaria process of its own for the takeover test below: opens the persistent Daytona
+// session TALARIA_SBX_TASK at TALARIA_SBX_URL, writes "won <owner>" or "refused <error>" as one
+// line to fd 3, and holds the session until it is killed.
+TEST(DaytonaSessionChild, HoldsThePersistentSession) {
+  const char* url = std::getenv("TALARIA_SBX_URL");
+  const char* task = std::getenv("TALARIA_SBX_TASK");
+  if (url == nullptr || task == nullptr) GTEST_SKIP() << "started by the takeover test";
+  SandboxServiceOptions o;
+  o.kind = "daytona";
+  o.base_url = url;
+  o.api_key = "test-key";
+  o.persistent = true;
+  o.task_id = task;
+  o.request_timeout = 30s;
+  auto env = OpenSandboxService(o);
+  const std::string line =
+      (env ? "won " + OwnerLabel() : "refused " + env.error().ToString()) + "\n";
+  ASSERT_EQ(::write(3, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  ::close(3);
+  if (env) ::pause();
+}
+
+// Two live talaria processes resuming one persistent Daytona session: one owns the sandbox and
+// the other is told so (FailedPrecondition naming the owner) instead of sharing it; once the
+// owner is gone the session is taken over, and of two resuming at the same moment exactly one
+// wins while the sandbox stays one.
+TEST_P(SandboxService, APersistentDaytonaSessionHasOneLiveOwner) {
+  if (GetParam() != "daytona") GTEST_SKIP() << "only Daytona resumes a kept sandbox";
+  struct Owner {
+    pid_t pid = -1;
+    int out = -1;
+  };
+  const std::string task = "session-shared-" + std::to_string(::getpid());
+  const auto start_owner = [&] {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    Owner owner;
+    owner.pid = test_support::SpawnSelf(
+        {.test = "DaytonaSessionChild.HoldsThePersistentSession",
+         .env = {{"TALARIA_SBX_URL", plane_->url()}, {"TALARIA_SBX_TASK", task}},
+         .dup2s = {{fds[1], 3}}});
+    ::close(fds[1]);
+    owner.out = fds[0];
+    return owner;
+  };
+  const auto answer = [](Owner& owner) {  // the child's line, once it closes its end
+    std::string line;
+    char buf[512];
+    for (ssize_t n; (n = ::read(owner.out, buf, sizeof buf)) > 0;)
+      line.append(buf, static_cast<size_t>(n));
+    ::close(owner.out);
+    return line;
+  };
+  const auto end = [](const Owner& owner) {
+    ::kill(owner.pid, SIGKILL);
+    ::waitpid(owner.pid, nullptr, 0);
+  };
+  SandboxServiceOptions o = Options();
+  o.persistent = true;
+  o.task_id = task;
+
+  Owner first = start_owner();
+  ASSERT_GT(first.pid, 0);
+  const std::string first_said = answer(first);
+  ASSERT_EQ(first_said.rfind("won ", 0), 0u) << first_said;
+  const int created = plane_->counts().created;
+  auto second = OpenSandboxService(o);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), StatusCode::kFailedPrecondition) << second.error().ToString();
+  EXPECT_NE(second.error().message().find("in use by talaria " +
+                                          first_said.substr(4, first_said.size() - 5)),
+            std::string::npos)
+      << second.error().ToString();
+  end(first);  // killed: its session may be resumed now
+  {
+    auto resumed = OpenSandboxService(o);
+    ASSERT_TRUE(resumed) << resumed.error().ToString();
+    EXPECT_EQ((*resumed)->Run("true", {})->exit_code, 0);
+    EXPECT_EQ(plane_->counts().created, created);  // the same sandbox
+  }
+
+  Owner racers[2] = {start_owner(), start_owner()};
+  std::string said[2] = {answer(racers[0]), answer(racers[1])};
+  for (const Owner& racer : racers) end(racer);
+  const int won = (said[0].rfind("won ", 0) == 0) + (said[1].rfind("won ", 0) == 0);
+  EXPECT_EQ(won, 1) << said[0] << said[1];
+  for (const std::string& line : said) {
+    if (line.rfind("refused ", 0) == 0) {
+      EXPECT_NE(line.find("in use by talaria"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(plane_->counts().created, created);
+  EXPECT_EQ(plane_->counts().live, 2);  // the fixture's sandbox and the session's
 }
 
 // A key the service stops taking mid-session (expired, then refreshed) is asked for anew and
