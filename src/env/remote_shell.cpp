@@ -59,7 +59,8 @@ std::string KillRemoteShellCommandLine(std::string_view state_dir, std::string_v
 
 std::string PrepareRemoteShellCommandLine(std::string_view state_dir, std::string_view cwd) {
   const std::string state = ShellQuote(state_dir);
-  std::string s = "mkdir -p " + state + " && chmod 700 " + state + " || exit 1\n";
+  // One process: every exec'd program is paid on each session's start.
+  std::string s = "mkdir -p -m 700 " + state + " || exit 1\n";
   s += EnterNearest(cwd);
   s += "pwd -P\n";
   return s;
