@@ -168,7 +168,10 @@ class ControlPlane final : public SandboxControlPlane {
     return std::chrono::nanoseconds(exec_ns_.load());
   }
   bool jailed() const override { return jailed_; }
-  void SetNoopExecs(bool noop) override { noop_execs_ = noop; }
+  void SetNoopExecs(bool noop, std::chrono::microseconds hold) override {
+    noop_hold_us_ = hold.count();
+    noop_execs_ = noop;
+  }
   void SetApiKey(std::string key) override {
     std::lock_guard lock(key_mu_);
     o_.api_key = std::move(key);
@@ -600,6 +603,12 @@ class ControlPlane final : public SandboxControlPlane {
         if (s->state != "started") return Error(res, 400, "sandbox is not started");
       }
       if (noop_execs_) {
+        if (const int64_t hold = noop_hold_us_.load(); hold > 0) {
+          const auto started = Clock::now();
+          std::this_thread::sleep_for(std::chrono::microseconds(hold));
+          exec_ns_ +=
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count();
+        }
         return Json(res, 200, {{"exitCode", 0}, {"result", ""}});
       }
       const int64_t timeout_s = body.value("timeout", int64_t{10});
@@ -907,6 +916,7 @@ class ControlPlane final : public SandboxControlPlane {
   std::atomic<int64_t> exec_ns_{0};
   std::atomic<int> launched_{0};  // Modal exec threads still running
   std::atomic<bool> noop_execs_{false};
+  std::atomic<int64_t> noop_hold_us_{0};
   std::jthread reaper_;
 };
 

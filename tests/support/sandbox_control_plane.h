@@ -81,10 +81,11 @@ class SandboxControlPlane {
   virtual std::vector<std::string> live_owners() const = 0;
   // Total wall time the fake spent running commands (its own cost, for the benchmark).
   virtual std::chrono::nanoseconds exec_time() const = 0;
-  // From now on Daytona's process/execute answers exit 0 at once without running anything:
-  // what is left of an exec's cost is the client's and the HTTP exchange's (the benchmark's
-  // floor).
-  virtual void SetNoopExecs(bool noop) = 0;
+  // From now on Daytona's process/execute answers exit 0 without running anything, after
+  // waiting `hold` (counted in exec_time as a command's run would be): what is left of an
+  // exec's cost is the client's and the HTTP exchange's (the benchmark's floor), with the
+  // service's time spent idle instead of on processes that load the machine.
+  virtual void SetNoopExecs(bool noop, std::chrono::microseconds hold = {}) = 0;
   // From now on only `key` is let in (a token rotated: the old one expired).
   virtual void SetApiKey(std::string key) = 0;
   // Whether the jail is bwrap (false: plain processes).
