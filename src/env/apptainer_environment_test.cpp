@@ -37,11 +37,8 @@ class ApptainerEnvironmentTest : public ::testing::Test {
                            : "these tests read the stand-in's records; a real apptainer is here");
     }
     program_ = apptainer.program;
-    std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-    ASSERT_FALSE(tmpl.empty());
-    tmpl += "/talaria-apptainer-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    scratch_ = std::filesystem::canonical(tmpl).string();
+    scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-apptainer");
+    ASSERT_FALSE(scratch_.empty());
     std::filesystem::create_directories(scratch_ + "/ws");
     std::filesystem::create_directories(scratch_ + "/creds");
     std::ofstream(scratch_ + "/creds/token") << "secret\n";

@@ -24,11 +24,8 @@ class Sandbox : public ::testing::Test {
     TALARIA_SKIP_WITHOUT_BWRAP();
     // Not under /tmp: inside the sandbox that is a private tmpfs, which would hide an escape
     // instead of refusing it.
-    std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-    ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
-    tmpl += "/talaria-sandbox-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    base_ = std::filesystem::canonical(tmpl).string();
+    base_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sandbox");
+    ASSERT_FALSE(base_.empty()) << "no writable directory outside /tmp and /var/tmp";
     ws_ = base_ + "/ws";
     std::filesystem::create_directories(ws_);
   }

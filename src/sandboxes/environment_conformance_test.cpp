@@ -141,11 +141,8 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
         break;
       }
       case Backend::kSandbox: {
-        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
-        tmpl += "/talaria-sandbox-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        scratch_ = std::filesystem::canonical(tmpl).string();
+        scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sandbox");
+        ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp and /var/tmp";
         work_ = scratch_ + "/ws";
         std::filesystem::create_directories(work_);
         SandboxOptions options;
@@ -181,11 +178,8 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
         if (!dockerd) GTEST_SKIP() << "dockerd cannot start here: " << dockerd.error().ToString();
         // The workspace is bind-mounted at its own path, so the host's view (what the tests
         // create and check) and the container's are the same directory.
-        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
-        tmpl += "/talaria-docker-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        scratch_ = std::filesystem::canonical(tmpl).string();
+        scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-docker");
+        ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp and /var/tmp";
         work_ = scratch_;
         DockerOptions options = (*dockerd)->ClientOptions();
         options.mounts = {scratch_ + ":" + scratch_};
@@ -198,11 +192,8 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
       case Backend::kApptainer: {
         const test_support::ApptainerForTests apptainer = test_support::FindApptainerForTests();
         if (apptainer.program.empty()) GTEST_SKIP() << apptainer.skip_reason;
-        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
-        tmpl += "/talaria-apptainer-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        scratch_ = std::filesystem::canonical(tmpl).string();
+        scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-apptainer");
+        ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp and /var/tmp";
         work_ = scratch_ + "/ws";
         std::filesystem::create_directories(work_);
         ApptainerOptions options;
@@ -219,11 +210,8 @@ class EnvironmentConformance : public ::testing::TestWithParam<Backend> {
       case Backend::kDaytona:
       case Backend::kE2b:
       case Backend::kKubernetes: {
-        std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-        ASSERT_FALSE(tmpl.empty()) << "no writable directory outside /tmp and /var/tmp";
-        tmpl += "/talaria-sbx-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        scratch_ = std::filesystem::canonical(tmpl).string();
+        scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sbx");
+        ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp and /var/tmp";
         work_ = scratch_ + "/ws";
         std::filesystem::create_directories(work_);
         test_support::SandboxControlPlaneOptions fake;

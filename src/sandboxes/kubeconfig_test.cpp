@@ -171,11 +171,8 @@ bool MakeKubeTestPki(const std::string& dir) {
 class KubeconfigBackend : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-    ASSERT_FALSE(tmpl.empty());
-    tmpl += "/talaria-kube-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    scratch_ = std::filesystem::canonical(tmpl).string();
+    scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-kube");
+    ASSERT_FALSE(scratch_.empty());
     std::filesystem::create_directories(scratch_ + "/ws");
   }
   void TearDown() override {

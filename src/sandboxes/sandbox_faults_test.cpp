@@ -33,11 +33,8 @@ using test_support::WaitUntil;
 class SandboxFaults : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-    ASSERT_FALSE(tmpl.empty());
-    tmpl += "/talaria-sbxf-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    scratch_ = std::filesystem::canonical(tmpl).string();
+    scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sbxf");
+    ASSERT_FALSE(scratch_.empty());
   }
   void TearDown() override {
     std::error_code ec;

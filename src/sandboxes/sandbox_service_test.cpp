@@ -41,19 +41,11 @@ using test_support::ProcessRunning;
 using test_support::ReadUntilEof;
 using test_support::WaitUntil;
 
-// A scratch directory outside /tmp (the fake's jails have a private /tmp of their own).
-std::string MakeServiceScratch() {
-  std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-  if (tmpl.empty()) return "";
-  tmpl += "/talaria-sbx-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) return "";
-  return std::filesystem::canonical(tmpl).string();
-}
-
 class SandboxService : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    scratch_ = MakeServiceScratch();
+    // Outside /tmp: the fake's jails have a private /tmp of their own.
+    scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sbx");
     ASSERT_FALSE(scratch_.empty()) << "no writable directory outside /tmp";
     work_ = scratch_ + "/ws";
     std::filesystem::create_directories(work_);

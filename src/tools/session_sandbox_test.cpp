@@ -53,9 +53,8 @@ TEST(SessionSandboxConfig, ReadsTheBackendsOwnSection) {
 class SessionSandbox : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    scratch_ = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR) + "/talaria-sess-sbx-XXXXXX";
-    ASSERT_NE(::mkdtemp(scratch_.data()), nullptr);
-    scratch_ = std::filesystem::canonical(scratch_).string();
+    scratch_ = test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-sess-sbx");
+    ASSERT_FALSE(scratch_.empty());
     std::filesystem::create_directories(scratch_ + "/ws");
     test_support::SandboxControlPlaneOptions fake;
     fake.root = scratch_;

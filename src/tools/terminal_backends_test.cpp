@@ -22,11 +22,9 @@ namespace {
 TEST(ClusterBackends, TheTerminalRunsInAnApptainerInstanceOverTheWorkspace) {
   const test_support::ApptainerForTests apptainer = test_support::FindApptainerForTests();
   if (apptainer.program.empty()) GTEST_SKIP() << apptainer.skip_reason;
-  std::string tmpl = test_support::HostDirOutsideTmp(TALARIA_BINARY_DIR);
-  ASSERT_FALSE(tmpl.empty());
-  tmpl += "/talaria-session-apptainer-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-  const std::string root = std::filesystem::canonical(tmpl).string();
+  const std::string root =
+      test_support::MakeScratchOutsideTmp(TALARIA_BINARY_DIR, "talaria-session-apptainer");
+  ASSERT_FALSE(root.empty());
   // The SIF cache, not the user's TALARIA_HOME.
   ::setenv("APPTAINER_CACHEDIR", (root + "/.cache").c_str(), 1);
   {

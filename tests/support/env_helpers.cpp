@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "talaria/base/subprocess.h"
@@ -50,6 +51,16 @@ std::string HostDirOutsideTmp(std::string_view first_choice) {
     if (::access(dir.c_str(), W_OK | X_OK) == 0) return dir;
   }
   return "";
+}
+
+std::string MakeScratchOutsideTmp(std::string_view first_choice, std::string_view prefix) {
+  const std::string parent = HostDirOutsideTmp(first_choice);
+  if (parent.empty()) return "";
+  std::string tmpl = parent + "/" + std::string(prefix) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return "";
+  std::error_code ec;
+  const std::string real = std::filesystem::canonical(tmpl, ec).string();
+  return ec ? "" : real;
 }
 
 }  // namespace talaria::test_support

@@ -28,4 +28,8 @@ std::string ReadUntilEof(int fd);
 // `first_choice`, else $HOME, /var/cache or /opt. Empty if none is writable.
 std::string HostDirOutsideTmp(std::string_view first_choice);
 
+// A fresh directory `<HostDirOutsideTmp(first_choice)>/<prefix>-XXXXXX`, by its real path;
+// empty when none can be made. The caller removes it.
+std::string MakeScratchOutsideTmp(std::string_view first_choice, std::string_view prefix);
+
 }  // namespace talaria::test_support
