@@ -15,6 +15,7 @@
 
 #include "browser/provider_rest.h"
 #include "talaria/base/random.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::browser {
 namespace {
@@ -151,7 +152,7 @@ class CamofoxDriver final : public PageDriver {
     std::string raw;
     int64_t offset = 0;
     for (int page = 0; page < kMaxSnapshotPages; ++page) {
-      std::string path = TabPath("/snapshot") + "?userId=" + rest::QueryEscape(o_.user_id);
+      std::string path = TabPath("/snapshot") + "?userId=" + PercentEncode(o_.user_id);
       if (offset > 0) path += "&offset=" + std::to_string(offset);
       const rest::Answer a = TALARIA_TRY(Expect("GET", path, nullptr, limits, "snapshot"));
       raw += rest::StringField(a.json, {"snapshot"});
@@ -222,7 +223,7 @@ class CamofoxDriver final : public PageDriver {
 
   Result<std::string> Screenshot(bool /*annotate*/, const CallLimits& limits) override {
     TALARIA_RETURN_IF_ERROR(NeedTab());
-    const std::string path = TabPath("/screenshot") + "?userId=" + rest::QueryEscape(o_.user_id);
+    const std::string path = TabPath("/screenshot") + "?userId=" + PercentEncode(o_.user_id);
     const rest::Answer a = TALARIA_TRY(Expect("GET", path, nullptr, limits, "screenshot"));
     static constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
     if (a.raw.compare(0, kPngMagic.size(), kPngMagic) != 0) {
@@ -260,7 +261,7 @@ class CamofoxDriver final : public PageDriver {
         .deadline = std::chrono::steady_clock::now() +
                     std::min(o_.request_timeout, std::chrono::milliseconds(5000)),
         .cancel = {}};
-    (void)Send("DELETE", "/sessions/" + rest::QueryEscape(o_.user_id), nullptr, limits, {});
+    (void)Send("DELETE", "/sessions/" + PercentEncode(o_.user_id), nullptr, limits, {});
   }
 
  private:

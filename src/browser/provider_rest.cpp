@@ -117,20 +117,4 @@ Status CheckCdpUrl(std::string_view who, std::string_view url) {
   return Status::Ok();
 }
 
-std::string QueryEscape(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : value) {
-    if (IsAsciiAlnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      const auto b = static_cast<unsigned char>(c);
-      out += '%';
-      out += kHex[b >> 4];
-      out += kHex[b & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace talaria::browser::rest

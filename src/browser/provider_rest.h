@@ -54,7 +54,4 @@ Status CheckId(std::string_view who, std::string_view id);
 // A CDP URL a provider handed out: ws:// or wss://. InvalidArgument otherwise.
 Status CheckCdpUrl(std::string_view who, std::string_view url);
 
-// Percent-encodes a query parameter's value.
-std::string QueryEscape(std::string_view value);
-
 }  // namespace talaria::browser::rest

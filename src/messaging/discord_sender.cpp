@@ -8,6 +8,7 @@
 
 #include "messaging/multipart.h"
 #include "messaging/sender.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::messaging {
 namespace {
@@ -59,8 +60,8 @@ class DiscordSender final : public Sender {
   Status React(const Destination& d, std::string_view message_id, std::string_view emoji,
                bool remove, const CallLimits& limits) override {
     net::HttpRequest req =
-        Request(remove ? "DELETE" : "PUT", Channel(d) + "/messages/" + UrlEncode(message_id) +
-                                               "/reactions/" + UrlEncode(emoji) + "/@me");
+        Request(remove ? "DELETE" : "PUT", Channel(d) + "/messages/" + PercentEncode(message_id) +
+                                               "/reactions/" + PercentEncode(emoji) + "/@me");
     const Reply reply = TALARIA_TRY(Exchange("discord", std::move(req), &DiscordRateLimit, limits));
     if (reply.status != 204 && reply.status != 200) return Rejected("discord", reply);
     return Status::Ok();
@@ -68,7 +69,7 @@ class DiscordSender final : public Sender {
 
  private:
   static std::string Channel(const Destination& d) {
-    return "/channels/" + UrlEncode(d.thread.empty() ? d.chat : d.thread);
+    return "/channels/" + PercentEncode(d.thread.empty() ? d.chat : d.thread);
   }
 
   net::HttpRequest Request(std::string method, const std::string& path) const {

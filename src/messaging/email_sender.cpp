@@ -11,6 +11,7 @@
 #include "messaging/sender.h"
 #include "talaria/base/base64.h"
 #include "talaria/base/random.h"
+#include "talaria/base/uri.h"
 #include "talaria/net/mail_client.h"
 
 namespace talaria::messaging {
@@ -77,7 +78,7 @@ std::string FileNameParam(std::string_view key, std::string_view name) {
   for (char c : name) plain = plain && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f;
   if (plain) return std::string(key) + "=\"" + std::string(name) + "\"";
   // RFC 2231/5987: percent-encoded UTF-8; every unreserved character is an attr-char.
-  return std::string(key) + "*=UTF-8''" + UrlEncode(name);
+  return std::string(key) + "*=UTF-8''" + PercentEncode(name);
 }
 
 // `bytes` in base64, 76 characters a line (RFC 2045).

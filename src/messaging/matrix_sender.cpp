@@ -13,6 +13,7 @@
 #include "messaging/media_types.h"
 #include "messaging/sender.h"
 #include "talaria/base/random.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::messaging {
 namespace {
@@ -43,7 +44,7 @@ class MatrixSender final : public Sender {
 
   Result<Destination> Prepare(Destination d, const CallLimits& limits) override {
     if (!d.chat.starts_with('#')) return d;
-    net::HttpRequest req = Request("GET", "/directory/room/" + UrlEncode(d.chat));
+    net::HttpRequest req = Request("GET", "/directory/room/" + PercentEncode(d.chat));
     const Reply reply = TALARIA_TRY(Exchange("matrix", std::move(req), &MatrixRateLimit, limits));
     const std::string room = reply.json.is_object() ? JsonStringField(reply.json, "room_id") : "";
     if (reply.status != 200 || room.empty()) {
@@ -68,7 +69,7 @@ class MatrixSender final : public Sender {
     const std::string_view mime = MimeTypeFor(file.file_name);
     net::HttpRequest req;
     req.method = "POST";
-    req.url = p_.base_url + "/_matrix/media/v3/upload?filename=" + UrlEncode(file.file_name);
+    req.url = p_.base_url + "/_matrix/media/v3/upload?filename=" + PercentEncode(file.file_name);
     req.headers = {{"Authorization", "Bearer " + p_.token}, {"Content-Type", std::string(mime)}};
     req.body = file.data;
     const Reply reply = TALARIA_TRY(Exchange("matrix", std::move(req), &MatrixRateLimit, limits));
@@ -105,7 +106,7 @@ class MatrixSender final : public Sender {
  private:
   Result<std::string> SendEvent(const std::string& room, std::string_view type, const Json& content,
                                 const CallLimits& limits) {
-    net::HttpRequest req = Request("PUT", "/rooms/" + UrlEncode(room) + "/send/" +
+    net::HttpRequest req = Request("PUT", "/rooms/" + PercentEncode(room) + "/send/" +
                                               std::string(type) + "/talaria-" + RandomHex(12));
     req.headers.emplace_back("Content-Type", "application/json");
     req.body = DumpJson(content);
@@ -128,9 +129,9 @@ class MatrixSender final : public Sender {
     // The annotations arrive in pages; a message with more than kMaxPages of them is unusual
     // enough that not finding ours there is reported rather than paged through for ever.
     for (int page = 0; page < kMaxPages && reaction.empty(); ++page) {
-      std::string path = "/rooms/" + UrlEncode(d.chat) + "/relations/" + UrlEncode(message_id) +
-                         "/m.annotation/m.reaction?limit=100";
-      if (!from.empty()) path += "&from=" + UrlEncode(from);
+      std::string path = "/rooms/" + PercentEncode(d.chat) + "/relations/" +
+                         PercentEncode(message_id) + "/m.annotation/m.reaction?limit=100";
+      if (!from.empty()) path += "&from=" + PercentEncode(from);
       net::HttpRequest req = Request("GET", path, "/_matrix/client/v1");
       const Reply reply = TALARIA_TRY(Exchange("matrix", std::move(req), &MatrixRateLimit, limits));
       if (reply.status != 200 || !reply.json.is_object()) {
@@ -154,8 +155,9 @@ class MatrixSender final : public Sender {
       return NotFoundError("matrix: no " + std::string(emoji) + " reaction from " + me + " on " +
                            std::string(message_id) + " to remove");
     }
-    net::HttpRequest req = Request("PUT", "/rooms/" + UrlEncode(d.chat) + "/redact/" +
-                                              UrlEncode(reaction) + "/talaria-" + RandomHex(12));
+    net::HttpRequest req =
+        Request("PUT", "/rooms/" + PercentEncode(d.chat) + "/redact/" + PercentEncode(reaction) +
+                           "/talaria-" + RandomHex(12));
     req.headers.emplace_back("Content-Type", "application/json");
     req.body = "{}";
     const Reply reply = TALARIA_TRY(Exchange("matrix", std::move(req), &MatrixRateLimit, limits));

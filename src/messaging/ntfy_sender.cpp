@@ -12,6 +12,7 @@
 
 #include "messaging/sender.h"
 #include "talaria/base/base64.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::messaging {
 namespace {
@@ -67,7 +68,7 @@ class NtfySender final : public Sender {
   net::HttpRequest Request(std::string method, const Destination& d) const {
     net::HttpRequest req;
     req.method = std::move(method);
-    req.url = p_.base_url + "/" + UrlEncode(d.chat);
+    req.url = p_.base_url + "/" + PercentEncode(d.chat);
     if (!p_.token.empty()) req.headers.emplace_back("Authorization", "Bearer " + p_.token);
     return req;
   }

@@ -54,7 +54,4 @@ Result<Reply> Exchange(std::string_view platform, net::HttpRequest request,
 // "<platform> answered HTTP <status>: <start of body>" as Unavailable.
 Status Rejected(std::string_view platform, const Reply& reply, std::string_view detail = "");
 
-// Percent-encodes everything but unreserved characters (a path segment or form value).
-std::string UrlEncode(std::string_view s);
-
 }  // namespace talaria::messaging

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messaging/sender.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::messaging {
 namespace {
@@ -39,7 +40,7 @@ std::string ShareTs(const Json& file, const std::string& channel) {
     if (!where.is_object()) continue;
     const Json list = where.value(channel, Json());
     if (list.is_array() && !list.empty() && list[0].is_object()) {
-      const std::string ts = JsonStringField(list[0], "ts");
+      std::string ts = JsonStringField(list[0], "ts");  // moved out
       if (!ts.empty()) return ts;
     }
   }
@@ -81,7 +82,7 @@ class SlackSender final : public Sender {
                                std::string_view caption, const CallLimits& limits) override {
     const Json slot = TALARIA_TRY(CallForm(
         "files.getUploadURLExternal",
-        "filename=" + UrlEncode(file.file_name) + "&length=" + std::to_string(file.data.size()),
+        "filename=" + PercentEncode(file.file_name) + "&length=" + std::to_string(file.data.size()),
         limits));
     const std::string upload_url = JsonStringField(slot, "upload_url");
     const std::string file_id = JsonStringField(slot, "file_id");
@@ -92,10 +93,10 @@ class SlackSender final : public Sender {
     TALARIA_RETURN_IF_ERROR(Upload(upload_url, file, limits));
     std::string form =
         "files=" +
-        UrlEncode(DumpJson(Json::array({{{"id", file_id}, {"title", file.file_name}}}))) +
-        "&channel_id=" + UrlEncode(d.chat);
-    if (!d.thread.empty()) form += "&thread_ts=" + UrlEncode(d.thread);
-    if (!caption.empty()) form += "&initial_comment=" + UrlEncode(caption);
+        PercentEncode(DumpJson(Json::array({{{"id", file_id}, {"title", file.file_name}}}))) +
+        "&channel_id=" + PercentEncode(d.chat);
+    if (!d.thread.empty()) form += "&thread_ts=" + PercentEncode(d.thread);
+    if (!caption.empty()) form += "&initial_comment=" + PercentEncode(caption);
     const Json done = TALARIA_TRY(CallForm("files.completeUploadExternal", form, limits));
     const Json files = done.value("files", Json());
     if (files.is_array()) {

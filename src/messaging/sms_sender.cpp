@@ -12,6 +12,7 @@
 
 #include "messaging/sender.h"
 #include "talaria/base/base64.h"
+#include "talaria/base/uri.h"
 
 namespace talaria::messaging {
 namespace {
@@ -81,17 +82,17 @@ class SmsSender final : public Sender {
                                     const CallLimits& limits) override {
     net::HttpRequest req;
     req.method = "POST";
-    req.url = p_.base_url + "/2010-04-01/Accounts/" + UrlEncode(p_.account) + "/Messages.json";
+    req.url = p_.base_url + "/2010-04-01/Accounts/" + PercentEncode(p_.account) + "/Messages.json";
     req.headers = {{"Authorization", "Basic " + Base64Encode(p_.account + ":" + p_.token)},
                    {"Content-Type", "application/x-www-form-urlencoded"}};
-    req.body = "From=" + UrlEncode(p_.from) + "&To=" + UrlEncode(d.chat);
+    req.body = "From=" + PercentEncode(p_.from) + "&To=" + PercentEncode(d.chat);
     // Body may be left out of an MMS that carries media; a text message needs it.
-    if (!text.empty() || files.empty()) req.body += "&Body=" + UrlEncode(StripMarkdown(text));
+    if (!text.empty() || files.empty()) req.body += "&Body=" + PercentEncode(StripMarkdown(text));
     for (const Attachment& file : files) {
       if (file.url.empty()) {
         return Err(InvalidArgumentError("twilio takes media only by URL: " + file.file_name));
       }
-      req.body += "&MediaUrl=" + UrlEncode(file.url);
+      req.body += "&MediaUrl=" + PercentEncode(file.url);
     }
     const Reply reply = TALARIA_TRY(Exchange("sms", std::move(req), &RetryAfterHeader, limits));
     if ((reply.status != 201 && reply.status != 200) || !reply.json.is_object()) {

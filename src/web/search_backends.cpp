@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "talaria/base/json.h"
+#include "talaria/base/uri.h"
 #include "talaria/net/http_client.h"
 
 namespace talaria::web {
@@ -35,7 +36,7 @@ bool SearxngAvailable() { return !Env("SEARXNG_URL").empty(); }
 Result<std::vector<SearchHit>> SearxngSearch(std::string_view query, int limit,
                                              const std::stop_token& stop) {
   net::HttpRequest req;
-  req.url = Base("SEARXNG_URL", "") + "/search?q=" + UrlEncode(query) + "&format=json&pageno=1";
+  req.url = Base("SEARXNG_URL", "") + "/search?q=" + PercentEncode(query) + "&format=json&pageno=1";
   req.total_timeout = std::chrono::seconds(15);
   const Json answer = TALARIA_TRY(Exchange("searxng", std::move(req), stop));
   const Json* results = Array(answer, "results");
@@ -63,7 +64,7 @@ Result<std::vector<SearchHit>> BraveSearch(std::string_view query, int limit,
                                            const std::stop_token& stop) {
   net::HttpRequest req;
   req.url = Base("BRAVE_SEARCH_BASE_URL", "https://api.search.brave.com") +
-            "/res/v1/web/search?q=" + UrlEncode(query) +
+            "/res/v1/web/search?q=" + PercentEncode(query) +
             "&count=" + std::to_string(std::clamp(limit, 1, 20));
   req.headers = {{"X-Subscription-Token", Env("BRAVE_SEARCH_API_KEY")}};
   req.total_timeout = std::chrono::seconds(15);
@@ -176,24 +177,6 @@ Result<std::vector<SearchHit>> FirecrawlSearch(std::string_view query, int limit
 }
 
 }  // namespace
-
-std::string UrlEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
-        u == '_' || u == '.' || u == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
 
 const std::vector<SearchBackend>& SearchBackends() {
   static const std::vector<SearchBackend> kBackends = {

@@ -40,7 +40,4 @@ const std::vector<SearchBackend>& SearchBackends();
 // when none is available; InvalidArgument for an unknown configured name.
 Result<const SearchBackend*> ChooseSearchBackend(std::string_view configured);
 
-// Percent-encoding of a query-string value (RFC 3986 unreserved kept).
-std::string UrlEncode(std::string_view s);
-
 }  // namespace talaria::web
