@@ -94,6 +94,14 @@ int WalWrite(BatchingFile* f, const void* data, int amount, sqlite3_int64 offset
 // ---- io methods: a WAL file flushes before anything but a write; a database file flushes its
 // WAL before the WAL index is touched; the rest is the real file's.
 
+// Writes out what the file holds buffered, then runs the real file's `Method`.
+template <auto Method, typename... Args>
+int FlushThen(sqlite3_file* file, Args... args) {
+  const int rc = Flush(Of(file));
+  if (rc != SQLITE_OK) return rc;
+  return (RealMethods(file)->*Method)(Real(file), args...);
+}
+
 int Close(sqlite3_file* file) {
   BatchingFile* f = Of(file);
   int rc = Flush(f);
@@ -106,9 +114,7 @@ int Close(sqlite3_file* file) {
 }
 
 int Read(sqlite3_file* file, void* data, int amount, sqlite3_int64 offset) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xRead(Real(file), data, amount, offset);
+  return FlushThen<&sqlite3_io_methods::xRead>(file, data, amount, offset);
 }
 
 int Write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
@@ -118,33 +124,23 @@ int Write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset
 }
 
 int Truncate(sqlite3_file* file, sqlite3_int64 size) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xTruncate(Real(file), size);
+  return FlushThen<&sqlite3_io_methods::xTruncate>(file, size);
 }
 
 int Sync(sqlite3_file* file, int flags) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xSync(Real(file), flags);
+  return FlushThen<&sqlite3_io_methods::xSync>(file, flags);
 }
 
 int FileSize(sqlite3_file* file, sqlite3_int64* size) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xFileSize(Real(file), size);
+  return FlushThen<&sqlite3_io_methods::xFileSize>(file, size);
 }
 
 int Lock(sqlite3_file* file, int level) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xLock(Real(file), level);
+  return FlushThen<&sqlite3_io_methods::xLock>(file, level);
 }
 
 int Unlock(sqlite3_file* file, int level) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xUnlock(Real(file), level);
+  return FlushThen<&sqlite3_io_methods::xUnlock>(file, level);
 }
 
 int CheckReservedLock(sqlite3_file* file, int* out) {
@@ -152,9 +148,7 @@ int CheckReservedLock(sqlite3_file* file, int* out) {
 }
 
 int FileControl(sqlite3_file* file, int op, void* arg) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xFileControl(Real(file), op, arg);
+  return FlushThen<&sqlite3_io_methods::xFileControl>(file, op, arg);
 }
 
 int SectorSize(sqlite3_file* file) { return RealMethods(file)->xSectorSize(Real(file)); }
@@ -184,9 +178,7 @@ int ShmUnmap(sqlite3_file* file, int delete_flag) {
 }
 
 int Fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
-  const int rc = Flush(Of(file));
-  if (rc != SQLITE_OK) return rc;
-  return RealMethods(file)->xFetch(Real(file), offset, amount, out);
+  return FlushThen<&sqlite3_io_methods::xFetch>(file, offset, amount, out);
 }
 
 int Unfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
