@@ -70,6 +70,9 @@ bool IsCommitFrameHeader(const void* data, int amount) {
 }
 
 int WalWrite(BatchingFile* f, const void* data, int amount, sqlite3_int64 offset) {
+  // The write after a commit frame's header is that frame's page: it completes the commit,
+  // whatever the flushes below do to the buffer first.
+  const bool completes_commit = f->commit_pending;
   if (f->buffered > 0 && offset != f->offset + f->buffered) {
     const int rc = Flush(f);
     if (rc != SQLITE_OK) return rc;
@@ -85,8 +88,7 @@ int WalWrite(BatchingFile* f, const void* data, int amount, sqlite3_int64 offset
   if (f->buffered == 0) f->offset = offset;
   std::memcpy(f->buffer + f->buffered, data, static_cast<size_t>(amount));
   f->buffered += amount;
-  // The write after a commit frame's header is that frame's page: the commit is complete.
-  if (f->commit_pending) return Flush(f);
+  if (completes_commit) return Flush(f);
   f->commit_pending = IsCommitFrameHeader(data, amount);
   return SQLITE_OK;
 }

@@ -3,10 +3,13 @@
 // large rows, transactions that spill frames before their commit, and rollbacks of those.
 #include "store/wal_batching_vfs.h"
 
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "store/sqlite_db.h"
@@ -112,6 +115,64 @@ TEST(WalBatchingVfs, OtherConnectionsSeeEveryCommitAndNothingRolledBack) {
   db.reset();
   EXPECT_EQ(other.Text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(other.Text("SELECT count(*) FROM t"), std::to_string(committed));
+}
+
+// Files may not grow past a limit (RLIMIT_FSIZE, SIGXFSZ ignored) for the scope's life.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = saved_;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  sighandler_t old_handler_ = SIG_DFL;
+};
+
+// A write that fails fails its commit, whichever write it is: here the WAL may not grow past a
+// point inside one large commit, moved frame by frame (rows of 27-36 frames, so in some the
+// commit frame's page is the one that has to start the 128 KiB buffer afresh). A commit that
+// reported success must be whole for another connection; one that failed must not be there.
+TEST(WalBatchingVfs, AFailedWriteFailsItsCommitAndLosesNothingCommitted) {
+  constexpr int kFrame = 24 + 4096;
+  int failed = 0;
+  for (int row_kb = 104; row_kb <= 140; row_kb += 4) {
+    for (int frame = 1; frame <= 38; ++frame) {
+      TempDir dir;
+      const std::string path = dir / "t.db";
+      auto db = OpenBatchingDb(path);
+      ASSERT_TRUE(db);
+      ASSERT_TRUE(db->Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)").ok());
+      const off_t wal_before = static_cast<off_t>(std::filesystem::file_size(path + "-wal"));
+      bool inserted = false;
+      {
+        // Mid-way through the commit's frame `frame`.
+        FileSizeLimit limit(static_cast<rlim_t>(wal_before + (frame - 1) * kFrame + 2'000));
+        inserted =
+            db->Exec("INSERT INTO t(v) VALUES (zeroblob(" + std::to_string(row_kb * 1024) + "))")
+                .ok();
+      }
+      if (!inserted) ++failed;
+      PlainConnection other(path);
+      const std::string where =
+          std::to_string(row_kb) + " KB row, limit in frame " + std::to_string(frame);
+      EXPECT_EQ(other.Text("SELECT coalesce(sum(length(v)), 0) FROM t"),
+                inserted ? std::to_string(row_kb * 1024) : "0")
+          << where;
+      EXPECT_EQ(other.Text("PRAGMA integrity_check"), "ok") << where;
+    }
+  }
+  EXPECT_GT(failed, 0) << "the limit never stopped a write";
 }
 
 }  // namespace
