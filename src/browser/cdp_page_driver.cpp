@@ -108,24 +108,19 @@ Status CdpPageDriver::OpenPage(const CallLimits& limits) {
   return Status::Ok();
 }
 
+std::string CdpPageDriver::PageSession() {
+  std::lock_guard lock(mu_);
+  return session_;
+}
+
 Result<Json> CdpPageDriver::PageCall(std::string_view method, const Json& params,
                                      const CallLimits& limits) {
-  std::string session;
-  {
-    std::lock_guard lock(mu_);
-    session = session_;
-  }
-  return cdp_->Call(method, params, session, limits);
+  return cdp_->Call(method, params, PageSession(), limits);
 }
 
 Status CdpPageDriver::PageCallEach(std::vector<CdpClient::Command> commands,
                                    const CallLimits& limits) {
-  std::string session;
-  {
-    std::lock_guard lock(mu_);
-    session = session_;
-  }
-  for (const Result<Json>& r : cdp_->CallEach(commands, session, limits)) {
+  for (const Result<Json>& r : cdp_->CallEach(commands, PageSession(), limits)) {
     TALARIA_RETURN_IF_ERROR(StatusOf(r));
   }
   return Status::Ok();
@@ -565,12 +560,7 @@ Result<std::vector<ConsoleEntry>> CdpPageDriver::Console(bool clear, const CallL
 
 Status CdpPageDriver::CrashRendererForTest(const CallLimits& limits) {
   // Page.crash never answers (the renderer is gone): only wait for the crash to be seen.
-  std::string session;
-  {
-    std::lock_guard lock(mu_);
-    session = session_;
-  }
-  TALARIA_RETURN_IF_ERROR(cdp_->Notify("Page.crash", Json::object(), session));
+  TALARIA_RETURN_IF_ERROR(cdp_->Notify("Page.crash", Json::object(), PageSession()));
   return WaitFor([&] { return crashed_; }, limits, "the crash");
 }
 

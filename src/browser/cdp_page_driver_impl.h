@@ -58,6 +58,8 @@ class CdpPageDriver final : public PageDriver {
   }
 
  private:
+  // The page's CDP session id as it is now (a crashed page is replaced by a new session).
+  std::string PageSession();
   Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
   // Commands on the page's session sent back to back (CdpClient::CallEach); the first error.
   Status PageCallEach(std::vector<CdpClient::Command> commands, const CallLimits& limits);
