@@ -118,7 +118,7 @@ Result<Json> CdpPageDriver::PageCall(std::string_view method, const Json& params
   return cdp_->Call(method, params, PageSession(), limits);
 }
 
-Status CdpPageDriver::PageCallEach(std::vector<CdpClient::Command> commands,
+Status CdpPageDriver::PageCallEach(const std::vector<CdpClient::Command>& commands,
                                    const CallLimits& limits) {
   for (const Result<Json>& r : cdp_->CallEach(commands, PageSession(), limits)) {
     TALARIA_RETURN_IF_ERROR(StatusOf(r));

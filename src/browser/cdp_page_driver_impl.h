@@ -62,7 +62,7 @@ class CdpPageDriver final : public PageDriver {
   std::string PageSession();
   Result<Json> PageCall(std::string_view method, const Json& params, const CallLimits& limits);
   // Commands on the page's session sent back to back (CdpClient::CallEach); the first error.
-  Status PageCallEach(std::vector<CdpClient::Command> commands, const CallLimits& limits);
+  Status PageCallEach(const std::vector<CdpClient::Command>& commands, const CallLimits& limits);
   Status OpenPage(const CallLimits& limits);
   // Before each call: a closed browser, a crashed page (reported once, then replaced) or a
   // refused navigation the page started on its own.
