@@ -110,7 +110,7 @@ std::vector<Result<Json>> CdpClient::CallEach(const std::vector<Command>& comman
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!started[i]) {
-      replies.push_back(Err(started[i].error()));
+      replies.emplace_back(Err(started[i].error()));
     } else {
       replies.push_back(Finish(started[i]->first, started[i]->second, commands[i].method, limits));
     }
